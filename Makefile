@@ -1,0 +1,68 @@
+# lacc: `make` builds liblacc.so and the Lua 5.4 module; `make test` runs every test;
+# `make demo` installs what is missing, builds and runs an example.
+CC ?= cc
+LUA54 ?= lua5.4
+LUAJIT ?= luajit
+BUSTED ?= /usr/bin/busted
+LUA_INC ?= $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+OPT ?= -O2 -g
+WARN = -Wall -Wextra -Werror -std=c11 -D_POSIX_C_SOURCE=200809L
+CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore/include $(SAN) $(CFLAGS)
+LDFLAGS_ALL = $(SAN) $(LDFLAGS)
+B ?= build
+
+CORE_SRC = $(wildcard core/*.c)
+CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC))
+HDRS = core/include/lacc.h core/internal.h
+
+.PHONY: all test demo deps check-asan clean cdef check-cdef install-lua
+
+all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core
+
+$(B)/obj/%.o: core/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(B)/liblacc.so: $(CORE_OBJ)
+	$(CC) -shared -o $@ $(CORE_OBJ) $(LDFLAGS_ALL) -lm
+
+$(B)/lacc/core.so: bindings/lacc_core.c core/include/lacc.h $(B)/liblacc.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LUA_INC) -shared -o $@ $< -L$(B) -llacc \
+	  -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_ALL)
+
+$(B)/test_core: core/test/test_core.c $(B)/liblacc.so
+	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(B) -llacc -Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL) -lm
+
+# The LuaJIT cdef is generated from lacc.h and committed; the test fails on a diff.
+cdef:
+	sh tools/gen_cdef.sh core/include/lacc.h > lua/lacc/cdef.lua
+
+check-cdef:
+	@sh tools/gen_cdef.sh core/include/lacc.h | diff -u lua/lacc/cdef.lua - \
+	  || (echo "lua/lacc/cdef.lua is out of date: run 'make cdef'"; exit 1)
+
+test: all
+	@B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
+
+deps:
+	@sh tools/deps.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(B)/?.so;;' $(LUA54) examples/dotp.lua
+	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LACC_LIB=$(B)/liblacc.so $(LUAJIT) examples/dotp.lua
+
+# AddressSanitizer + UBSan over the whole suite. The sanitizer runtime must be loaded
+# before the Lua interpreter starts, hence LD_PRELOAD.
+check-asan:
+	$(MAKE) --no-print-directory B=build-asan OPT='-O1 -g -fno-omit-frame-pointer' \
+	  SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp \
+	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+	  B=build-asan LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
+
+clean:
+	rm -rf build build-asan

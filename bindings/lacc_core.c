@@ -1,0 +1,381 @@
+/* lacc_core.c: the Lua 5.4 C module `lacc.core`.
+ *
+ * Owns: the thin layer between Lua 5.4 values and the C API: handles as full
+ * userdata with __gc, Lua numbers <-> element values, errors as Lua errors. The
+ * LuaJIT side (lua/lacc/ffi_core.lua) offers the same functions over the FFI;
+ * keep the two in step (spec/core_spec.lua runs both).
+ * Must not: hold semantics: every check that matters lives in liblacc.
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <math.h>
+#include <string.h>
+#include "lacc.h"
+
+#define CTX_MT "lacc.ctx"
+#define ARRAY_MT "lacc.array"
+#define NODE_MT "lacc.node"
+#define MAX_ARGS 16
+
+typedef struct {
+  lacc_ctx *ctx;
+} ctx_box;
+
+typedef struct {
+  lacc_array *a;
+} array_box;
+
+typedef struct {
+  lacc_node *n;
+} node_box;
+
+static lacc_ctx *get_ctx(lua_State *L) {
+  ctx_box *b = lua_touserdata(L, lua_upvalueindex(1));
+  return b->ctx;
+}
+
+static int raise(lua_State *L) {
+  lua_pushstring(L, lacc_errmsg(get_ctx(L)));
+  return lua_error(L);
+}
+
+static lacc_array *check_array(lua_State *L, int i) {
+  array_box *b = luaL_checkudata(L, i, ARRAY_MT);
+  if (b->a == NULL) luaL_error(L, "array used after free()");
+  return b->a;
+}
+
+static lacc_node *check_node(lua_State *L, int i) {
+  node_box *b = luaL_checkudata(L, i, NODE_MT);
+  return b->n;
+}
+
+static void push_array(lua_State *L, lacc_array *a) {
+  array_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->a = a;
+  luaL_setmetatable(L, ARRAY_MT);
+}
+
+static int push_node(lua_State *L, lacc_node *n) {
+  if (n == NULL) return raise(L);
+  node_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->n = n;
+  luaL_setmetatable(L, NODE_MT);
+  return 1;
+}
+
+static int ctx_gc(lua_State *L) {
+  ctx_box *b = luaL_checkudata(L, 1, CTX_MT);
+  lacc_ctx_release(b->ctx);
+  b->ctx = NULL;
+  return 0;
+}
+
+static int array_gc(lua_State *L) {
+  array_box *b = luaL_checkudata(L, 1, ARRAY_MT);
+  lacc_array_release(b->a);
+  b->a = NULL;
+  return 0;
+}
+
+static int node_gc(lua_State *L) {
+  node_box *b = luaL_checkudata(L, 1, NODE_MT);
+  lacc_node_release(b->n);
+  b->n = NULL;
+  return 0;
+}
+
+/* ---- arrays */
+
+static int l_array_new(lua_State *L) {
+  const char *type = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  int64_t ext[8];
+  lua_Integer rank = luaL_len(L, 2);
+  if (rank > 8) return luaL_error(L, "rank %d is out of range (0 to 8)", (int)rank);
+  for (int d = 0; d < rank; d++) {
+    lua_geti(L, 2, d + 1);
+    int ok;
+    ext[d] = lua_tointegerx(L, -1, &ok);
+    if (!ok) return luaL_error(L, "shape: extent %d is not an integer", d + 1);
+    lua_pop(L, 1);
+  }
+  lacc_array *a = lacc_array_new(get_ctx(L), type, (int)rank, ext);
+  if (a == NULL) return raise(L);
+  push_array(L, a);
+  return 1;
+}
+
+static int l_array_free(lua_State *L) { return array_gc(L); }
+
+static int l_array_type(lua_State *L) {
+  lua_pushstring(L, lacc_array_type(check_array(L, 1)));
+  return 1;
+}
+
+static int l_array_shape(lua_State *L) {
+  lacc_array *a = check_array(L, 1);
+  int r = lacc_array_rank(a);
+  lua_createtable(L, r, 0);
+  for (int d = 0; d < r; d++) {
+    lua_pushinteger(L, lacc_array_extent(a, d));
+    lua_rawseti(L, -2, d + 1);
+  }
+  return 1;
+}
+
+static int l_array_size(lua_State *L) {
+  lua_pushinteger(L, lacc_array_size(check_array(L, 1)));
+  return 1;
+}
+
+static int l_array_nleaves(lua_State *L) {
+  lua_pushinteger(L, lacc_array_nleaves(check_array(L, 1)));
+  return 1;
+}
+
+static int l_array_leaf_type(lua_State *L) {
+  const char *t = lacc_array_leaf_type(check_array(L, 1), (int)luaL_checkinteger(L, 2));
+  if (t == NULL) return luaL_error(L, "no such field");
+  lua_pushstring(L, t);
+  return 1;
+}
+
+static int is_float_type(const char *t) { return t[0] == 'f'; }
+
+/* array_get(a, leaf0, i0): integers as Lua integers, floats as floats, bools as booleans */
+static int l_array_get(lua_State *L) {
+  lacc_array *a = check_array(L, 1);
+  int leaf = (int)luaL_checkinteger(L, 2);
+  int64_t i = luaL_checkinteger(L, 3);
+  lacc_ctx *ctx = get_ctx(L);
+  const char *t = lacc_array_leaf_type(a, leaf);
+  if (t == NULL) return luaL_error(L, "no such field");
+  if (is_float_type(t) || strcmp(t, "bool") == 0) {
+    double v;
+    if (lacc_array_get_f(ctx, a, leaf, i, &v) != LACC_OK) return raise(L);
+    if (t[0] == 'b') lua_pushboolean(L, v != 0);
+    else lua_pushnumber(L, v);
+  } else {
+    int64_t v;
+    if (lacc_array_get_i(ctx, a, leaf, i, &v) != LACC_OK) return raise(L);
+    lua_pushinteger(L, v);
+  }
+  return 1;
+}
+
+static int l_array_set(lua_State *L) {
+  lacc_array *a = check_array(L, 1);
+  int leaf = (int)luaL_checkinteger(L, 2);
+  int64_t i = luaL_checkinteger(L, 3);
+  lacc_ctx *ctx = get_ctx(L);
+  const char *t = lacc_array_leaf_type(a, leaf);
+  if (t == NULL) return luaL_error(L, "no such field");
+  int rc;
+  if (strcmp(t, "bool") == 0) {
+    if (!lua_isboolean(L, 4))
+      return luaL_error(L, "expected a boolean for bool, got %s", luaL_typename(L, 4));
+    rc = lacc_array_set_i(ctx, a, leaf, i, lua_toboolean(L, 4));
+  } else if (is_float_type(t)) {
+    if (lua_type(L, 4) != LUA_TNUMBER)
+      return luaL_error(L, "expected a number for %s, got %s", t, luaL_typename(L, 4));
+    rc = lacc_array_set_f(ctx, a, leaf, i, lua_tonumber(L, 4));
+  } else {
+    int ok;
+    lua_Integer v = lua_tointegerx(L, 4, &ok);
+    if (!ok && lua_type(L, 4) == LUA_TNUMBER) {
+      lua_Number d = lua_tonumber(L, 4);
+      /* integral floats beyond the int64 range (u64 values) go through a float cast */
+      if (d == floor(d) && d >= 9223372036854775808.0 && d < 18446744073709551616.0) {
+        rc = lacc_array_set_f(ctx, a, leaf, i, d);
+        return rc == LACC_OK ? 0 : raise(L);
+      }
+    }
+    if (!ok) {
+      if (lua_type(L, 4) == LUA_TNUMBER)
+        return luaL_error(L, "expected an integer for %s, got %s", t, lua_tostring(L, 4));
+      return luaL_error(L, "expected an integer for %s, got %s", t, luaL_typename(L, 4));
+    }
+    rc = lacc_array_set_i(ctx, a, leaf, i, v);
+  }
+  return rc == LACC_OK ? 0 : raise(L);
+}
+
+/* ---- nodes */
+
+static const char *opt_where(lua_State *L, int i) { return luaL_optstring(L, i, "?"); }
+
+/* node_const(type, value, where): value a number, or a boolean for bool */
+static int l_node_const(lua_State *L) {
+  const char *type = luaL_checkstring(L, 1);
+  const char *where = opt_where(L, 3);
+  lacc_ctx *ctx = get_ctx(L);
+  if (strcmp(type, "bool") == 0) {
+    if (!lua_isboolean(L, 2))
+      return luaL_error(L, "constant: expected a boolean for bool, got %s (at %s)",
+                        luaL_typename(L, 2), where);
+    return push_node(L, lacc_exp_const_i(ctx, type, lua_toboolean(L, 2), where));
+  }
+  if (lua_type(L, 2) != LUA_TNUMBER)
+    return luaL_error(L, "constant: expected a number for %s, got %s (at %s)", type,
+                      luaL_typename(L, 2), where);
+  if (is_float_type(type)) return push_node(L, lacc_exp_const_f(ctx, type, lua_tonumber(L, 2), where));
+  int ok;
+  lua_Integer v = lua_tointegerx(L, 2, &ok);
+  if (ok) return push_node(L, lacc_exp_const_i(ctx, type, v, where));
+  lua_Number d = lua_tonumber(L, 2);
+  if (d == floor(d) && d >= 9223372036854775808.0 && d < 18446744073709551616.0)
+    return push_node(L, lacc_exp_const_f(ctx, type, d, where));
+  return luaL_error(L, "constant: %s is not a value of %s (cast the other operand?) (at %s)",
+                    lua_tostring(L, 2), type, where);
+}
+
+static int l_node_var(lua_State *L) {
+  return push_node(L, lacc_exp_var(get_ctx(L), luaL_checkstring(L, 1), opt_where(L, 2)));
+}
+
+static int collect(lua_State *L, int from, lacc_node **args) {
+  int n = lua_gettop(L) - from + 1;
+  if (n > MAX_ARGS) return luaL_error(L, "too many arguments (%d)", n);
+  for (int i = 0; i < n; i++) args[i] = check_node(L, from + i);
+  return n;
+}
+
+/* node_op(op, where, args...) */
+static int l_node_op(lua_State *L) {
+  const char *op = luaL_checkstring(L, 1);
+  const char *where = opt_where(L, 2);
+  lacc_node *args[MAX_ARGS];
+  int n = collect(L, 3, args);
+  return push_node(L, lacc_exp_op(get_ctx(L), op, n, args, where));
+}
+
+static int l_node_prj(lua_State *L) {
+  int field = (int)luaL_checkinteger(L, 1);
+  return push_node(L, lacc_exp_prj(get_ctx(L), field, check_node(L, 2), opt_where(L, 3)));
+}
+
+static int l_node_cast(lua_State *L) {
+  const char *type = luaL_checkstring(L, 1);
+  return push_node(L, lacc_exp_cast(get_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
+}
+
+/* node_lam(where, body, params...) */
+static int l_node_lam(lua_State *L) {
+  const char *where = opt_where(L, 1);
+  lacc_node *body = check_node(L, 2);
+  lacc_node *params[MAX_ARGS];
+  int n = collect(L, 3, params);
+  return push_node(L, lacc_lam(get_ctx(L), n, params, body, where));
+}
+
+static int l_node_use(lua_State *L) {
+  return push_node(L, lacc_acc_use(get_ctx(L), check_array(L, 1), opt_where(L, 2)));
+}
+
+/* node_acc(op, where, args...) */
+static int l_node_acc(lua_State *L) {
+  const char *op = luaL_checkstring(L, 1);
+  const char *where = opt_where(L, 2);
+  lacc_node *args[MAX_ARGS];
+  int n = collect(L, 3, args);
+  return push_node(L, lacc_acc_op(get_ctx(L), op, n, args, where));
+}
+
+static int l_node_info(lua_State *L) {
+  lacc_node *n = check_node(L, 1);
+  lua_pushstring(L, lacc_node_level(n));
+  lua_pushstring(L, lacc_node_type(n));
+  lua_pushinteger(L, lacc_node_rank(n));
+  return 3;
+}
+
+/* run(backend, roots...) -> arrays... */
+static int l_run(lua_State *L) {
+  const char *backend = luaL_optstring(L, 1, NULL);
+  lacc_node *roots[MAX_ARGS];
+  lacc_array *out[MAX_ARGS];
+  int n = collect(L, 2, roots);
+  if (lacc_run(get_ctx(L), backend, n, roots, out) != LACC_OK) return raise(L);
+  for (int i = 0; i < n; i++) push_array(L, out[i]);
+  return n;
+}
+
+/* explain(roots...) -> text, kernels, intermediates, lets */
+static int l_explain(lua_State *L) {
+  lacc_node *roots[MAX_ARGS];
+  int n = collect(L, 1, roots);
+  lacc_stats st;
+  char *s = lacc_explain(get_ctx(L), n, roots, &st);
+  if (s == NULL) return raise(L);
+  lua_pushstring(L, s);
+  lacc_string_free(s);
+  lua_pushinteger(L, st.kernels);
+  lua_pushinteger(L, st.intermediates);
+  lua_pushinteger(L, st.lets);
+  return 4;
+}
+
+static int l_bytes(lua_State *L) {
+  lua_pushinteger(L, lacc_ctx_bytes(get_ctx(L)));
+  return 1;
+}
+
+static int l_abi_version(lua_State *L) {
+  lua_pushinteger(L, lacc_abi_version());
+  return 1;
+}
+
+static int l_array_metatable(lua_State *L) {
+  luaL_getmetatable(L, ARRAY_MT);
+  return 1;
+}
+
+static int l_is_array(lua_State *L) {
+  lua_pushboolean(L, luaL_testudata(L, 1, ARRAY_MT) != NULL);
+  return 1;
+}
+
+static int l_is_node(lua_State *L) {
+  lua_pushboolean(L, luaL_testudata(L, 1, NODE_MT) != NULL);
+  return 1;
+}
+
+static const luaL_Reg funcs[] = {
+  { "abi_version", l_abi_version }, { "array_new", l_array_new }, { "array_free", l_array_free },
+  { "array_type", l_array_type }, { "array_shape", l_array_shape }, { "array_size", l_array_size },
+  { "array_nleaves", l_array_nleaves }, { "array_leaf_type", l_array_leaf_type },
+  { "array_get", l_array_get }, { "array_set", l_array_set }, { "node_const", l_node_const },
+  { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
+  { "node_cast", l_node_cast }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
+  { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
+  { "explain", l_explain }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
+  { "is_array", l_is_array }, { "is_node", l_is_node }, { NULL, NULL }
+};
+
+int luaopen_lacc_core(lua_State *L) {
+  if (luaL_newmetatable(L, CTX_MT)) {
+    lua_pushcfunction(L, ctx_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, ARRAY_MT)) {
+    lua_pushcfunction(L, array_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, NODE_MT)) {
+    lua_pushcfunction(L, node_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  lua_newtable(L);
+  ctx_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->ctx = lacc_ctx_new();
+  if (b->ctx == NULL) return luaL_error(L, "lacc: out of memory");
+  luaL_setmetatable(L, CTX_MT);
+  luaL_setfuncs(L, funcs, 1);
+  lua_pushstring(L, "lua5.4");
+  lua_setfield(L, -2, "binding");
+  return 1;
+}

@@ -1,0 +1,149 @@
+/* array.c: host arrays.
+ *
+ * Owns: allocation of struct-of-arrays buffers (one per scalar leaf), the memory
+ * counter of the context, element access by linear index for hosts.
+ * Must not: interpret programs or know about nodes.
+ */
+#include <stdlib.h>
+#include "internal.h"
+
+/* Largest element count: keeps every byte size and index computation far from overflow. */
+#define LACC_MAX_ELEMS ((int64_t)1 << 40)
+
+lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent) {
+  if (rank < 0 || rank > LACC_MAX_RANK) {
+    ctx_error(ctx, LACC_ERR_ARG, "rank %d is out of range (0 to %d)", rank, LACC_MAX_RANK);
+    return NULL;
+  }
+  int64_t size = 1;
+  for (int d = 0; d < rank; d++) {
+    if (extent[d] < 0) {
+      ctx_error(ctx, LACC_ERR_SHAPE, "negative extent %lld in dimension %d",
+                (long long)extent[d], d + 1);
+      return NULL;
+    }
+    if (extent[d] > 0 && size > LACC_MAX_ELEMS / extent[d]) {
+      ctx_error(ctx, LACC_ERR_MEMORY, "array too large (more than 2^40 elements)");
+      return NULL;
+    }
+    size *= extent[d];
+  }
+  if (size > LACC_MAX_ELEMS) {
+    ctx_error(ctx, LACC_ERR_MEMORY, "array too large (more than 2^40 elements)");
+    return NULL;
+  }
+  lacc_array *a = ctx_alloc(ctx, sizeof *a);
+  if (a == NULL) return NULL;
+  a->leaf = ctx_alloc(ctx, sizeof *a->leaf * (size_t)(t->nleaves ? t->nleaves : 1));
+  if (a->leaf == NULL) {
+    free(a);
+    return NULL;
+  }
+  a->refs = 1;
+  a->ctx = ctx;
+  a->type = t;
+  a->rank = rank;
+  a->size = size;
+  for (int d = 0; d < rank; d++) a->extent[d] = extent[d];
+  for (int k = 0; k < t->nleaves; k++) {
+    size_t bytes = scalar_size(type_leaf(t, k)) * (size_t)size;
+    a->leaf[k] = calloc(1, bytes ? bytes : 1);
+    if (a->leaf[k] == NULL) {
+      ctx_error(ctx, LACC_ERR_MEMORY, "out of memory allocating %lld elements of %s",
+                (long long)size, t->sig);
+      for (int j = 0; j < k; j++) free(a->leaf[j]);
+      free(a->leaf);
+      free(a);
+      return NULL;
+    }
+    a->bytes += (int64_t)bytes;
+  }
+  ctx->bytes += a->bytes;
+  ctx_retain(ctx);
+  return a;
+}
+
+lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int64_t *extents) {
+  ctx_clear(ctx);
+  const lacc_type *t = type_parse(ctx, type);
+  if (t == NULL) return NULL;
+  return array_alloc(ctx, t, rank, extents);
+}
+
+void lacc_array_retain(lacc_array *a) { a->refs++; }
+
+void lacc_array_release(lacc_array *a) {
+  if (a == NULL || --a->refs > 0) return;
+  for (int k = 0; k < a->type->nleaves; k++) free(a->leaf[k]);
+  free(a->leaf);
+  a->ctx->bytes -= a->bytes;
+  lacc_ctx_release(a->ctx);
+  free(a);
+}
+
+lacc_ctx *lacc_array_ctx(const lacc_array *a) { return a->ctx; }
+const char *lacc_array_type(const lacc_array *a) { return a->type->sig; }
+int lacc_array_rank(const lacc_array *a) { return a->rank; }
+int64_t lacc_array_size(const lacc_array *a) { return a->size; }
+int lacc_array_nleaves(const lacc_array *a) { return a->type->nleaves; }
+
+int64_t lacc_array_extent(const lacc_array *a, int dim) {
+  return dim >= 0 && dim < a->rank ? a->extent[dim] : -1;
+}
+
+const char *lacc_array_leaf_type(const lacc_array *a, int leaf) {
+  if (leaf < 0 || leaf >= a->type->nleaves) return NULL;
+  return scalar_name(type_leaf(a->type, leaf));
+}
+
+void *lacc_array_leaf_data(lacc_array *a, int leaf) {
+  if (leaf < 0 || leaf >= a->type->nleaves) return NULL;
+  return a->leaf[leaf];
+}
+
+static int check_access(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i) {
+  ctx_clear(ctx);
+  if (a->ctx != ctx)
+    return ctx_error(ctx, LACC_ERR_ARG, "array belongs to another lacc context (Lua state)");
+  if (leaf < 0 || leaf >= a->type->nleaves)
+    return ctx_error(ctx, LACC_ERR_ARG, "field %d out of range for element type %s",
+                     leaf + 1, a->type->sig);
+  if (i < 0 || i >= a->size)
+    return ctx_error(ctx, LACC_ERR_BOUNDS, "index %lld out of bounds (size %lld)",
+                     (long long)i + 1, (long long)a->size);
+  return LACC_OK;
+}
+
+int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out) {
+  int rc = check_access(ctx, a, leaf, i);
+  if (rc != LACC_OK) return rc;
+  scalar_kind k = type_leaf(a->type, leaf);
+  *out = val_cast(scalar_is_signed(k) ? S_I64 : S_U64, k, val_load(k, a->leaf[leaf], i)).i;
+  return LACC_OK;
+}
+
+int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, double *out) {
+  int rc = check_access(ctx, a, leaf, i);
+  if (rc != LACC_OK) return rc;
+  scalar_kind k = type_leaf(a->type, leaf);
+  *out = val_cast(S_F64, k, val_load(k, a->leaf[leaf], i)).d;
+  return LACC_OK;
+}
+
+int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t v) {
+  int rc = check_access(ctx, a, leaf, i);
+  if (rc != LACC_OK) return rc;
+  scalar_kind k = type_leaf(a->type, leaf);
+  lacc_val x = { .i = v };
+  val_store(k, a->leaf[leaf], i, val_cast(k, S_I64, x));
+  return LACC_OK;
+}
+
+int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v) {
+  int rc = check_access(ctx, a, leaf, i);
+  if (rc != LACC_OK) return rc;
+  scalar_kind k = type_leaf(a->type, leaf);
+  lacc_val x = { .d = v };
+  val_store(k, a->leaf[leaf], i, val_cast(k, S_F64, x));
+  return LACC_OK;
+}

@@ -1,0 +1,60 @@
+/* ctx.c: contexts and their error state.
+ *
+ * Owns: lacc_ctx lifetime, the last error, the memory counter. A context is used by
+ * one thread at a time; there is no global mutable state in the core.
+ * Must not: know about nodes, arrays or stages beyond freeing interned types.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+int lacc_abi_version(void) { return LACC_ABI_VERSION; }
+
+lacc_ctx *lacc_ctx_new(void) {
+  lacc_ctx *ctx = calloc(1, sizeof *ctx);
+  if (ctx == NULL) return NULL;
+  ctx->refs = 1;
+  ctx->next_id = 1;
+  return ctx;
+}
+
+void ctx_retain(lacc_ctx *ctx) { ctx->refs++; }
+
+void lacc_ctx_release(lacc_ctx *ctx) {
+  if (ctx == NULL || --ctx->refs > 0) return;
+  lacc_type *t = ctx->types;
+  while (t != NULL) {
+    lacc_type *next = t->next;
+    free(t->fields);
+    free(t->sig);
+    free(t);
+    t = next;
+  }
+  free(ctx);
+}
+
+const char *lacc_errmsg(const lacc_ctx *ctx) { return ctx->errmsg; }
+int lacc_errcode(const lacc_ctx *ctx) { return ctx->errcode; }
+int64_t lacc_ctx_bytes(const lacc_ctx *ctx) { return ctx->bytes; }
+
+int ctx_error(lacc_ctx *ctx, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+  va_end(ap);
+  ctx->errcode = code;
+  return code;
+}
+
+void ctx_clear(lacc_ctx *ctx) {
+  ctx->errcode = LACC_OK;
+  ctx->errmsg[0] = '\0';
+}
+
+void *ctx_alloc(lacc_ctx *ctx, size_t n) {
+  void *p = calloc(1, n ? n : 1);
+  if (p == NULL) ctx_error(ctx, LACC_ERR_MEMORY, "out of memory (%zu bytes)", n);
+  return p;
+}

@@ -1,0 +1,491 @@
+/* graph.c: building the HOAS graph.
+ *
+ * Owns: lacc_node creation, type checking of every node when it is built, and
+ * reference counting. Sharing is node identity: a value the host uses twice is the
+ * same node. Errors name the operation, the expected and actual types, and the host's
+ * source place.
+ * Must not: convert, simplify or run programs (sharing.c, interp.c do).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+static const char *const kind_names[K_NKINDS] = {
+  "const", "var", "prim", "tuple", "prj", "cast", "cond", "index", "shape", "size",
+  "iterate", "while", "lam",
+  "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
+  "let", "var", "let", "avar", "results"
+};
+
+const char *kind_name(node_kind k) { return kind_names[k]; }
+
+node_level node_level_of(node_kind k) {
+  if (k == K_LAM) return L_LAM;
+  if ((k >= K_USE && k <= K_RESHAPE) || k == K_ALET || k == K_AVAR || k == K_RESULTS)
+    return L_ACC;
+  return L_EXP;
+}
+
+static const char *place(const char *where) { return where != NULL ? where : "?"; }
+
+static lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
+                           lacc_node *const *kids, const char *where) {
+  int depth = 0;
+  for (int i = 0; i < nkids; i++)
+    if (kids[i]->depth > depth) depth = kids[i]->depth;
+  if (depth + 1 > LACC_MAX_DEPTH) {
+    ctx_error(ctx, LACC_ERR_ARG, "%s: expression deeper than %d levels (at %s)", kind_names[k],
+              LACC_MAX_DEPTH, place(where));
+    return NULL;
+  }
+  lacc_node *n = ctx_alloc(ctx, sizeof *n);
+  if (n == NULL) return NULL;
+  n->kids = ctx_alloc(ctx, sizeof *n->kids * (size_t)(nkids ? nkids : 1));
+  n->where = strdup(place(where));
+  if (n->kids == NULL || n->where == NULL) {
+    free(n->kids);
+    free(n->where);
+    free(n);
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  n->kind = k;
+  n->refs = 1;
+  n->ctx = ctx;
+  n->type = t;
+  n->rank = rank;
+  n->depth = depth + 1;
+  n->id = ctx->next_id++;
+  n->nkids = nkids;
+  for (int i = 0; i < nkids; i++) {
+    n->kids[i] = kids[i];
+    kids[i]->refs++;
+  }
+  ctx_retain(ctx);
+  return n;
+}
+
+void lacc_node_retain(lacc_node *n) { n->refs++; }
+
+static void node_free(lacc_node *n) {
+  if (n->array != NULL) lacc_array_release(n->array);
+  lacc_ctx *ctx = n->ctx;
+  free(n->kids);
+  free(n->where);
+  free(n);
+  lacc_ctx_release(ctx);
+}
+
+/* Iterative, so that releasing a long chain cannot exhaust the C stack. */
+void lacc_node_release(lacc_node *n) {
+  if (n == NULL || --n->refs > 0) return;
+  size_t cap = 64, len = 0;
+  lacc_node **stack = malloc(cap * sizeof *stack);
+  lacc_node *cur = n;
+  for (;;) {
+    for (int i = 0; i < cur->nkids; i++) {
+      lacc_node *k = cur->kids[i];
+      if (--k->refs > 0) continue;
+      if (len == cap) {
+        lacc_node **grown = stack != NULL ? realloc(stack, 2 * cap * sizeof *stack) : NULL;
+        if (grown == NULL) continue;   /* out of memory: leak the subtree rather than crash */
+        stack = grown;
+        cap *= 2;
+      }
+      stack[len++] = k;
+    }
+    node_free(cur);
+    if (stack == NULL || len == 0) break;
+    cur = stack[--len];
+  }
+  free(stack);
+}
+
+const char *lacc_node_type(const lacc_node *n) { return n->type->sig; }
+int lacc_node_rank(const lacc_node *n) { return node_level_of(n->kind) == L_ACC ? n->rank : -1; }
+
+const char *lacc_node_level(const lacc_node *n) {
+  switch (node_level_of(n->kind)) {
+  case L_ACC: return "acc";
+  case L_LAM: return "lam";
+  default: return "exp";
+  }
+}
+
+/* ---- argument checks shared by the builders */
+
+static int check_args(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
+                      const char *where) {
+  ctx_clear(ctx);
+  if (nargs < 0 || nargs > LACC_MAX_ARGS)
+    return ctx_error(ctx, LACC_ERR_ARG, "%s: too many arguments (%d) (at %s)", op, nargs,
+                     place(where));
+  for (int i = 0; i < nargs; i++) {
+    if (args[i] == NULL)
+      return ctx_error(ctx, LACC_ERR_ARG, "%s: argument %d is missing (at %s)", op, i + 1,
+                       place(where));
+    if (args[i]->ctx != ctx)
+      return ctx_error(ctx, LACC_ERR_ARG,
+                       "%s: argument %d belongs to another lacc context (Lua state) (at %s)", op,
+                       i + 1, place(where));
+  }
+  return LACC_OK;
+}
+
+static const char *level_word(node_level l) {
+  return l == L_ACC ? "an array" : l == L_LAM ? "a function" : "a scalar expression";
+}
+
+static int expect_level(lacc_ctx *ctx, const char *op, int i, const lacc_node *n, node_level l,
+                        const char *where) {
+  node_level got = node_level_of(n->kind);
+  if (got == l) return LACC_OK;
+  return ctx_error(ctx, LACC_ERR_TYPE, "%s: argument %d: expected %s, got %s (at %s)", op, i + 1,
+                   level_word(l), level_word(got), place(where));
+}
+
+static int expect_type(lacc_ctx *ctx, const char *op, const char *what, const lacc_type *want,
+                       const lacc_type *got, const char *where) {
+  if (want == got) return LACC_OK;
+  return ctx_error(ctx, LACC_ERR_TYPE, "%s: %s: expected %s, got %s (at %s)", op, what,
+                   want->sig, got->sig, place(where));
+}
+
+/* A function argument: n parameters of the given types; returns its result type. */
+static const lacc_type *expect_fun(lacc_ctx *ctx, const char *op, int i, const lacc_node *f,
+                                   int nparams, const lacc_type *const *params,
+                                   const char *where) {
+  if (expect_level(ctx, op, i, f, L_LAM, where) != LACC_OK) return NULL;
+  if (f->nparams != nparams) {
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: expected a function of %d argument%s, got one of %d (at %s)",
+              op, nparams, nparams == 1 ? "" : "s", f->nparams, place(where));
+    return NULL;
+  }
+  for (int p = 0; p < nparams; p++) {
+    char what[64];
+    snprintf(what, sizeof what, "function argument %d", p + 1);
+    if (expect_type(ctx, op, what, params[p], f->kids[p]->type, where) != LACC_OK) return NULL;
+  }
+  return f->type;
+}
+
+static int expect_shape(lacc_ctx *ctx, const char *op, const lacc_node *sh, int *rank,
+                        const char *where) {
+  if (expect_level(ctx, op, 0, sh, L_EXP, where) != LACC_OK) return ctx->errcode;
+  if (!type_is_shape(sh->type, rank))
+    return ctx_error(ctx, LACC_ERR_TYPE,
+                     "%s: expected a shape (i64, or a tuple of 0 or 2 to 8 i64), got %s (at %s)",
+                     op, sh->type->sig, place(where));
+  return LACC_OK;
+}
+
+/* ---- scalar level */
+
+lacc_node *lacc_exp_const_i(lacc_ctx *ctx, const char *type, int64_t v, const char *where) {
+  ctx_clear(ctx);
+  const lacc_type *t = type_parse(ctx, type);
+  if (t == NULL) return NULL;
+  if (t->kind != T_SCALAR) {
+    ctx_error(ctx, LACC_ERR_TYPE, "constant: expected a scalar type, got %s (at %s)", t->sig,
+              place(where));
+    return NULL;
+  }
+  lacc_node *n = node_new(ctx, K_CONST, t, -1, 0, NULL, where);
+  lacc_val x = { .i = v };
+  if (n != NULL) n->cval = val_cast(t->scalar, S_I64, x);
+  return n;
+}
+
+lacc_node *lacc_exp_const_f(lacc_ctx *ctx, const char *type, double v, const char *where) {
+  ctx_clear(ctx);
+  const lacc_type *t = type_parse(ctx, type);
+  if (t == NULL) return NULL;
+  if (t->kind != T_SCALAR) {
+    ctx_error(ctx, LACC_ERR_TYPE, "constant: expected a scalar type, got %s (at %s)", t->sig,
+              place(where));
+    return NULL;
+  }
+  lacc_node *n = node_new(ctx, K_CONST, t, -1, 0, NULL, where);
+  lacc_val x = { .d = v };
+  if (n != NULL) n->cval = val_cast(t->scalar, S_F64, x);
+  return n;
+}
+
+lacc_node *lacc_exp_var(lacc_ctx *ctx, const char *type, const char *where) {
+  ctx_clear(ctx);
+  const lacc_type *t = type_parse(ctx, type);
+  return t != NULL ? node_new(ctx, K_VAR, t, -1, 0, NULL, where) : NULL;
+}
+
+lacc_node *lacc_exp_prj(lacc_ctx *ctx, int field, lacc_node *tuple, const char *where) {
+  if (check_args(ctx, "prj", 1, &tuple, where) != LACC_OK) return NULL;
+  if (expect_level(ctx, "prj", 0, tuple, L_EXP, where) != LACC_OK) return NULL;
+  const lacc_type *t = tuple->type;
+  if (t->kind != T_TUPLE || field < 0 || field >= t->n) {
+    ctx_error(ctx, LACC_ERR_TYPE, "prj: field %d of a value of type %s does not exist (at %s)",
+              field + 1, t->sig, place(where));
+    return NULL;
+  }
+  lacc_node *n = node_new(ctx, K_PRJ, t->fields[field], -1, 1, &tuple, where);
+  if (n != NULL) n->field = field;
+  return n;
+}
+
+lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where) {
+  if (check_args(ctx, "cast", 1, &x, where) != LACC_OK) return NULL;
+  if (expect_level(ctx, "cast", 0, x, L_EXP, where) != LACC_OK) return NULL;
+  const lacc_type *t = type_parse(ctx, type);
+  if (t == NULL) return NULL;
+  if (t->kind != T_SCALAR || x->type->kind != T_SCALAR) {
+    ctx_error(ctx, LACC_ERR_TYPE, "cast: expected scalar types, got %s to %s (at %s)",
+              x->type->sig, t->sig, place(where));
+    return NULL;
+  }
+  return node_new(ctx, K_CAST, t, -1, 1, &x, where);
+}
+
+lacc_node *lacc_lam(lacc_ctx *ctx, int nparams, lacc_node *const *params, lacc_node *body,
+                    const char *where) {
+  lacc_node *kids[LACC_MAX_ARGS + 1];
+  if (nparams < 0 || nparams >= LACC_MAX_ARGS) {
+    ctx_error(ctx, LACC_ERR_ARG, "function: too many parameters (%d) (at %s)", nparams,
+              place(where));
+    return NULL;
+  }
+  for (int i = 0; i < nparams; i++) kids[i] = params[i];
+  kids[nparams] = body;
+  if (check_args(ctx, "function", nparams + 1, kids, where) != LACC_OK) return NULL;
+  for (int i = 0; i < nparams; i++) {
+    if (params[i]->kind != K_VAR) {
+      ctx_error(ctx, LACC_ERR_ARG, "function: parameter %d is not a variable (at %s)", i + 1,
+                place(where));
+      return NULL;
+    }
+  }
+  if (body->kind == K_LAM || node_level_of(body->kind) != L_EXP) {
+    ctx_error(ctx, LACC_ERR_TYPE, "function: expected a scalar result, got %s (at %s)",
+              level_word(node_level_of(body->kind)), place(where));
+    return NULL;
+  }
+  lacc_node *n = node_new(ctx, K_LAM, body->type, -1, nparams + 1, kids, where);
+  if (n != NULL) n->nparams = nparams;
+  return n;
+}
+
+static lacc_node *build_prim(lacc_ctx *ctx, prim_op p, int nargs, lacc_node *const *args,
+                             const char *where) {
+  const lacc_type *ts[LACC_MAX_ARGS];
+  for (int i = 0; i < nargs; i++) {
+    if (expect_level(ctx, prim_name(p), i, args[i], L_EXP, where) != LACC_OK) return NULL;
+    ts[i] = args[i]->type;
+  }
+  const lacc_type *r = prim_result_type(ctx, p, nargs, ts, place(where));
+  if (r == NULL) return NULL;
+  lacc_node *n = node_new(ctx, K_PRIM, r, -1, nargs, args, where);
+  if (n != NULL) n->prim = p;
+  return n;
+}
+
+static int expect_arity(lacc_ctx *ctx, const char *op, int want, int got, const char *where) {
+  if (want == got) return LACC_OK;
+  return ctx_error(ctx, LACC_ERR_ARG, "%s: expected %d argument%s, got %d (at %s)", op, want,
+                   want == 1 ? "" : "s", got, place(where));
+}
+
+static lacc_node *build_cond(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  if (expect_arity(ctx, "cond", 3, nargs, w) != LACC_OK) return NULL;
+  for (int i = 0; i < 3; i++)
+    if (expect_level(ctx, "cond", i, args[i], L_EXP, w) != LACC_OK) return NULL;
+  if (expect_type(ctx, "cond", "condition", type_scalar(ctx, S_BOOL), args[0]->type, w) ||
+      expect_type(ctx, "cond", "else branch", args[1]->type, args[2]->type, w))
+    return NULL;
+  return node_new(ctx, K_COND, args[1]->type, -1, 3, args, w);
+}
+
+static lacc_node *build_tuple(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  const lacc_type *ts[LACC_MAX_ARGS];
+  for (int i = 0; i < nargs; i++) {
+    if (expect_level(ctx, "tuple", i, args[i], L_EXP, w) != LACC_OK) return NULL;
+    ts[i] = args[i]->type;
+  }
+  const lacc_type *t = type_tuple(ctx, nargs, ts);
+  return t != NULL ? node_new(ctx, K_TUPLE, t, -1, nargs, args, w) : NULL;
+}
+
+static lacc_node *build_index(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  if (expect_arity(ctx, "index", 2, nargs, w) != LACC_OK) return NULL;
+  if (expect_level(ctx, "index", 0, args[0], L_ACC, w) != LACC_OK ||
+      expect_level(ctx, "index", 1, args[1], L_EXP, w) != LACC_OK)
+    return NULL;
+  const lacc_type *want = type_shape(ctx, args[0]->rank);
+  if (want == NULL || expect_type(ctx, "index", "index", want, args[1]->type, w) != LACC_OK)
+    return NULL;
+  return node_new(ctx, K_INDEX, args[0]->type, -1, 2, args, w);
+}
+
+static lacc_node *build_of_array(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                                 const char *w) {
+  const char *op = kind_names[k];
+  if (expect_arity(ctx, op, 1, nargs, w) != LACC_OK ||
+      expect_level(ctx, op, 0, args[0], L_ACC, w) != LACC_OK)
+    return NULL;
+  const lacc_type *t = k == K_SHAPE ? type_shape(ctx, args[0]->rank) : type_scalar(ctx, S_I64);
+  return t != NULL ? node_new(ctx, k, t, -1, 1, args, w) : NULL;
+}
+
+/* iterate(n, f, x): f applied n times; while(c, f, x): f applied while c holds. */
+static lacc_node *build_loop(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                             const char *w) {
+  const char *op = kind_names[k];
+  if (expect_arity(ctx, op, 3, nargs, w) != LACC_OK ||
+      expect_level(ctx, op, 2, args[2], L_EXP, w) != LACC_OK)
+    return NULL;
+  const lacc_type *t = args[2]->type;
+  const lacc_type *step = expect_fun(ctx, op, 1, args[1], 1, &t, w);
+  if (step == NULL || expect_type(ctx, op, "step result", t, step, w) != LACC_OK) return NULL;
+  if (k == K_ITERATE) {
+    if (expect_level(ctx, op, 0, args[0], L_EXP, w) != LACC_OK ||
+        expect_type(ctx, op, "count", type_scalar(ctx, S_I64), args[0]->type, w) != LACC_OK)
+      return NULL;
+  } else {
+    const lacc_type *c = expect_fun(ctx, op, 0, args[0], 1, &t, w);
+    if (c == NULL ||
+        expect_type(ctx, op, "condition result", type_scalar(ctx, S_BOOL), c, w) != LACC_OK)
+      return NULL;
+  }
+  return node_new(ctx, k, t, -1, 3, args, w);
+}
+
+lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
+                       const char *where) {
+  if (op == NULL) op = "?";
+  if (check_args(ctx, op, nargs, args, where) != LACC_OK) return NULL;
+  prim_op p;
+  if (prim_lookup(op, &p)) return build_prim(ctx, p, nargs, args, where);
+  if (strcmp(op, "cond") == 0) return build_cond(ctx, nargs, args, where);
+  if (strcmp(op, "tuple") == 0) return build_tuple(ctx, nargs, args, where);
+  if (strcmp(op, "index") == 0) return build_index(ctx, nargs, args, where);
+  if (strcmp(op, "shape") == 0) return build_of_array(ctx, K_SHAPE, nargs, args, where);
+  if (strcmp(op, "size") == 0) return build_of_array(ctx, K_SIZE, nargs, args, where);
+  if (strcmp(op, "iterate") == 0) return build_loop(ctx, K_ITERATE, nargs, args, where);
+  if (strcmp(op, "while") == 0) return build_loop(ctx, K_WHILE, nargs, args, where);
+  ctx_error(ctx, LACC_ERR_ARG, "unknown scalar operation '%s' (at %s)", op, place(where));
+  return NULL;
+}
+
+/* ---- array level */
+
+lacc_node *lacc_acc_use(lacc_ctx *ctx, lacc_array *a, const char *where) {
+  ctx_clear(ctx);
+  if (a == NULL || a->ctx != ctx) {
+    ctx_error(ctx, LACC_ERR_ARG, "use: %s (at %s)",
+              a == NULL ? "missing array" : "array belongs to another lacc context (Lua state)",
+              place(where));
+    return NULL;
+  }
+  lacc_node *n = node_new(ctx, K_USE, a->type, a->rank, 0, NULL, where);
+  if (n != NULL) {
+    n->array = a;
+    lacc_array_retain(a);
+  }
+  return n;
+}
+
+static lacc_node *build_unit(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  if (expect_arity(ctx, "unit", 1, nargs, w) != LACC_OK ||
+      expect_level(ctx, "unit", 0, args[0], L_EXP, w) != LACC_OK)
+    return NULL;
+  return node_new(ctx, K_UNIT, args[0]->type, 0, 1, args, w);
+}
+
+static lacc_node *build_generate(lacc_ctx *ctx, int nargs, lacc_node *const *args,
+                                 const char *w) {
+  int rank;
+  if (expect_arity(ctx, "generate", 2, nargs, w) != LACC_OK ||
+      expect_shape(ctx, "generate", args[0], &rank, w) != LACC_OK)
+    return NULL;
+  const lacc_type *t = expect_fun(ctx, "generate", 1, args[1], 1, &args[0]->type, w);
+  return t != NULL ? node_new(ctx, K_GENERATE, t, rank, 2, args, w) : NULL;
+}
+
+static lacc_node *build_map(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  const lacc_type *ts[LACC_MAX_ARGS];
+  if (nargs < 2) {
+    ctx_error(ctx, LACC_ERR_ARG, "map: expected a function and at least one array (at %s)",
+              place(w));
+    return NULL;
+  }
+  for (int i = 1; i < nargs; i++) {
+    if (expect_level(ctx, "map", i, args[i], L_ACC, w) != LACC_OK) return NULL;
+    if (args[i]->rank != args[1]->rank) {
+      ctx_error(ctx, LACC_ERR_TYPE, "map: arrays of one rank expected, got ranks %d and %d (at %s)",
+                args[1]->rank, args[i]->rank, place(w));
+      return NULL;
+    }
+    ts[i - 1] = args[i]->type;
+  }
+  const lacc_type *t = expect_fun(ctx, "map", 0, args[0], nargs - 1, ts, w);
+  return t != NULL ? node_new(ctx, K_MAP, t, args[1]->rank, nargs, args, w) : NULL;
+}
+
+static lacc_node *build_fold(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                             const char *w) {
+  const char *op = kind_names[k];
+  int want = k == K_FOLD ? 3 : 2;
+  if (expect_arity(ctx, op, want, nargs, w) != LACC_OK ||
+      expect_level(ctx, op, want - 1, args[want - 1], L_ACC, w) != LACC_OK)
+    return NULL;
+  const lacc_node *xs = args[want - 1];
+  if (xs->rank < 1) {
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: expected an array of rank 1 or more, got rank 0 (at %s)", op,
+              place(w));
+    return NULL;
+  }
+  const lacc_type *ps[2] = { xs->type, xs->type };
+  const lacc_type *r = expect_fun(ctx, op, 0, args[0], 2, ps, w);
+  if (r == NULL || expect_type(ctx, op, "function result", xs->type, r, w) != LACC_OK) return NULL;
+  if (k == K_FOLD && (expect_level(ctx, op, 1, args[1], L_EXP, w) != LACC_OK ||
+                      expect_type(ctx, op, "initial value", xs->type, args[1]->type, w)))
+    return NULL;
+  return node_new(ctx, k, xs->type, xs->rank - 1, nargs, args, w);
+}
+
+static lacc_node *build_backpermute(lacc_ctx *ctx, int nargs, lacc_node *const *args,
+                                    const char *w) {
+  int rank;
+  if (expect_arity(ctx, "backpermute", 3, nargs, w) != LACC_OK ||
+      expect_shape(ctx, "backpermute", args[0], &rank, w) != LACC_OK ||
+      expect_level(ctx, "backpermute", 2, args[2], L_ACC, w) != LACC_OK)
+    return NULL;
+  const lacc_type *src = type_shape(ctx, args[2]->rank);
+  const lacc_type *r = expect_fun(ctx, "backpermute", 1, args[1], 1, &args[0]->type, w);
+  if (src == NULL || r == NULL ||
+      expect_type(ctx, "backpermute", "index function result", src, r, w) != LACC_OK)
+    return NULL;
+  return node_new(ctx, K_BACKPERMUTE, args[2]->type, rank, 3, args, w);
+}
+
+static lacc_node *build_reshape(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  int rank;
+  if (expect_arity(ctx, "reshape", 2, nargs, w) != LACC_OK ||
+      expect_shape(ctx, "reshape", args[0], &rank, w) != LACC_OK ||
+      expect_level(ctx, "reshape", 1, args[1], L_ACC, w) != LACC_OK)
+    return NULL;
+  return node_new(ctx, K_RESHAPE, args[1]->type, rank, 2, args, w);
+}
+
+lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
+                       const char *where) {
+  if (op == NULL) op = "?";
+  if (check_args(ctx, op, nargs, args, where) != LACC_OK) return NULL;
+  if (strcmp(op, "unit") == 0) return build_unit(ctx, nargs, args, where);
+  if (strcmp(op, "generate") == 0) return build_generate(ctx, nargs, args, where);
+  if (strcmp(op, "map") == 0) return build_map(ctx, nargs, args, where);
+  if (strcmp(op, "fold") == 0) return build_fold(ctx, K_FOLD, nargs, args, where);
+  if (strcmp(op, "fold1") == 0) return build_fold(ctx, K_FOLD1, nargs, args, where);
+  if (strcmp(op, "backpermute") == 0) return build_backpermute(ctx, nargs, args, where);
+  if (strcmp(op, "reshape") == 0) return build_reshape(ctx, nargs, args, where);
+  ctx_error(ctx, LACC_ERR_ARG, "unknown array operation '%s' (at %s)", op, place(where));
+  return NULL;
+}

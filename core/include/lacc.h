@@ -1,0 +1,107 @@
+/* lacc.h: the public C ABI of liblacc.
+ *
+ * Owns: the contract between the core and every host (Lua 5.4 module, LuaJIT FFI,
+ * C programs). Opaque handles, status codes, plain C types only; no Lua symbol.
+ * The LuaJIT cdef (lua/lacc/cdef.lua) is generated from this file: keep it free of
+ * macros other than the include guard and LACC_ABI_VERSION.
+ *
+ * Conventions: a function that builds something returns NULL on failure and leaves a
+ * message in the context (lacc_errmsg); a function that returns int returns 0 (LACC_OK)
+ * or a lacc_status. Types cross the ABI as signature strings: "f32", "(f32,i64)",
+ * "()" for the unit tuple. Indices are 0-based here; the Lua surface is 1-based.
+ */
+#ifndef LACC_H
+#define LACC_H
+
+#include <stdint.h>
+
+#define LACC_ABI_VERSION 1
+
+typedef enum lacc_status {
+  LACC_OK = 0,
+  LACC_ERR_TYPE = 1,     /* ill-typed program, caught when a node is built */
+  LACC_ERR_ARG = 2,      /* bad argument to an API call */
+  LACC_ERR_MEMORY = 3,   /* allocation failed or size out of range */
+  LACC_ERR_BOUNDS = 4,   /* index out of bounds at run time */
+  LACC_ERR_DIVZERO = 5,  /* integer division by zero at run time */
+  LACC_ERR_SHAPE = 6,    /* shape mismatch at run time (reshape, ...) */
+  LACC_ERR_SCOPE = 7,    /* a scalar value was used outside the function it belongs to */
+  LACC_ERR_BACKEND = 8   /* unknown or unavailable backend */
+} lacc_status;
+
+typedef struct lacc_ctx lacc_ctx;
+typedef struct lacc_array lacc_array;
+typedef struct lacc_node lacc_node;
+
+typedef struct lacc_stats {
+  int kernels;        /* kernels a backend launches for the program */
+  int intermediates;  /* arrays materialised that are not results */
+  int lets;           /* let bindings after sharing recovery (both levels) */
+} lacc_stats;
+
+int lacc_abi_version(void);
+
+/* A context belongs to one thread at a time (one per Lua state). Handles made in a
+ * context keep it alive; using a handle with another context is an error. */
+lacc_ctx *lacc_ctx_new(void);
+void lacc_ctx_release(lacc_ctx *ctx);
+const char *lacc_errmsg(const lacc_ctx *ctx);
+int lacc_errcode(const lacc_ctx *ctx);
+/* Bytes of array memory the context holds now (for the host's garbage collector). */
+int64_t lacc_ctx_bytes(const lacc_ctx *ctx);
+
+/* Host arrays: struct-of-arrays, one buffer per scalar leaf of the element type. */
+lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int64_t *extents);
+void lacc_array_retain(lacc_array *a);
+void lacc_array_release(lacc_array *a);
+lacc_ctx *lacc_array_ctx(const lacc_array *a);
+const char *lacc_array_type(const lacc_array *a);
+int lacc_array_rank(const lacc_array *a);
+int64_t lacc_array_extent(const lacc_array *a, int dim);
+int64_t lacc_array_size(const lacc_array *a);
+int lacc_array_nleaves(const lacc_array *a);
+/* Scalar type name of leaf k ("f32", ...), NULL when k is out of range. */
+const char *lacc_array_leaf_type(const lacc_array *a, int leaf);
+void *lacc_array_leaf_data(lacc_array *a, int leaf);
+/* Element access by linear index and leaf; integers as int64 bit patterns
+ * (u64 values above INT64_MAX come back negative), floats and bools as doubles. */
+int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out);
+int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, double *out);
+int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t v);
+int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v);
+
+/* Graph nodes. `where` is the host's source place ("file.lua:12"), copied.
+ * Scalar level (Exp): */
+lacc_node *lacc_exp_const_i(lacc_ctx *ctx, const char *type, int64_t v, const char *where);
+lacc_node *lacc_exp_const_f(lacc_ctx *ctx, const char *type, double v, const char *where);
+lacc_node *lacc_exp_var(lacc_ctx *ctx, const char *type, const char *where);
+/* op: a primitive name ("add", "lt", "sqrt", "cond", "tuple", "index", ...); see
+ * docs/core.md for the list, arities and typing rules. */
+lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
+                       const char *where);
+lacc_node *lacc_exp_prj(lacc_ctx *ctx, int field, lacc_node *tuple, const char *where);
+lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
+/* A function of nparams variables (made by lacc_exp_var) with a scalar body. */
+lacc_node *lacc_lam(lacc_ctx *ctx, int nparams, lacc_node *const *params, lacc_node *body,
+                    const char *where);
+/* Array level (Acc): op is a combinator name ("map", "fold", ...; docs/core.md). */
+lacc_node *lacc_acc_use(lacc_ctx *ctx, lacc_array *a, const char *where);
+lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
+                       const char *where);
+void lacc_node_retain(lacc_node *n);
+void lacc_node_release(lacc_node *n);
+/* Element type signature; rank for array nodes, -1 for scalar nodes and functions. */
+const char *lacc_node_type(const lacc_node *n);
+int lacc_node_rank(const lacc_node *n);
+/* "exp", "acc" or "lam". */
+const char *lacc_node_level(const lacc_node *n);
+
+/* Running. backend: "interp" or "cpu" (NULL: "cpu"). Results are new arrays
+ * written to out[0..nroots-1]; the caller releases them. */
+int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
+             lacc_array **out);
+/* The program after sharing recovery, as text (malloc'd; free with lacc_string_free). */
+char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);
+void lacc_string_free(char *s);
+
+#endif

@@ -1,0 +1,179 @@
+/* internal.h: the data structures shared by the core's stages.
+ *
+ * Owns: the context, element types, host arrays, graph nodes and the closed AST.
+ * Each stage (graph.c, sharing.c, interp.c, explain.c) reads these; only the file
+ * that owns a structure (named beside it) allocates or mutates it.
+ */
+#ifndef LACC_INTERNAL_H
+#define LACC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "lacc.h"
+
+#define LACC_MAX_RANK 8
+#define LACC_MAX_ARGS 16
+#define LACC_ERRMAX 1024
+#define LACC_MAX_DEPTH 2000
+
+/* ---- scalars and values (type.c) ---- */
+typedef enum {
+  S_BOOL, S_I8, S_I16, S_I32, S_I64, S_U8, S_U16, S_U32, S_U64, S_F32, S_F64, S_NSCALAR
+} scalar_kind;
+
+/* One scalar value: ints sign- or zero-extended into i/u, f32 kept in f. */
+typedef union {
+  int64_t i;
+  uint64_t u;
+  double d;
+  float f;
+} lacc_val;
+
+/* ---- element types (type.c): interned per context, so equal types are equal pointers */
+typedef enum { T_SCALAR, T_TUPLE } type_kind;
+
+typedef struct lacc_type {
+  type_kind kind;
+  scalar_kind scalar;          /* T_SCALAR */
+  int n;                       /* T_TUPLE: number of fields */
+  const struct lacc_type **fields;
+  int nleaves;                 /* scalar leaves in a flattened value */
+  char *sig;                   /* canonical signature, also the intern key */
+  struct lacc_type *next;      /* intern list */
+} lacc_type;
+
+/* ---- context (ctx.c) ---- */
+struct lacc_ctx {
+  int refs;
+  int errcode;
+  char errmsg[LACC_ERRMAX];
+  lacc_type *types;            /* interned types */
+  int64_t bytes;               /* array memory held */
+  uint64_t next_id;
+  uint64_t next_mark;           /* generations for graph walks (sharing.c) */
+};
+
+void ctx_retain(lacc_ctx *ctx);
+int ctx_error(lacc_ctx *ctx, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void ctx_clear(lacc_ctx *ctx);
+void *ctx_alloc(lacc_ctx *ctx, size_t n);   /* calloc; error "out of memory" on failure */
+
+const lacc_type *type_scalar(lacc_ctx *ctx, scalar_kind k);
+const lacc_type *type_tuple(lacc_ctx *ctx, int n, const lacc_type *const *fields);
+const lacc_type *type_parse(lacc_ctx *ctx, const char *sig);  /* NULL + error if bad */
+const lacc_type *type_shape(lacc_ctx *ctx, int rank);          /* (), i64, (i64,i64) ... */
+int type_is_shape(const lacc_type *t, int *rank);
+int type_leaf_offset(const lacc_type *t, int field);           /* first leaf of a field */
+scalar_kind type_leaf(const lacc_type *t, int leaf);
+const char *scalar_name(scalar_kind k);
+size_t scalar_size(scalar_kind k);
+int scalar_is_int(scalar_kind k);
+int scalar_is_signed(scalar_kind k);
+int scalar_is_float(scalar_kind k);
+int scalar_bits(scalar_kind k);
+/* Normalise a value to its scalar kind (wrap ints, round f32). */
+lacc_val val_cast(scalar_kind to, scalar_kind from, lacc_val v);
+lacc_val val_load(scalar_kind k, const void *base, int64_t i);
+void val_store(scalar_kind k, void *base, int64_t i, lacc_val v);
+/* Print a value in Lua's style into buf; returns buf. */
+char *val_format(scalar_kind k, lacc_val v, char *buf, size_t size);
+
+/* ---- host arrays (array.c) ---- */
+struct lacc_array {
+  int refs;
+  lacc_ctx *ctx;
+  const lacc_type *type;
+  int rank;
+  int64_t extent[LACC_MAX_RANK];
+  int64_t size;
+  int64_t bytes;
+  void **leaf;                 /* type->nleaves buffers of size elements */
+};
+
+lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent);
+
+/* ---- graph and AST nodes: one kind enum for both (graph.c builds, sharing.c converts) */
+typedef enum {
+  /* scalar level */
+  K_CONST, K_VAR, K_PRIM, K_TUPLE, K_PRJ, K_CAST, K_COND, K_INDEX, K_SHAPE, K_SIZE,
+  K_ITERATE, K_WHILE,
+  K_LAM,
+  /* array level */
+  K_USE, K_UNIT, K_GENERATE, K_MAP, K_FOLD, K_FOLD1, K_BACKPERMUTE, K_RESHAPE,
+  /* only in the closed AST */
+  K_ELET, K_EVAR, K_ALET, K_AVAR, K_RESULTS,
+  K_NKINDS
+} node_kind;
+
+typedef enum {
+  P_ADD, P_SUB, P_MUL, P_DIV, P_IDIV, P_MOD, P_QUOT, P_REM, P_POW, P_NEG, P_ABS, P_SIGNUM,
+  P_MIN, P_MAX, P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE, P_LAND, P_LOR, P_LNOT,
+  P_BAND, P_BOR, P_BXOR, P_BNOT, P_SHL, P_SHR,
+  P_SQRT, P_EXP, P_LOG, P_SIN, P_COS, P_TAN, P_ASIN, P_ACOS, P_ATAN, P_ATAN2,
+  P_FLOOR, P_CEIL, P_ROUND, P_TRUNCATE, P_ISNAN,
+  P_NPRIMS
+} prim_op;
+
+const char *prim_name(prim_op p);
+const char *kind_name(node_kind k);
+
+typedef enum { L_EXP, L_ACC, L_LAM } node_level;
+
+/* A graph node (shared by identity, refcounted) or an AST node (a tree, owned by
+ * its ast_arena). Fields unused by a kind stay zero. */
+struct lacc_node {
+  node_kind kind;
+  int refs;                    /* graph only */
+  lacc_ctx *ctx;
+  const lacc_type *type;       /* element type (acc), value type (exp), result (lam) */
+  int rank;                    /* acc: rank; exp/lam: -1 */
+  prim_op prim;
+  int field;                   /* K_PRJ field; K_EVAR/K_AVAR de Bruijn index */
+  int nparams;                 /* K_LAM */
+  lacc_val cval;               /* K_CONST */
+  lacc_array *array;           /* K_USE */
+  char *where;
+  uint64_t id;                 /* graph: stable name */
+  int depth;                   /* longest path to a leaf, bounded by LACC_MAX_DEPTH */
+  int nkids;
+  struct lacc_node **kids;     /* K_LAM: params first, body last */
+  /* scratch for sharing recovery, valid during one conversion */
+  int tmp;
+  uint64_t mark;
+};
+
+node_level node_level_of(node_kind k);
+
+/* ---- closed AST (sharing.c): nodes allocated in one arena, freed together */
+typedef struct ast_block ast_block;
+typedef struct ast_arena {
+  lacc_ctx *ctx;
+  ast_block *blocks;
+  int nroots;
+  struct lacc_node *root;      /* K_RESULTS, or lets around it */
+  int lets;
+  struct lacc_node **retained; /* graph roots kept alive while the AST lives (arrays, places) */
+  int nretained;
+} ast_arena;
+
+/* Graph -> closed AST with lets and de Bruijn indices at both levels. */
+int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out);
+void ast_free(ast_arena *a);
+void *ast_alloc(ast_arena *a, size_t n);
+
+/* Reference interpreter (interp.c): results into out[0..nroots-1]. */
+int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array **out);
+
+/* Text for people (explain.c). */
+char *explain_ast(lacc_ctx *ctx, const ast_arena *ast);
+
+/* Scalar primitive semantics, shared by the interpreter and constant folding (prim.c).
+ * Returns 0, or LACC_ERR_DIVZERO. */
+int prim_eval(prim_op p, scalar_kind arg, int nargs, const lacc_val *x, lacc_val *out);
+/* Result type of a primitive, or NULL with an error in ctx. */
+const lacc_type *prim_result_type(lacc_ctx *ctx, prim_op p, int nargs,
+                                  const lacc_type *const *args, const char *where);
+int prim_lookup(const char *name, prim_op *out);
+
+#endif

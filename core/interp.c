@@ -1,0 +1,501 @@
+/* interp.c: the reference interpreter over the closed AST.
+ *
+ * Owns: the meaning of every node, evaluated as directly as possible: arrays are
+ * materialised one combinator at a time, scalar code is walked per element. It is
+ * the oracle the compiled backends are tested against, so it stays simple: no
+ * fusion, no parallelism, no cleverness.
+ * Must not: depend on fusion, layout or code generation; mutate the AST.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+#define STACK_VALUES (1 << 20)
+#define ENV_ENTRIES (1 << 16)
+
+typedef struct {
+  lacc_ctx *ctx;
+  lacc_array **aenv;          /* array variables, innermost last */
+  int an, acap;
+  lacc_val *stack;            /* scalar values: environment entries and temporaries */
+  size_t sp;
+  size_t *env;                /* offsets of scalar variables in stack, innermost last */
+  int en;
+} interp;
+
+static int fail(interp *I, int code, const char *fmt, const char *what, const char *where) {
+  char msg[LACC_ERRMAX];
+  snprintf(msg, sizeof msg, fmt, what);
+  return ctx_error(I->ctx, code, "%s (at %s)", msg, where != NULL ? where : "?");
+}
+
+static lacc_val *scratch(interp *I, int n) {
+  if (I->sp + (size_t)n > STACK_VALUES) {
+    ctx_error(I->ctx, LACC_ERR_MEMORY, "scalar evaluation stack exhausted");
+    return NULL;
+  }
+  lacc_val *p = I->stack + I->sp;
+  I->sp += (size_t)n;
+  return p;
+}
+
+static int env_push(interp *I, lacc_val *v) {
+  if (I->en == ENV_ENTRIES)
+    return ctx_error(I->ctx, LACC_ERR_MEMORY, "too many nested scalar variables");
+  I->env[I->en++] = (size_t)(v - I->stack);
+  return LACC_OK;
+}
+
+static lacc_array *avar(interp *I, const lacc_node *v) { return I->aenv[I->an - 1 - v->field]; }
+
+static int eval(interp *I, const lacc_node *e, lacc_val *out);
+
+/* Apply a function node to argument values laid out consecutively. */
+static int apply_fn(interp *I, const lacc_node *lam, const lacc_type *const *ptypes,
+                    lacc_val *args, lacc_val *out) {
+  int en = I->en;
+  lacc_val *a = args;
+  for (int p = 0; p < lam->nparams; p++) {
+    if (env_push(I, a) != LACC_OK) return I->ctx->errcode;
+    a += ptypes[p]->nleaves;
+  }
+  int rc = eval(I, lam->kids[0], out);
+  I->en = en;
+  return rc;
+}
+
+static int eval_index(interp *I, const lacc_node *e, lacc_val *out) {
+  lacc_array *a = avar(I, e->kids[0]);
+  size_t sp = I->sp;
+  lacc_val *ix = scratch(I, a->rank ? a->rank : 1);
+  if (ix == NULL) return I->ctx->errcode;
+  int rc = eval(I, e->kids[1], ix);
+  if (rc != LACC_OK) return rc;
+  int64_t lin = 0;
+  for (int d = 0; d < a->rank; d++) {
+    if (ix[d].i < 0 || ix[d].i >= a->extent[d]) {
+      char what[256];
+      int len = snprintf(what, sizeof what, "index (");
+      for (int k = 0; k < a->rank && len < 200; k++)
+        len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
+                        (long long)ix[k].i + 1);
+      len += snprintf(what + len, sizeof what - (size_t)len, ") out of bounds for shape (");
+      for (int k = 0; k < a->rank && len < 240; k++)
+        len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
+                        (long long)a->extent[k]);
+      snprintf(what + len, sizeof what - (size_t)len, ")");
+      return fail(I, LACC_ERR_BOUNDS, "%s", what, e->where);
+    }
+    lin = lin * a->extent[d] + ix[d].i;
+  }
+  I->sp = sp;
+  for (int k = 0; k < a->type->nleaves; k++) out[k] = val_load(type_leaf(a->type, k), a->leaf[k], lin);
+  return LACC_OK;
+}
+
+static int eval_loop(interp *I, const lacc_node *e, lacc_val *out) {
+  int nl = e->type->nleaves;
+  size_t sp = I->sp;
+  lacc_val *cur = scratch(I, nl), *next = scratch(I, nl), *c = scratch(I, 1);
+  if (cur == NULL || next == NULL || c == NULL) return I->ctx->errcode;
+  int rc = eval(I, e->kids[2], cur);
+  const lacc_node *step = e->kids[1];
+  const lacc_type *t = e->type;
+  if (rc == LACC_OK && e->kind == K_ITERATE) {
+    rc = eval(I, e->kids[0], c);
+    for (int64_t k = 0; rc == LACC_OK && k < c->i; k++) {
+      rc = apply_fn(I, step, &t, cur, next);
+      memcpy(cur, next, sizeof *cur * (size_t)nl);
+    }
+  } else {
+    while (rc == LACC_OK) {
+      rc = apply_fn(I, e->kids[0], &t, cur, c);
+      if (rc != LACC_OK || !c->u) break;
+      rc = apply_fn(I, step, &t, cur, next);
+      memcpy(cur, next, sizeof *cur * (size_t)nl);
+    }
+  }
+  if (rc == LACC_OK) memcpy(out, cur, sizeof *cur * (size_t)nl);
+  I->sp = sp;
+  return rc;
+}
+
+static int eval(interp *I, const lacc_node *e, lacc_val *out) {
+  size_t sp = I->sp;
+  int rc = LACC_OK;
+  switch (e->kind) {
+  case K_CONST:
+    out[0] = e->cval;
+    return LACC_OK;
+  case K_EVAR: {
+    const lacc_val *v = I->stack + I->env[I->en - 1 - e->field];
+    memcpy(out, v, sizeof *v * (size_t)e->type->nleaves);
+    return LACC_OK;
+  }
+  case K_PRIM: {
+    lacc_val a[2];
+    for (int i = 0; i < e->nkids && rc == LACC_OK; i++) rc = eval(I, e->kids[i], &a[i]);
+    if (rc != LACC_OK) return rc;
+    rc = prim_eval(e->prim, e->kids[0]->type->scalar, e->nkids, a, out);
+    if (rc == LACC_ERR_DIVZERO)
+      return fail(I, rc, "%s: integer division by zero", prim_name(e->prim), e->where);
+    return rc;
+  }
+  case K_TUPLE: {
+    int off = 0;
+    for (int i = 0; i < e->nkids && rc == LACC_OK; i++) {
+      rc = eval(I, e->kids[i], out + off);
+      off += e->kids[i]->type->nleaves;
+    }
+    return rc;
+  }
+  case K_PRJ: {
+    const lacc_type *t = e->kids[0]->type;
+    lacc_val *v = scratch(I, t->nleaves);
+    if (v == NULL) return I->ctx->errcode;
+    rc = eval(I, e->kids[0], v);
+    if (rc == LACC_OK)
+      memcpy(out, v + type_leaf_offset(t, e->field), sizeof *v * (size_t)e->type->nleaves);
+    break;
+  }
+  case K_CAST: {
+    lacc_val v;
+    rc = eval(I, e->kids[0], &v);
+    if (rc == LACC_OK) out[0] = val_cast(e->type->scalar, e->kids[0]->type->scalar, v);
+    return rc;
+  }
+  case K_COND: {
+    lacc_val c;
+    rc = eval(I, e->kids[0], &c);
+    if (rc == LACC_OK) rc = eval(I, e->kids[c.u ? 1 : 2], out);
+    return rc;
+  }
+  case K_INDEX: return eval_index(I, e, out);
+  case K_SHAPE: {
+    lacc_array *a = avar(I, e->kids[0]);
+    for (int d = 0; d < a->rank; d++) out[d].i = a->extent[d];
+    return LACC_OK;
+  }
+  case K_SIZE: out[0].i = avar(I, e->kids[0])->size; return LACC_OK;
+  case K_ITERATE: case K_WHILE: return eval_loop(I, e, out);
+  case K_ELET: {
+    lacc_val *v = scratch(I, e->kids[0]->type->nleaves);
+    if (v == NULL) return I->ctx->errcode;
+    rc = eval(I, e->kids[0], v);
+    if (rc == LACC_OK) rc = env_push(I, v);
+    if (rc == LACC_OK) {
+      rc = eval(I, e->kids[1], out);
+      I->en--;
+    }
+    break;
+  }
+  default:
+    rc = ctx_error(I->ctx, LACC_ERR_ARG, "interp: unexpected %s node in scalar code",
+                   kind_name(e->kind));
+  }
+  I->sp = sp;
+  return rc;
+}
+
+/* ---- array level */
+
+static lacc_array *eval_acc(interp *I, const lacc_node *a);
+
+static int shape_of_exp(interp *I, const lacc_node *sh, int rank, int64_t *ext) {
+  size_t sp = I->sp;
+  lacc_val *v = scratch(I, rank ? rank : 1);
+  if (v == NULL) return I->ctx->errcode;
+  int rc = eval(I, sh, v);
+  for (int d = 0; rc == LACC_OK && d < rank; d++) ext[d] = v[d].i;
+  I->sp = sp;
+  return rc;
+}
+
+static lacc_array *new_array(interp *I, const lacc_node *a, const int64_t *ext) {
+  lacc_array *r = array_alloc(I->ctx, a->type, a->rank, ext);
+  if (r == NULL && I->ctx->errcode == LACC_ERR_SHAPE) {
+    char msg[LACC_ERRMAX];
+    snprintf(msg, sizeof msg, "%s", I->ctx->errmsg);
+    fail(I, LACC_ERR_SHAPE, "%s", msg, a->where);
+  }
+  return r;
+}
+
+static void store(lacc_array *r, int64_t i, const lacc_val *v) {
+  for (int k = 0; k < r->type->nleaves; k++) val_store(type_leaf(r->type, k), r->leaf[k], i, v[k]);
+}
+
+static void load(const lacc_array *a, int64_t i, lacc_val *v) {
+  for (int k = 0; k < a->type->nleaves; k++) v[k] = val_load(type_leaf(a->type, k), a->leaf[k], i);
+}
+
+static void unravel(int rank, const int64_t *ext, int64_t lin, lacc_val *ix) {
+  for (int d = rank - 1; d >= 0; d--) {
+    ix[d].i = ext[d] ? lin % ext[d] : 0;
+    lin = ext[d] ? lin / ext[d] : 0;
+  }
+}
+
+static int64_t ravel(int rank, const int64_t *ext, const lacc_val *ix) {
+  int64_t lin = 0;
+  for (int d = 0; d < rank; d++) lin = lin * ext[d] + ix[d].i;
+  return lin;
+}
+
+static lacc_array *eval_generate(interp *I, const lacc_node *a) {
+  int64_t ext[LACC_MAX_RANK];
+  if (shape_of_exp(I, a->kids[0], a->rank, ext) != LACC_OK) return NULL;
+  lacc_array *r = new_array(I, a, ext);
+  if (r == NULL) return NULL;
+  size_t sp = I->sp;
+  lacc_val *ix = scratch(I, a->rank ? a->rank : 1), *v = scratch(I, a->type->nleaves);
+  const lacc_type *shape_t = a->kids[0]->type;
+  for (int64_t i = 0; ix != NULL && v != NULL && i < r->size; i++) {
+    unravel(a->rank, ext, i, ix);
+    if (apply_fn(I, a->kids[1], &shape_t, ix, v) != LACC_OK) break;
+    store(r, i, v);
+  }
+  I->sp = sp;
+  if (I->ctx->errcode != LACC_OK) {
+    lacc_array_release(r);
+    return NULL;
+  }
+  return r;
+}
+
+static lacc_array *eval_map(interp *I, const lacc_node *a) {
+  int n = a->nkids - 1;
+  lacc_array *in[LACC_MAX_ARGS];
+  const lacc_type *ptypes[LACC_MAX_ARGS];
+  int64_t ext[LACC_MAX_RANK];
+  int got = 0;
+  lacc_array *r = NULL;
+  for (; got < n; got++) {
+    in[got] = eval_acc(I, a->kids[got + 1]);
+    if (in[got] == NULL) goto done;
+    ptypes[got] = in[got]->type;
+  }
+  for (int d = 0; d < a->rank; d++) {
+    ext[d] = in[0]->extent[d];
+    for (int k = 1; k < n; k++)
+      if (in[k]->extent[d] < ext[d]) ext[d] = in[k]->extent[d];   /* shapes intersect */
+  }
+  r = new_array(I, a, ext);
+  if (r == NULL) goto done;
+  size_t sp = I->sp;
+  int total = 0;
+  for (int k = 0; k < n; k++) total += ptypes[k]->nleaves;
+  lacc_val *ix = scratch(I, a->rank ? a->rank : 1), *args = scratch(I, total ? total : 1);
+  lacc_val *v = scratch(I, a->type->nleaves);
+  for (int64_t i = 0; ix != NULL && args != NULL && v != NULL && i < r->size; i++) {
+    unravel(a->rank, ext, i, ix);
+    lacc_val *p = args;
+    for (int k = 0; k < n; k++) {
+      load(in[k], ravel(a->rank, in[k]->extent, ix), p);
+      p += ptypes[k]->nleaves;
+    }
+    if (apply_fn(I, a->kids[0], ptypes, args, v) != LACC_OK) break;
+    store(r, i, v);
+  }
+  I->sp = sp;
+  if (I->ctx->errcode != LACC_OK) {
+    lacc_array_release(r);
+    r = NULL;
+  }
+done:
+  for (int k = 0; k < got; k++) lacc_array_release(in[k]);
+  return r;
+}
+
+static lacc_array *eval_fold(interp *I, const lacc_node *a) {
+  int with_z = a->kind == K_FOLD;
+  lacc_array *xs = eval_acc(I, a->kids[with_z ? 2 : 1]);
+  if (xs == NULL) return NULL;
+  int64_t inner = xs->extent[xs->rank - 1];
+  lacc_array *r = new_array(I, a, xs->extent);
+  if (r == NULL) goto done;
+  if (!with_z && inner == 0 && r->size > 0) {
+    fail(I, LACC_ERR_SHAPE, "%s", "fold1: the innermost dimension is empty", a->where);
+    goto done;
+  }
+  int nl = a->type->nleaves;
+  size_t sp = I->sp;
+  lacc_val *acc = scratch(I, 2 * nl), *next = scratch(I, nl);
+  const lacc_type *pt[2] = { a->type, a->type };
+  for (int64_t o = 0; acc != NULL && next != NULL && o < r->size; o++) {
+    int64_t j = 0;
+    if (with_z) {
+      if (eval(I, a->kids[1], acc) != LACC_OK) break;
+    } else {
+      load(xs, o * inner, acc);
+      j = 1;
+    }
+    for (; j < inner; j++) {
+      load(xs, o * inner + j, acc + nl);
+      if (apply_fn(I, a->kids[0], pt, acc, next) != LACC_OK) break;
+      memcpy(acc, next, sizeof *acc * (size_t)nl);
+    }
+    if (I->ctx->errcode != LACC_OK) break;
+    store(r, o, acc);
+  }
+  I->sp = sp;
+done:
+  lacc_array_release(xs);
+  if (r != NULL && I->ctx->errcode != LACC_OK) {
+    lacc_array_release(r);
+    r = NULL;
+  }
+  return r;
+}
+
+static lacc_array *eval_backpermute(interp *I, const lacc_node *a) {
+  lacc_array *xs = eval_acc(I, a->kids[2]);
+  if (xs == NULL) return NULL;
+  int64_t ext[LACC_MAX_RANK];
+  lacc_array *r = NULL;
+  if (shape_of_exp(I, a->kids[0], a->rank, ext) != LACC_OK) goto done;
+  r = new_array(I, a, ext);
+  if (r == NULL) goto done;
+  size_t sp = I->sp;
+  lacc_val *ix = scratch(I, a->rank ? a->rank : 1);
+  lacc_val *src = scratch(I, xs->rank ? xs->rank : 1), *v = scratch(I, a->type->nleaves);
+  const lacc_type *shape_t = a->kids[0]->type;
+  for (int64_t i = 0; ix != NULL && src != NULL && v != NULL && i < r->size; i++) {
+    unravel(a->rank, ext, i, ix);
+    if (apply_fn(I, a->kids[1], &shape_t, ix, src) != LACC_OK) break;
+    for (int d = 0; d < xs->rank; d++) {
+      if (src[d].i < 0 || src[d].i >= xs->extent[d]) {
+        fail(I, LACC_ERR_BOUNDS, "%s", "backpermute: index function result out of bounds",
+             a->where);
+        break;
+      }
+    }
+    if (I->ctx->errcode != LACC_OK) break;
+    load(xs, ravel(xs->rank, xs->extent, src), v);
+    store(r, i, v);
+  }
+  I->sp = sp;
+done:
+  lacc_array_release(xs);
+  if (r != NULL && I->ctx->errcode != LACC_OK) {
+    lacc_array_release(r);
+    r = NULL;
+  }
+  return r;
+}
+
+static lacc_array *eval_reshape(interp *I, const lacc_node *a) {
+  lacc_array *xs = eval_acc(I, a->kids[1]);
+  if (xs == NULL) return NULL;
+  int64_t ext[LACC_MAX_RANK];
+  lacc_array *r = NULL;
+  if (shape_of_exp(I, a->kids[0], a->rank, ext) != LACC_OK) goto done;
+  r = new_array(I, a, ext);
+  if (r == NULL) goto done;
+  if (r->size != xs->size) {
+    char what[128];
+    snprintf(what, sizeof what, "reshape: %lld elements cannot take a shape of %lld",
+             (long long)xs->size, (long long)r->size);
+    fail(I, LACC_ERR_SHAPE, "%s", what, a->where);
+    lacc_array_release(r);
+    r = NULL;
+    goto done;
+  }
+  for (int k = 0; k < xs->type->nleaves; k++)
+    memcpy(r->leaf[k], xs->leaf[k], scalar_size(type_leaf(xs->type, k)) * (size_t)xs->size);
+done:
+  lacc_array_release(xs);
+  return r;
+}
+
+/* Bind an array variable; on failure the array is released. */
+static int aenv_push(interp *I, lacc_array *d) {
+  if (I->an == I->acap) {
+    int cap = I->acap ? 2 * I->acap : 16;
+    lacc_array **v = realloc(I->aenv, sizeof *v * (size_t)cap);
+    if (v == NULL) {
+      lacc_array_release(d);
+      return ctx_error(I->ctx, LACC_ERR_MEMORY, "out of memory");
+    }
+    I->aenv = v;
+    I->acap = cap;
+  }
+  I->aenv[I->an++] = d;
+  return LACC_OK;
+}
+
+static lacc_array *eval_acc(interp *I, const lacc_node *a) {
+  switch (a->kind) {
+  case K_USE: lacc_array_retain(a->array); return a->array;
+  case K_AVAR: {
+    lacc_array *r = avar(I, a);
+    lacc_array_retain(r);
+    return r;
+  }
+  case K_ALET: {
+    lacc_array *d = eval_acc(I, a->kids[0]);
+    if (d == NULL) return NULL;
+    if (aenv_push(I, d) != LACC_OK) return NULL;
+    lacc_array *r = eval_acc(I, a->kids[1]);
+    I->an--;
+    lacc_array_release(d);
+    return r;
+  }
+  case K_UNIT: {
+    lacc_array *r = new_array(I, a, NULL);
+    size_t sp = I->sp;
+    lacc_val *v = r != NULL ? scratch(I, a->type->nleaves) : NULL;
+    if (v != NULL && eval(I, a->kids[0], v) == LACC_OK) store(r, 0, v);
+    I->sp = sp;
+    if (r != NULL && I->ctx->errcode != LACC_OK) {
+      lacc_array_release(r);
+      r = NULL;
+    }
+    return r;
+  }
+  case K_GENERATE: return eval_generate(I, a);
+  case K_MAP: return eval_map(I, a);
+  case K_FOLD: case K_FOLD1: return eval_fold(I, a);
+  case K_BACKPERMUTE: return eval_backpermute(I, a);
+  case K_RESHAPE: return eval_reshape(I, a);
+  default:
+    ctx_error(I->ctx, LACC_ERR_ARG, "interp: unexpected %s node at the array level",
+              kind_name(a->kind));
+    return NULL;
+  }
+}
+
+/* The root is K_RESULTS under array lets. */
+static int eval_results(interp *I, const lacc_node *a, lacc_array **out) {
+  if (a->kind == K_ALET) {
+    lacc_array *d = eval_acc(I, a->kids[0]);
+    if (d == NULL) return I->ctx->errcode;
+    if (aenv_push(I, d) != LACC_OK) return I->ctx->errcode;
+    int rc = eval_results(I, a->kids[1], out);
+    I->an--;
+    lacc_array_release(d);
+    return rc;
+  }
+  for (int i = 0; i < a->nkids; i++) {
+    out[i] = eval_acc(I, a->kids[i]);
+    if (out[i] == NULL) {
+      for (int j = 0; j < i; j++) lacc_array_release(out[j]);
+      return I->ctx->errcode ? I->ctx->errcode : LACC_ERR_MEMORY;
+    }
+  }
+  return LACC_OK;
+}
+
+int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array **out) {
+  interp I = { .ctx = ctx };
+  I.stack = malloc(sizeof *I.stack * STACK_VALUES);
+  I.env = malloc(sizeof *I.env * ENV_ENTRIES);
+  int rc;
+  if (I.stack == NULL || I.env == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  else rc = eval_results(&I, ast->root, out);
+  free(I.stack);
+  free(I.env);
+  free(I.aenv);
+  return rc;
+}

@@ -1,0 +1,314 @@
+/* prim.c: scalar primitives: names, typing rules and exact semantics.
+ *
+ * Owns: what every primitive means for every scalar type, with no undefined
+ * behaviour (integers wrap, division by zero is reported, float->int saturates).
+ * The interpreter calls prim_eval; later backends must generate code that agrees.
+ * Must not: know about nodes, arrays or evaluation order.
+ */
+#include <math.h>
+#include <string.h>
+#include "internal.h"
+
+static const char *const prim_names[P_NPRIMS] = {
+  "add", "sub", "mul", "div", "idiv", "mod", "quot", "rem", "pow", "neg", "abs", "signum",
+  "min", "max", "eq", "ne", "lt", "le", "gt", "ge", "land", "lor", "lnot",
+  "band", "bor", "bxor", "bnot", "shl", "shr",
+  "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+  "floor", "ceil", "round", "truncate", "isnan"
+};
+
+const char *prim_name(prim_op p) { return prim_names[p]; }
+
+int prim_lookup(const char *name, prim_op *out) {
+  for (int p = 0; p < P_NPRIMS; p++) {
+    if (strcmp(prim_names[p], name) == 0) {
+      *out = (prim_op)p;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Operand classes a primitive accepts. */
+typedef enum { C_NUM, C_INT, C_FLOAT, C_BOOL, C_ANY } operand_class;
+
+typedef struct {
+  int arity;
+  operand_class cls;
+  int to_bool;   /* result is bool rather than the operand type */
+} prim_sig;
+
+static prim_sig signature(prim_op p) {
+  switch (p) {
+  case P_ADD: case P_SUB: case P_MUL: case P_IDIV: case P_MOD: case P_MIN: case P_MAX:
+    return (prim_sig){ 2, C_NUM, 0 };
+  case P_DIV: case P_POW: case P_ATAN2: return (prim_sig){ 2, C_FLOAT, 0 };
+  case P_QUOT: case P_REM: case P_BAND: case P_BOR: case P_BXOR: case P_SHL: case P_SHR:
+    return (prim_sig){ 2, C_INT, 0 };
+  case P_NEG: case P_ABS: case P_SIGNUM: return (prim_sig){ 1, C_NUM, 0 };
+  case P_EQ: case P_NE: return (prim_sig){ 2, C_ANY, 1 };
+  case P_LT: case P_LE: case P_GT: case P_GE: return (prim_sig){ 2, C_ANY, 1 };
+  case P_LAND: case P_LOR: return (prim_sig){ 2, C_BOOL, 1 };
+  case P_LNOT: return (prim_sig){ 1, C_BOOL, 1 };
+  case P_BNOT: return (prim_sig){ 1, C_INT, 0 };
+  case P_ISNAN: return (prim_sig){ 1, C_FLOAT, 1 };
+  default: return (prim_sig){ 1, C_FLOAT, 0 };
+  }
+}
+
+static int class_accepts(operand_class c, const lacc_type *t) {
+  if (t->kind != T_SCALAR) return 0;
+  switch (c) {
+  case C_NUM: return t->scalar != S_BOOL;
+  case C_INT: return scalar_is_int(t->scalar);
+  case C_FLOAT: return scalar_is_float(t->scalar);
+  case C_BOOL: return t->scalar == S_BOOL;
+  default: return 1;
+  }
+}
+
+static const char *class_name(operand_class c) {
+  switch (c) {
+  case C_NUM: return "a number type";
+  case C_INT: return "an integer type";
+  case C_FLOAT: return "f32 or f64";
+  case C_BOOL: return "bool";
+  default: return "a scalar type";
+  }
+}
+
+const lacc_type *prim_result_type(lacc_ctx *ctx, prim_op p, int nargs,
+                                  const lacc_type *const *args, const char *where) {
+  prim_sig s = signature(p);
+  if (nargs != s.arity) {
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: expected %d argument%s, got %d (at %s)", prim_names[p],
+              s.arity, s.arity == 1 ? "" : "s", nargs, where);
+    return NULL;
+  }
+  for (int i = 0; i < nargs; i++) {
+    if (!class_accepts(s.cls, args[i])) {
+      ctx_error(ctx, LACC_ERR_TYPE, "%s: expected %s, got %s (at %s)", prim_names[p],
+                class_name(s.cls), args[i]->sig, where);
+      return NULL;
+    }
+  }
+  if (nargs == 2 && args[0] != args[1]) {
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: expected two operands of one type, got %s and %s (at %s)",
+              prim_names[p], args[0]->sig, args[1]->sig, where);
+    return NULL;
+  }
+  return s.to_bool ? type_scalar(ctx, S_BOOL) : args[0];
+}
+
+/* ---- integers: computed on 64 bits, wrapped to the operand width by the caller */
+
+static int64_t sfloordiv(int64_t x, int64_t y) {
+  if (y == -1) return (int64_t)(0 - (uint64_t)x);   /* INT64_MIN / -1 wraps */
+  int64_t q = x / y;
+  if (x % y != 0 && ((x < 0) != (y < 0))) q--;
+  return q;
+}
+
+static int64_t sfloormod(int64_t x, int64_t y) {
+  if (y == -1) return 0;
+  int64_t r = x % y;
+  if (r != 0 && ((r < 0) != (y < 0))) r += y;
+  return r;
+}
+
+static lacc_val shift(scalar_kind k, lacc_val x, int64_t n, int left) {
+  int bits = scalar_bits(k);
+  lacc_val r;
+  if (n < 0) {
+    left = !left;
+    n = n == INT64_MIN ? bits : -n;
+  }
+  if (left) {
+    r.u = n >= bits ? 0 : x.u << n;
+  } else if (scalar_is_signed(k)) {
+    r.i = n >= bits ? (x.i < 0 ? -1 : 0) : x.i >> n;
+  } else {
+    r.u = n >= bits ? 0 : x.u >> n;
+  }
+  return r;
+}
+
+static int compare_int(prim_op p, scalar_kind k, lacc_val x, lacc_val y) {
+  int lt = scalar_is_signed(k) ? x.i < y.i : x.u < y.u;
+  int eq = x.u == y.u;
+  switch (p) {
+  case P_EQ: return eq;
+  case P_NE: return !eq;
+  case P_LT: return lt;
+  case P_LE: return lt || eq;
+  case P_GT: return !lt && !eq;
+  default: return !lt;
+  }
+}
+
+static int eval_int(prim_op p, scalar_kind k, const lacc_val *a, lacc_val *out) {
+  lacc_val x = a[0], y = a[1], r = { .u = 0 };
+  int sgn = scalar_is_signed(k);
+  switch (p) {
+  case P_ADD: r.u = x.u + y.u; break;
+  case P_SUB: r.u = x.u - y.u; break;
+  case P_MUL: r.u = x.u * y.u; break;
+  case P_NEG: r.u = 0 - x.u; break;
+  case P_ABS: r.u = sgn && x.i < 0 ? 0 - x.u : x.u; break;
+  case P_SIGNUM: r.i = sgn ? (x.i > 0) - (x.i < 0) : x.u != 0; break;
+  case P_MIN: r = compare_int(P_LT, k, y, x) ? y : x; break;
+  case P_MAX: r = compare_int(P_GT, k, y, x) ? y : x; break;
+  case P_IDIV: case P_QUOT:
+    if (y.u == 0) return LACC_ERR_DIVZERO;
+    if (!sgn) r.u = x.u / y.u;
+    else if (p == P_IDIV) r.i = sfloordiv(x.i, y.i);
+    else r.i = y.i == -1 ? (int64_t)(0 - x.u) : x.i / y.i;
+    break;
+  case P_MOD: case P_REM:
+    if (y.u == 0) return LACC_ERR_DIVZERO;
+    if (!sgn) r.u = x.u % y.u;
+    else if (p == P_MOD) r.i = sfloormod(x.i, y.i);
+    else r.i = y.i == -1 ? 0 : x.i % y.i;
+    break;
+  case P_BAND: r.u = x.u & y.u; break;
+  case P_BOR: r.u = x.u | y.u; break;
+  case P_BXOR: r.u = x.u ^ y.u; break;
+  case P_BNOT: r.u = ~x.u; break;
+  case P_SHL: r = shift(k, x, y.i, 1); break;
+  case P_SHR: r = shift(k, x, y.i, 0); break;
+  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
+    out->u = (uint64_t)compare_int(p, k, x, y);
+    return LACC_OK;
+  default: return LACC_ERR_ARG;
+  }
+  *out = val_cast(k, sgn ? S_I64 : S_U64, r);
+  return LACC_OK;
+}
+
+/* ---- floats: f64 in double, f32 in float with the float library functions */
+
+static double lua_fmod(double a, double b) {
+  double m = fmod(a, b);
+  if ((m > 0) ? b < 0 : (m < 0 && b != m)) m += b;
+  return m;
+}
+
+static float lua_fmodf(float a, float b) {
+  float m = fmodf(a, b);
+  if ((m > 0) ? b < 0 : (m < 0 && b != m)) m += b;
+  return m;
+}
+
+static int compare_float(prim_op p, double x, double y) {
+  switch (p) {
+  case P_EQ: return x == y;
+  case P_NE: return x != y;
+  case P_LT: return x < y;
+  case P_LE: return x <= y;
+  case P_GT: return x > y;
+  default: return x >= y;
+  }
+}
+
+static double signum_d(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+
+static int eval_f64(prim_op p, const lacc_val *a, lacc_val *out) {
+  double x = a[0].d, y = a[1].d, r;
+  switch (p) {
+  case P_ADD: r = x + y; break;
+  case P_SUB: r = x - y; break;
+  case P_MUL: r = x * y; break;
+  case P_DIV: r = x / y; break;
+  case P_IDIV: r = floor(x / y); break;
+  case P_MOD: r = lua_fmod(x, y); break;
+  case P_POW: r = pow(x, y); break;
+  case P_ATAN2: r = atan2(x, y); break;
+  case P_NEG: r = -x; break;
+  case P_ABS: r = fabs(x); break;
+  case P_SIGNUM: r = signum_d(x); break;
+  case P_MIN: r = y < x ? y : x; break;
+  case P_MAX: r = y > x ? y : x; break;
+  case P_SQRT: r = sqrt(x); break;
+  case P_EXP: r = exp(x); break;
+  case P_LOG: r = log(x); break;
+  case P_SIN: r = sin(x); break;
+  case P_COS: r = cos(x); break;
+  case P_TAN: r = tan(x); break;
+  case P_ASIN: r = asin(x); break;
+  case P_ACOS: r = acos(x); break;
+  case P_ATAN: r = atan(x); break;
+  case P_FLOOR: r = floor(x); break;
+  case P_CEIL: r = ceil(x); break;
+  case P_ROUND: r = round(x); break;
+  case P_TRUNCATE: r = trunc(x); break;
+  case P_ISNAN: out->u = isnan(x) != 0; return LACC_OK;
+  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
+    out->u = (uint64_t)compare_float(p, x, y);
+    return LACC_OK;
+  default: return LACC_ERR_ARG;
+  }
+  out->d = r;
+  return LACC_OK;
+}
+
+static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
+  float x = a[0].f, y = a[1].f, r;
+  switch (p) {
+  case P_ADD: r = x + y; break;
+  case P_SUB: r = x - y; break;
+  case P_MUL: r = x * y; break;
+  case P_DIV: r = x / y; break;
+  case P_IDIV: r = floorf(x / y); break;
+  case P_MOD: r = lua_fmodf(x, y); break;
+  case P_POW: r = powf(x, y); break;
+  case P_ATAN2: r = atan2f(x, y); break;
+  case P_NEG: r = -x; break;
+  case P_ABS: r = fabsf(x); break;
+  case P_SIGNUM: r = (float)signum_d(x); break;
+  case P_MIN: r = y < x ? y : x; break;
+  case P_MAX: r = y > x ? y : x; break;
+  case P_SQRT: r = sqrtf(x); break;
+  case P_EXP: r = expf(x); break;
+  case P_LOG: r = logf(x); break;
+  case P_SIN: r = sinf(x); break;
+  case P_COS: r = cosf(x); break;
+  case P_TAN: r = tanf(x); break;
+  case P_ASIN: r = asinf(x); break;
+  case P_ACOS: r = acosf(x); break;
+  case P_ATAN: r = atanf(x); break;
+  case P_FLOOR: r = floorf(x); break;
+  case P_CEIL: r = ceilf(x); break;
+  case P_ROUND: r = roundf(x); break;
+  case P_TRUNCATE: r = truncf(x); break;
+  case P_ISNAN: out->u = isnan(x) != 0; return LACC_OK;
+  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
+    out->u = (uint64_t)compare_float(p, x, y);
+    return LACC_OK;
+  default: return LACC_ERR_ARG;
+  }
+  out->f = r;
+  return LACC_OK;
+}
+
+static int eval_bool(prim_op p, const lacc_val *a, lacc_val *out) {
+  uint64_t x = a[0].u != 0, y = a[1].u != 0;
+  switch (p) {
+  case P_LAND: out->u = x && y; return LACC_OK;
+  case P_LOR: out->u = x || y; return LACC_OK;
+  case P_LNOT: out->u = !x; return LACC_OK;
+  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE: {
+    lacc_val vx = { .u = x }, vy = { .u = y };
+    out->u = (uint64_t)compare_int(p, S_U8, vx, vy);
+    return LACC_OK;
+  }
+  default: return LACC_ERR_ARG;
+  }
+}
+
+int prim_eval(prim_op p, scalar_kind k, int nargs, const lacc_val *x, lacc_val *out) {
+  lacc_val a[2] = { x[0], nargs > 1 ? x[1] : x[0] };
+  if (k == S_BOOL) return eval_bool(p, a, out);
+  if (k == S_F64) return eval_f64(p, a, out);
+  if (k == S_F32) return eval_f32(p, a, out);
+  return eval_int(p, k, a, out);
+}

@@ -1,0 +1,137 @@
+/* test_core.c: unit tests of the core through the public C API, without Lua.
+ * Covers sharing recovery (the seed's example, long chains), typing errors and the
+ * interpreter's run-time errors. Prints "N passed, N failed" last.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "lacc.h"
+
+static int passed, failed;
+
+static void check(int ok, const char *what) {
+  if (ok) passed++;
+  else {
+    failed++;
+    printf("FAIL: %s\n", what);
+  }
+}
+
+static lacc_node *ci(lacc_ctx *c, const char *t, int64_t v) { return lacc_exp_const_i(c, t, v, "test"); }
+
+static lacc_node *op2(lacc_ctx *c, const char *op, lacc_node *a, lacc_node *b) {
+  lacc_node *args[2] = { a, b };
+  return lacc_exp_op(c, op, 2, args, "test");
+}
+
+static lacc_node *unit(lacc_ctx *c, lacc_node *e) { return lacc_acc_op(c, "unit", 1, &e, "test"); }
+
+static int64_t run_i(lacc_ctx *c, lacc_node *acc, int *rc) {
+  lacc_array *out = NULL;
+  int64_t v = 0;
+  *rc = lacc_run(c, "interp", 1, &acc, &out);
+  if (*rc == LACC_OK) {
+    lacc_array_get_i(c, out, 0, 0, &v);
+    lacc_array_release(out);
+  }
+  return v;
+}
+
+/* let inc = (+) 1 in let nine = let three = inc 2 in (*) three three in (-) (inc nine) nine */
+static void test_seed_example(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  lacc_node *one = ci(c, "i32", 1), *two = ci(c, "i32", 2);
+  lacc_node *three = op2(c, "add", two, one);
+  lacc_node *nine = op2(c, "mul", three, three);
+  lacc_node *ten = op2(c, "add", nine, one);
+  lacc_node *res = op2(c, "sub", ten, nine);
+  lacc_node *u = unit(c, res);
+  lacc_stats st;
+  char *text = lacc_explain(c, 1, &u, &st);
+  check(text != NULL && st.lets == 3, "seed example has three lets");
+  lacc_string_free(text);
+  int rc;
+  check(run_i(c, u, &rc) == 1 && rc == LACC_OK, "seed example evaluates to 1");
+  lacc_node *all[] = { one, two, three, nine, ten, res, u };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  lacc_ctx_release(c);
+}
+
+/* x = x + x, 60 times, inside a lambda: linear with sharing, 2^60 without. */
+static void test_chain(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  lacc_node *x = lacc_exp_var(c, "i64", "test");
+  lacc_node *cur = x;
+  lacc_node_retain(cur);
+  for (int i = 0; i < 60; i++) {
+    lacc_node *next = op2(c, "add", cur, cur);
+    lacc_node_release(cur);
+    cur = next;
+  }
+  lacc_node *f = lacc_lam(c, 1, &x, cur, "test");
+  int64_t ext = 3;
+  lacc_array *a = lacc_array_new(c, "i64", 1, &ext);
+  for (int i = 0; i < 3; i++) lacc_array_set_i(c, a, 0, i, i + 1);
+  lacc_node *use = lacc_acc_use(c, a, "test");
+  lacc_node *margs[2] = { f, use };
+  lacc_node *m = lacc_acc_op(c, "map", 2, margs, "test");
+  clock_t t0 = clock();
+  lacc_stats st;
+  char *text = lacc_explain(c, 1, &m, &st);
+  lacc_array *out = NULL;
+  int rc = lacc_run(c, "interp", 1, &m, &out);
+  double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  check(text != NULL && st.lets == 59, "60 self-additions give 59 lets (the last sum is used once)");
+  check(rc == LACC_OK && secs < 1.0, "60 self-additions run in well under a second");
+  int64_t v = 0;
+  if (out != NULL) lacc_array_get_i(c, out, 0, 2, &v);
+  check(v == (int64_t)(3ULL << 60), "3 * 2^60");
+  lacc_string_free(text);
+  lacc_array_release(out);
+  lacc_array_release(a);
+  lacc_node *all[] = { x, cur, f, use, m };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  lacc_ctx_release(c);
+}
+
+static void test_type_error(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  lacc_node *a = ci(c, "i32", 1);
+  lacc_node *b = lacc_exp_const_f(c, "f32", 1.5, "test");
+  lacc_node *bad = op2(c, "add", a, b);
+  check(bad == NULL && lacc_errcode(c) == LACC_ERR_TYPE, "add of i32 and f32 is a type error");
+  check(strstr(lacc_errmsg(c), "add") && strstr(lacc_errmsg(c), "i32") &&
+            strstr(lacc_errmsg(c), "f32") && strstr(lacc_errmsg(c), "test"),
+        "type error names operation, types and place");
+  lacc_node_release(a);
+  lacc_node_release(b);
+  lacc_ctx_release(c);
+}
+
+static void test_divzero(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  lacc_node *a = ci(c, "i32", 7), *z = ci(c, "i32", 0);
+  lacc_node *d = op2(c, "idiv", a, z);
+  lacc_node *u = unit(c, d);
+  int rc;
+  run_i(c, u, &rc);
+  check(rc == LACC_ERR_DIVZERO && strstr(lacc_errmsg(c), "division by zero"),
+        "integer division by zero is reported");
+  lacc_node *m = ci(c, "i32", INT32_MIN), *neg = ci(c, "i32", -1);
+  lacc_node *q = op2(c, "idiv", m, neg), *uq = unit(c, q);
+  check(run_i(c, uq, &rc) == INT32_MIN && rc == LACC_OK, "INT32_MIN // -1 wraps");
+  lacc_node *all[] = { a, z, d, u, m, neg, q, uq };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  lacc_ctx_release(c);
+}
+
+int main(void) {
+  check(lacc_abi_version() == LACC_ABI_VERSION, "abi version");
+  test_seed_example();
+  test_chain();
+  test_type_error();
+  test_divzero();
+  printf("core: %d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}

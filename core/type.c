@@ -1,0 +1,304 @@
+/* type.c: element types and scalar values.
+ *
+ * Owns: the type tree (scalar | tuple, to grow sums next), interning, signature
+ * parsing and printing, the flattening of a type into scalar leaves, and the
+ * conversion, loading and storing of single scalar values.
+ * Must not: know about arrays' shapes, nodes or programs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+static const char *const scalar_names[S_NSCALAR] = {
+  "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"
+};
+static const size_t scalar_sizes[S_NSCALAR] = { 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8 };
+
+const char *scalar_name(scalar_kind k) { return scalar_names[k]; }
+size_t scalar_size(scalar_kind k) { return scalar_sizes[k]; }
+int scalar_is_float(scalar_kind k) { return k == S_F32 || k == S_F64; }
+int scalar_is_int(scalar_kind k) { return k != S_BOOL && !scalar_is_float(k); }
+int scalar_is_signed(scalar_kind k) { return k >= S_I8 && k <= S_I64; }
+int scalar_bits(scalar_kind k) { return (int)scalar_sizes[k] * 8; }
+
+static const lacc_type *intern(lacc_ctx *ctx, lacc_type *proto, char *sig) {
+  for (lacc_type *t = ctx->types; t != NULL; t = t->next) {
+    if (strcmp(t->sig, sig) == 0) {
+      free(sig);
+      free(proto->fields);
+      return t;
+    }
+  }
+  lacc_type *t = malloc(sizeof *t);
+  if (t == NULL) {
+    free(sig);
+    free(proto->fields);
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  *t = *proto;
+  t->sig = sig;
+  t->next = ctx->types;
+  ctx->types = t;
+  return t;
+}
+
+const lacc_type *type_scalar(lacc_ctx *ctx, scalar_kind k) {
+  lacc_type proto = { .kind = T_SCALAR, .scalar = k, .nleaves = 1 };
+  char *sig = strdup(scalar_names[k]);
+  if (sig == NULL) {
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  return intern(ctx, &proto, sig);
+}
+
+const lacc_type *type_tuple(lacc_ctx *ctx, int n, const lacc_type *const *fields) {
+  lacc_type proto = { .kind = T_TUPLE, .n = n };
+  size_t len = 3;
+  for (int i = 0; i < n; i++) {
+    proto.nleaves += fields[i]->nleaves;
+    len += strlen(fields[i]->sig) + 1;
+  }
+  char *sig = malloc(len);
+  proto.fields = malloc(sizeof *proto.fields * (size_t)(n ? n : 1));
+  if (sig == NULL || proto.fields == NULL) {
+    free(sig);
+    free(proto.fields);
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  char *p = sig;
+  *p++ = '(';
+  for (int i = 0; i < n; i++) {
+    size_t l = strlen(fields[i]->sig);
+    if (i > 0) *p++ = ',';
+    memcpy(p, fields[i]->sig, l);
+    p += l;
+    proto.fields[i] = fields[i];
+  }
+  *p++ = ')';
+  *p = '\0';
+  return intern(ctx, &proto, sig);
+}
+
+static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
+  while (**s == ' ') (*s)++;
+  if (depth > 64) return NULL;
+  if (**s == '(') {
+    const lacc_type *fields[LACC_MAX_ARGS * 4] = { 0 };
+    int n = 0;
+    (*s)++;
+    while (**s == ' ') (*s)++;
+    if (**s == ')') {
+      (*s)++;
+      return type_tuple(ctx, 0, fields);
+    }
+    for (;;) {
+      if (n == (int)(sizeof fields / sizeof fields[0])) return NULL;
+      const lacc_type *f = parse(ctx, s, depth + 1);
+      if (f == NULL) return NULL;
+      fields[n++] = f;
+      while (**s == ' ') (*s)++;
+      if (**s == ',') {
+        (*s)++;
+        continue;
+      }
+      if (**s != ')') return NULL;
+      (*s)++;
+      return type_tuple(ctx, n, fields);
+    }
+  }
+  for (int k = 0; k < S_NSCALAR; k++) {
+    size_t l = strlen(scalar_names[k]);
+    char next = (*s)[l];
+    if (strncmp(*s, scalar_names[k], l) == 0 &&
+        (next == '\0' || next == ',' || next == ')' || next == ' ')) {
+      *s += l;
+      return type_scalar(ctx, (scalar_kind)k);
+    }
+  }
+  return NULL;
+}
+
+const lacc_type *type_parse(lacc_ctx *ctx, const char *sig) {
+  if (sig == NULL) {
+    ctx_error(ctx, LACC_ERR_ARG, "missing element type");
+    return NULL;
+  }
+  const char *s = sig;
+  const lacc_type *t = parse(ctx, &s, 0);
+  while (t != NULL && *s == ' ') s++;
+  if (t == NULL || *s != '\0') {
+    if (ctx->errcode != LACC_ERR_MEMORY)
+      ctx_error(ctx, LACC_ERR_ARG, "not an element type: '%s'", sig);
+    return NULL;
+  }
+  return t;
+}
+
+const lacc_type *type_shape(lacc_ctx *ctx, int rank) {
+  const lacc_type *i64 = type_scalar(ctx, S_I64);
+  if (rank == 1 || i64 == NULL) return i64;
+  const lacc_type *f[LACC_MAX_RANK];
+  for (int i = 0; i < rank; i++) f[i] = i64;
+  return type_tuple(ctx, rank, f);
+}
+
+int type_is_shape(const lacc_type *t, int *rank) {
+  if (t->kind == T_SCALAR) {
+    *rank = 1;
+    return t->scalar == S_I64;
+  }
+  if (t->n > LACC_MAX_RANK || t->n == 1) return 0;
+  for (int i = 0; i < t->n; i++)
+    if (t->fields[i]->kind != T_SCALAR || t->fields[i]->scalar != S_I64) return 0;
+  *rank = t->n;
+  return 1;
+}
+
+int type_leaf_offset(const lacc_type *t, int field) {
+  int off = 0;
+  for (int i = 0; i < field; i++) off += t->fields[i]->nleaves;
+  return off;
+}
+
+scalar_kind type_leaf(const lacc_type *t, int leaf) {
+  while (t->kind == T_TUPLE) {
+    int i = 0;
+    while (leaf >= t->fields[i]->nleaves) leaf -= t->fields[i++]->nleaves;
+    t = t->fields[i];
+  }
+  return t->scalar;
+}
+
+/* Float to integer conversion is defined for every input: NaN gives 0 and values
+ * out of range saturate (C leaves both undefined; lacc must never be). */
+static int64_t f_to_i64(double d) {
+  if (isnan(d)) return 0;
+  if (d >= 9223372036854775807.0) return INT64_MAX;
+  if (d <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)d;
+}
+
+static uint64_t f_to_u64(double d) {
+  if (isnan(d) || d <= 0) return 0;
+  if (d >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)d;
+}
+
+static lacc_val wrap_int(scalar_kind to, uint64_t bits) {
+  lacc_val r;
+  switch (to) {
+  case S_I8: r.i = (int8_t)(uint8_t)bits; break;
+  case S_I16: r.i = (int16_t)(uint16_t)bits; break;
+  case S_I32: r.i = (int32_t)(uint32_t)bits; break;
+  case S_I64: r.u = bits; break;
+  case S_U8: r.u = (uint8_t)bits; break;
+  case S_U16: r.u = (uint16_t)bits; break;
+  case S_U32: r.u = (uint32_t)bits; break;
+  case S_U64: r.u = bits; break;
+  case S_BOOL: r.u = bits != 0; break;
+  default: r.u = bits; break;
+  }
+  return r;
+}
+
+/* Saturating float->int for narrow types goes through 64 bits and then clamps. */
+static lacc_val float_to_int(scalar_kind to, double d) {
+  if (to == S_BOOL) {
+    lacc_val r = { .u = d != 0 };
+    return r;
+  }
+  if (scalar_is_signed(to)) {
+    int64_t v = f_to_i64(d);
+    int bits = scalar_bits(to);
+    if (bits < 64) {
+      int64_t hi = ((int64_t)1 << (bits - 1)) - 1, lo = -hi - 1;
+      v = v > hi ? hi : v < lo ? lo : v;
+    }
+    lacc_val r = { .i = v };
+    return r;
+  }
+  uint64_t v = f_to_u64(d);
+  int bits = scalar_bits(to);
+  if (bits < 64) {
+    uint64_t hi = ((uint64_t)1 << bits) - 1;
+    v = v > hi ? hi : v;
+  }
+  lacc_val r = { .u = v };
+  return r;
+}
+
+lacc_val val_cast(scalar_kind to, scalar_kind from, lacc_val v) {
+  lacc_val r;
+  if (scalar_is_float(from)) {
+    double d = from == S_F32 ? (double)v.f : v.d;
+    if (to == S_F32) r.f = (float)d;
+    else if (to == S_F64) r.d = d;
+    else r = float_to_int(to, d);
+    return r;
+  }
+  /* from an integer or bool: v.i holds the sign-extended value for signed kinds */
+  if (to == S_F32) {
+    r.f = scalar_is_signed(from) ? (float)v.i : (float)v.u;
+    return r;
+  }
+  if (to == S_F64) {
+    r.d = scalar_is_signed(from) ? (double)v.i : (double)v.u;
+    return r;
+  }
+  return wrap_int(to, v.u);
+}
+
+lacc_val val_load(scalar_kind k, const void *base, int64_t i) {
+  lacc_val r;
+  switch (k) {
+  case S_BOOL: r.u = ((const uint8_t *)base)[i] != 0; break;
+  case S_I8: r.i = ((const int8_t *)base)[i]; break;
+  case S_I16: r.i = ((const int16_t *)base)[i]; break;
+  case S_I32: r.i = ((const int32_t *)base)[i]; break;
+  case S_I64: r.i = ((const int64_t *)base)[i]; break;
+  case S_U8: r.u = ((const uint8_t *)base)[i]; break;
+  case S_U16: r.u = ((const uint16_t *)base)[i]; break;
+  case S_U32: r.u = ((const uint32_t *)base)[i]; break;
+  case S_U64: r.u = ((const uint64_t *)base)[i]; break;
+  case S_F32: r.f = ((const float *)base)[i]; break;
+  default: r.d = ((const double *)base)[i]; break;
+  }
+  return r;
+}
+
+void val_store(scalar_kind k, void *base, int64_t i, lacc_val v) {
+  switch (k) {
+  case S_BOOL: ((uint8_t *)base)[i] = v.u != 0; break;
+  case S_I8: ((int8_t *)base)[i] = (int8_t)v.i; break;
+  case S_I16: ((int16_t *)base)[i] = (int16_t)v.i; break;
+  case S_I32: ((int32_t *)base)[i] = (int32_t)v.i; break;
+  case S_I64: ((int64_t *)base)[i] = v.i; break;
+  case S_U8: ((uint8_t *)base)[i] = (uint8_t)v.u; break;
+  case S_U16: ((uint16_t *)base)[i] = (uint16_t)v.u; break;
+  case S_U32: ((uint32_t *)base)[i] = (uint32_t)v.u; break;
+  case S_U64: ((uint64_t *)base)[i] = v.u; break;
+  case S_F32: ((float *)base)[i] = v.f; break;
+  default: ((double *)base)[i] = v.d; break;
+  }
+}
+
+static char *format_float(double d, char *buf, size_t size, int digits) {
+  if (isnan(d)) snprintf(buf, size, "%s", signbit(d) ? "-nan" : "nan");
+  else if (isinf(d)) snprintf(buf, size, "%s", d < 0 ? "-inf" : "inf");
+  else snprintf(buf, size, "%.*g", digits, d);
+  return buf;
+}
+
+char *val_format(scalar_kind k, lacc_val v, char *buf, size_t size) {
+  if (k == S_BOOL) snprintf(buf, size, "%s", v.u ? "true" : "false");
+  else if (k == S_F32) format_float(v.f, buf, size, 9);
+  else if (k == S_F64) format_float(v.d, buf, size, 17);
+  else if (scalar_is_signed(k)) snprintf(buf, size, "%lld", (long long)v.i);
+  else snprintf(buf, size, "%llu", (unsigned long long)v.u);
+  return buf;
+}

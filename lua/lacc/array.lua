@@ -1,0 +1,181 @@
+-- lacc.array: host arrays.
+-- Owns: the Lua face of arrays held by the core: construction from tables, element
+-- access with 1-based indices, conversion to tables and text. Elements of tuple type
+-- are Lua tables {x, y}. Must not: build programs (init.lua does).
+local types = require "lacc.types"
+local util = require "lacc.util"
+local core, fail = util.core, util.fail
+
+local M = {}
+local methods = {}
+M.methods = methods
+
+local function is_array(x) return core.is_array(x) end
+M.is_array = is_array
+
+local function shape_of(a) return core.array_shape(a) end
+
+-- Linear 0-based index of 1-based indices.
+local function linear(a, shape, ...)
+  local n = select("#", ...)
+  if n ~= #shape then
+    fail("index: expected %d indices for an array of rank %d, got %d", #shape, #shape, n)
+  end
+  local lin = 0
+  for d = 1, n do
+    local i = select(d, ...)
+    if type(i) ~= "number" or i ~= math.floor(i) then
+      fail("index %d is not an integer", d)
+    end
+    if i < 1 or i > shape[d] then
+      fail("index %d out of bounds: %d not in 1..%d", d, i, shape[d])
+    end
+    lin = lin * shape[d] + (i - 1)
+  end
+  return lin
+end
+
+local function read(a, t, lin, leaf)
+  if t.kind == "scalar" then return core.array_get(a, leaf, lin), leaf + 1 end
+  local r = {}
+  for i, f in ipairs(t.fields) do r[i], leaf = read(a, f, lin, leaf) end
+  return r, leaf
+end
+
+local function write(a, t, lin, leaf, v)
+  if t.kind == "scalar" then
+    core.array_set(a, leaf, lin, v)
+    return leaf + 1
+  end
+  if type(v) ~= "table" or #v ~= #t.fields then
+    fail("expected a table of %d fields for %s, got %s", #t.fields, t.sig, type(v))
+  end
+  for i, f in ipairs(t.fields) do leaf = write(a, f, lin, leaf, v[i]) end
+  return leaf
+end
+
+local function elem_type(a) return types.parse(core.array_type(a)) end
+
+function methods.shape(a) return shape_of(a) end
+function methods.type(a) return core.array_type(a) end
+function methods.size(a) return core.array_size(a) end
+function methods.free(a) core.array_free(a) end
+
+function methods.get(a, ...)
+  return (read(a, elem_type(a), linear(a, shape_of(a), ...), 0))
+end
+
+function methods.set(a, ...)
+  local n = select("#", ...)
+  local v = select(n, ...)
+  local idx = { ... }
+  idx[n] = nil
+  write(a, elem_type(a), linear(a, shape_of(a), (table.unpack or unpack)(idx, 1, n - 1)), 0, v)
+end
+
+-- Element at a 0-based linear index (for iteration without index arithmetic).
+function methods.at_linear(a, lin) return (read(a, elem_type(a), lin, 0)) end
+
+function methods.totable(a)
+  local shape, t = shape_of(a), elem_type(a)
+  if #shape == 0 then return (read(a, t, 0, 0)) end
+  local lin = 0
+  local function build(d)
+    local r = {}
+    for i = 1, shape[d] do
+      if d == #shape then
+        r[i] = read(a, t, lin, 0)
+        lin = lin + 1
+      else
+        r[i] = build(d + 1)
+      end
+    end
+    return r
+  end
+  return build(1)
+end
+
+local function show_value(v)
+  if type(v) == "table" then
+    local parts = {}
+    for i, x in ipairs(v) do parts[i] = show_value(x) end
+    return "(" .. table.concat(parts, ",") .. ")"
+  end
+  return tostring(v)
+end
+
+-- Like Accelerate's show: shape, type, then the elements (elided past 64 per row
+-- and 16 rows).
+function M.tostring(a)
+  local shape, t = shape_of(a), elem_type(a)
+  local head = ("Array (%s) %s"):format(table.concat(shape, ","), t.sig)
+  local n = core.array_size(a)
+  if #shape == 0 then return head .. " [" .. show_value(read(a, t, 0, 0)) .. "]" end
+  local inner = shape[#shape]
+  local rows = inner > 0 and math.floor(n / inner) or 0
+  local out = {}
+  for r = 0, math.min(rows, 16) - 1 do
+    local items = {}
+    for j = 0, math.min(inner, 64) - 1 do items[#items + 1] = show_value(read(a, t, r * inner + j, 0)) end
+    if inner > 64 then items[#items + 1] = "..." end
+    out[#out + 1] = table.concat(items, ",")
+  end
+  if rows > 16 then out[#out + 1] = "..." end
+  if #shape == 1 then return head .. " [" .. (out[1] or "") .. "]" end
+  return head .. "\n [" .. table.concat(out, ",\n  ") .. "]"
+end
+
+-- Nested tables give the shape; the innermost tables are elements when the element
+-- type is a tuple.
+function M.fromtable(tbl, t)
+  local pt, err = types.parse(t)
+  if not pt then fail("fromtable: %s", err) end
+  if type(tbl) ~= "table" then
+    local a = core.array_new(pt.sig, {})
+    write(a, pt, 0, 0, tbl)
+    return a
+  end
+  local function matches(x, et)
+    if et.kind == "scalar" then return type(x) ~= "table" end
+    if type(x) ~= "table" or #x ~= #et.fields then return false end
+    for i, f in ipairs(et.fields) do
+      if not matches(x[i], f) then return false end
+    end
+    return true
+  end
+  local shape, probe = {}, tbl
+  while type(probe) == "table" and not matches(probe, pt) do
+    shape[#shape + 1] = #probe
+    if #probe == 0 then break end
+    probe = probe[1]
+  end
+  if #shape > 8 then fail("fromtable: nesting deeper than rank 8") end
+  local a = core.array_new(pt.sig, shape)
+  local lin = 0
+  local function fill(x, d)
+    if d > #shape then
+      write(a, pt, lin, 0, x)
+      lin = lin + 1
+      return
+    end
+    if type(x) ~= "table" or #x ~= shape[d] then
+      fail("fromtable: ragged table: dimension %d should have %d elements", d, shape[d])
+    end
+    for i = 1, shape[d] do fill(x[i], d + 1) end
+  end
+  fill(tbl, 1)
+  return a
+end
+
+function M.new(t, shape, fillv)
+  local pt, err = types.parse(t)
+  if not pt then fail("array: %s", err) end
+  if type(shape) ~= "table" then fail("array: expected a shape table, got %s", type(shape)) end
+  local a = core.array_new(pt.sig, shape)
+  if fillv ~= nil then
+    for lin = 0, core.array_size(a) - 1 do write(a, pt, lin, 0, fillv) end
+  end
+  return a
+end
+
+return M

@@ -1,0 +1,64 @@
+-- Generated from core/include/lacc.h by tools/gen_cdef.sh: do not edit.
+return [[
+typedef enum lacc_status {
+  LACC_OK = 0,
+  LACC_ERR_TYPE = 1,
+  LACC_ERR_ARG = 2,
+  LACC_ERR_MEMORY = 3,
+  LACC_ERR_BOUNDS = 4,
+  LACC_ERR_DIVZERO = 5,
+  LACC_ERR_SHAPE = 6,
+  LACC_ERR_SCOPE = 7,
+  LACC_ERR_BACKEND = 8
+} lacc_status;
+typedef struct lacc_ctx lacc_ctx;
+typedef struct lacc_array lacc_array;
+typedef struct lacc_node lacc_node;
+typedef struct lacc_stats {
+  int kernels;
+  int intermediates;
+  int lets;
+} lacc_stats;
+int lacc_abi_version(void);
+lacc_ctx *lacc_ctx_new(void);
+void lacc_ctx_release(lacc_ctx *ctx);
+const char *lacc_errmsg(const lacc_ctx *ctx);
+int lacc_errcode(const lacc_ctx *ctx);
+int64_t lacc_ctx_bytes(const lacc_ctx *ctx);
+lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int64_t *extents);
+void lacc_array_retain(lacc_array *a);
+void lacc_array_release(lacc_array *a);
+lacc_ctx *lacc_array_ctx(const lacc_array *a);
+const char *lacc_array_type(const lacc_array *a);
+int lacc_array_rank(const lacc_array *a);
+int64_t lacc_array_extent(const lacc_array *a, int dim);
+int64_t lacc_array_size(const lacc_array *a);
+int lacc_array_nleaves(const lacc_array *a);
+const char *lacc_array_leaf_type(const lacc_array *a, int leaf);
+void *lacc_array_leaf_data(lacc_array *a, int leaf);
+int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out);
+int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, double *out);
+int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t v);
+int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v);
+lacc_node *lacc_exp_const_i(lacc_ctx *ctx, const char *type, int64_t v, const char *where);
+lacc_node *lacc_exp_const_f(lacc_ctx *ctx, const char *type, double v, const char *where);
+lacc_node *lacc_exp_var(lacc_ctx *ctx, const char *type, const char *where);
+lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
+                       const char *where);
+lacc_node *lacc_exp_prj(lacc_ctx *ctx, int field, lacc_node *tuple, const char *where);
+lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
+lacc_node *lacc_lam(lacc_ctx *ctx, int nparams, lacc_node *const *params, lacc_node *body,
+                    const char *where);
+lacc_node *lacc_acc_use(lacc_ctx *ctx, lacc_array *a, const char *where);
+lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
+                       const char *where);
+void lacc_node_retain(lacc_node *n);
+void lacc_node_release(lacc_node *n);
+const char *lacc_node_type(const lacc_node *n);
+int lacc_node_rank(const lacc_node *n);
+const char *lacc_node_level(const lacc_node *n);
+int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
+             lacc_array **out);
+char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);
+void lacc_string_free(char *s);
+]]

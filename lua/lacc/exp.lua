@@ -1,0 +1,300 @@
+-- lacc.exp: scalar expressions inside lambdas.
+-- Owns: Exp values (a core node plus its type), operator overloading, Lua numbers as
+-- weak constants that take the other operand's type, the scalar functions of SPEC §4,
+-- and tracing a Lua function once with fresh variables. Must not: know combinators.
+local types = require "lacc.types"
+local util = require "lacc.util"
+local core, where, fail = util.core, util.where, util.fail
+
+local M = {}
+local E = {}          -- metatable of Exp values
+local methods = {}
+M.mt = E
+
+local function is_exp(x) return getmetatable(x) == E end
+M.is_exp = is_exp
+
+local function wrap(node)
+  local _, t = core.node_info(node)
+  return setmetatable({ node = node, t = t }, E)
+end
+M.wrap = wrap
+
+-- A constant of type t from a Lua value (number, boolean, or int64 cdata on LuaJIT).
+function M.constant(v, t)
+  if is_exp(v) then
+    if v.t ~= t then return M.cast(v, t) end
+    return v
+  end
+  if not types.is_scalar[t] then fail("constant: expected a scalar type, got %s", tostring(t)) end
+  return wrap(core.node_const(t, v, where()))
+end
+
+local function is_plain(x)
+  local tx = type(x)
+  return tx == "number" or tx == "boolean" or (tx == "cdata" and not is_exp(x))
+end
+
+-- Lift a value to an Exp, taking type t for plain Lua values.
+function M.lift(x, t, what)
+  if is_exp(x) then return x end
+  if is_plain(x) then
+    if not t then
+      if type(x) == "boolean" then t = "bool"
+      else fail("%s: a Lua number has no element type here; use lacc.constant(v, type)", what or "value") end
+    end
+    return M.constant(x, t)
+  end
+  fail("%s: expected a scalar expression or a number, got %s", what or "value", type(x))
+end
+
+-- Two operands: plain values take the type of the other.
+local function lift2(a, b, what)
+  local ta = is_exp(a) and a.t or nil
+  local tb = is_exp(b) and b.t or nil
+  return M.lift(a, tb, what), M.lift(b, ta, what)
+end
+
+local function op(name, ...)
+  return wrap(core.node_op(name, where(), ...))
+end
+
+local function binop(name)
+  return function(a, b)
+    local x, y = lift2(a, b, name)
+    return op(name, x.node, y.node)
+  end
+end
+
+local function unop(name)
+  return function(a)
+    return op(name, M.lift(a, nil, name).node)
+  end
+end
+
+function M.cast(x, t)
+  if not types.is_scalar[t] then fail("cast: expected a scalar type, got %s", tostring(t)) end
+  x = M.lift(x, t, "cast")
+  if x.t == t then return x end
+  return wrap(core.node_cast(t, x.node, where()))
+end
+
+-- Lua's / and ^ give floats: integer operands become f64 first.
+local function floaty(name)
+  return function(a, b)
+    local x, y = lift2(a, b, name)
+    if not types.is_float(x.t) then x = M.cast(x, "f64") end
+    if not types.is_float(y.t) then y = M.cast(y, "f64") end
+    return op(name, x.node, y.node)
+  end
+end
+
+M.add, M.sub, M.mul = binop("add"), binop("sub"), binop("mul")
+M.div, M.pow = floaty("div"), floaty("pow")
+M.idiv, M.imod = binop("idiv"), binop("mod")
+M.quot, M.rem = binop("quot"), binop("rem")
+M.band, M.bor, M.bxor = binop("band"), binop("bor"), binop("bxor")
+M.shl, M.shr = binop("shl"), binop("shr")
+M.bnot, M.neg = unop("bnot"), unop("neg")
+M.eq, M.ne, M.lt, M.le, M.gt, M.ge =
+  binop("eq"), binop("ne"), binop("lt"), binop("le"), binop("gt"), binop("ge")
+M.land, M.lor, M.lnot = binop("land"), binop("lor"), unop("lnot")
+M.min, M.max, M.atan2 = binop("min"), binop("max"), binop("atan2")
+for _, f in ipairs { "abs", "signum", "sqrt", "exp", "log", "sin", "cos", "tan", "asin",
+                     "acos", "atan", "floor", "ceil", "round", "truncate", "isnan" } do
+  M[f] = unop(f)
+end
+
+-- Plain Lua fallbacks when no operand is an Exp.
+local plain = {
+  min = math.min, max = math.max, abs = math.abs, sqrt = math.sqrt, exp = math.exp,
+  log = math.log, sin = math.sin, cos = math.cos, tan = math.tan, asin = math.asin,
+  acos = math.acos, atan = function(y) return math.atan(y) end, floor = math.floor,
+  ceil = math.ceil, pow = function(a, b) return a ^ b end,
+  atan2 = function(y, x) return math.atan2 and math.atan2(y, x) or math.atan(y, x) end,
+  isnan = function(x) return x ~= x end,
+  eq = function(a, b) return a == b end, ne = function(a, b) return a ~= b end,
+  lt = function(a, b) return a < b end, le = function(a, b) return a <= b end,
+  gt = function(a, b) return a > b end, ge = function(a, b) return a >= b end,
+  land = function(a, b) return a and b end, lor = function(a, b) return a or b end,
+  lnot = function(a) return not a end,
+}
+for name, f in pairs(plain) do
+  local sym = M[name]
+  M[name] = function(a, b)
+    if not is_exp(a) and not is_exp(b) and is_plain(a) and (b == nil or is_plain(b)) then
+      return f(a, b)
+    end
+    return sym(a, b)
+  end
+end
+
+function M.cond(c, t, e)
+  if type(c) == "boolean" then return c and t or e end
+  c = M.lift(c, "bool", "cond")
+  local x, y = lift2(t, e, "cond")
+  return op("cond", c.node, x.node, y.node)
+end
+
+-- Tuples of expressions. Plain numbers need a type: give Exps or lacc.constant.
+function M.tuple(...)
+  local n = select("#", ...)
+  local nodes = {}
+  for i = 1, n do nodes[i] = M.lift(select(i, ...), nil, "tuple").node end
+  return op("tuple", (table.unpack or unpack)(nodes, 1, n))
+end
+
+function M.prj(x, i)
+  local ti = types.parse(x.t)
+  if ti.kind ~= "tuple" then fail("a value of type %s has no field %s", x.t, tostring(i)) end
+  return wrap(core.node_prj(i - 1, x.node, where()))
+end
+
+function methods.unpack(x)
+  local ti = types.parse(x.t)
+  if ti.kind ~= "tuple" then return x end
+  local r = {}
+  for i = 1, #ti.fields do r[i] = M.prj(x, i) end
+  return (table.unpack or unpack)(r, 1, #ti.fields)
+end
+
+function methods.cast(x, t) return M.cast(x, t) end
+function methods.type(x) return x.t end
+for _, name in ipairs { "eq", "ne", "lt", "le", "gt", "ge", "min", "max", "abs", "sqrt",
+                        "land", "lor", "lnot", "isnan", "floor", "ceil", "round", "truncate",
+                        "idiv", "imod", "quot", "rem", "band", "bor", "bxor", "bnot", "shl", "shr" } do
+  methods[name] = M[name]
+end
+
+E.__add, E.__sub, E.__mul, E.__div, E.__pow = M.add, M.sub, M.mul, M.div, M.pow
+E.__mod, E.__idiv, E.__unm = M.imod, M.idiv, M.neg
+E.__band, E.__bor, E.__bxor, E.__shl, E.__shr, E.__bnot = M.band, M.bor, M.bxor, M.shl, M.shr, M.bnot
+E.__index = function(x, k)
+  if type(k) == "number" then return M.prj(x, k) end
+  return methods[k]
+end
+E.__tostring = function(x) return "lacc.exp<" .. x.t .. ">" end
+E.__eq = function() fail("use lacc.eq(a, b) or a:eq(b): Lua turns == into a boolean") end
+E.__lt = function() fail("use lacc.lt(a, b) or a:lt(b): Lua turns < into a boolean") end
+E.__le = function() fail("use lacc.le(a, b) or a:le(b): Lua turns <= into a boolean") end
+E.__call = function() fail("a scalar expression is not a function") end
+
+-- Results of a traced function: one value, or several (a tuple).
+function M.result(want, ...)
+  local n = select("#", ...)
+  if n == 0 then fail("the function returned nothing") end
+  if n == 1 then
+    local v = ...
+    if is_plain(v) then
+      local wt = want and types.parse(want)
+      if not (wt and wt.kind == "scalar") then
+        if type(v) == "boolean" then return M.constant(v, "bool") end
+        fail("the function returned a Lua %s with no element type; use lacc.constant(v, type)", type(v))
+      end
+      return M.constant(v, want)
+    end
+    if not is_exp(v) then fail("the function returned a %s, not a scalar expression", type(v)) end
+    return v
+  end
+  local wt = want and types.parse(want)
+  local nodes = {}
+  for i = 1, n do
+    local v = select(i, ...)
+    local ft = wt and wt.kind == "tuple" and wt.fields[i] and wt.fields[i].sig or nil
+    nodes[i] = M.lift(v, ft, "function result").node
+  end
+  return op("tuple", (table.unpack or unpack)(nodes, 1, n))
+end
+
+-- Trace f once. params: list of types; adapt(vars) turns the variables into the Lua
+-- arguments (e.g. 1-based indices). Returns the core function node.
+function M.lambda(f, params, want, adapt)
+  if type(f) ~= "function" and not (type(f) == "table" and getmetatable(f) and getmetatable(f).__call) then
+    fail("expected a function, got %s", type(f))
+  end
+  local w = where()
+  local vars, nodes = {}, {}
+  for i, t in ipairs(params) do
+    nodes[i] = core.node_var(t, w)
+    vars[i] = wrap(nodes[i])
+  end
+  local args = adapt and { adapt(vars) } or vars
+  local body = M.result(want, f((table.unpack or unpack)(args, 1, #args)))
+  return core.node_lam(w, body.node, (table.unpack or unpack)(nodes, 1, #params)), body.t
+end
+
+-- Index arguments: a 0-based shape variable of rank r as r 1-based i64 values.
+function M.index_args(ix, rank)
+  if rank == 0 then return end
+  if rank == 1 then return ix + 1 end
+  local r = {}
+  for d = 1, rank do r[d] = M.prj(ix, d) + 1 end
+  return (table.unpack or unpack)(r, 1, rank)
+end
+
+-- A list of 1-based indices (numbers or Exps) as a 0-based shape-typed Exp.
+function M.index_exp(list, what)
+  local n = #list
+  local parts = {}
+  for d = 1, n do
+    local v = list[d]
+    if is_exp(v) then
+      if v.t ~= "i64" then v = M.cast(v, "i64") end
+    else
+      v = M.lift(v, "i64", what)
+    end
+    parts[d] = v - 1
+  end
+  if n == 1 then return parts[1] end
+  local nodes = {}
+  for d = 1, n do nodes[d] = parts[d].node end
+  return op("tuple", (table.unpack or unpack)(nodes, 1, n))
+end
+
+-- A shape: a table of extents (numbers or Exps) as a shape-typed Exp.
+function M.shape_exp(list, what)
+  if is_exp(list) then return list end
+  if type(list) ~= "table" then fail("%s: expected a shape (a table of extents), got %s", what, type(list)) end
+  local n = #list
+  if n > 8 then fail("%s: rank %d is out of range (0 to 8)", what, n) end
+  local nodes = {}
+  for d = 1, n do
+    local v = list[d]
+    if is_exp(v) then
+      if v.t ~= "i64" then v = M.cast(v, "i64") end
+    else
+      if type(v) ~= "number" or v ~= math.floor(v) then
+        fail("%s: extent %d is not an integer", what, d)
+      end
+      v = M.constant(v, "i64")
+    end
+    nodes[d] = v.node
+  end
+  if n == 1 then return wrap(nodes[1]) end
+  return op("tuple", (table.unpack or unpack)(nodes, 1, n))
+end
+
+function M.shape_type(rank)
+  if rank == 1 then return "i64" end
+  local t = {}
+  for d = 1, rank do t[d] = "i64" end
+  return "(" .. table.concat(t, ",") .. ")"
+end
+
+-- iterate(n, f, x) and while_(c, f, x): bounded sequential loops in scalar code.
+function M.iterate(n, f, x)
+  x = M.lift(x, nil, "iterate")
+  n = M.lift(n, "i64", "iterate")
+  if n.t ~= "i64" then n = M.cast(n, "i64") end
+  local step = M.lambda(f, { x.t }, x.t)
+  return op("iterate", n.node, step, x.node)
+end
+
+function M.while_(c, f, x)
+  x = M.lift(x, nil, "while_")
+  local cond = M.lambda(c, { x.t }, "bool")
+  local step = M.lambda(f, { x.t }, x.t)
+  return op("while", cond, step, x.node)
+end
+
+return M

@@ -1,0 +1,255 @@
+-- lacc.ffi_core: the LuaJIT binding, the same functions as the Lua 5.4 C module
+-- `lacc.core` (bindings/lacc_core.c), written over the FFI against liblacc.so.
+-- Owns: handles as cdata with finalizers, Lua values <-> element values, errors.
+-- Must not: hold semantics (liblacc does). Keep it in step with lacc_core.c.
+local ffi = require "ffi"
+ffi.cdef(require "lacc.cdef")
+ffi.cdef [[
+typedef struct { lacc_array *a; } lacc_array_box;
+]]
+
+local function find_library()
+  local tried = {}
+  local env = os.getenv("LACC_LIB")
+  if env then tried[#tried + 1] = env end
+  for template in package.cpath:gmatch("[^;]+") do
+    tried[#tried + 1] = template:gsub("%?", "liblacc")
+  end
+  tried[#tried + 1] = "lacc"
+  for _, name in ipairs(tried) do
+    local ok, lib = pcall(ffi.load, name)
+    if ok then return lib end
+  end
+  error("lacc: cannot load liblacc.so (set LACC_LIB to its path)", 2)
+end
+
+local C = find_library()
+local M = { binding = "luajit", lib = C }   -- M.lib keeps the namespace alive
+
+local ctx = ffi.gc(C.lacc_ctx_new(), C.lacc_ctx_release)
+if ctx == nil then error("lacc: out of memory") end
+
+local function raise()
+  error(ffi.string(C.lacc_errmsg(ctx)), 0)
+end
+
+-- Arrays: a box struct, so that the metatype (with __len, __index) applies and the
+-- finalizer releases the C array; free() empties the box.
+local hooks = {}          -- filled in by the surface through array_metatable()
+local box_t = ffi.typeof("lacc_array_box")
+local function box_gc(b)
+  if b.a ~= nil then
+    C.lacc_array_release(b.a)
+    b.a = nil
+  end
+end
+ffi.metatype(box_t, {
+  __index = function(self, k) return hooks.__index(self, k) end,
+  __newindex = function(self, k, v) return hooks.__newindex(self, k, v) end,
+  __len = function(self) return hooks.__len(self) end,
+  __tostring = function(self) return hooks.__tostring(self) end,
+  __concat = function(a, b) return hooks.__concat(a, b) end,
+  __gc = box_gc,
+})
+
+local function wrap_array(p)
+  return box_t(p)
+end
+
+local function check_array(b)
+  if not M.is_array(b) then error("expected a lacc array, got " .. type(b), 3) end
+  if b.a == nil then error("array used after free()", 3) end
+  return b.a
+end
+
+local node_ptr_t = ffi.typeof("lacc_node *")
+local function wrap_node(p)
+  if p == nil then raise() end
+  return ffi.gc(p, C.lacc_node_release)
+end
+
+function M.is_array(x) return type(x) == "cdata" and ffi.istype(box_t, x) end
+function M.is_node(x) return type(x) == "cdata" and ffi.istype(node_ptr_t, x) end
+function M.abi_version() return C.lacc_abi_version() end
+function M.array_metatable() return hooks end
+function M.bytes() return tonumber(C.lacc_ctx_bytes(ctx)) end
+
+function M.array_new(t, shape)
+  local rank = #shape
+  if rank > 8 then error(("rank %d is out of range (0 to 8)"):format(rank), 2) end
+  local ext = ffi.new("int64_t[?]", rank + 1)
+  for d = 1, rank do
+    local e = shape[d]
+    if type(e) ~= "number" or e ~= math.floor(e) then
+      error(("shape: extent %d is not an integer"):format(d), 2)
+    end
+    ext[d - 1] = e
+  end
+  local p = C.lacc_array_new(ctx, t, rank, ext)
+  if p == nil then raise() end
+  return wrap_array(p)
+end
+
+function M.array_free(b)
+  if M.is_array(b) then box_gc(b) end
+end
+
+function M.array_type(b) return ffi.string(C.lacc_array_type(check_array(b))) end
+function M.array_size(b) return tonumber(C.lacc_array_size(check_array(b))) end
+function M.array_nleaves(b) return C.lacc_array_nleaves(check_array(b)) end
+
+function M.array_shape(b)
+  local a = check_array(b)
+  local s = {}
+  for d = 1, C.lacc_array_rank(a) do s[d] = tonumber(C.lacc_array_extent(a, d - 1)) end
+  return s
+end
+
+function M.array_leaf_type(b, leaf)
+  local t = C.lacc_array_leaf_type(check_array(b), leaf)
+  if t == nil then error("no such field", 2) end
+  return ffi.string(t)
+end
+
+local i64box = ffi.new("int64_t[1]")
+local f64box = ffi.new("double[1]")
+
+-- 64-bit integers come back as int64_t / uint64_t cdata (exact); narrower ones as numbers.
+function M.array_get(b, leaf, i)
+  local a = check_array(b)
+  local t = M.array_leaf_type(b, leaf)
+  if t == "bool" or t:sub(1, 1) == "f" then
+    if C.lacc_array_get_f(ctx, a, leaf, i, f64box) ~= 0 then raise() end
+    if t == "bool" then return f64box[0] ~= 0 end
+    return f64box[0]
+  end
+  if C.lacc_array_get_i(ctx, a, leaf, i, i64box) ~= 0 then raise() end
+  if t == "i64" then return i64box[0] end
+  if t == "u64" then return ffi.cast("uint64_t", i64box[0]) end
+  return tonumber(i64box[0])
+end
+
+local function is_int64(v)
+  return type(v) == "cdata" and (ffi.istype("int64_t", v) or ffi.istype("uint64_t", v))
+end
+
+function M.array_set(b, leaf, i, v)
+  local a = check_array(b)
+  local t = M.array_leaf_type(b, leaf)
+  local rc
+  if t == "bool" then
+    if type(v) ~= "boolean" then
+      error(("expected a boolean for bool, got %s"):format(type(v)), 2)
+    end
+    rc = C.lacc_array_set_i(ctx, a, leaf, i, v and 1 or 0)
+  elseif t:sub(1, 1) == "f" then
+    if type(v) ~= "number" then
+      error(("expected a number for %s, got %s"):format(t, type(v)), 2)
+    end
+    rc = C.lacc_array_set_f(ctx, a, leaf, i, v)
+  elseif is_int64(v) then
+    rc = C.lacc_array_set_i(ctx, a, leaf, i, ffi.cast("int64_t", v))
+  elseif type(v) == "number" and v == math.floor(v) then
+    if v >= -2^63 and v < 2^63 then rc = C.lacc_array_set_i(ctx, a, leaf, i, v)
+    else rc = C.lacc_array_set_f(ctx, a, leaf, i, v) end
+  else
+    error(("expected an integer for %s, got %s"):format(t,
+      type(v) == "number" and tostring(v) or type(v)), 2)
+  end
+  if rc ~= 0 then raise() end
+end
+
+function M.node_const(t, v, where)
+  where = where or "?"
+  if t == "bool" then
+    if type(v) ~= "boolean" then
+      error(("constant: expected a boolean for bool, got %s (at %s)"):format(type(v), where), 0)
+    end
+    return wrap_node(C.lacc_exp_const_i(ctx, t, v and 1 or 0, where))
+  end
+  if is_int64(v) then
+    if t:sub(1, 1) == "f" then
+      return wrap_node(C.lacc_exp_const_f(ctx, t, tonumber(v), where))
+    end
+    return wrap_node(C.lacc_exp_const_i(ctx, t, ffi.cast("int64_t", v), where))
+  end
+  if type(v) ~= "number" then
+    error(("constant: expected a number for %s, got %s (at %s)"):format(t, type(v), where), 0)
+  end
+  if t:sub(1, 1) == "f" then return wrap_node(C.lacc_exp_const_f(ctx, t, v, where)) end
+  if v == math.floor(v) and v >= -2^63 and v < 2^63 then
+    return wrap_node(C.lacc_exp_const_i(ctx, t, v, where))
+  end
+  if v == math.floor(v) and v >= 2^63 and v < 2^64 then
+    return wrap_node(C.lacc_exp_const_f(ctx, t, v, where))
+  end
+  error(("constant: %s is not a value of %s (cast the other operand?) (at %s)"):format(
+    tostring(v), t, where), 0)
+end
+
+function M.node_var(t, where) return wrap_node(C.lacc_exp_var(ctx, t, where or "?")) end
+
+local argbuf = ffi.new("lacc_node *[16]")
+local function collect(...)
+  local n = select("#", ...)
+  if n > 16 then error(("too many arguments (%d)"):format(n), 3) end
+  for i = 1, n do
+    local x = select(i, ...)
+    if not M.is_node(x) then error("expected a lacc node, got " .. type(x), 3) end
+    argbuf[i - 1] = x
+  end
+  return n
+end
+
+function M.node_op(op, where, ...)
+  local n = collect(...)
+  return wrap_node(C.lacc_exp_op(ctx, op, n, argbuf, where or "?"))
+end
+
+function M.node_prj(field, x, where)
+  return wrap_node(C.lacc_exp_prj(ctx, field, x, where or "?"))
+end
+
+function M.node_cast(t, x, where)
+  return wrap_node(C.lacc_exp_cast(ctx, t, x, where or "?"))
+end
+
+function M.node_lam(where, body, ...)
+  local n = collect(...)
+  return wrap_node(C.lacc_lam(ctx, n, argbuf, body, where or "?"))
+end
+
+function M.node_use(b, where)
+  return wrap_node(C.lacc_acc_use(ctx, check_array(b), where or "?"))
+end
+
+function M.node_acc(op, where, ...)
+  local n = collect(...)
+  return wrap_node(C.lacc_acc_op(ctx, op, n, argbuf, where or "?"))
+end
+
+function M.node_info(x)
+  return ffi.string(C.lacc_node_level(x)), ffi.string(C.lacc_node_type(x)),
+    C.lacc_node_rank(x)
+end
+
+local outbuf = ffi.new("lacc_array *[16]")
+function M.run(backend, ...)
+  local n = collect(...)
+  if C.lacc_run(ctx, backend, n, argbuf, outbuf) ~= 0 then raise() end
+  local r = {}
+  for i = 1, n do r[i] = wrap_array(outbuf[i - 1]) end
+  return unpack(r, 1, n)
+end
+
+local stats = ffi.new("lacc_stats")
+function M.explain(...)
+  local n = collect(...)
+  local s = C.lacc_explain(ctx, n, argbuf, stats)
+  if s == nil then raise() end
+  local text = ffi.string(s)
+  C.lacc_string_free(s)
+  return text, stats.kernels, stats.intermediates, stats.lets
+end
+
+return M

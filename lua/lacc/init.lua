@@ -1,0 +1,414 @@
+-- lacc: data-parallel arrays for Lua (the surface every user sees).
+-- Owns: the combinators of SPEC §4 (functions first, arrays last; also as methods),
+-- array programs as values (Acc), lifting host arrays with `use`, running and
+-- explaining programs. Derived combinators are written here in terms of the core's
+-- primitives (generate, map, fold, fold1, backpermute, reshape).
+-- Must not: type-check beyond what gives a better message (the core checks).
+local types = require "lacc.types"
+local util = require "lacc.util"
+local exp = require "lacc.exp"
+local array = require "lacc.array"
+local core, where, fail = util.core, util.where, util.fail
+local unpack = table.unpack or unpack
+
+local lacc = { _VERSION = "lacc scm", binding = core.binding }
+
+for _, s in ipairs(types.scalars) do lacc[s] = s end
+
+-- ---- array programs
+
+local A = {}            -- metatable of array programs
+local amethods = {}
+
+local function is_acc(x) return getmetatable(x) == A end
+
+local function wrap(node)
+  local _, t, rank = core.node_info(node)
+  return setmetatable({ node = node, t = t, rank = rank }, A)
+end
+
+local use_cache = setmetatable({}, { __mode = "k" })
+
+function lacc.use(a)
+  if is_acc(a) then return a end
+  if not array.is_array(a) then fail("use: expected a host array, got %s", type(a)) end
+  local hit = use_cache[a]
+  if hit then return hit end
+  local r = wrap(core.node_use(a, where()))
+  use_cache[a] = r
+  return r
+end
+
+local function to_acc(x, what)
+  if is_acc(x) then return x end
+  if array.is_array(x) then return lacc.use(x) end
+  fail("%s: expected an array, got %s", what, exp.is_exp(x) and "a scalar expression" or type(x))
+end
+
+local function acc(op, ...) return wrap(core.node_acc(op, where(), ...)) end
+
+-- The shape of an array as a table of i64 extents, for use inside programs.
+function lacc.shape(xs)
+  xs = to_acc(xs, "shape")
+  local sh = exp.wrap(core.node_op("shape", where(), xs.node))
+  if xs.rank == 1 then return { sh } end
+  local r = {}
+  for d = 1, xs.rank do r[d] = exp.prj(sh, d) end
+  return r
+end
+
+function lacc.size(xs)
+  xs = to_acc(xs, "size")
+  return exp.wrap(core.node_op("size", where(), xs.node))
+end
+
+-- xs[i] / xs:at(i, j, ...) inside a lambda: 1-based indices.
+local function index(xs, ...)
+  xs = to_acc(xs, "index")
+  local n = select("#", ...)
+  if n ~= xs.rank then
+    fail("index: expected %d indices for an array of rank %d, got %d", xs.rank, xs.rank, n)
+  end
+  local ix = exp.index_exp({ ... }, "index")
+  if xs.rank == 0 then ix = exp.wrap(core.node_op("tuple", where())) end
+  return exp.wrap(core.node_op("index", where(), xs.node, ix.node))
+end
+lacc.index = index
+
+-- ---- introduction
+
+function lacc.unit(e)
+  return acc("unit", exp.lift(e, nil, "unit").node)
+end
+
+function lacc.generate(shape, f)
+  local sh = exp.shape_exp(shape, "generate")
+  local rank = type(shape) == "table" and not exp.is_exp(shape) and #shape or 1
+  local lam = exp.lambda(f, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end)
+  return acc("generate", sh.node, lam)
+end
+
+function lacc.fill(shape, e)
+  e = exp.lift(e, nil, "fill")
+  return lacc.generate(shape, function() return e end)
+end
+
+-- ---- element-wise
+
+local function zipwith(what, f, arrays)
+  if #arrays == 0 then fail("%s: expected at least one array", what) end
+  local nodes, ts = {}, {}
+  for i, xs in ipairs(arrays) do
+    xs = to_acc(xs, what)
+    nodes[i], ts[i] = xs.node, xs.t
+  end
+  local lam = exp.lambda(f, ts)
+  return acc("map", lam, unpack(nodes, 1, #arrays))
+end
+
+function lacc.map(f, xs) return zipwith("map", f, { xs }) end
+
+function lacc.zipWith(f, ...)
+  local arrays = { ... }
+  if #arrays < 2 then fail("zipWith: expected two arrays or more, got %d", #arrays) end
+  return zipwith("zipWith", f, arrays)
+end
+for n = 3, 9 do
+  lacc["zipWith" .. n] = function(f, ...)
+    local arrays = { ... }
+    if #arrays ~= n then fail("zipWith%d: expected %d arrays, got %d", n, n, #arrays) end
+    return zipwith("zipWith" .. n, f, arrays)
+  end
+end
+
+function lacc.zip(...)
+  return zipwith("zip", function(...) return exp.tuple(...) end, { ... })
+end
+
+function lacc.unzip(xs)
+  xs = to_acc(xs, "unzip")
+  local t = types.parse(xs.t)
+  if t.kind ~= "tuple" then fail("unzip: expected an array of tuples, got %s", xs.t) end
+  local r = {}
+  for i = 1, #t.fields do r[i] = lacc.map(function(p) return p[i] end, xs) end
+  return unpack(r, 1, #t.fields)
+end
+
+-- imap(f, xs): f receives the 1-based indices, then the element.
+function lacc.imap(f, xs)
+  xs = to_acc(xs, "imap")
+  return lacc.generate(lacc.shape(xs), function(...)
+    local ix = { ... }
+    ix[#ix + 1] = index(xs, ...)
+    return f(unpack(ix, 1, xs.rank + 1))
+  end)
+end
+
+-- ---- reductions along the innermost dimension
+
+function lacc.fold(f, z, xs)
+  xs = to_acc(xs, "fold")
+  if xs.rank < 1 then fail("fold: expected an array of rank 1 or more, got rank 0") end
+  local zz = exp.lift(z, xs.t, "fold")
+  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t)
+  return acc("fold", lam, zz.node, xs.node)
+end
+
+function lacc.fold1(f, xs)
+  xs = to_acc(xs, "fold1")
+  if xs.rank < 1 then fail("fold1: expected an array of rank 1 or more, got rank 0") end
+  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t)
+  return acc("fold1", lam, xs.node)
+end
+
+function lacc.flatten(xs)
+  xs = to_acc(xs, "flatten")
+  if xs.rank == 1 then return xs end
+  return lacc.reshape({ lacc.size(xs) }, xs)
+end
+
+local function numeric(what, xs)
+  xs = to_acc(xs, what)
+  if not types.is_scalar[xs.t] or xs.t == "bool" then
+    fail("%s: expected an array of numbers, got %s", what, xs.t)
+  end
+  return lacc.flatten(xs)
+end
+
+-- Whole-array reductions: the result has rank 0.
+function lacc.sum(xs) return lacc.fold(exp.add, 0, numeric("sum", xs)) end
+function lacc.product(xs) return lacc.fold(exp.mul, 1, numeric("product", xs)) end
+function lacc.maximum(xs) return lacc.fold1(exp.max, numeric("maximum", xs)) end
+function lacc.minimum(xs) return lacc.fold1(exp.min, numeric("minimum", xs)) end
+
+-- ---- permutations and reshaping
+
+-- A traced index function: f gets 1-based indices of a shape of rank `rank` and returns
+-- `out_rank` 1-based indices; the core sees 0-based shapes on both sides.
+local function index_fn(what, f, sh, rank, out_rank)
+  if type(f) ~= "function" then fail("%s: expected a function, got %s", what, type(f)) end
+  return exp.lambda(function(...)
+    local res = { f(...) }
+    if #res ~= out_rank then
+      fail("%s: the index function must return %d indices, got %d", what, out_rank, #res)
+    end
+    if out_rank == 0 then return exp.wrap(core.node_op("tuple", where())) end
+    return exp.index_exp(res, what)
+  end, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end)
+end
+
+local function shape_rank(shape)
+  if exp.is_exp(shape) then
+    local t = types.parse(shape.t)
+    return t.kind == "tuple" and #t.fields or 1
+  end
+  return type(shape) == "table" and #shape or 0
+end
+
+-- backpermute(shape, f, xs): result[ix] = xs[f(ix)] (a gather).
+function lacc.backpermute(shape, f, xs)
+  xs = to_acc(xs, "backpermute")
+  local sh = exp.shape_exp(shape, "backpermute")
+  local lam = index_fn("backpermute", f, sh, shape_rank(shape), xs.rank)
+  return acc("backpermute", sh.node, lam, xs.node)
+end
+
+function lacc.reshape(shape, xs)
+  xs = to_acc(xs, "reshape")
+  return acc("reshape", exp.shape_exp(shape, "reshape").node, xs.node)
+end
+
+function lacc.transpose(xs)
+  xs = to_acc(xs, "transpose")
+  if xs.rank ~= 2 then fail("transpose: expected an array of rank 2, got rank %d", xs.rank) end
+  local s = lacc.shape(xs)
+  return lacc.backpermute({ s[2], s[1] }, function(i, j) return j, i end, xs)
+end
+
+-- reverse and rotate act on the innermost dimension.
+local function along_inner(what, xs, g)
+  xs = to_acc(xs, what)
+  if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", what) end
+  local s = lacc.shape(xs)
+  local n = s[xs.rank]
+  return lacc.backpermute(s, function(...)
+    local ix = { ... }
+    ix[xs.rank] = g(ix[xs.rank], n)
+    return unpack(ix, 1, xs.rank)
+  end, xs)
+end
+
+function lacc.reverse(xs)
+  return along_inner("reverse", xs, function(i, n) return n - i + 1 end)
+end
+
+-- rotate(k, xs): result[i] = xs[(i - 1 + k) mod n + 1], so rotate(1, {1,2,3}) = {2,3,1}.
+function lacc.rotate(k, xs)
+  return along_inner("rotate", xs, function(i, n)
+    local kk = exp.is_exp(k) and k:cast("i64") or k
+    return exp.imod(i - 1 + kk, n) + 1
+  end)
+end
+
+lacc.all = setmetatable({}, { __tostring = function() return "lacc.all" end })
+
+-- replicate(spec, xs): spec lists the result's dimensions, outermost first: lacc.all
+-- takes the next dimension of xs, an extent adds a new dimension.
+function lacc.replicate(spec, xs)
+  xs = to_acc(xs, "replicate")
+  if type(spec) ~= "table" then fail("replicate: expected a table spec, got %s", type(spec)) end
+  local s = lacc.shape(xs)
+  local shape, alls = {}, 0
+  for d, e in ipairs(spec) do
+    if e == lacc.all then
+      alls = alls + 1
+      shape[d] = s[alls]
+    else
+      shape[d] = e
+    end
+  end
+  if alls ~= xs.rank then
+    fail("replicate: the spec has %d lacc.all entries, the array has rank %d", alls, xs.rank)
+  end
+  return lacc.backpermute(shape, function(...)
+    local ix, src = { ... }, {}
+    for d, e in ipairs(spec) do
+      if e == lacc.all then src[#src + 1] = ix[d] end
+    end
+    return unpack(src, 1, #src)
+  end, xs)
+end
+
+-- slice(xs, spec): one entry per dimension of xs: lacc.all keeps it, an index fixes it.
+function lacc.slice(xs, spec)
+  xs = to_acc(xs, "slice")
+  if type(spec) ~= "table" or #spec ~= xs.rank then
+    fail("slice: expected a spec of %d entries", xs.rank)
+  end
+  local s = lacc.shape(xs)
+  local shape = {}
+  for d, e in ipairs(spec) do
+    if e == lacc.all then shape[#shape + 1] = s[d] end
+  end
+  return lacc.backpermute(shape, function(...)
+    local ix, src, k = { ... }, {}, 0
+    for d, e in ipairs(spec) do
+      if e == lacc.all then
+        k = k + 1
+        src[d] = ix[k]
+      else
+        src[d] = e
+      end
+    end
+    return unpack(src, 1, xs.rank)
+  end, xs)
+end
+
+-- ---- running
+
+local function roots_of(p, what)
+  if is_acc(p) or array.is_array(p) then return { to_acc(p, what) } end
+  if exp.is_exp(p) then return { lacc.unit(p) } end
+  if type(p) == "table" and #p > 0 then
+    local r = {}
+    for i, x in ipairs(p) do r[i] = to_acc(x, what) end
+    return r
+  end
+  fail("%s: expected an array program (or a table of them), got %s", what, type(p))
+end
+
+local function nodes(roots)
+  local r = {}
+  for i, x in ipairs(roots) do r[i] = x.node end
+  return unpack(r, 1, #roots)
+end
+
+-- run(p [, opts]) -> host array(s); p an array program, a table of them, or a scalar.
+function lacc.run(p, opts)
+  opts = opts or {}
+  local backend = opts.backend or os.getenv("LACC_BACKEND") or "cpu"
+  local roots = roots_of(p, "run")
+  return core.run(backend, nodes(roots))
+end
+
+function lacc.explain(p)
+  local roots = roots_of(p, "explain")
+  local text, kernels, intermediates, lets = core.explain(nodes(roots))
+  return text, { kernels = kernels, intermediates = intermediates, lets = lets }
+end
+
+-- ---- host arrays
+
+lacc.fromtable = array.fromtable
+lacc.array = array.new
+
+-- ---- scalar functions
+
+for _, name in ipairs { "constant", "cast", "cond", "iterate", "while_", "idiv", "imod", "quot",
+                        "rem", "band", "bor", "bxor", "bnot", "shl", "shr", "eq", "ne", "lt",
+                        "le", "gt", "ge", "land", "lor", "lnot", "min", "max", "abs", "signum",
+                        "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan",
+                        "atan2", "pow", "floor", "ceil", "round", "truncate", "isnan" } do
+  lacc[name] = exp[name]
+end
+
+-- lacc.tuple: a tuple type from types, a tuple value from expressions.
+function lacc.tuple(...)
+  local n = select("#", ...)
+  local all_types = n > 0
+  for i = 1, n do
+    if type((select(i, ...))) ~= "string" then all_types = false end
+  end
+  if all_types then return types.tuple(...) end
+  return exp.tuple(...)
+end
+
+-- ---- methods: xs:map(f) == lacc.map(f, xs)
+
+for _, name in ipairs { "map", "imap", "fold", "fold1", "sum", "product", "maximum", "minimum",
+                        "backpermute", "reshape", "replicate", "transpose", "reverse", "rotate",
+                        "flatten", "unzip" } do
+  amethods[name] = function(self, ...)
+    local n = select("#", ...)
+    local args = { ... }
+    args[n + 1] = self
+    return lacc[name](unpack(args, 1, n + 1))
+  end
+end
+for _, name in ipairs { "zipWith", "zipWith3", "zipWith4", "zipWith5", "zipWith6", "zipWith7",
+                        "zipWith8", "zipWith9", "zip" } do
+  amethods[name] = function(self, ...) return lacc[name](self, ...) end
+end
+for _, name in ipairs { "zipWith", "zipWith3", "zipWith4", "zipWith5", "zipWith6", "zipWith7",
+                        "zipWith8", "zipWith9" } do
+  amethods[name] = function(self, f, ...) return lacc[name](f, self, ...) end
+end
+amethods.slice = function(self, spec) return lacc.slice(self, spec) end
+amethods.at = index
+amethods.run = function(self, opts) return lacc.run(self, opts) end
+amethods.explain = function(self) return lacc.explain(self) end
+
+A.__index = function(xs, k)
+  if type(k) == "number" or exp.is_exp(k) then return index(xs, k) end
+  return amethods[k]
+end
+A.__tostring = function(xs) return ("lacc.acc<%s, rank %d>"):format(xs.t, xs.rank) end
+
+-- Host arrays answer to their own methods and to those of array programs.
+local hmeta = core.array_metatable()
+hmeta.__index = function(a, k)
+  if type(k) == "number" then return array.methods.get(a, k) end
+  if exp.is_exp(k) then return index(a, k) end
+  return array.methods[k] or amethods[k]
+end
+hmeta.__newindex = function(a, k, v)
+  if type(k) ~= "number" then fail("cannot set field '%s' of an array", tostring(k)) end
+  array.methods.set(a, k, v)
+end
+hmeta.__len = function(a) return core.array_size(a) end
+hmeta.__tostring = array.tostring
+hmeta.__concat = function() fail("append (..) arrives with the combinator issue") end
+hmeta.__close = function(a) core.array_free(a) end
+hmeta.__name = "lacc.array"
+
+return lacc

@@ -1,0 +1,30 @@
+-- lacc.util: helpers shared by the surface modules.
+-- Owns: finding the user's source place for error messages and nodes, the core
+-- binding in use (lacc.core on Lua 5.4, lacc.ffi_core on LuaJIT).
+local M = {}
+
+if type(jit) == "table" then
+  M.core = require "lacc.ffi_core"
+else
+  M.core = require "lacc.core"
+end
+
+-- The first stack frame outside lacc's own Lua files: "file.lua:12".
+function M.where()
+  for level = 3, 40 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    local src = info.short_src or "?"
+    if not src:find("lacc[/\\][%w_]+%.lua$") and info.what ~= "C" then
+      return src .. ":" .. (info.currentline or 0)
+    end
+  end
+  return "?"
+end
+
+-- Raise an error at the user's place, in the style of the core's messages.
+function M.fail(fmt, ...)
+  error(fmt:format(...) .. " (at " .. M.where() .. ")", 0)
+end
+
+return M

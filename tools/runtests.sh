@@ -1,0 +1,60 @@
+#!/bin/sh
+# Run every test: the C unit tests, the cdef check, and the busted specs under Lua 5.4
+# and LuaJIT. Prints "N passed, N failed" last; exits non-zero on any failure.
+B=${B:-build}
+LUA54=${LUA54:-lua5.4}
+LUAJIT=${LUAJIT:-luajit}
+BUSTED=${BUSTED:-/usr/bin/busted}
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count_busted() {   # parse "N successes / N failures / N errors / N pending"
+  line=$(grep -E '[0-9]+ success(es)? / [0-9]+ failures? / [0-9]+ errors? / [0-9]+ pending' "$log" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "$1: no summary from busted"
+    failed=$((failed + 1))
+    return
+  fi
+  s=$(echo "$line" | sed -E 's/^([0-9]+) success.*/\1/')
+  f=$(echo "$line" | sed -E 's/.* ([0-9]+) failures?.*/\1/')
+  e=$(echo "$line" | sed -E 's/.* ([0-9]+) errors?.*/\1/')
+  echo "$1: $s passed, $((f + e)) failed"
+  passed=$((passed + s))
+  failed=$((failed + f + e))
+}
+
+echo "== cdef"
+if sh tools/gen_cdef.sh core/include/lacc.h | diff -u lua/lacc/cdef.lua - >"$log"; then
+  passed=$((passed + 1))
+else
+  cat "$log"; echo "lua/lacc/cdef.lua is out of date: run 'make cdef'"
+  failed=$((failed + 1))
+fi
+
+echo "== core (C unit tests)"
+"$B/test_core" >"$log" 2>&1
+cat "$log"
+line=$(grep -E '^core: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+if [ -n "$line" ]; then
+  passed=$((passed + $(echo "$line" | sed -E 's/core: ([0-9]+) passed.*/\1/')))
+  failed=$((failed + $(echo "$line" | sed -E 's/.* ([0-9]+) failed/\1/')))
+else
+  echo "core: crashed"; failed=$((failed + 1))
+fi
+
+export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
+export LUA_CPATH="$PWD/$B/?.so;;"
+export LACC_LIB="$PWD/$B/liblacc.so"
+for vm in "$LUA54" "$LUAJIT"; do
+  echo "== busted under $vm"
+  "$vm" "$BUSTED" -o utfTerminal spec >"$log" 2>&1
+  rc=$?
+  grep -v '^[●◼✱]*$' "$log" | tail -n 60
+  count_busted "$vm"
+  if [ $rc -ne 0 ] && ! grep -qE '[0-9]+ success' "$log"; then failed=$((failed + 1)); fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
