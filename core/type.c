@@ -113,9 +113,9 @@ static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
   }
   for (int k = 0; k < S_NSCALAR; k++) {
     size_t l = strlen(scalar_names[k]);
-    char next = (*s)[l];
-    if (strncmp(*s, scalar_names[k], l) == 0 &&
-        (next == '\0' || next == ',' || next == ')' || next == ' ')) {
+    if (strncmp(*s, scalar_names[k], l) != 0) continue;
+    char next = (*s)[l];   /* in bounds: the prefix matched, so the string is that long */
+    if (next == '\0' || next == ',' || next == ')' || next == ' ') {
       *s += l;
       return type_scalar(ctx, (scalar_kind)k);
     }

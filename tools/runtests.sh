@@ -5,6 +5,8 @@ B=${B:-build}
 LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 BUSTED=${BUSTED:-/usr/bin/busted}
+# Under check-asan the sanitizer runtimes are preloaded into the test processes only.
+run() { if [ -n "$SAN_PRELOAD" ]; then LD_PRELOAD="$SAN_PRELOAD" "$@"; else "$@"; fi; }
 passed=0
 failed=0
 log=$(mktemp)
@@ -34,7 +36,7 @@ else
 fi
 
 echo "== core (C unit tests)"
-"$B/test_core" >"$log" 2>&1
+run "$B/test_core" >"$log" 2>&1
 cat "$log"
 line=$(grep -E '^core: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 if [ -n "$line" ]; then
@@ -49,7 +51,7 @@ export LUA_CPATH="$PWD/$B/?.so;;"
 export LACC_LIB="$PWD/$B/liblacc.so"
 for vm in "$LUA54" "$LUAJIT"; do
   echo "== busted under $vm"
-  "$vm" "$BUSTED" -o utfTerminal spec >"$log" 2>&1
+  run "$vm" "$BUSTED" -o utfTerminal spec >"$log" 2>&1
   rc=$?
   grep -v '^[●◼✱]*$' "$log" | tail -n 60
   count_busted "$vm"

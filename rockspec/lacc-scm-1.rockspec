@@ -1,0 +1,39 @@
+rockspec_format = "3.0"
+package = "lacc"
+version = "scm-1"
+source = { url = "git+file://." }
+description = {
+  summary = "Accelerate for Lua: a data-parallel array language",
+  detailed = [[
+    Collective array combinators with scalar functions written in Lua, traced into a typed
+    AST in a C core that recovers sharing and runs the result. Lua 5.4 and LuaJIT.
+  ]],
+  license = "MIT",
+}
+dependencies = { "lua >= 5.1" }
+local core_sources = {
+  "core/array.c", "core/ctx.c", "core/explain.c", "core/graph.c", "core/interp.c",
+  "core/prim.c", "core/run.c", "core/sharing.c", "core/type.c",
+}
+local lacc_core_sources = {
+  "bindings/lacc_core.c", "core/array.c", "core/ctx.c", "core/explain.c", "core/graph.c",
+  "core/interp.c", "core/prim.c", "core/run.c", "core/sharing.c", "core/type.c",
+}
+build = {
+  type = "builtin",
+  modules = {
+    -- the C library for LuaJIT's FFI (found through package.cpath as liblacc.so)
+    liblacc = { sources = core_sources, incdirs = { "core/include" },
+                defines = { "_POSIX_C_SOURCE=200809L" }, libraries = { "m" } },
+    -- the Lua 5.4 module, with the core linked in
+    ["lacc.core"] = { sources = lacc_core_sources, incdirs = { "core/include" },
+                      defines = { "_POSIX_C_SOURCE=200809L" }, libraries = { "m" } },
+    lacc = "lua/lacc/init.lua",
+    ["lacc.array"] = "lua/lacc/array.lua",
+    ["lacc.cdef"] = "lua/lacc/cdef.lua",
+    ["lacc.exp"] = "lua/lacc/exp.lua",
+    ["lacc.ffi_core"] = "lua/lacc/ffi_core.lua",
+    ["lacc.types"] = "lua/lacc/types.lua",
+    ["lacc.util"] = "lua/lacc/util.lua",
+  },
+}
