@@ -19,6 +19,7 @@
 
 typedef struct {
   lacc_ctx *ctx;
+  int64_t gc_mark;   /* bytes held at which to collect next */
 } ctx_box;
 
 typedef struct {
@@ -50,7 +51,19 @@ static lacc_node *check_node(lua_State *L, int i) {
   return b->n;
 }
 
+/* The collector cannot see array memory: when the context's holding has doubled since
+ * the last look (and is past 64 MiB), run a full collection so dead arrays go. */
+static void nudge_gc(lua_State *L) {
+  ctx_box *c = lua_touserdata(L, lua_upvalueindex(1));
+  int64_t now = lacc_ctx_bytes(c->ctx);
+  if (now > c->gc_mark && now > ((int64_t)64 << 20)) {
+    lua_gc(L, LUA_GCCOLLECT);
+    c->gc_mark = 2 * lacc_ctx_bytes(c->ctx);
+  }
+}
+
 static void push_array(lua_State *L, lacc_array *a) {
+  nudge_gc(L);
   array_box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->a = a;
   luaL_setmetatable(L, ARRAY_MT);
@@ -372,6 +385,7 @@ int luaopen_lacc_core(lua_State *L) {
   lua_newtable(L);
   ctx_box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->ctx = lacc_ctx_new();
+  b->gc_mark = 0;
   if (b->ctx == NULL) return luaL_error(L, "lacc: out of memory");
   luaL_setmetatable(L, CTX_MT);
   luaL_setfuncs(L, funcs, 1);

@@ -10,4 +10,5 @@ local y = lacc.fromtable(ys, "f64")
 local dotp = lacc.sum(lacc.zipWith(function(a, b) return a * b end, x, y))
 local result = lacc.run(dotp)
 print(("dot product of %d elements: %s (expected %d)"):format(n, result:get(), n))
-print(lacc.explain(dotp))
+local text = lacc.explain(dotp)   -- also returns {kernels, intermediates, lets}
+print(text)

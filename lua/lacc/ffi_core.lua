@@ -52,7 +52,15 @@ ffi.metatype(box_t, {
   __gc = box_gc,
 })
 
+-- The collector cannot see array memory: when the holding has doubled since the last
+-- look (and is past 64 MiB), run a full collection so dead arrays go.
+local gc_mark = 0
 local function wrap_array(p)
+  local now = tonumber(C.lacc_ctx_bytes(ctx))
+  if now > gc_mark and now > 64 * 2^20 then
+    collectgarbage("collect")
+    gc_mark = 2 * tonumber(C.lacc_ctx_bytes(ctx))
+  end
   return box_t(p)
 end
 
