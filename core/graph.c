@@ -182,7 +182,9 @@ static int expect_shape(lacc_ctx *ctx, const char *op, const lacc_node *sh, int 
 
 /* ---- scalar level */
 
-lacc_node *lacc_exp_const_i(lacc_ctx *ctx, const char *type, int64_t v, const char *where) {
+/* A constant's type must be a scalar; v is converted to it (wrapping, saturating). */
+static lacc_node *constant(lacc_ctx *ctx, const char *type, scalar_kind from, lacc_val v,
+                           const char *where) {
   ctx_clear(ctx);
   const lacc_type *t = type_parse(ctx, type);
   if (t == NULL) return NULL;
@@ -192,24 +194,18 @@ lacc_node *lacc_exp_const_i(lacc_ctx *ctx, const char *type, int64_t v, const ch
     return NULL;
   }
   lacc_node *n = node_new(ctx, K_CONST, t, -1, 0, NULL, where);
-  lacc_val x = { .i = v };
-  if (n != NULL) n->cval = val_cast(t->scalar, S_I64, x);
+  if (n != NULL) n->cval = val_cast(t->scalar, from, v);
   return n;
 }
 
+lacc_node *lacc_exp_const_i(lacc_ctx *ctx, const char *type, int64_t v, const char *where) {
+  lacc_val x = { .i = v };
+  return constant(ctx, type, S_I64, x, where);
+}
+
 lacc_node *lacc_exp_const_f(lacc_ctx *ctx, const char *type, double v, const char *where) {
-  ctx_clear(ctx);
-  const lacc_type *t = type_parse(ctx, type);
-  if (t == NULL) return NULL;
-  if (t->kind != T_SCALAR) {
-    ctx_error(ctx, LACC_ERR_TYPE, "constant: expected a scalar type, got %s (at %s)", t->sig,
-              place(where));
-    return NULL;
-  }
-  lacc_node *n = node_new(ctx, K_CONST, t, -1, 0, NULL, where);
   lacc_val x = { .d = v };
-  if (n != NULL) n->cval = val_cast(t->scalar, S_F64, x);
-  return n;
+  return constant(ctx, type, S_F64, x, where);
 }
 
 lacc_node *lacc_exp_var(lacc_ctx *ctx, const char *type, const char *where) {

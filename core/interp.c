@@ -243,6 +243,16 @@ static int64_t ravel(int rank, const int64_t *ext, const lacc_val *ix) {
   return lin;
 }
 
+/* Release an input; keep the result only if no error was raised while computing it. */
+static lacc_array *finish(interp *I, lacc_array *in, lacc_array *r) {
+  lacc_array_release(in);
+  if (r != NULL && I->ctx->errcode != LACC_OK) {
+    lacc_array_release(r);
+    return NULL;
+  }
+  return r;
+}
+
 static lacc_array *eval_generate(interp *I, const lacc_node *a) {
   int64_t ext[LACC_MAX_RANK];
   if (shape_of_exp(I, a->kids[0], a->rank, ext) != LACC_OK) return NULL;
@@ -341,12 +351,7 @@ static lacc_array *eval_fold(interp *I, const lacc_node *a) {
   }
   I->sp = sp;
 done:
-  lacc_array_release(xs);
-  if (r != NULL && I->ctx->errcode != LACC_OK) {
-    lacc_array_release(r);
-    r = NULL;
-  }
-  return r;
+  return finish(I, xs, r);
 }
 
 static lacc_array *eval_backpermute(interp *I, const lacc_node *a) {
@@ -377,12 +382,7 @@ static lacc_array *eval_backpermute(interp *I, const lacc_node *a) {
   }
   I->sp = sp;
 done:
-  lacc_array_release(xs);
-  if (r != NULL && I->ctx->errcode != LACC_OK) {
-    lacc_array_release(r);
-    r = NULL;
-  }
-  return r;
+  return finish(I, xs, r);
 }
 
 static lacc_array *eval_reshape(interp *I, const lacc_node *a) {
