@@ -13,6 +13,7 @@
 #include "lacc.h"
 
 #define CTX_MT "lacc.ctx"
+#define CTX_KEY "lacc.ctx.instance"
 #define ARRAY_MT "lacc.array"
 #define NODE_MT "lacc.node"
 #define MAX_ARGS 16
@@ -383,11 +384,19 @@ int luaopen_lacc_core(lua_State *L) {
   }
   lua_pop(L, 1);
   lua_newtable(L);
-  ctx_box *b = lua_newuserdatauv(L, sizeof *b, 0);
-  b->ctx = lacc_ctx_new();
-  b->gc_mark = 0;
-  if (b->ctx == NULL) return luaL_error(L, "lacc: out of memory");
-  luaL_setmetatable(L, CTX_MT);
+  /* One context per Lua state, kept in the registry: opening the module again (after
+   * package.loaded was cleared) must not orphan the arrays made so far. */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY) != LUA_TUSERDATA) {
+    lua_pop(L, 1);
+    ctx_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+    b->ctx = NULL;
+    b->gc_mark = 0;
+    luaL_setmetatable(L, CTX_MT);
+    b->ctx = lacc_ctx_new();
+    if (b->ctx == NULL) return luaL_error(L, "lacc: out of memory");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, CTX_KEY);
+  }
   luaL_setfuncs(L, funcs, 1);
   lua_pushstring(L, "lua5.4");
   lua_setfield(L, -2, "binding");

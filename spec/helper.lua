@@ -1,5 +1,6 @@
 -- Shared by the specs: the library, backends to test, and reference helpers.
 local lacc = require "lacc"
+local assert = require "luassert"
 local H = { lacc = lacc }
 
 -- Every spec runs on each backend available here.

@@ -3,6 +3,13 @@
 -- Owns: handles as cdata with finalizers, Lua values <-> element values, errors.
 -- Must not: hold semantics (liblacc does). Keep it in step with lacc_core.c.
 local ffi = require "ffi"
+
+-- One binding per Lua state, even when package.loaded is cleared and this file runs
+-- again (busted does that between spec files): ffi.cdef and ffi.metatype cannot be
+-- repeated, and arrays must keep meeting the context that made them.
+local registry = debug.getregistry()
+if registry["lacc.ffi_core"] then return registry["lacc.ffi_core"] end
+
 ffi.cdef(require "lacc.cdef")
 ffi.cdef [[
 typedef struct { lacc_array *a; } lacc_array_box;
@@ -260,4 +267,5 @@ function M.explain(...)
   return text, stats.kernels, stats.intermediates, stats.lets
 end
 
+registry["lacc.ffi_core"] = M
 return M
