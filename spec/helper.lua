@@ -54,4 +54,58 @@ function H.check_array(a, expected, tol)
   end
 end
 
+-- Shapes every combinator is tried on: rank 0, empty, odd sizes, ranks 1 to 3.
+H.shapes = { {}, { 0 }, { 1 }, { 7 }, { 13 }, { 3, 5 }, { 0, 4 }, { 4, 0 }, { 2, 3, 3 } }
+
+function H.size(shape)
+  local n = 1
+  for _, e in ipairs(shape) do n = n * e end
+  return n
+end
+
+-- 1-based multi-index of a 0-based linear index.
+function H.unravel(shape, lin)
+  local ix = {}
+  for d = #shape, 1, -1 do
+    ix[d] = lin % shape[d] + 1
+    lin = math.floor(lin / shape[d])
+  end
+  return ix
+end
+
+function H.ravel(shape, ix)
+  local lin = 0
+  for d = 1, #shape do lin = lin * shape[d] + (ix[d] - 1) end
+  return lin
+end
+
+-- A random value of a scalar type, exactly representable in it.
+function H.value(t)
+  if t == "bool" then return H.rand() < 0.5 end
+  if t == "f64" then return H.rand() * 200 - 100 end
+  if t == "f32" then return H.f32(H.rand() * 200 - 100) end
+  if t == "i8" then return H.randint(-128, 127) end
+  if t == "u8" then return H.randint(0, 255) end
+  if t == "i16" then return H.randint(-32768, 32767) end
+  if t == "u16" then return H.randint(0, 65535) end
+  return H.randint(-1000000, 1000000) * (t:sub(1, 1) == "u" and 0 or 1) + H.randint(0, 1000000)
+end
+
+local function unpack_(ix, v)
+  local args = {}
+  for i = 1, #ix do args[i] = ix[i] end
+  args[#ix + 1] = v
+  return (table.unpack or unpack)(args, 1, #ix + 1)
+end
+
+-- A host array of random values and the flat Lua table of the same values.
+function H.random_array(t, shape)
+  local n = H.size(shape)
+  local flat = {}
+  for i = 1, n do flat[i] = H.value(t) end
+  local a = lacc.array(t, shape)
+  for i = 1, n do a:set(unpack_(H.unravel(shape, i - 1), flat[i])) end
+  return a, flat
+end
+
 return H
