@@ -187,15 +187,17 @@ static int eval_int(prim_op p, scalar_kind k, const lacc_val *a, lacc_val *out) 
 
 /* ---- floats: f64 in double, f32 in float with the float library functions */
 
+/* Lua's float %: fmod truncates, so correct by one divisor when the remainder and
+ * the divisor differ in sign. */
 static double lua_fmod(double a, double b) {
   double m = fmod(a, b);
-  if ((m > 0) ? b < 0 : (m < 0 && b != m)) m += b;
+  if (m != 0 && (m < 0) != (b < 0)) m += b;
   return m;
 }
 
 static float lua_fmodf(float a, float b) {
   float m = fmodf(a, b);
-  if ((m > 0) ? b < 0 : (m < 0 && b != m)) m += b;
+  if (m != 0 && (m < 0) != (b < 0)) m += b;
   return m;
 }
 

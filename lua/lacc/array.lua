@@ -95,12 +95,22 @@ function methods.totable(a)
   return build(1)
 end
 
-local function show_value(v)
+-- u64 values are bit patterns in Lua 5.4 integers: print them unsigned.
+local unsigned_string = not core.binding:find("luajit") and load([[
+  return function(v)
+    if v >= 0 then return tostring(v) end
+    local q = (v >> 1) // 5
+    return tostring(q) .. tostring(v - q * 10)
+  end]])()
+
+local function show_value(v, leaf)
   if type(v) == "table" then
     local parts = {}
     for i, x in ipairs(v) do parts[i] = show_value(x) end
     return "(" .. table.concat(parts, ",") .. ")"
   end
+  if type(v) == "cdata" then return (tostring(v):gsub("U?LL$", "")) end
+  if leaf == "u64" and unsigned_string then return unsigned_string(v) end
   return tostring(v)
 end
 
@@ -110,13 +120,15 @@ function M.tostring(a)
   local shape, t = shape_of(a), elem_type(a)
   local head = ("Array (%s) %s"):format(table.concat(shape, ","), t.sig)
   local n = core.array_size(a)
-  if #shape == 0 then return head .. " [" .. show_value(read(a, t, 0, 0)) .. "]" end
+  if #shape == 0 then return head .. " [" .. show_value(read(a, t, 0, 0), t.sig) .. "]" end
   local inner = shape[#shape]
   local rows = inner > 0 and math.floor(n / inner) or 0
   local out = {}
   for r = 0, math.min(rows, 16) - 1 do
     local items = {}
-    for j = 0, math.min(inner, 64) - 1 do items[#items + 1] = show_value(read(a, t, r * inner + j, 0)) end
+    for j = 0, math.min(inner, 64) - 1 do
+      items[#items + 1] = show_value(read(a, t, r * inner + j, 0), t.sig)
+    end
     if inner > 64 then items[#items + 1] = "..." end
     out[#out + 1] = table.concat(items, ",")
   end

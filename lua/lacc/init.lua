@@ -260,7 +260,7 @@ function lacc.replicate(spec, xs)
   local s = lacc.shape(xs)
   local shape, alls = {}, 0
   for d, e in ipairs(spec) do
-    if e == lacc.all then
+    if rawequal(e, lacc.all) then
       alls = alls + 1
       shape[d] = s[alls]
     else
@@ -273,7 +273,7 @@ function lacc.replicate(spec, xs)
   return lacc.backpermute(shape, function(...)
     local ix, src = { ... }, {}
     for d, e in ipairs(spec) do
-      if e == lacc.all then src[#src + 1] = ix[d] end
+      if rawequal(e, lacc.all) then src[#src + 1] = ix[d] end
     end
     return unpack(src, 1, #src)
   end, xs)
@@ -288,12 +288,12 @@ function lacc.slice(xs, spec)
   local s = lacc.shape(xs)
   local shape = {}
   for d, e in ipairs(spec) do
-    if e == lacc.all then shape[#shape + 1] = s[d] end
+    if rawequal(e, lacc.all) then shape[#shape + 1] = s[d] end
   end
   return lacc.backpermute(shape, function(...)
     local ix, src, k = { ... }, {}, 0
     for d, e in ipairs(spec) do
-      if e == lacc.all then
+      if rawequal(e, lacc.all) then
         k = k + 1
         src[d] = ix[k]
       else
