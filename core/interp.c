@@ -11,8 +11,8 @@
 #include <string.h>
 #include "internal.h"
 
-#define STACK_VALUES (1 << 20)
-#define ENV_ENTRIES (1 << 16)
+#define STACK_VALUES (1 << 17)
+#define ENV_ENTRIES (1 << 14)
 
 typedef struct {
   lacc_ctx *ctx;
