@@ -11,6 +11,10 @@
 #define LACC_MAX_ELEMS ((int64_t)1 << 40)
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent) {
+  if (t->has_sum) {
+    ctx_error(ctx, LACC_ERR_TYPE, "arrays of sum types (%s) are not supported yet", t->sig);
+    return NULL;
+  }
   if (rank < 0 || rank > LACC_MAX_RANK) {
     ctx_error(ctx, LACC_ERR_ARG, "rank %d is out of range (0 to %d)", rank, LACC_MAX_RANK);
     return NULL;

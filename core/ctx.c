@@ -27,9 +27,7 @@ void lacc_ctx_release(lacc_ctx *ctx) {
   lacc_type *t = ctx->types;
   while (t != NULL) {
     lacc_type *next = t->next;
-    free(t->fields);
-    free(t->sig);
-    free(t);
+    type_free(t);
     t = next;
   }
   free(ctx);

@@ -211,6 +211,11 @@ lacc_node *lacc_exp_const_f(lacc_ctx *ctx, const char *type, double v, const cha
 lacc_node *lacc_exp_var(lacc_ctx *ctx, const char *type, const char *where) {
   ctx_clear(ctx);
   const lacc_type *t = type_parse(ctx, type);
+  if (t != NULL && t->has_sum) {
+    ctx_error(ctx, LACC_ERR_TYPE, "scalar values of sum types (%s) are not supported yet (at %s)",
+              t->sig, place(where));
+    return NULL;
+  }
   return t != NULL ? node_new(ctx, K_VAR, t, -1, 0, NULL, where) : NULL;
 }
 

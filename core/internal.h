@@ -30,14 +30,17 @@ typedef union {
 } lacc_val;
 
 /* ---- element types (type.c): interned per context, so equal types are equal pointers */
-typedef enum { T_SCALAR, T_TUPLE } type_kind;
+typedef enum { T_SCALAR, T_TUPLE, T_SUM } type_kind;
 
 typedef struct lacc_type {
   type_kind kind;
   scalar_kind scalar;          /* T_SCALAR */
-  int n;                       /* T_TUPLE: number of fields */
-  const struct lacc_type **fields;
-  int nleaves;                 /* scalar leaves in a flattened value */
+  int n;                       /* T_TUPLE: fields; T_SUM: constructors */
+  const struct lacc_type **fields;  /* T_SUM: each constructor's payload, a tuple */
+  char **cnames;               /* T_SUM: constructor names */
+  char *name;                  /* T_SUM: the nominal name, NULL for a structural variant */
+  int has_sum;                 /* a sum occurs in it: no host arrays or nodes of it yet */
+  int nleaves;                 /* scalar leaves in a flattened value (tuples of scalars) */
   char *sig;                   /* canonical signature, also the intern key */
   struct lacc_type *next;      /* intern list */
 } lacc_type;
@@ -59,10 +62,14 @@ int ctx_error(lacc_ctx *ctx, int code, const char *fmt, ...)
 void ctx_clear(lacc_ctx *ctx);
 void *ctx_alloc(lacc_ctx *ctx, size_t n);   /* calloc; error "out of memory" on failure */
 
+void type_free(lacc_type *t);
 const lacc_type *type_scalar(lacc_ctx *ctx, scalar_kind k);
 const lacc_type *type_tuple(lacc_ctx *ctx, int n, const lacc_type *const *fields);
 const lacc_type *type_parse(lacc_ctx *ctx, const char *sig);  /* NULL + error if bad */
 const lacc_type *type_shape(lacc_ctx *ctx, int rank);          /* (), i64, (i64,i64) ... */
+/* A sum: name NULL for a structural variant; payloads are tuple types. */
+const lacc_type *type_sum(lacc_ctx *ctx, const char *name, int n, const char *const *cnames,
+                          const lacc_type *const *payloads);
 int type_is_shape(const lacc_type *t, int *rank);
 int type_leaf_offset(const lacc_type *t, int field);           /* first leaf of a field */
 scalar_kind type_leaf(const lacc_type *t, int leaf);
@@ -164,6 +171,9 @@ void *ast_alloc(ast_arena *a, size_t n);
 
 /* Reference interpreter (interp.c): results into out[0..nroots-1]. */
 int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array **out);
+
+/* Layouts of element types (layout.c): text for lacc_layout. */
+char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *strategy);
 
 /* Text for people (explain.c). */
 char *explain_ast(lacc_ctx *ctx, const ast_arena *ast);

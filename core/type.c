@@ -5,6 +5,7 @@
  * conversion, loading and storing of single scalar values.
  * Must not: know about arrays' shapes, nodes or programs.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,18 +24,32 @@ int scalar_is_int(scalar_kind k) { return k != S_BOOL && !scalar_is_float(k); }
 int scalar_is_signed(scalar_kind k) { return k >= S_I8 && k <= S_I64; }
 int scalar_bits(scalar_kind k) { return (int)scalar_sizes[k] * 8; }
 
+static void proto_free(lacc_type *t) {
+  free(t->fields);
+  for (int i = 0; t->cnames != NULL && i < t->n; i++) free(t->cnames[i]);
+  free(t->cnames);
+  free(t->name);
+}
+
+void type_free(lacc_type *t) {
+  proto_free(t);
+  free(t->sig);
+  free(t);
+}
+
+/* Takes ownership of proto's arrays and of sig. */
 static const lacc_type *intern(lacc_ctx *ctx, lacc_type *proto, char *sig) {
   for (lacc_type *t = ctx->types; t != NULL; t = t->next) {
     if (strcmp(t->sig, sig) == 0) {
       free(sig);
-      free(proto->fields);
+      proto_free(proto);
       return t;
     }
   }
   lacc_type *t = malloc(sizeof *t);
   if (t == NULL) {
     free(sig);
-    free(proto->fields);
+    proto_free(proto);
     ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
     return NULL;
   }
@@ -60,6 +75,7 @@ const lacc_type *type_tuple(lacc_ctx *ctx, int n, const lacc_type *const *fields
   size_t len = 3;
   for (int i = 0; i < n; i++) {
     proto.nleaves += fields[i]->nleaves;
+    proto.has_sum |= fields[i]->has_sum;
     len += strlen(fields[i]->sig) + 1;
   }
   char *sig = malloc(len);
@@ -84,11 +100,130 @@ const lacc_type *type_tuple(lacc_ctx *ctx, int n, const lacc_type *const *fields
   return intern(ctx, &proto, sig);
 }
 
+static int append(char **buf, size_t *len, size_t *cap, const char *str) {
+  size_t l = strlen(str);
+  if (*len + l + 1 > *cap) {
+    size_t cap2 = (*cap + l + 1) * 2;
+    char *b = realloc(*buf, cap2);
+    if (b == NULL) return 0;
+    *buf = b;
+    *cap = cap2;
+  }
+  memcpy(*buf + *len, str, l + 1);
+  *len += l;
+  return 1;
+}
+
+/* Canonical signature: Name<C1(t,t)|C2|...> or, structural, <t1|t2|...>. */
+static char *sum_sig(const char *name, int n, const char *const *cnames,
+                     const lacc_type *const *payloads) {
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  int ok = append(&buf, &len, &cap, name != NULL ? name : "") && append(&buf, &len, &cap, "<");
+  for (int i = 0; ok && i < n; i++) {
+    if (i > 0) ok = append(&buf, &len, &cap, "|");
+    if (name == NULL) {   /* structural: the single field stands for the constructor */
+      ok = ok && append(&buf, &len, &cap, payloads[i]->fields[0]->sig);
+      continue;
+    }
+    ok = ok && append(&buf, &len, &cap, cnames[i]);
+    if (ok && payloads[i]->n > 0) ok = append(&buf, &len, &cap, payloads[i]->sig);
+  }
+  if (ok) ok = append(&buf, &len, &cap, ">");
+  if (!ok) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+const lacc_type *type_sum(lacc_ctx *ctx, const char *name, int n, const char *const *cnames,
+                          const lacc_type *const *payloads) {
+  lacc_type proto = { .kind = T_SUM, .n = n, .has_sum = 1 };
+  char *sig = sum_sig(name, n, cnames, payloads);
+  proto.fields = calloc((size_t)(n ? n : 1), sizeof *proto.fields);
+  proto.cnames = calloc((size_t)(n ? n : 1), sizeof *proto.cnames);
+  proto.name = name != NULL ? strdup(name) : NULL;
+  int ok = sig != NULL && proto.fields != NULL && proto.cnames != NULL &&
+           (name == NULL || proto.name != NULL);
+  for (int i = 0; ok && i < n; i++) {
+    proto.fields[i] = payloads[i];
+    proto.cnames[i] = strdup(cnames[i]);
+    ok = proto.cnames[i] != NULL;
+  }
+  if (!ok) {
+    free(sig);
+    proto_free(&proto);
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  return intern(ctx, &proto, sig);
+}
+
+#define MAX_PARTS (LACC_MAX_ARGS * 4)
+
+static void skip_space(const char **s) {
+  while (**s == ' ') (*s)++;
+}
+
+static int ident(const char **s, char *out, size_t size) {
+  size_t l = 0;
+  const char *p = *s;
+  if (!(isalpha((unsigned char)*p) || *p == '_')) return 0;
+  while (isalnum((unsigned char)p[l]) || p[l] == '_') l++;
+  if (l >= size) return 0;
+  memcpy(out, p, l);
+  out[l] = '\0';
+  *s += l;
+  return 1;
+}
+
+static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth);
+
+/* After "Name" or at "<": the constructors of a sum. */
+static const lacc_type *parse_sum(lacc_ctx *ctx, const char **s, const char *name, int depth) {
+  char names[MAX_PARTS][64];
+  const char *cn[MAX_PARTS];
+  const lacc_type *pay[MAX_PARTS];
+  int n = 0;
+  (*s)++;   /* '<' */
+  for (;;) {
+    skip_space(s);
+    if (n == MAX_PARTS) return NULL;
+    if (name == NULL) {
+      const lacc_type *f = parse(ctx, s, depth + 1);
+      if (f == NULL) return NULL;
+      pay[n] = type_tuple(ctx, 1, &f);
+      snprintf(names[n], sizeof names[n], "%d", n + 1);
+    } else {
+      if (!ident(s, names[n], sizeof names[n])) return NULL;
+      skip_space(s);
+      if (**s == '(') pay[n] = parse(ctx, s, depth + 1);
+      else pay[n] = type_tuple(ctx, 0, NULL);
+      if (pay[n] == NULL || pay[n]->kind != T_TUPLE) return NULL;
+    }
+    if (pay[n] == NULL) return NULL;
+    cn[n] = names[n];
+    n++;
+    skip_space(s);
+    if (**s == '|') {
+      (*s)++;
+      continue;
+    }
+    if (**s != '>') return NULL;
+    (*s)++;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < i; j++)
+        if (strcmp(cn[i], cn[j]) == 0) return NULL;   /* constructor names are unique */
+    return type_sum(ctx, name, n, cn, pay);
+  }
+}
+
 static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
   while (**s == ' ') (*s)++;
   if (depth > 64) return NULL;
   if (**s == '(') {
-    const lacc_type *fields[LACC_MAX_ARGS * 4] = { 0 };
+    const lacc_type *fields[MAX_PARTS] = { 0 };
     int n = 0;
     (*s)++;
     while (**s == ' ') (*s)++;
@@ -97,7 +232,7 @@ static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
       return type_tuple(ctx, 0, fields);
     }
     for (;;) {
-      if (n == (int)(sizeof fields / sizeof fields[0])) return NULL;
+      if (n == MAX_PARTS) return NULL;
       const lacc_type *f = parse(ctx, s, depth + 1);
       if (f == NULL) return NULL;
       fields[n++] = f;
@@ -115,12 +250,17 @@ static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
     size_t l = strlen(scalar_names[k]);
     if (strncmp(*s, scalar_names[k], l) != 0) continue;
     char next = (*s)[l];   /* in bounds: the prefix matched, so the string is that long */
-    if (next == '\0' || next == ',' || next == ')' || next == ' ') {
+    if (next == '\0' || next == ',' || next == ')' || next == ' ' || next == '|' || next == '>') {
       *s += l;
       return type_scalar(ctx, (scalar_kind)k);
     }
   }
-  return NULL;
+  if (**s == '<') return parse_sum(ctx, s, NULL, depth);
+  char name[64];
+  if (!ident(s, name, sizeof name)) return NULL;
+  skip_space(s);
+  if (**s != '<') return NULL;
+  return parse_sum(ctx, s, name, depth);
 }
 
 const lacc_type *type_parse(lacc_ctx *ctx, const char *sig) {

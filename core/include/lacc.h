@@ -96,6 +96,13 @@ int lacc_node_rank(const lacc_node *n);
 /* "exp", "acc" or "lam". */
 const char *lacc_node_level(const lacc_node *n);
 
+/* The struct-of-arrays layout of an element type under a strategy ("unboxed", "rtu",
+ * "compact"; NULL: "compact"), as lines of text (malloc'd; free with lacc_string_free):
+ *   strategy S | choices N | tag BITS ENCODING (one per tag) | field BITS TYPE,TYPE,...
+ *   | bits N | minimum N
+ * Sum types are written Name<Con(t1,t2)|Con2|...> (nominal) or <t1|t2|...> (structural). */
+char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
+
 /* Running. backend: "interp" or "cpu" (NULL: "cpu"). Results are new arrays
  * written to out[0..nroots-1]; the caller releases them. */
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
