@@ -330,6 +330,15 @@ static int l_explain(lua_State *L) {
   return 4;
 }
 
+/* layout(type, strategy) -> text */
+static int l_layout(lua_State *L) {
+  char *s = lacc_layout(get_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, NULL));
+  if (s == NULL) return raise(L);
+  lua_pushstring(L, s);
+  lacc_string_free(s);
+  return 1;
+}
+
 static int l_bytes(lua_State *L) {
   lua_pushinteger(L, lacc_ctx_bytes(get_ctx(L)));
   return 1;
@@ -363,7 +372,7 @@ static const luaL_Reg funcs[] = {
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
   { "node_cast", l_node_cast }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
-  { "explain", l_explain }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
+  { "explain", l_explain }, { "layout", l_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
   { "is_array", l_is_array }, { "is_node", l_is_node }, { NULL, NULL }
 };
 

@@ -180,30 +180,35 @@ static int ident(const char **s, char *out, size_t size) {
 
 static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth);
 
-/* After "Name" or at "<": the constructors of a sum. */
-static const lacc_type *parse_sum(lacc_ctx *ctx, const char **s, const char *name, int depth) {
-  char names[MAX_PARTS][64];
-  const char *cn[MAX_PARTS];
-  const lacc_type *pay[MAX_PARTS];
+#define MAX_CONSTRUCTORS 4096
+
+typedef struct {
+  char (*names)[64];
+  const char **cn;
+  const lacc_type **pay;
+} sum_parts;
+
+static const lacc_type *parse_constructors(lacc_ctx *ctx, const char **s, const char *name,
+                                           int depth, sum_parts *p) {
   int n = 0;
   (*s)++;   /* '<' */
   for (;;) {
     skip_space(s);
-    if (n == MAX_PARTS) return NULL;
+    if (n == MAX_CONSTRUCTORS) return NULL;
     if (name == NULL) {
       const lacc_type *f = parse(ctx, s, depth + 1);
       if (f == NULL) return NULL;
-      pay[n] = type_tuple(ctx, 1, &f);
-      snprintf(names[n], sizeof names[n], "%d", n + 1);
+      p->pay[n] = type_tuple(ctx, 1, &f);
+      snprintf(p->names[n], sizeof p->names[n], "%d", n + 1);
     } else {
-      if (!ident(s, names[n], sizeof names[n])) return NULL;
+      if (!ident(s, p->names[n], sizeof p->names[n])) return NULL;
       skip_space(s);
-      if (**s == '(') pay[n] = parse(ctx, s, depth + 1);
-      else pay[n] = type_tuple(ctx, 0, NULL);
-      if (pay[n] == NULL || pay[n]->kind != T_TUPLE) return NULL;
+      if (**s == '(') p->pay[n] = parse(ctx, s, depth + 1);
+      else p->pay[n] = type_tuple(ctx, 0, NULL);
+      if (p->pay[n] == NULL || p->pay[n]->kind != T_TUPLE) return NULL;
     }
-    if (pay[n] == NULL) return NULL;
-    cn[n] = names[n];
+    if (p->pay[n] == NULL) return NULL;
+    p->cn[n] = p->names[n];
     n++;
     skip_space(s);
     if (**s == '|') {
@@ -212,11 +217,27 @@ static const lacc_type *parse_sum(lacc_ctx *ctx, const char **s, const char *nam
     }
     if (**s != '>') return NULL;
     (*s)++;
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < i; j++)
-        if (strcmp(cn[i], cn[j]) == 0) return NULL;   /* constructor names are unique */
-    return type_sum(ctx, name, n, cn, pay);
+    if (name != NULL)
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+          if (strcmp(p->cn[i], p->cn[j]) == 0) return NULL;   /* names are unique */
+    return type_sum(ctx, name, n, p->cn, p->pay);
   }
+}
+
+/* After "Name" or at "<": the constructors of a sum. */
+static const lacc_type *parse_sum(lacc_ctx *ctx, const char **s, const char *name, int depth) {
+  sum_parts p;
+  p.names = malloc(sizeof *p.names * MAX_CONSTRUCTORS);
+  p.cn = malloc(sizeof *p.cn * MAX_CONSTRUCTORS);
+  p.pay = malloc(sizeof *p.pay * MAX_CONSTRUCTORS);
+  const lacc_type *t = NULL;
+  if (p.names == NULL || p.cn == NULL || p.pay == NULL) ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  else t = parse_constructors(ctx, s, name, depth, &p);
+  free(p.names);
+  free(p.cn);
+  free(p.pay);
+  return t;
 }
 
 static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {

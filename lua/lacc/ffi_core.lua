@@ -267,5 +267,13 @@ function M.explain(...)
   return text, stats.kernels, stats.intermediates, stats.lets
 end
 
+function M.layout(t, strategy)
+  local s = C.lacc_layout(ctx, t, strategy)
+  if s == nil then raise() end
+  local text = ffi.string(s)
+  C.lacc_string_free(s)
+  return text
+end
+
 registry["lacc.ffi_core"] = M
 return M

@@ -357,10 +357,45 @@ function lacc.tuple(...)
   local n = select("#", ...)
   local all_types = n > 0
   for i = 1, n do
-    if type((select(i, ...))) ~= "string" then all_types = false end
+    local x = select(i, ...)
+    if type(x) ~= "string" and getmetatable(x) ~= types.Data then all_types = false end
   end
   if all_types then return types.tuple(...) end
   return exp.tuple(...)
+end
+
+-- ---- sum types and their layouts
+
+lacc.data = types.data
+lacc.variant = types.variant
+function lacc.Maybe(t) return types.data("Maybe", { { "Nothing" }, { "Just", t } }) end
+function lacc.Either(a, b) return types.data("Either", { { "Left", a }, { "Right", b } }) end
+
+-- layout(T [, strategy]) -> { strategy, choices, tag_bits, tags = {...}, tag_encoding,
+-- fields = { {bits, types = {...}}, ... }, bits, minimum_bits }
+function lacc.layout(t, strategy)
+  local p, err = types.parse(t)
+  if not p then fail("layout: %s", err) end
+  local text = core.layout(p.sig, strategy)
+  local r = { tags = {}, fields = {}, tag_bits = 0, tag_encoding = "none" }
+  for line in text:gmatch("[^\n]+") do
+    local key, rest = line:match("^(%S+)%s*(.*)$")
+    if key == "strategy" then r.strategy = rest
+    elseif key == "choices" then r.choices = tonumber(rest)
+    elseif key == "tag" then
+      local bits, enc = rest:match("^(%d+) (%S+)$")
+      r.tags[#r.tags + 1] = tonumber(bits)
+      r.tag_bits = r.tag_bits + tonumber(bits)
+      r.tag_encoding = enc
+    elseif key == "field" then
+      local bits, members = rest:match("^(%d+) (%S+)$")
+      local ts = {}
+      for m in members:gmatch("[^,]+") do ts[#ts + 1] = m end
+      r.fields[#r.fields + 1] = { bits = tonumber(bits), types = ts }
+    elseif key == "bits" then r.bits = tonumber(rest)
+    elseif key == "minimum" then r.minimum_bits = tonumber(rest) end
+  end
+  return r
 end
 
 -- ---- methods: xs:map(f) == lacc.map(f, xs)

@@ -12,10 +12,51 @@ M.is_scalar = is_scalar
 -- each with nleaves and sig.
 local cache = {}
 
-local function parse(s, pos)
+local parse
+
+-- After "Name" (or nothing, for a structural variant) at "<": the constructors.
+local function parse_sum(s, pos, name)
+  local cons, sigs = {}, {}
+  pos = pos + 1
+  while true do
+    pos = s:find("%S", pos) or #s + 1
+    local c
+    if name then
+      local cname = s:match("^[%a_][%w_]*", pos)
+      if not cname then return nil end
+      pos = pos + #cname
+      local payload = { kind = "tuple", fields = {}, nleaves = 0, sig = "()" }
+      if s:sub(pos, pos) == "(" then
+        payload, pos = parse(s, pos)
+        if not payload then return nil end
+      end
+      c = { name = cname, payload = payload }
+      sigs[#sigs + 1] = cname .. (#payload.fields > 0 and payload.sig or "")
+    else
+      local f
+      f, pos = parse(s, pos)
+      if not f then return nil end
+      c = { name = tostring(#cons + 1), payload = { kind = "tuple", fields = { f },
+            nleaves = f.nleaves, sig = "(" .. f.sig .. ")" } }
+      sigs[#sigs + 1] = f.sig
+    end
+    cons[#cons + 1] = c
+    pos = s:find("%S", pos) or #s + 1
+    local ch = s:sub(pos, pos)
+    if ch == ">" then
+      return { kind = "sum", name = name, constructors = cons, nleaves = 0, has_sum = true,
+               sig = (name or "") .. "<" .. table.concat(sigs, "|") .. ">" }, pos + 1
+    elseif ch ~= "|" then
+      return nil
+    end
+    pos = pos + 1
+  end
+end
+
+function parse(s, pos)
   pos = s:find("%S", pos) or #s + 1
   if s:sub(pos, pos) == "(" then
-    local fields, leaves = {}, 0
+    local fields, leaves, has_sum = {}, 0, false
     pos = s:find("%S", pos + 1) or #s + 1
     if s:sub(pos, pos) == ")" then
       return { kind = "tuple", fields = fields, nleaves = 0, sig = "()" }, pos + 1
@@ -26,12 +67,13 @@ local function parse(s, pos)
       if not f then return nil end
       fields[#fields + 1] = f
       leaves = leaves + f.nleaves
+      has_sum = has_sum or f.has_sum
       pos = s:find("%S", pos) or #s + 1
       local c = s:sub(pos, pos)
       if c == ")" then
         local sigs = {}
         for i, x in ipairs(fields) do sigs[i] = x.sig end
-        return { kind = "tuple", fields = fields, nleaves = leaves,
+        return { kind = "tuple", fields = fields, nleaves = leaves, has_sum = has_sum,
                  sig = "(" .. table.concat(sigs, ",") .. ")" }, pos + 1
       elseif c ~= "," then
         return nil
@@ -39,13 +81,20 @@ local function parse(s, pos)
       pos = pos + 1
     end
   end
-  local name = s:match("^[%a%d]+", pos)
-  if not name or not is_scalar[name] then return nil end
-  return { kind = "scalar", name = name, nleaves = 1, sig = name }, pos + #name
+  if s:sub(pos, pos) == "<" then return parse_sum(s, pos, nil) end
+  local name = s:match("^[%a_][%w_]*", pos)
+  if not name then return nil end
+  if is_scalar[name] then
+    return { kind = "scalar", name = name, nleaves = 1, sig = name }, pos + #name
+  end
+  local after = s:find("%S", pos + #name) or #s + 1
+  if s:sub(after, after) ~= "<" then return nil end
+  return parse_sum(s, after, name)
 end
 
 -- The parsed form of a type signature, or nil and a message.
 function M.parse(t)
+  if type(t) == "table" and type(t.sig) == "string" then t = t.sig end
   if type(t) ~= "string" then return nil, "expected an element type, got " .. type(t) end
   local hit = cache[t]
   if hit then return hit end
@@ -66,6 +115,61 @@ function M.tuple(...)
     sigs[i] = p.sig
   end
   return "(" .. table.concat(sigs, ",") .. ")"
+end
+
+-- Sum types. A data type is a table with its signature (usable wherever a type is) and,
+-- later, its constructors.
+local Data = {}
+Data.__index = Data
+Data.__tostring = function(d) return d.sig end
+M.Data = Data
+
+local function sig_of(t, what)
+  local p, err = M.parse(t)
+  if not p then error(what .. ": " .. err, 4) end
+  return p.sig
+end
+
+-- data(name, { {"Circle", "f32"}, {"Rect", "f32", "f32"}, {"Empty"} })
+function M.data(name, constructors)
+  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") or is_scalar[name] then
+    error("data: expected a type name (an identifier), got " .. tostring(name), 2)
+  end
+  if type(constructors) ~= "table" or #constructors == 0 then
+    error("data " .. name .. ": expected a list of constructors", 2)
+  end
+  local parts, seen = {}, {}
+  for i, c in ipairs(constructors) do
+    local cname = type(c) == "table" and c[1] or c
+    if type(cname) ~= "string" or not cname:match("^[%a_][%w_]*$") then
+      error(("data %s: constructor %d needs a name"):format(name, i), 2)
+    end
+    if seen[cname] then error(("data %s: constructor %s appears twice"):format(name, cname), 2) end
+    seen[cname] = true
+    local fields = {}
+    for j = 2, type(c) == "table" and #c or 1 do
+      local f = c[j]
+      local fs = type(f) == "table" and f.sig or f
+      if fs == name or (type(fs) == "string" and fs:match("^" .. name .. "<")) then
+        error(("data %s: constructor %s refers to %s itself: recursive types are not supported")
+          :format(name, cname, name), 2)
+      end
+      fields[#fields + 1] = sig_of(f, "data " .. name)
+    end
+    parts[i] = cname .. (#fields > 0 and "(" .. table.concat(fields, ",") .. ")" or "")
+  end
+  local sig = name .. "<" .. table.concat(parts, "|") .. ">"
+  return setmetatable({ sig = sig, name = name, parsed = M.parse(sig) }, Data)
+end
+
+function M.variant(members)
+  if type(members) ~= "table" or #members == 0 then
+    error("variant: expected a list of member types", 2)
+  end
+  local parts = {}
+  for i, t in ipairs(members) do parts[i] = sig_of(t, "variant") end
+  local sig = "<" .. table.concat(parts, "|") .. ">"
+  return setmetatable({ sig = sig, parsed = M.parse(sig) }, Data)
 end
 
 function M.is_int(name) return name ~= "bool" and name:sub(1, 1) ~= "f" end
