@@ -339,6 +339,16 @@ static int l_layout(lua_State *L) {
   return 1;
 }
 
+static int l_set_layout(lua_State *L) {
+  if (lacc_set_layout(get_ctx(L), luaL_checkstring(L, 1)) != LACC_OK) return raise(L);
+  return 0;
+}
+
+static int l_array_layout(lua_State *L) {
+  lua_pushstring(L, lacc_array_layout(check_array(L, 1)));
+  return 1;
+}
+
 static int l_bytes(lua_State *L) {
   lua_pushinteger(L, lacc_ctx_bytes(get_ctx(L)));
   return 1;
@@ -372,7 +382,8 @@ static const luaL_Reg funcs[] = {
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
   { "node_cast", l_node_cast }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
-  { "explain", l_explain }, { "layout", l_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
+  { "explain", l_explain }, { "layout", l_layout }, { "set_layout", l_set_layout },
+  { "array_layout", l_array_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
   { "is_array", l_is_array }, { "is_node", l_is_node }, { NULL, NULL }
 };
 

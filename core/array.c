@@ -11,10 +11,6 @@
 #define LACC_MAX_ELEMS ((int64_t)1 << 40)
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent) {
-  if (t->has_sum) {
-    ctx_error(ctx, LACC_ERR_TYPE, "arrays of sum types (%s) are not supported yet", t->sig);
-    return NULL;
-  }
   if (rank < 0 || rank > LACC_MAX_RANK) {
     ctx_error(ctx, LACC_ERR_ARG, "rank %d is out of range (0 to %d)", rank, LACC_MAX_RANK);
     return NULL;
@@ -32,31 +28,30 @@ lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64
     }
     size *= extent[d];
   }
-  if (size > LACC_MAX_ELEMS) {
-    ctx_error(ctx, LACC_ERR_MEMORY, "array too large (more than 2^40 elements)");
-    return NULL;
-  }
+  const layout_plan *plan = layout_plan_of(ctx, t, ctx->layout);
+  if (plan == NULL) return NULL;
   lacc_array *a = ctx_alloc(ctx, sizeof *a);
   if (a == NULL) return NULL;
-  a->leaf = ctx_alloc(ctx, sizeof *a->leaf * (size_t)(t->nleaves ? t->nleaves : 1));
-  if (a->leaf == NULL) {
+  a->buf = ctx_alloc(ctx, sizeof *a->buf * (size_t)(plan->nbufs ? plan->nbufs : 1));
+  if (a->buf == NULL) {
     free(a);
     return NULL;
   }
   a->refs = 1;
   a->ctx = ctx;
   a->type = t;
+  a->plan = plan;
   a->rank = rank;
   a->size = size;
   for (int d = 0; d < rank; d++) a->extent[d] = extent[d];
-  for (int k = 0; k < t->nleaves; k++) {
-    size_t bytes = scalar_size(type_leaf(t, k)) * (size_t)size;
-    a->leaf[k] = calloc(1, bytes ? bytes : 1);
-    if (a->leaf[k] == NULL) {
+  for (int k = 0; k < plan->nbufs; k++) {
+    size_t bytes = scalar_size(plan->buf_kind[k]) * (size_t)size;
+    a->buf[k] = calloc(1, bytes ? bytes : 1);
+    if (a->buf[k] == NULL) {
       ctx_error(ctx, LACC_ERR_MEMORY, "out of memory allocating %lld elements of %s",
                 (long long)size, t->sig);
-      for (int j = 0; j < k; j++) free(a->leaf[j]);
-      free(a->leaf);
+      for (int j = 0; j < k; j++) free(a->buf[j]);
+      free(a->buf);
       free(a);
       return NULL;
     }
@@ -65,6 +60,14 @@ lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64
   ctx->bytes += a->bytes;
   ctx_retain(ctx);
   return a;
+}
+
+void array_load(const lacc_array *a, int64_t i, lacc_val *leaves) {
+  layout_load(a->plan, a->type, a->buf, i, leaves);
+}
+
+void array_store(lacc_array *a, int64_t i, const lacc_val *leaves) {
+  layout_store(a->plan, a->type, a->buf, i, leaves);
 }
 
 lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int64_t *extents) {
@@ -78,8 +81,8 @@ void lacc_array_retain(lacc_array *a) { a->refs++; }
 
 void lacc_array_release(lacc_array *a) {
   if (a == NULL || --a->refs > 0) return;
-  for (int k = 0; k < a->type->nleaves; k++) free(a->leaf[k]);
-  free(a->leaf);
+  for (int k = 0; k < a->plan->nbufs; k++) free(a->buf[k]);
+  free(a->buf);
   a->ctx->bytes -= a->bytes;
   lacc_ctx_release(a->ctx);
   free(a);
@@ -100,9 +103,39 @@ const char *lacc_array_leaf_type(const lacc_array *a, int leaf) {
   return scalar_name(type_leaf(a->type, leaf));
 }
 
+/* Only where a leaf has a buffer of its own (no shared slots). */
 void *lacc_array_leaf_data(lacc_array *a, int leaf) {
-  if (leaf < 0 || leaf >= a->type->nleaves) return NULL;
-  return a->leaf[leaf];
+  if (leaf < 0 || leaf >= a->type->nleaves || a->plan->raw || a->plan->leaf_buf[leaf] < 0)
+    return NULL;
+  return a->buf[a->plan->leaf_buf[leaf]];
+}
+
+const char *lacc_array_layout(const lacc_array *a) {
+  static const char *const names[] = { "unboxed", "rtu", "compact" };
+  return names[a->plan->strategy];
+}
+
+/* One leaf of element i, through the layout (the whole element is decoded). */
+static lacc_val leaf_get(const lacc_array *a, int leaf, int64_t i) {
+  lacc_val small[64];
+  lacc_val *v = a->type->nleaves <= 64 ? small : malloc(sizeof *v * (size_t)a->type->nleaves);
+  lacc_val r = { .u = 0 };
+  if (v == NULL) return r;
+  array_load(a, i, v);
+  r = v[leaf];
+  if (v != small) free(v);
+  return r;
+}
+
+static int leaf_set(lacc_array *a, int leaf, int64_t i, lacc_val x) {
+  lacc_val small[64];
+  lacc_val *v = a->type->nleaves <= 64 ? small : malloc(sizeof *v * (size_t)a->type->nleaves);
+  if (v == NULL) return ctx_error(a->ctx, LACC_ERR_MEMORY, "out of memory");
+  array_load(a, i, v);
+  v[leaf] = x;
+  array_store(a, i, v);
+  if (v != small) free(v);
+  return LACC_OK;
 }
 
 static int check_access(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i) {
@@ -122,7 +155,7 @@ int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, in
   int rc = check_access(ctx, a, leaf, i);
   if (rc != LACC_OK) return rc;
   scalar_kind k = type_leaf(a->type, leaf);
-  *out = val_cast(scalar_is_signed(k) ? S_I64 : S_U64, k, val_load(k, a->leaf[leaf], i)).i;
+  *out = val_cast(scalar_is_signed(k) ? S_I64 : S_U64, k, leaf_get(a, leaf, i)).i;
   return LACC_OK;
 }
 
@@ -130,7 +163,7 @@ int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, do
   int rc = check_access(ctx, a, leaf, i);
   if (rc != LACC_OK) return rc;
   scalar_kind k = type_leaf(a->type, leaf);
-  *out = val_cast(S_F64, k, val_load(k, a->leaf[leaf], i)).d;
+  *out = val_cast(S_F64, k, leaf_get(a, leaf, i)).d;
   return LACC_OK;
 }
 
@@ -139,8 +172,7 @@ int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t 
   if (rc != LACC_OK) return rc;
   scalar_kind k = type_leaf(a->type, leaf);
   lacc_val x = { .i = v };
-  val_store(k, a->leaf[leaf], i, val_cast(k, S_I64, x));
-  return LACC_OK;
+  return leaf_set(a, leaf, i, val_cast(k, S_I64, x));
 }
 
 int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v) {
@@ -148,6 +180,5 @@ int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v
   if (rc != LACC_OK) return rc;
   scalar_kind k = type_leaf(a->type, leaf);
   lacc_val x = { .d = v };
-  val_store(k, a->leaf[leaf], i, val_cast(k, S_F64, x));
-  return LACC_OK;
+  return leaf_set(a, leaf, i, val_cast(k, S_F64, x));
 }

@@ -17,6 +17,7 @@ lacc_ctx *lacc_ctx_new(void) {
   if (ctx == NULL) return NULL;
   ctx->refs = 1;
   ctx->next_id = 1;
+  ctx->layout = LAYOUT_COMPACT;
   return ctx;
 }
 

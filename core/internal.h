@@ -39,11 +39,17 @@ typedef struct lacc_type {
   const struct lacc_type **fields;  /* T_SUM: each constructor's payload, a tuple */
   char **cnames;               /* T_SUM: constructor names */
   char *name;                  /* T_SUM: the nominal name, NULL for a structural variant */
-  int has_sum;                 /* a sum occurs in it: no host arrays or nodes of it yet */
-  int nleaves;                 /* scalar leaves in a flattened value (tuples of scalars) */
+  int has_sum;                 /* a sum occurs in it */
+  int nleaves;                 /* leaves of a flattened value: scalars, and for each sum a
+                                  u32 constructor index followed by every payload's leaves */
+  uint64_t choices;            /* sums add, products multiply (saturating) */
+  int packed_bits;             /* width of a bit-packed combined tag */
+  struct layout_plan *plans[3];/* storage plans per strategy (layout.c), built on demand */
   char *sig;                   /* canonical signature, also the intern key */
   struct lacc_type *next;      /* intern list */
 } lacc_type;
+
+typedef enum { LAYOUT_UNBOXED, LAYOUT_RTU, LAYOUT_COMPACT } layout_strategy;
 
 /* ---- context (ctx.c) ---- */
 struct lacc_ctx {
@@ -54,6 +60,7 @@ struct lacc_ctx {
   int64_t bytes;               /* array memory held */
   uint64_t next_id;
   uint64_t next_mark;           /* generations for graph walks (sharing.c) */
+  layout_strategy layout;        /* for arrays made now (lacc_set_layout) */
 };
 
 void ctx_retain(lacc_ctx *ctx);
@@ -86,19 +93,44 @@ void val_store(scalar_kind k, void *base, int64_t i, lacc_val v);
 /* Print a value in Lua's style into buf; returns buf. */
 char *val_format(scalar_kind k, lacc_val v, char *buf, size_t size);
 
+/* ---- layouts (layout.c) ---- */
+/* How values of a type are stored: nbufs arrays of buf_kind elements. Without sums
+ * (and for unboxed) buffer k holds value leaf k; rtu and compact store one combined
+ * tag and raw-bit slots that leaves of different alternatives share. */
+typedef struct layout_plan {
+  layout_strategy strategy;
+  int nbufs;
+  scalar_kind *buf_kind;
+  int *leaf_buf;               /* per value leaf: its buffer, -1 when it lives in the tag */
+  int tag_buf;                 /* the combined tag's buffer, -1 if none */
+  int raw;                     /* buffers hold bits: leaves are bit-cast in and out */
+  int packed;                  /* combined tag bit-packed rather than mixed radix */
+} layout_plan;
+
+int layout_lookup(const char *name, layout_strategy *out);
+const layout_plan *layout_plan_of(lacc_ctx *ctx, const lacc_type *t, layout_strategy st);
+void layout_plan_free(layout_plan *p);
+void layout_store(const layout_plan *p, const lacc_type *t, void **bufs, int64_t i,
+                  const lacc_val *leaves);
+void layout_load(const layout_plan *p, const lacc_type *t, void *const *bufs, int64_t i,
+                 lacc_val *leaves);
+
 /* ---- host arrays (array.c) ---- */
 struct lacc_array {
   int refs;
   lacc_ctx *ctx;
   const lacc_type *type;
+  const layout_plan *plan;
   int rank;
   int64_t extent[LACC_MAX_RANK];
   int64_t size;
   int64_t bytes;
-  void **leaf;                 /* type->nleaves buffers of size elements */
+  void **buf;                  /* plan->nbufs buffers of size elements */
 };
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent);
+void array_load(const lacc_array *a, int64_t i, lacc_val *leaves);
+void array_store(lacc_array *a, int64_t i, const lacc_val *leaves);
 
 /* ---- graph and AST nodes: one kind enum for both (graph.c builds, sharing.c converts) */
 typedef enum {

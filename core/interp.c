@@ -90,7 +90,7 @@ static int eval_index(interp *I, const lacc_node *e, lacc_val *out) {
     lin = lin * a->extent[d] + ix[d].i;
   }
   I->sp = sp;
-  for (int k = 0; k < a->type->nleaves; k++) out[k] = val_load(type_leaf(a->type, k), a->leaf[k], lin);
+  array_load(a, lin, out);
   return LACC_OK;
 }
 
@@ -222,13 +222,9 @@ static lacc_array *new_array(interp *I, const lacc_node *a, const int64_t *ext) 
   return r;
 }
 
-static void store(lacc_array *r, int64_t i, const lacc_val *v) {
-  for (int k = 0; k < r->type->nleaves; k++) val_store(type_leaf(r->type, k), r->leaf[k], i, v[k]);
-}
+static void store(lacc_array *r, int64_t i, const lacc_val *v) { array_store(r, i, v); }
 
-static void load(const lacc_array *a, int64_t i, lacc_val *v) {
-  for (int k = 0; k < a->type->nleaves; k++) v[k] = val_load(type_leaf(a->type, k), a->leaf[k], i);
-}
+static void load(const lacc_array *a, int64_t i, lacc_val *v) { array_load(a, i, v); }
 
 static void unravel(int rank, const int64_t *ext, int64_t lin, lacc_val *ix) {
   for (int d = rank - 1; d >= 0; d--) {
@@ -402,8 +398,13 @@ static lacc_array *eval_reshape(interp *I, const lacc_node *a) {
     r = NULL;
     goto done;
   }
-  for (int k = 0; k < xs->type->nleaves; k++)
-    memcpy(r->leaf[k], xs->leaf[k], scalar_size(type_leaf(xs->type, k)) * (size_t)xs->size);
+  size_t sp = I->sp;
+  lacc_val *v = scratch(I, xs->type->nleaves ? xs->type->nleaves : 1);
+  for (int64_t i = 0; v != NULL && i < xs->size; i++) {   /* the layouts may differ */
+    array_load(xs, i, v);
+    array_store(r, i, v);
+  }
+  I->sp = sp;
 done:
   lacc_array_release(xs);
   return r;

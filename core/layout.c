@@ -16,34 +16,6 @@
 #include <string.h>
 #include "internal.h"
 
-typedef enum { S_UNBOXED, S_RTU, S_COMPACT } strategy;
-
-/* A field array: its width in bits and the scalar kinds stored in it (a bit set). */
-typedef struct {
-  int bits;
-  unsigned members;
-} slot;
-
-typedef struct {
-  slot *v;
-  int n, cap;
-  int oom;
-} slots;
-
-static void push(slots *s, slot x) {
-  if (s->n == s->cap) {
-    int cap = s->cap ? 2 * s->cap : 8;
-    slot *v = realloc(s->v, sizeof *v * (size_t)cap);
-    if (v == NULL) {
-      s->oom = 1;
-      return;
-    }
-    s->v = v;
-    s->cap = cap;
-  }
-  s->v[s->n++] = x;
-}
-
 static int width(scalar_kind k) { return scalar_bits(k); }
 
 /* The smallest of 8/16/32/64 bits that holds n choices; 0 when there is one. */
@@ -55,35 +27,14 @@ static int tag_width(uint64_t choices) {
   return 64;
 }
 
+static scalar_kind unsigned_of(int bits) {
+  return bits <= 8 ? S_U8 : bits <= 16 ? S_U16 : bits <= 32 ? S_U32 : S_U64;
+}
+
 static int log2_ceil(uint64_t n) {
   int b = 0;
   while (b < 64 && ((uint64_t)1 << b) < n) b++;
   return b;
-}
-
-/* Choices of a type: sums add, products multiply (saturating at 2^64 - 1). */
-static uint64_t choices(const lacc_type *t) {
-  if (t->kind == T_SCALAR) return 1;
-  uint64_t c = t->kind == T_SUM ? 0 : 1;
-  for (int i = 0; i < t->n; i++) {
-    uint64_t f = choices(t->fields[i]);
-    if (t->kind == T_SUM) c = c + f < c ? UINT64_MAX : c + f;
-    else c = f != 0 && c > UINT64_MAX / f ? UINT64_MAX : c * f;
-  }
-  return c;
-}
-
-/* Bits of a bit-packed tag: a product packs its factors' tags side by side, a sum
- * puts its constructor number above the widest alternative's tag. */
-static int packed_bits(const lacc_type *t) {
-  if (t->kind == T_SCALAR) return 0;
-  int b = 0;
-  for (int i = 0; i < t->n; i++) {
-    int f = packed_bits(t->fields[i]);
-    if (t->kind == T_SUM) b = f > b ? f : b;
-    else b += f;
-  }
-  return t->kind == T_SUM ? b + log2_ceil((uint64_t)t->n) : b;
 }
 
 /* Seed 000 equation 1: log2 of the constructors plus the widest alternative. */
@@ -102,62 +53,348 @@ static int minimum_bits(const lacc_type *t) {
   return log2_ceil((uint64_t)t->n) + widest;
 }
 
-static int by_width_desc(const void *a, const void *b) {
-  const slot *x = a, *y = b;
-  return y->bits - x->bits;
+int layout_lookup(const char *name, layout_strategy *out) {
+  if (name == NULL || strcmp(name, "compact") == 0) *out = LAYOUT_COMPACT;
+  else if (strcmp(name, "rtu") == 0) *out = LAYOUT_RTU;
+  else if (strcmp(name, "unboxed") == 0) *out = LAYOUT_UNBOXED;
+  else return 0;
+  return 1;
 }
 
-/* Merge alternatives position-wise: the i-th field of each shares one slot. */
-static void merge_into(slots *acc, const slots *alt) {
-  for (int i = 0; i < alt->n; i++) {
-    if (i < acc->n) {
-      acc->v[i].bits = alt->v[i].bits > acc->v[i].bits ? alt->v[i].bits : acc->v[i].bits;
-      acc->v[i].members |= alt->v[i].members;
-    } else {
-      push(acc, alt->v[i]);
+void layout_plan_free(layout_plan *p) {
+  if (p == NULL) return;
+  free(p->buf_kind);
+  free(p->leaf_buf);
+  free(p);
+}
+
+/* ---- building plans */
+
+/* A slot being assigned: its width and the value leaves stored in it. */
+typedef struct {
+  int bits;
+  int *leaves;
+  int nl;
+} entry;
+
+typedef struct {
+  entry *v;
+  int n, cap;
+  int oom;
+} elist;
+
+static entry *add_entry(elist *l, int bits) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 8;
+    entry *v = realloc(l->v, sizeof *v * (size_t)cap);
+    if (v == NULL) {
+      l->oom = 1;
+      return NULL;
     }
+    l->v = v;
+    l->cap = cap;
+  }
+  entry *e = &l->v[l->n++];
+  e->bits = bits;
+  e->leaves = NULL;
+  e->nl = 0;
+  return e;
+}
+
+static void add_leaves(elist *l, entry *e, const int *leaves, int n) {
+  int *v = realloc(e->leaves, sizeof *v * (size_t)(e->nl + n + 1));
+  if (v == NULL) {
+    l->oom = 1;
+    return;
+  }
+  memcpy(v + e->nl, leaves, sizeof *v * (size_t)n);
+  e->leaves = v;
+  e->nl += n;
+}
+
+static void elist_free(elist *l) {
+  for (int i = 0; i < l->n; i++) free(l->v[i].leaves);
+  free(l->v);
+}
+
+/* Widest first, keeping the order of equal widths (insertion sort: lists are short). */
+static void sort_by_width(elist *l) {
+  for (int i = 1; i < l->n; i++) {
+    entry e = l->v[i];
+    int j = i;
+    while (j > 0 && l->v[j - 1].bits < e.bits) {
+      l->v[j] = l->v[j - 1];
+      j--;
+    }
+    l->v[j] = e;
   }
 }
 
-/* Fields of t under rtu or compact, appended to out. */
-static void union_fields(const lacc_type *t, strategy st, slots *out) {
+/* rtu/compact: products concatenate their fields; a sum merges its alternatives
+ * position-wise (compact: each alternative ordered widest first). Tag leaves live in
+ * the combined tag. */
+static void assign(const lacc_type *t, int compact, int *leaf, elist *out) {
   if (t->kind == T_SCALAR) {
-    push(out, (slot){ width(t->scalar), 1u << t->scalar });
+    entry *e = add_entry(out, width(t->scalar));
+    if (e != NULL) add_leaves(out, e, leaf, 1);
+    (*leaf)++;
     return;
   }
   if (t->kind == T_TUPLE) {
-    slots mine = { 0 };
-    for (int i = 0; i < t->n; i++) union_fields(t->fields[i], st, &mine);
-    if (st == S_COMPACT && mine.n > 1) qsort(mine.v, (size_t)mine.n, sizeof *mine.v, by_width_desc);
-    for (int i = 0; i < mine.n; i++) push(out, mine.v[i]);
-    out->oom |= mine.oom;
-    free(mine.v);
+    for (int i = 0; i < t->n; i++) assign(t->fields[i], compact, leaf, out);
     return;
   }
-  slots merged = { 0 };
-  for (int i = 0; i < t->n; i++) {
-    slots alt = { 0 };
-    union_fields(t->fields[i], st, &alt);
-    merge_into(&merged, &alt);
+  (*leaf)++;   /* the constructor index */
+  elist merged = { 0 };
+  for (int k = 0; k < t->n; k++) {
+    elist alt = { 0 };
+    assign(t->fields[k], compact, leaf, &alt);
+    if (compact) sort_by_width(&alt);
+    for (int i = 0; i < alt.n && !merged.oom; i++) {
+      entry *m = i < merged.n ? &merged.v[i] : add_entry(&merged, 0);
+      if (m == NULL) break;
+      m->bits = alt.v[i].bits > m->bits ? alt.v[i].bits : m->bits;
+      add_leaves(&merged, m, alt.v[i].leaves, alt.v[i].nl);
+    }
     merged.oom |= alt.oom;
-    free(alt.v);
+    elist_free(&alt);
   }
-  for (int i = 0; i < merged.n; i++) push(out, merged.v[i]);
+  for (int i = 0; i < merged.n && !out->oom; i++) {
+    entry *e = add_entry(out, merged.v[i].bits);
+    if (e != NULL) add_leaves(out, e, merged.v[i].leaves, merged.v[i].nl);
+  }
   out->oom |= merged.oom;
-  free(merged.v);
+  elist_free(&merged);
 }
 
-/* Unboxed: every sum has its own tag (recorded in tags) and every constructor field
- * its own array. */
-static void unboxed_fields(const lacc_type *t, slots *out, slots *tags) {
+/* Without sums, and for unboxed: buffer k holds leaf k; a sum's own tag is as wide as
+ * its constructor count needs. */
+static void plain_kinds(const lacc_type *t, layout_plan *p, int *leaf) {
   if (t->kind == T_SCALAR) {
-    push(out, (slot){ width(t->scalar), 1u << t->scalar });
+    p->leaf_buf[*leaf] = p->nbufs;
+    p->buf_kind[p->nbufs++] = t->scalar;
+    (*leaf)++;
     return;
   }
-  if (t->kind == T_SUM) push(tags, (slot){ tag_width((uint64_t)t->n), 0 });
-  for (int i = 0; i < t->n; i++) unboxed_fields(t->fields[i], out, tags);
+  if (t->kind == T_SUM) {   /* a sum of one constructor needs no tag */
+    int tw = tag_width((uint64_t)t->n);
+    p->leaf_buf[*leaf] = tw > 0 ? p->nbufs : -1;
+    if (tw > 0) p->buf_kind[p->nbufs++] = unsigned_of(tw);
+    (*leaf)++;
+  }
+  for (int i = 0; i < t->n; i++) plain_kinds(t->fields[i], p, leaf);
 }
 
+static layout_plan *build_plan(lacc_ctx *ctx, const lacc_type *t, layout_strategy st) {
+  layout_plan *p = calloc(1, sizeof *p);
+  int n = t->nleaves;
+  if (p == NULL) goto oom;
+  p->strategy = st;
+  p->tag_buf = -1;
+  p->leaf_buf = malloc(sizeof *p->leaf_buf * (size_t)(n ? n : 1));
+  if (p->leaf_buf == NULL) goto oom;
+  if (!t->has_sum || st == LAYOUT_UNBOXED) {
+    p->buf_kind = malloc(sizeof *p->buf_kind * (size_t)(n ? n : 1));
+    if (p->buf_kind == NULL) goto oom;
+    int leaf = 0;
+    plain_kinds(t, p, &leaf);
+    return p;
+  }
+  if (t->choices == UINT64_MAX) {
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: too many choices for a 64-bit tag", t->sig);
+    layout_plan_free(p);
+    return NULL;
+  }
+  elist slots = { 0 };
+  int leaf = 0;
+  assign(t, st == LAYOUT_COMPACT, &leaf, &slots);
+  int tw = tag_width(t->choices);
+  p->raw = 1;
+  p->packed = tw > 0 && t->packed_bits <= tw;
+  p->nbufs = slots.n + (tw > 0);
+  p->buf_kind = malloc(sizeof *p->buf_kind * (size_t)(p->nbufs ? p->nbufs : 1));
+  if (slots.oom || p->buf_kind == NULL) {
+    elist_free(&slots);
+    goto oom;
+  }
+  for (int k = 0; k < n; k++) p->leaf_buf[k] = -1;
+  int b = 0;
+  if (tw > 0) {
+    p->tag_buf = b;
+    p->buf_kind[b++] = unsigned_of(tw);
+  }
+  for (int i = 0; i < slots.n; i++, b++) {
+    p->buf_kind[b] = unsigned_of(slots.v[i].bits);
+    for (int j = 0; j < slots.v[i].nl; j++) p->leaf_buf[slots.v[i].leaves[j]] = b;
+  }
+  elist_free(&slots);
+  return p;
+oom:
+  layout_plan_free(p);
+  ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  return NULL;
+}
+
+const layout_plan *layout_plan_of(lacc_ctx *ctx, const lacc_type *t, layout_strategy st) {
+  lacc_type *mt = (lacc_type *)t;   /* plans are a cache owned by the interned type */
+  if (mt->plans[st] == NULL) mt->plans[st] = build_plan(ctx, t, st);
+  return mt->plans[st];
+}
+
+/* ---- storing and loading one element */
+
+static uint64_t leaf_to_bits(scalar_kind k, lacc_val v) {
+  if (k == S_F32) {
+    uint32_t b;
+    memcpy(&b, &v.f, sizeof b);
+    return b;
+  }
+  if (k == S_F64) {
+    uint64_t b;
+    memcpy(&b, &v.d, sizeof b);
+    return b;
+  }
+  int bits = scalar_bits(k);
+  return bits == 64 ? v.u : v.u & (((uint64_t)1 << bits) - 1);
+}
+
+static lacc_val bits_to_leaf(scalar_kind k, uint64_t bits) {
+  lacc_val r;
+  if (k == S_F32) {
+    uint32_t b = (uint32_t)bits;
+    memcpy(&r.f, &b, sizeof b);
+  } else if (k == S_F64) {
+    memcpy(&r.d, &bits, sizeof bits);
+  } else {
+    lacc_val x = { .u = bits };
+    r = val_cast(k, S_U64, x);
+  }
+  return r;
+}
+
+/* Bits of the widest alternative's packed tag: a sum's constructor number sits above. */
+static int payload_bits(const lacc_type *t) {
+  int b = 0;
+  for (int c = 0; c < t->n; c++)
+    if (t->fields[c]->packed_bits > b) b = t->fields[c]->packed_bits;
+  return b;
+}
+
+typedef struct {
+  const layout_plan *p;
+  void *const *bufs;
+  int64_t i;
+  lacc_val *leaves;
+  int pos;
+} walk;
+
+/* Store the active leaves of the value in their slots; return its combined tag. */
+static uint64_t store_rec(walk *w, const lacc_type *t, int active) {
+  if (t->kind == T_SCALAR) {
+    int b = w->p->leaf_buf[w->pos];
+    if (active && b >= 0) {
+      lacc_val bits = { .u = leaf_to_bits(t->scalar, w->leaves[w->pos]) };
+      val_store(w->p->buf_kind[b], w->bufs[b], w->i, bits);
+    }
+    w->pos++;
+    return 0;
+  }
+  if (t->kind == T_TUPLE) {
+    uint64_t tag = 0;
+    for (int f = 0; f < t->n; f++) {
+      uint64_t sub = store_rec(w, t->fields[f], active);
+      tag = w->p->packed ? (tag << t->fields[f]->packed_bits) | sub
+                         : tag * t->fields[f]->choices + sub;
+    }
+    return tag;
+  }
+  uint64_t k = active ? w->leaves[w->pos].u : 0, tag = 0, offset = 0;
+  w->pos++;
+  for (int c = 0; c < t->n; c++) {
+    uint64_t sub = store_rec(w, t->fields[c], active && (uint64_t)c == k);
+    if ((uint64_t)c == k) tag = sub;
+    if ((uint64_t)c < k) offset += t->fields[c]->choices;
+  }
+  if (w->p->packed) return (k << payload_bits(t)) | tag;
+  return offset + tag;
+}
+
+/* Fill the value's leaves from the slots, given its combined tag; leaves of inactive
+ * alternatives are zero. */
+static void load_rec(walk *w, const lacc_type *t, int active, uint64_t tag) {
+  if (t->kind == T_SCALAR) {
+    int b = w->p->leaf_buf[w->pos];
+    lacc_val z = { .u = 0 };
+    if (active && b >= 0) {
+      lacc_val bits = val_load(w->p->buf_kind[b], w->bufs[b], w->i);
+      w->leaves[w->pos] = bits_to_leaf(t->scalar, bits.u);
+    } else {
+      w->leaves[w->pos] = z;
+    }
+    w->pos++;
+    return;
+  }
+  if (t->kind == T_TUPLE) {
+    uint64_t parts[LACC_MAX_ARGS * 4];
+    uint64_t rest = tag;
+    for (int f = t->n - 1; f >= 0; f--) {
+      const lacc_type *ft = t->fields[f];
+      if (w->p->packed) {
+        int b = ft->packed_bits;
+        parts[f] = b >= 64 ? rest : rest & (((uint64_t)1 << b) - 1);
+        rest = b >= 64 ? 0 : rest >> b;
+      } else {
+        parts[f] = rest % ft->choices;
+        rest /= ft->choices;
+      }
+    }
+    for (int f = 0; f < t->n; f++) load_rec(w, t->fields[f], active, parts[f]);
+    return;
+  }
+  uint64_t k = 0, sub = tag;
+  if (active && w->p->packed) {
+    int pb = payload_bits(t);
+    k = pb >= 64 ? 0 : tag >> pb;
+    sub = pb >= 64 ? tag : tag & (((uint64_t)1 << pb) - 1);
+  } else if (active) {
+    while (k + 1 < (uint64_t)t->n && sub >= t->fields[k]->choices) sub -= t->fields[k++]->choices;
+  }
+  w->leaves[w->pos].u = active ? k : 0;
+  w->pos++;
+  for (int c = 0; c < t->n; c++) load_rec(w, t->fields[c], active && (uint64_t)c == k, sub);
+}
+
+void layout_store(const layout_plan *p, const lacc_type *t, void **bufs, int64_t i,
+                  const lacc_val *leaves) {
+  if (!p->raw) {
+    for (int k = 0; k < t->nleaves; k++) {
+      int b = p->leaf_buf[k];
+      if (b >= 0) val_store(p->buf_kind[b], bufs[b], i, leaves[k]);
+    }
+    return;
+  }
+  walk w = { p, bufs, i, (lacc_val *)leaves, 0 };
+  uint64_t tag = store_rec(&w, t, 1);
+  if (p->tag_buf >= 0) {
+    lacc_val v = { .u = tag };
+    val_store(p->buf_kind[p->tag_buf], bufs[p->tag_buf], i, v);
+  }
+}
+
+void layout_load(const layout_plan *p, const lacc_type *t, void *const *bufs, int64_t i,
+                 lacc_val *leaves) {
+  if (!p->raw) {
+    for (int k = 0; k < t->nleaves; k++) {
+      int b = p->leaf_buf[k];
+      lacc_val z = { .u = 0 };
+      leaves[k] = b >= 0 ? val_load(p->buf_kind[b], bufs[b], i) : z;
+    }
+    return;
+  }
+  uint64_t tag = p->tag_buf >= 0 ? val_load(p->buf_kind[p->tag_buf], bufs[p->tag_buf], i).u : 0;
+  walk w = { p, bufs, i, leaves, 0 };
+  load_rec(&w, t, 1, tag);
+}
 static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -191,47 +428,72 @@ static int put_members(char **buf, size_t *len, size_t *cap, unsigned members) {
   return ok;
 }
 
+/* Which scalar kinds each buffer holds (a bit set), from the leaves stored in it. */
+static void buffer_members(const lacc_type *t, const layout_plan *p, unsigned *members,
+                           int *is_tag) {
+  for (int k = 0; k < t->nleaves; k++) {
+    int b = p->leaf_buf[k];
+    if (b < 0) continue;
+    scalar_kind kind = type_leaf(t, k);
+    members[b] |= 1u << kind;
+  }
+  if (p->tag_buf >= 0) is_tag[p->tag_buf] = 1;
+}
+
+static void mark_tags(const lacc_type *t, const layout_plan *p, int *leaf, int *is_tag) {
+  if (t->kind == T_SCALAR) {
+    (*leaf)++;
+    return;
+  }
+  if (t->kind == T_SUM) {
+    if (p->leaf_buf[*leaf] >= 0) is_tag[p->leaf_buf[*leaf]] = 1;
+    (*leaf)++;
+  }
+  for (int i = 0; i < t->n; i++) mark_tags(t->fields[i], p, leaf, is_tag);
+}
+
 char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *name) {
-  strategy st;
-  if (name == NULL || strcmp(name, "compact") == 0) st = S_COMPACT;
-  else if (strcmp(name, "rtu") == 0) st = S_RTU;
-  else if (strcmp(name, "unboxed") == 0) st = S_UNBOXED;
-  else {
+  layout_strategy st;
+  if (!layout_lookup(name, &st)) {
     ctx_error(ctx, LACC_ERR_ARG,
               "layout: unknown strategy '%s' (expected \"compact\", \"rtu\" or \"unboxed\")", name);
     return NULL;
   }
-  slots fields = { 0 }, tags = { 0 };
-  uint64_t c = choices(t);
-  if (st == S_UNBOXED) {
-    unboxed_fields(t, &fields, &tags);
-  } else {
-    int tw = tag_width(c);
-    if (tw > 0) push(&tags, (slot){ tw, 0 });
-    union_fields(t, st, &fields);
-  }
+  const layout_plan *p = layout_plan_of(ctx, t, st);
+  if (p == NULL) return NULL;
+  unsigned *members = calloc((size_t)(p->nbufs + 1), sizeof *members);
+  int *is_tag = calloc((size_t)(p->nbufs + 1), sizeof *is_tag);
   char *buf = NULL;
   size_t len = 0, cap = 0;
-  int bits = 0;
-  int ok = !fields.oom && !tags.oom;
-  const char *names[] = { "unboxed", "rtu", "compact" };
-  ok = ok && put(&buf, &len, &cap, "strategy %s\nchoices %llu\n", names[st], (unsigned long long)c);
-  /* Bit-packed tags are tested with masks and shifts instead of div/mod (seed 000
-   * section 6.2): use them whenever they fit in the tag's storage width, which is
-   * chosen from the (smaller) mixed-radix count; otherwise mixed radix. */
-  const char *enc = tag_width(c) == 0 ? "none" : packed_bits(t) <= tag_width(c) ? "packed" : "radix";
-  for (int i = 0; ok && i < tags.n; i++) {
-    ok = put(&buf, &len, &cap, "tag %d %s\n", tags.v[i].bits, st == S_UNBOXED ? "own" : enc);
-    bits += tags.v[i].bits;
+  int ok = members != NULL && is_tag != NULL, bits = 0;
+  if (ok) {
+    buffer_members(t, p, members, is_tag);
+    if (!p->raw) {
+      int leaf = 0;
+      mark_tags(t, p, &leaf, is_tag);
+    }
   }
-  for (int i = 0; ok && i < fields.n; i++) {
-    ok = put(&buf, &len, &cap, "field %d ", fields.v[i].bits) &&
-         put_members(&buf, &len, &cap, fields.v[i].members) && put(&buf, &len, &cap, "\n");
-    bits += fields.v[i].bits;
+  const char *names[] = { "unboxed", "rtu", "compact" };
+  ok = ok && put(&buf, &len, &cap, "strategy %s\nchoices %llu\n", names[st],
+                 (unsigned long long)t->choices);
+  /* Bit-packed tags are tested with masks and shifts instead of div/mod (seed 000
+   * section 6.2): used whenever they fit the tag's width, which the (smaller)
+   * mixed-radix count decides; otherwise mixed radix. */
+  const char *enc = !p->raw ? "own" : p->packed ? "packed" : "radix";
+  for (int b = 0; ok && b < p->nbufs; b++) {
+    if (!is_tag[b]) continue;
+    ok = put(&buf, &len, &cap, "tag %d %s\n", scalar_bits(p->buf_kind[b]), enc);
+    bits += scalar_bits(p->buf_kind[b]);
+  }
+  for (int b = 0; ok && b < p->nbufs; b++) {
+    if (is_tag[b]) continue;
+    ok = put(&buf, &len, &cap, "field %d ", scalar_bits(p->buf_kind[b])) &&
+         put_members(&buf, &len, &cap, members[b]) && put(&buf, &len, &cap, "\n");
+    bits += scalar_bits(p->buf_kind[b]);
   }
   ok = ok && put(&buf, &len, &cap, "bits %d\nminimum %d\n", bits, minimum_bits(t));
-  free(fields.v);
-  free(tags.v);
+  free(members);
+  free(is_tag);
   if (!ok) {
     free(buf);
     ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
@@ -244,4 +506,15 @@ char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy_name) {
   ctx_clear(ctx);
   const lacc_type *t = type_parse(ctx, type);
   return t != NULL ? layout_describe(ctx, t, strategy_name) : NULL;
+}
+
+int lacc_set_layout(lacc_ctx *ctx, const char *strategy) {
+  ctx_clear(ctx);
+  layout_strategy st;
+  if (!layout_lookup(strategy, &st))
+    return ctx_error(ctx, LACC_ERR_ARG,
+                     "layout: unknown strategy '%s' (expected \"compact\", \"rtu\" or \"unboxed\")",
+                     strategy);
+  ctx->layout = st;
+  return LACC_OK;
 }

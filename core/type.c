@@ -25,6 +25,7 @@ int scalar_is_signed(scalar_kind k) { return k >= S_I8 && k <= S_I64; }
 int scalar_bits(scalar_kind k) { return (int)scalar_sizes[k] * 8; }
 
 static void proto_free(lacc_type *t) {
+  for (int k = 0; k < 3; k++) layout_plan_free(t->plans[k]);
   free(t->fields);
   for (int i = 0; t->cnames != NULL && i < t->n; i++) free(t->cnames[i]);
   free(t->cnames);
@@ -61,7 +62,7 @@ static const lacc_type *intern(lacc_ctx *ctx, lacc_type *proto, char *sig) {
 }
 
 const lacc_type *type_scalar(lacc_ctx *ctx, scalar_kind k) {
-  lacc_type proto = { .kind = T_SCALAR, .scalar = k, .nleaves = 1 };
+  lacc_type proto = { .kind = T_SCALAR, .scalar = k, .nleaves = 1, .choices = 1 };
   char *sig = strdup(scalar_names[k]);
   if (sig == NULL) {
     ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
@@ -71,9 +72,12 @@ const lacc_type *type_scalar(lacc_ctx *ctx, scalar_kind k) {
 }
 
 const lacc_type *type_tuple(lacc_ctx *ctx, int n, const lacc_type *const *fields) {
-  lacc_type proto = { .kind = T_TUPLE, .n = n };
+  lacc_type proto = { .kind = T_TUPLE, .n = n, .choices = 1 };
   size_t len = 3;
   for (int i = 0; i < n; i++) {
+    uint64_t c = fields[i]->choices;
+    proto.choices = proto.choices > UINT64_MAX / c ? UINT64_MAX : proto.choices * c;
+    proto.packed_bits += fields[i]->packed_bits;
     proto.nleaves += fields[i]->nleaves;
     proto.has_sum |= fields[i]->has_sum;
     len += strlen(fields[i]->sig) + 1;
@@ -139,7 +143,16 @@ static char *sum_sig(const char *name, int n, const char *const *cnames,
 
 const lacc_type *type_sum(lacc_ctx *ctx, const char *name, int n, const char *const *cnames,
                           const lacc_type *const *payloads) {
-  lacc_type proto = { .kind = T_SUM, .n = n, .has_sum = 1 };
+  lacc_type proto = { .kind = T_SUM, .n = n, .has_sum = 1, .nleaves = 1 };
+  int widest = 0, cbits = 0;
+  for (int i = 0; i < n; i++) {
+    uint64_t c = payloads[i]->choices;
+    proto.choices = proto.choices + c < proto.choices ? UINT64_MAX : proto.choices + c;
+    proto.nleaves += payloads[i]->nleaves;
+    if (payloads[i]->packed_bits > widest) widest = payloads[i]->packed_bits;
+  }
+  while (cbits < 31 && (1 << cbits) < n) cbits++;
+  proto.packed_bits = widest + cbits;
   char *sig = sum_sig(name, n, cnames, payloads);
   proto.fields = calloc((size_t)(n ? n : 1), sizeof *proto.fields);
   proto.cnames = calloc((size_t)(n ? n : 1), sizeof *proto.cnames);
@@ -327,7 +340,11 @@ int type_leaf_offset(const lacc_type *t, int field) {
 }
 
 scalar_kind type_leaf(const lacc_type *t, int leaf) {
-  while (t->kind == T_TUPLE) {
+  while (t->kind != T_SCALAR) {
+    if (t->kind == T_SUM) {
+      if (leaf == 0) return S_U32;   /* the constructor index */
+      leaf--;
+    }
     int i = 0;
     while (leaf >= t->fields[i]->nleaves) leaf -= t->fields[i++]->nleaves;
     t = t->fields[i];

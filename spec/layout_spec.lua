@@ -172,7 +172,7 @@ describe("layout of random nested types", function()
 end)
 
 describe("sum type errors", function()
-  it("rejects recursion, duplicates, unknown strategies, and arrays of sums (for now)", function()
+  it("rejects recursion, duplicates, unknown strategies, and unknown constructors", function()
     local ok, err = pcall(lacc.data, "List", { { "Nil" }, { "Cons", "f32", "List" } })
     assert.is_false(ok)
     assert.truthy(tostring(err):find("recursive", 1, true))
@@ -182,8 +182,74 @@ describe("sum type errors", function()
     ok, err = pcall(lacc.layout, lacc.Maybe("f32"), "zigzag")
     assert.is_false(ok)
     assert.truthy(tostring(err):find("zigzag", 1, true))
-    ok, err = pcall(lacc.array, lacc.Maybe("f32"), { 3 })
+    ok, err = pcall(lacc.fromtable, { { tag = "Perhaps", 1 } }, lacc.Maybe("f32"))
     assert.is_false(ok)
-    assert.truthy(tostring(err):find("not supported yet", 1, true))
+    assert.truthy(tostring(err):find("no constructor Perhaps", 1, true))
+    ok, err = pcall(lacc.fromtable, { { tag = "Just" } }, lacc.Maybe("f32"))
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("takes 1 fields, got 0", 1, true))
+    ok, err = pcall(lacc.set_layout, "zigzag")
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("zigzag", 1, true))
+  end)
+end)
+
+-- ---- host arrays of sum types in every layout
+
+local function random_value(t)
+  if t.kind == "scalar" then return H.value(t.name) end
+  if t.kind == "tuple" then
+    local r = {}
+    for i, f in ipairs(t.fields) do r[i] = random_value(f) end
+    return r
+  end
+  local k = H.randint(1, #t.constructors)
+  local con = t.constructors[k]
+  local r = { tag = t.name and con.name or k }
+  for i, f in ipairs(con.payload.fields) do r[i] = random_value(f) end
+  return r
+end
+
+local function deep_eq(a, b)
+  if type(a) == "table" and type(b) == "table" then
+    if a.tag ~= b.tag or #a ~= #b then return false end
+    for i = 1, #a do if not deep_eq(a[i], b[i]) then return false end end
+    return true
+  end
+  return H.same(a, b)
+end
+
+describe("host arrays of sum types", function()
+  it("round-trip random nested values under every layout, through the interpreter", function()
+    H.seed(77)
+    for _ = 1, 60 do
+      local sig = random_type(0)
+      local t = types.parse(sig)
+      local vals = {}
+      for i = 1, H.randint(0, 6) do vals[i] = random_value(t) end
+      for _, s in ipairs { "unboxed", "rtu", "compact" } do
+        lacc.set_layout(s)
+        local a = lacc.array(sig, { #vals })
+        for i, v in ipairs(vals) do a[i] = v end
+        assert.are.equal(s, a:layout())
+        for i, v in ipairs(vals) do
+          if not deep_eq(v, a[i]) then error(("%s under %s: element %d differs"):format(sig, s, i)) end
+        end
+        -- through the interpreter, into every other layout and back
+        for _, s2 in ipairs { "unboxed", "rtu", "compact" } do
+          local r = lacc.run(lacc.reverse(lacc.reverse(a)), { layout = s2, backend = "interp" })
+          assert.are.equal(s2, r:layout())
+          for i, v in ipairs(vals) do assert.is_true(deep_eq(v, r[i]), sig) end
+        end
+      end
+      lacc.set_layout("compact")
+    end
+  end)
+
+  it("prints sum elements with their constructors", function()
+    local T = lacc.Either(lacc.Maybe("f64"), lacc.tuple("i8", "f32"))
+    local a = lacc.fromtable({ { tag = "Left", { tag = "Just", 2.5 } }, { tag = "Right", { -3, 1.5 } },
+                               { tag = "Left", { tag = "Nothing" } } }, T)
+    assert.truthy(tostring(a):find("[Left (Just 2.5),Right (-3,1.5),Left Nothing]", 1, true))
   end)
 end)

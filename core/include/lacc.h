@@ -102,6 +102,9 @@ const char *lacc_node_level(const lacc_node *n);
  *   | bits N | minimum N
  * Sum types are written Name<Con(t1,t2)|Con2|...> (nominal) or <t1|t2|...> (structural). */
 char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
+/* The strategy for arrays made from now on in this context (default "compact"). */
+int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
+const char *lacc_array_layout(const lacc_array *a);
 
 /* Running. backend: "interp" or "cpu" (NULL: "cpu"). Results are new arrays
  * written to out[0..nroots-1]; the caller releases them. */

@@ -35,17 +35,58 @@ local function linear(a, shape, ...)
   return lin
 end
 
+-- Sum values are tables {tag = "Just", 1.5}; structural variants use the position
+-- as the tag ({tag = 2, ...}).
 local function read(a, t, lin, leaf)
   if t.kind == "scalar" then return core.array_get(a, leaf, lin), leaf + 1 end
   local r = {}
+  if t.kind == "sum" then
+    local k = core.array_get(a, leaf, lin) + 1
+    leaf = leaf + 1
+    for c, con in ipairs(t.constructors) do
+      if c == k then
+        r.tag = t.name and con.name or c
+        for i, f in ipairs(con.payload.fields) do r[i], leaf = read(a, f, lin, leaf) end
+      else
+        leaf = leaf + con.payload.nleaves
+      end
+    end
+    return r, leaf
+  end
   for i, f in ipairs(t.fields) do r[i], leaf = read(a, f, lin, leaf) end
   return r, leaf
+end
+
+local function constructor_of(t, tag)
+  for c, con in ipairs(t.constructors) do
+    if con.name == tag or c == tag then return c, con end
+  end
+  fail("%s has no constructor %s", t.sig, tostring(tag))
 end
 
 local function write(a, t, lin, leaf, v)
   if t.kind == "scalar" then
     core.array_set(a, leaf, lin, v)
     return leaf + 1
+  end
+  if t.kind == "sum" then
+    if type(v) ~= "table" or v.tag == nil then
+      fail("expected a table {tag = constructor, fields...} for %s, got %s", t.sig, type(v))
+    end
+    local k, con = constructor_of(t, v.tag)
+    if #v ~= #con.payload.fields then
+      fail("%s: constructor %s takes %d fields, got %d", t.sig, con.name, #con.payload.fields, #v)
+    end
+    core.array_set(a, leaf, lin, k - 1)
+    leaf = leaf + 1
+    for c, other in ipairs(t.constructors) do
+      if c == k then
+        for i, f in ipairs(con.payload.fields) do leaf = write(a, f, lin, leaf, v[i]) end
+      else
+        leaf = leaf + other.payload.nleaves
+      end
+    end
+    return leaf
   end
   if type(v) ~= "table" or #v ~= #t.fields then
     fail("expected a table of %d fields for %s, got %s", #t.fields, t.sig, type(v))
@@ -60,6 +101,7 @@ function methods.shape(a) return shape_of(a) end
 function methods.type(a) return core.array_type(a) end
 function methods.size(a) return core.array_size(a) end
 function methods.free(a) core.array_free(a) end
+function methods.layout(a) return core.array_layout(a) end
 
 function methods.get(a, ...)
   return (read(a, elem_type(a), linear(a, shape_of(a), ...), 0))
@@ -104,6 +146,15 @@ local unsigned_string = not core.binding:find("luajit") and load([[
   end]])()
 
 local function show_value(v, leaf)
+  if type(v) == "table" and v.tag ~= nil then
+    local parts = { tostring(v.tag) }
+    for i, x in ipairs(v) do
+      local sx = show_value(x)
+      if type(x) == "table" and x.tag ~= nil and #x > 0 then sx = "(" .. sx .. ")" end
+      parts[i + 1] = sx
+    end
+    return table.concat(parts, " ")
+  end
   if type(v) == "table" then
     local parts = {}
     for i, x in ipairs(v) do parts[i] = show_value(x) end
@@ -149,6 +200,7 @@ function M.fromtable(tbl, t)
   end
   local function matches(x, et)
     if et.kind == "scalar" then return type(x) ~= "table" end
+    if et.kind == "sum" then return type(x) == "table" and x.tag ~= nil end
     if type(x) ~= "table" or #x ~= #et.fields then return false end
     for i, f in ipairs(et.fields) do
       if not matches(x[i], f) then return false end

@@ -275,5 +275,11 @@ function M.layout(t, strategy)
   return text
 end
 
+function M.set_layout(strategy)
+  if C.lacc_set_layout(ctx, strategy) ~= 0 then raise() end
+end
+
+function M.array_layout(b) return ffi.string(C.lacc_array_layout(check_array(b))) end
+
 registry["lacc.ffi_core"] = M
 return M

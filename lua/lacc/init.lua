@@ -323,12 +323,28 @@ local function nodes(roots)
   return unpack(r, 1, #roots)
 end
 
+-- The layout of arrays made from now on in this Lua state ("compact" by default).
+local current_layout = "compact"
+function lacc.set_layout(strategy)
+  core.set_layout(strategy)
+  current_layout = strategy
+end
+
+local function pack(...) return { n = select("#", ...), ... } end
+
 -- run(p [, opts]) -> host array(s); p an array program, a table of them, or a scalar.
+-- opts.layout picks the layout of the results for this run only.
 function lacc.run(p, opts)
   opts = opts or {}
   local backend = opts.backend or os.getenv("LACC_BACKEND") or "cpu"
   local roots = roots_of(p, "run")
-  return core.run(backend, nodes(roots))
+  if not opts.layout then return core.run(backend, nodes(roots)) end
+  local saved = current_layout
+  core.set_layout(opts.layout)
+  local r = pack(pcall(core.run, backend, nodes(roots)))
+  core.set_layout(saved)
+  if not r[1] then error(r[2], 0) end
+  return unpack(r, 2, r.n)
 end
 
 function lacc.explain(p)

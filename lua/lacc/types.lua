@@ -44,7 +44,10 @@ local function parse_sum(s, pos, name)
     pos = s:find("%S", pos) or #s + 1
     local ch = s:sub(pos, pos)
     if ch == ">" then
-      return { kind = "sum", name = name, constructors = cons, nleaves = 0, has_sum = true,
+      -- leaves as in the core: the constructor index, then every payload's leaves
+      local leaves = 1
+      for _, k in ipairs(cons) do leaves = leaves + k.payload.nleaves end
+      return { kind = "sum", name = name, constructors = cons, nleaves = leaves, has_sum = true,
                sig = (name or "") .. "<" .. table.concat(sigs, "|") .. ">" }, pos + 1
     elseif ch ~= "|" then
       return nil
