@@ -274,6 +274,16 @@ static int l_node_cast(lua_State *L) {
   return push_node(L, lacc_exp_cast(get_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
 }
 
+/* node_con(type, con0, where, fields...) */
+static int l_node_con(lua_State *L) {
+  const char *type = luaL_checkstring(L, 1);
+  int con = (int)luaL_checkinteger(L, 2);
+  const char *where = opt_where(L, 3);
+  lacc_node *args[MAX_ARGS];
+  int n = collect(L, 4, args);
+  return push_node(L, lacc_exp_con(get_ctx(L), type, con, n, args, where));
+}
+
 /* node_lam(where, body, params...) */
 static int l_node_lam(lua_State *L) {
   const char *where = opt_where(L, 1);
@@ -380,7 +390,7 @@ static const luaL_Reg funcs[] = {
   { "array_nleaves", l_array_nleaves }, { "array_leaf_type", l_array_leaf_type },
   { "array_get", l_array_get }, { "array_set", l_array_set }, { "node_const", l_node_const },
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
-  { "node_cast", l_node_cast }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
+  { "node_cast", l_node_cast }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
   { "explain", l_explain }, { "layout", l_layout }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },

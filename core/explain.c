@@ -132,6 +132,17 @@ static void exp_print(buf *b, const lacc_node *e) {
     b->edepth--;
     break;
   case K_LAM: lam_print(b, e); break;
+  case K_CON: call(b, e->type->cnames[e->field], e, 0); break;
+  case K_CASE:
+    put(b, "case ");
+    exp_print(b, e->kids[0]);
+    put(b, " of {");
+    for (int c = 1; c < e->nkids; c++) {
+      put(b, "%s%s ", c > 1 ? "; " : "", e->kids[0]->type->cnames[c - 1]);
+      lam_print(b, e->kids[c]);
+    }
+    put(b, "}");
+    break;
   default: put(b, "<%s>", kind_name(e->kind));
   }
 }

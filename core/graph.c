@@ -13,7 +13,7 @@
 
 static const char *const kind_names[K_NKINDS] = {
   "const", "var", "prim", "tuple", "prj", "cast", "cond", "index", "shape", "size",
-  "iterate", "while", "lam",
+  "iterate", "while", "con", "case", "lam",
   "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
   "let", "var", "let", "avar", "results"
 };
@@ -211,11 +211,6 @@ lacc_node *lacc_exp_const_f(lacc_ctx *ctx, const char *type, double v, const cha
 lacc_node *lacc_exp_var(lacc_ctx *ctx, const char *type, const char *where) {
   ctx_clear(ctx);
   const lacc_type *t = type_parse(ctx, type);
-  if (t != NULL && t->has_sum) {
-    ctx_error(ctx, LACC_ERR_TYPE, "scalar values of sum types (%s) are not supported yet (at %s)",
-              t->sig, place(where));
-    return NULL;
-  }
   return t != NULL ? node_new(ctx, K_VAR, t, -1, 0, NULL, where) : NULL;
 }
 
@@ -358,6 +353,65 @@ static lacc_node *build_loop(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *c
   return node_new(ctx, k, t, -1, 3, args, w);
 }
 
+lacc_node *lacc_exp_con(lacc_ctx *ctx, const char *type, int con, int nargs,
+                        lacc_node *const *args, const char *where) {
+  if (check_args(ctx, "constructor", nargs, args, where) != LACC_OK) return NULL;
+  const lacc_type *t = type_parse(ctx, type);
+  if (t == NULL) return NULL;
+  if (t->kind != T_SUM || con < 0 || con >= t->n) {
+    ctx_error(ctx, LACC_ERR_TYPE, "constructor %d of %s does not exist (at %s)", con + 1, t->sig,
+              place(where));
+    return NULL;
+  }
+  const lacc_type *payload = t->fields[con];
+  char op[96];
+  snprintf(op, sizeof op, "%s", t->cnames[con]);
+  if (expect_arity(ctx, op, payload->n, nargs, where) != LACC_OK) return NULL;
+  for (int i = 0; i < nargs; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "field %d", i + 1);
+    if (expect_level(ctx, op, i, args[i], L_EXP, where) != LACC_OK ||
+        expect_type(ctx, op, what, payload->fields[i], args[i]->type, where) != LACC_OK)
+      return NULL;
+  }
+  lacc_node *n = node_new(ctx, K_CON, t, -1, nargs, args, where);
+  if (n != NULL) n->field = con;
+  return n;
+}
+
+/* case(v, f1, ..., fn): one function per constructor of v's type, all with one result type. */
+static lacc_node *build_case(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  if (nargs < 1 || expect_level(ctx, "match", 0, args[0], L_EXP, w) != LACC_OK) {
+    if (nargs < 1) ctx_error(ctx, LACC_ERR_ARG, "match: missing value (at %s)", place(w));
+    return NULL;
+  }
+  const lacc_type *t = args[0]->type;
+  if (t->kind != T_SUM) {
+    ctx_error(ctx, LACC_ERR_TYPE, "match: expected a value of a sum type, got %s (at %s)", t->sig,
+              place(w));
+    return NULL;
+  }
+  if (nargs - 1 != t->n) {
+    ctx_error(ctx, LACC_ERR_TYPE, "match: %s has %d constructors, got %d alternatives (at %s)",
+              t->sig, t->n, nargs - 1, place(w));
+    return NULL;
+  }
+  const lacc_type *result = NULL;
+  for (int c = 0; c < t->n; c++) {
+    const lacc_type *payload = t->fields[c];
+    const lacc_type *r = expect_fun(ctx, "match", c + 1, args[c + 1], payload->n,
+                                    (const lacc_type *const *)payload->fields, w);
+    if (r == NULL) return NULL;
+    if (result != NULL && r != result) {
+      ctx_error(ctx, LACC_ERR_TYPE, "match: alternative %s: expected a result of %s, got %s (at %s)",
+                t->cnames[c], result->sig, r->sig, place(w));
+      return NULL;
+    }
+    result = r;
+  }
+  return node_new(ctx, K_CASE, result, -1, nargs, args, w);
+}
+
 lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
                        const char *where) {
   if (op == NULL) op = "?";
@@ -371,6 +425,7 @@ lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
   if (strcmp(op, "size") == 0) return build_of_array(ctx, K_SIZE, nargs, args, where);
   if (strcmp(op, "iterate") == 0) return build_loop(ctx, K_ITERATE, nargs, args, where);
   if (strcmp(op, "while") == 0) return build_loop(ctx, K_WHILE, nargs, args, where);
+  if (strcmp(op, "case") == 0) return build_case(ctx, nargs, args, where);
   ctx_error(ctx, LACC_ERR_ARG, "unknown scalar operation '%s' (at %s)", op, place(where));
   return NULL;
 }

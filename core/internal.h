@@ -136,7 +136,7 @@ void array_store(lacc_array *a, int64_t i, const lacc_val *leaves);
 typedef enum {
   /* scalar level */
   K_CONST, K_VAR, K_PRIM, K_TUPLE, K_PRJ, K_CAST, K_COND, K_INDEX, K_SHAPE, K_SIZE,
-  K_ITERATE, K_WHILE,
+  K_ITERATE, K_WHILE, K_CON, K_CASE,
   K_LAM,
   /* array level */
   K_USE, K_UNIT, K_GENERATE, K_MAP, K_FOLD, K_FOLD1, K_BACKPERMUTE, K_RESHAPE,
@@ -168,7 +168,7 @@ struct lacc_node {
   const lacc_type *type;       /* element type (acc), value type (exp), result (lam) */
   int rank;                    /* acc: rank; exp/lam: -1 */
   prim_op prim;
-  int field;                   /* K_PRJ field; K_EVAR/K_AVAR de Bruijn index */
+  int field;                   /* K_PRJ field; K_CON constructor; K_EVAR/K_AVAR de Bruijn index */
   int nparams;                 /* K_LAM */
   lacc_val cval;               /* K_CONST */
   lacc_array *array;           /* K_USE */

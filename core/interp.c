@@ -179,6 +179,29 @@ static int eval(interp *I, const lacc_node *e, lacc_val *out) {
   }
   case K_SIZE: out[0].i = avar(I, e->kids[0])->size; return LACC_OK;
   case K_ITERATE: case K_WHILE: return eval_loop(I, e, out);
+  case K_CON: {
+    const lacc_type *t = e->type;
+    memset(out, 0, sizeof *out * (size_t)t->nleaves);
+    out[0].u = (uint64_t)e->field;
+    int off = 1;
+    for (int c = 0; c < e->field; c++) off += t->fields[c]->nleaves;
+    for (int i = 0; i < e->nkids && rc == LACC_OK; i++) {
+      rc = eval(I, e->kids[i], out + off);
+      off += e->kids[i]->type->nleaves;
+    }
+    return rc;
+  }
+  case K_CASE: {
+    const lacc_type *t = e->kids[0]->type;
+    lacc_val *v = scratch(I, t->nleaves);
+    if (v == NULL) return I->ctx->errcode;
+    rc = eval(I, e->kids[0], v);
+    if (rc != LACC_OK) break;
+    int k = (int)v[0].u, off = 1;
+    for (int c = 0; c < k; c++) off += t->fields[c]->nleaves;
+    rc = apply_fn(I, e->kids[k + 1], (const lacc_type *const *)t->fields[k]->fields, v + off, out);
+    break;
+  }
   case K_ELET: {
     lacc_val *v = scratch(I, e->kids[0]->type->nleaves);
     if (v == NULL) return I->ctx->errcode;

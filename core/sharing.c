@@ -120,7 +120,10 @@ static int find_array_refs(dag *g, lacc_node *x, uint64_t gen, nodevec *out) {
 }
 
 static int successors(dag *g, lacc_node *x, nodevec *succ, nodevec *refs) {
-  if (g->level == L_EXP && x->kind == K_LAM) return vec_push(g->ctx, succ, x->kids[x->nkids - 1]);
+  if (g->level == L_EXP && x->kind == K_LAM) {
+    lacc_node *body = x->kids[x->nkids - 1];
+    return is_level(g, body) ? vec_push(g->ctx, succ, body) : LACC_OK;
+  }
   if (g->level == L_EXP && (x->kind == K_INDEX || x->kind == K_SHAPE || x->kind == K_SIZE)) {
     for (int i = 1; i < x->nkids; i++)
       if (vec_push(g->ctx, succ, x->kids[i]) != LACC_OK) return g->ctx->errcode;

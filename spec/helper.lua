@@ -39,7 +39,7 @@ if type(jit) == "table" then
 else
   function H.f32(x)
     if x ~= x or x == math.huge or x == -math.huge or x == 0 then return x end
-    return string.unpack("f", string.pack("f", x))
+    return (string.unpack("f", string.pack("f", x)))
   end
 end
 

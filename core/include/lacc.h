@@ -81,6 +81,11 @@ lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
                        const char *where);
 lacc_node *lacc_exp_prj(lacc_ctx *ctx, int field, lacc_node *tuple, const char *where);
 lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
+/* A value of sum type `type` made with constructor number con (0-based) from its fields.
+ * Matching is lacc_exp_op "case": the scrutinee, then one function per constructor
+ * taking that constructor's fields. */
+lacc_node *lacc_exp_con(lacc_ctx *ctx, const char *type, int con, int nargs,
+                        lacc_node *const *args, const char *where);
 /* A function of nparams variables (made by lacc_exp_var) with a scalar body. */
 lacc_node *lacc_lam(lacc_ctx *ctx, int nparams, lacc_node *const *params, lacc_node *body,
                     const char *where);

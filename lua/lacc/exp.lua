@@ -206,9 +206,9 @@ function M.result(want, ...)
   return op("tuple", (table.unpack or unpack)(nodes, 1, n))
 end
 
--- Trace f once. params: list of types; adapt(vars) turns the variables into the Lua
--- arguments (e.g. 1-based indices). Returns the core function node.
-function M.lambda(f, params, want, adapt)
+-- Trace f once with fresh variables of the types in params; adapt(vars) turns them into
+-- the Lua arguments (e.g. 1-based indices). Returns what finish needs.
+local function trace(f, params, adapt)
   if type(f) ~= "function" and not (type(f) == "table" and getmetatable(f) and getmetatable(f).__call) then
     fail("expected a function, got %s", type(f))
   end
@@ -219,8 +219,26 @@ function M.lambda(f, params, want, adapt)
     vars[i] = wrap(nodes[i])
   end
   local args = adapt and { adapt(vars) } or vars
-  local body = M.result(want, f((table.unpack or unpack)(args, 1, #args)))
-  return core.node_lam(w, body.node, (table.unpack or unpack)(nodes, 1, #params)), body.t
+  local out = { n = 0 }
+  local function keep(...) out.n = select("#", ...); for i = 1, out.n do out[i] = select(i, ...) end end
+  keep(f((table.unpack or unpack)(args, 1, #args)))
+  return { where = w, nodes = nodes, out = out }
+end
+
+-- The core function node of a trace, its result converted to type want if given.
+local function finish(tr, want)
+  local body = M.result(want, (table.unpack or unpack)(tr.out, 1, tr.out.n))
+  return core.node_lam(tr.where, body.node, (table.unpack or unpack)(tr.nodes, 1, #tr.nodes)), body.t
+end
+
+-- The type of a trace's result, when it is an expression (nil for plain Lua values).
+local function result_type(tr)
+  if tr.out.n == 1 and is_exp(tr.out[1]) then return tr.out[1].t end
+  return nil
+end
+
+function M.lambda(f, params, want, adapt)
+  return finish(trace(f, params, adapt), want)
 end
 
 -- Index arguments: a 0-based shape variable of rank r as r 1-based i64 values.
@@ -279,6 +297,64 @@ function M.shape_type(rank)
   local t = {}
   for d = 1, rank do t[d] = "i64" end
   return "(" .. table.concat(t, ",") .. ")"
+end
+
+-- ---- sum values
+
+-- A constructor of sum type t (a parsed type), as a function of its fields.
+function M.constructor(t, c)
+  local con = t.constructors[c]
+  return function(...)
+    local n = select("#", ...)
+    local fields = con.payload.fields
+    if n ~= #fields then
+      fail("%s: expected %d field%s, got %d", con.name, #fields, #fields == 1 and "" or "s", n)
+    end
+    local nodes = {}
+    for i = 1, n do nodes[i] = M.lift(select(i, ...), fields[i].sig, con.name).node end
+    return wrap(core.node_con(t.sig, c - 1, where(), (table.unpack or unpack)(nodes, 1, n)))
+  end
+end
+
+-- match(v, cases): cases by constructor name (by position for structural variants),
+-- `_` for the rest; a bool matches as {true = ..., false = ...} or [true]/[false].
+function M.match(v, cases)
+  if type(cases) ~= "table" then fail("match: expected a table of cases, got %s", type(cases)) end
+  if type(v) == "boolean" then v = M.constant(v, "bool") end
+  if not is_exp(v) then fail("match: expected a scalar expression, got %s", type(v)) end
+  if v.t == "bool" then
+    local t, e = cases[true] or cases["true"] or cases._, cases[false] or cases["false"] or cases._
+    if not t or not e then fail("match: non-exhaustive match on bool: give true, false or _") end
+    return M.cond(v, M.result(nil, t()), M.result(nil, e()))
+  end
+  local t = types.parse(v.t)
+  if t.kind ~= "sum" then fail("match: expected a value of a sum type, got %s", v.t) end
+  local alts, want, missing = {}, nil, {}
+  for c, con in ipairs(t.constructors) do
+    local f = cases[con.name] or (not t.name and cases[c]) or cases._
+    if f == nil then missing[#missing + 1] = con.name end
+    alts[c] = f
+  end
+  if #missing > 0 then
+    fail("match: non-exhaustive match on %s: missing %s (add them or _)", v.t,
+      table.concat(missing, ", "))
+  end
+  for k in pairs(cases) do
+    local known = k == "_"
+    for c, con in ipairs(t.constructors) do known = known or k == con.name or (not t.name and k == c) end
+    if not known then fail("match: %s has no constructor %s", v.t, tostring(k)) end
+  end
+  -- trace every alternative first: the first one with a typed result types the rest
+  local traces = {}
+  for c, con in ipairs(t.constructors) do
+    local ptypes = {}
+    for i, f in ipairs(con.payload.fields) do ptypes[i] = f.sig end
+    traces[c] = trace(alts[c], ptypes)
+    want = want or result_type(traces[c])
+  end
+  local lams = {}
+  for c = 1, #traces do lams[c] = finish(traces[c], want) end
+  return wrap(core.node_op("case", where(), v.node, (table.unpack or unpack)(lams, 1, #lams)))
 end
 
 -- iterate(n, f, x) and while_(c, f, x): bounded sequential loops in scalar code.

@@ -229,6 +229,11 @@ function M.node_cast(t, x, where)
   return wrap_node(C.lacc_exp_cast(ctx, t, x, where or "?"))
 end
 
+function M.node_con(t, con, where, ...)
+  local n = collect(...)
+  return wrap_node(C.lacc_exp_con(ctx, t, con, n, argbuf, where or "?"))
+end
+
 function M.node_lam(where, body, ...)
   local n = collect(...)
   return wrap_node(C.lacc_lam(ctx, n, argbuf, body, where or "?"))

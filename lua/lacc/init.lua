@@ -382,10 +382,20 @@ end
 
 -- ---- sum types and their layouts
 
+types.constructor = exp.constructor
 lacc.data = types.data
 lacc.variant = types.variant
+lacc.match = exp.match
 function lacc.Maybe(t) return types.data("Maybe", { { "Nothing" }, { "Just", t } }) end
 function lacc.Either(a, b) return types.data("Either", { { "Left", a }, { "Right", b } }) end
+-- lacc.Just(x) takes its type from x; lacc.Nothing(t) needs one.
+function lacc.Just(x)
+  x = exp.lift(x, nil, "Just")
+  return lacc.Maybe(x.t).Just(x)
+end
+function lacc.Nothing(t) return lacc.Maybe(t).Nothing() end
+function lacc.Left(x, b) x = exp.lift(x, nil, "Left"); return lacc.Either(x.t, b).Left(x) end
+function lacc.Right(a, y) y = exp.lift(y, nil, "Right"); return lacc.Either(a, y.t).Right(y) end
 
 -- layout(T [, strategy]) -> { strategy, choices, tag_bits, tags = {...}, tag_encoding,
 -- fields = { {bits, types = {...}}, ... }, bits, minimum_bits }

@@ -123,9 +123,16 @@ end
 -- Sum types. A data type is a table with its signature (usable wherever a type is) and,
 -- later, its constructors.
 local Data = {}
-Data.__index = Data
 Data.__tostring = function(d) return d.sig end
 M.Data = Data
+-- Shape.Circle, V[2]: constructor functions (built by lacc.exp, set by init.lua)
+M.constructor = nil
+Data.__index = function(d, k)
+  for c, con in ipairs(d.parsed.constructors) do
+    if con.name == k or (not d.parsed.name and c == k) then return M.constructor(d.parsed, c) end
+  end
+  return nil
+end
 
 local function sig_of(t, what)
   local p, err = M.parse(t)
