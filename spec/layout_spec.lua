@@ -235,11 +235,18 @@ describe("host arrays of sum types", function()
         for i, v in ipairs(vals) do
           if not deep_eq(v, a[i]) then error(("%s under %s: element %d differs"):format(sig, s, i)) end
         end
-        -- through the interpreter, into every other layout and back
+        -- map(id) and a double reverse, into every other layout and back
         for _, s2 in ipairs { "unboxed", "rtu", "compact" } do
-          local r = lacc.run(lacc.reverse(lacc.reverse(a)), { layout = s2, backend = "interp" })
-          assert.are.equal(s2, r:layout())
-          for i, v in ipairs(vals) do assert.is_true(deep_eq(v, r[i]), sig) end
+          for _, b in ipairs(H.backends) do
+            local r = lacc.run(lacc.map(function(x) return x end, a), { layout = s2, backend = b })
+            local r2 = lacc.run(lacc.reverse(lacc.reverse(r)), { layout = s, backend = b })
+            assert.are.equal(s2, r:layout())
+            assert.are.equal(s, r2:layout())
+            for i, v in ipairs(vals) do
+              assert.is_true(deep_eq(v, r[i]), sig)
+              assert.is_true(deep_eq(v, r2[i]), sig)
+            end
+          end
         end
       end
       lacc.set_layout("compact")
