@@ -45,6 +45,7 @@ static void put(buf *b, const char *fmt, ...) {
 static void indent(buf *b, int d) { put(b, "\n%*s", 2 * d, ""); }
 
 static void exp_print(buf *b, const lacc_node *e);
+static void case_alts(buf *b, const lacc_node *c, const char *outer, int *first);
 
 static void infix(buf *b, const lacc_node *e, const char *op) {
   put(b, "(");
@@ -93,6 +94,36 @@ static void lam_print(buf *b, const lacc_node *l) {
   put(b, ")");
 }
 
+/* The alternatives of a case, with merged inner cases flattened into patterns such as
+ * Left(Just x2): one tag test for all of them. */
+static void case_alts(buf *b, const lacc_node *c, const char *outer, int *first) {
+  const lacc_type *t = c->kids[0]->type;
+  for (int k = 1; k < c->nkids; k++) {
+    const lacc_node *alt = c->kids[k];
+    char pat[512];
+    int base = b->edepth;
+    int len = snprintf(pat, sizeof pat, "%s%s", outer, t->cnames[k - 1]);
+    b->edepth += alt->nparams;
+    const lacc_node *body = alt->kids[0];
+    if (body->kind == K_CASE && body->merged) {
+      snprintf(pat + len, sizeof pat - (size_t)len, "(");
+      char inner[600];
+      snprintf(inner, sizeof inner, "%s", pat);
+      case_alts(b, body, inner, first);
+      b->edepth = base;
+      continue;
+    }
+    for (int p = 0; p < alt->nparams && len < (int)sizeof pat - 16; p++)
+      len += snprintf(pat + len, sizeof pat - (size_t)len, " x%d", base + p);
+    for (const char *o = outer; *o; o++)
+      if (*o == '(' && len < (int)sizeof pat - 2) pat[len++] = ')', pat[len] = '\0';
+    put(b, "%s%s -> ", *first ? "" : "; ", pat);
+    *first = 0;
+    exp_print(b, body);
+    b->edepth = base;
+  }
+}
+
 static void exp_print(buf *b, const lacc_node *e) {
   char v[64];
   switch (e->kind) {
@@ -133,16 +164,15 @@ static void exp_print(buf *b, const lacc_node *e) {
     break;
   case K_LAM: lam_print(b, e); break;
   case K_CON: call(b, e->type->cnames[e->field], e, 0); break;
-  case K_CASE:
+  case K_CASE: {
+    int first = 1;
     put(b, "case ");
     exp_print(b, e->kids[0]);
     put(b, " of {");
-    for (int c = 1; c < e->nkids; c++) {
-      put(b, "%s%s ", c > 1 ? "; " : "", e->kids[0]->type->cnames[c - 1]);
-      lam_print(b, e->kids[c]);
-    }
+    case_alts(b, e, "", &first);
     put(b, "}");
     break;
+  }
   default: put(b, "<%s>", kind_name(e->kind));
   }
 }

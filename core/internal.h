@@ -170,6 +170,7 @@ struct lacc_node {
   prim_op prim;
   int field;                   /* K_PRJ field; K_CON constructor; K_EVAR/K_AVAR de Bruijn index */
   int nparams;                 /* K_LAM */
+  int merged;                  /* AST K_CASE decided by its enclosing case's tag test */
   lacc_val cval;               /* K_CONST */
   lacc_array *array;           /* K_USE */
   char *where;
@@ -200,6 +201,9 @@ typedef struct ast_arena {
 int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out);
 void ast_free(ast_arena *a);
 void *ast_alloc(ast_arena *a, size_t n);
+
+/* Simplifier (simplify.c): rewrites the closed AST in place. */
+void simplify_ast(ast_arena *ast);
 
 /* Reference interpreter (interp.c): results into out[0..nroots-1]. */
 int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array **out);

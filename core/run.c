@@ -23,6 +23,7 @@ int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *r
   ast_arena ast;
   int rc = sharing_recover(ctx, nroots, roots, &ast);
   if (rc != LACC_OK) return rc;
+  simplify_ast(&ast);
   rc = interp_run(ctx, &ast, out);
   ast_free(&ast);
   return rc;
@@ -55,6 +56,7 @@ char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stat
   ctx_clear(ctx);
   ast_arena ast;
   if (sharing_recover(ctx, nroots, roots, &ast) != LACC_OK) return NULL;
+  simplify_ast(&ast);
   char *s = explain_ast(ctx, &ast);
   if (stats != NULL) {
     memset(stats, 0, sizeof *stats);

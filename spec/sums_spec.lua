@@ -137,6 +137,42 @@ for _, backend in ipairs(H.backends) do
   end
 end
 
+describe("nested matches", function()
+  local T = lacc.Either(lacc.Maybe("f64"), lacc.Maybe("f64"))
+  local a = lacc.fromtable({ { tag = "Left", { tag = "Just", 1.5 } }, { tag = "Right", { tag = "Nothing" } } }, T)
+  local function count(text, pat)
+    local _, n = text:gsub(pat, "")
+    return n
+  end
+  it("merge into one tag test per element when the inner value is only matched", function()
+    local p = lacc.map(function(e)
+      return lacc.match(e, {
+        Left = function(m) return lacc.match(m, { Just = function(x) return x + 100 end, Nothing = function() return 1 end }) end,
+        Right = function(m) return lacc.match(m, { Just = function(x) return x * 10 end, _ = function() return 2 end }) end,
+      })
+    end, a)
+    local text = lacc.explain(p)
+    assert.are.equal(1, count(text, "case "))
+    assert.truthy(text:find("Left(Just x2)", 1, true))
+    assert.truthy(text:find("Right(Nothing)", 1, true))
+    H.check_array(lacc.run(p), { 101.5, 2 })
+  end)
+  it("stay separate when the inner value is also used otherwise", function()
+    local p = lacc.map(function(e)
+      return lacc.match(e, {
+        Left = function(m)
+          return lacc.match(m, { Just = function(x) return x end, _ = function() return 0 end })
+            + lacc.match(m, { Just = function() return lacc.constant(1, "f64") end, _ = function() return 0 end })
+        end,
+        _ = function() return 7 end,
+      })
+    end, a)
+    local text = lacc.explain(p)
+    assert.are.equal(3, count(text, "case "))
+    H.check_array(lacc.run(p), { 2.5, 7 })
+  end)
+end)
+
 describe("match errors", function()
   local s = lacc.fromtable({ { tag = "Empty" } }, Shape)
   it("a non-exhaustive match names the missing constructors", function()
