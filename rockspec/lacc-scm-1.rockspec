@@ -13,11 +13,12 @@ description = {
 dependencies = { "lua >= 5.1" }
 local core_sources = {
   "core/array.c", "core/ctx.c", "core/explain.c", "core/graph.c", "core/interp.c",
-  "core/prim.c", "core/run.c", "core/sharing.c", "core/type.c",
+  "core/layout.c", "core/prim.c", "core/run.c", "core/sharing.c", "core/simplify.c", "core/type.c",
 }
 local lacc_core_sources = {
   "bindings/lacc_core.c", "core/array.c", "core/ctx.c", "core/explain.c", "core/graph.c",
-  "core/interp.c", "core/prim.c", "core/run.c", "core/sharing.c", "core/type.c",
+  "core/interp.c", "core/layout.c", "core/prim.c", "core/run.c", "core/sharing.c",
+  "core/simplify.c", "core/type.c",
 }
 build = {
   type = "builtin",
