@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 #include "lacc.h"
 
@@ -31,6 +32,16 @@ typedef struct {
   lacc_node *n;
 } node_box;
 
+/* Errors carry no position of their own: luaL_error would name lacc's own Lua file; the
+ * messages from the core and the surface name the user's line instead. */
+static int fail(lua_State *L, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  return lua_error(L);
+}
+
 static lacc_ctx *get_ctx(lua_State *L) {
   ctx_box *b = lua_touserdata(L, lua_upvalueindex(1));
   return b->ctx;
@@ -43,7 +54,7 @@ static int raise(lua_State *L) {
 
 static lacc_array *check_array(lua_State *L, int i) {
   array_box *b = luaL_checkudata(L, i, ARRAY_MT);
-  if (b->a == NULL) luaL_error(L, "array used after free()");
+  if (b->a == NULL) fail(L, "array used after free()");
   return b->a;
 }
 
@@ -106,12 +117,12 @@ static int l_array_new(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   int64_t ext[8];
   lua_Integer rank = luaL_len(L, 2);
-  if (rank > 8) return luaL_error(L, "rank %d is out of range (0 to 8)", (int)rank);
+  if (rank > 8) return fail(L, "rank %d is out of range (0 to 8)", (int)rank);
   for (int d = 0; d < rank; d++) {
     lua_geti(L, 2, d + 1);
     int ok;
     ext[d] = lua_tointegerx(L, -1, &ok);
-    if (!ok) return luaL_error(L, "shape: extent %d is not an integer", d + 1);
+    if (!ok) return fail(L, "shape: extent %d is not an integer", d + 1);
     lua_pop(L, 1);
   }
   lacc_array *a = lacc_array_new(get_ctx(L), type, (int)rank, ext);
@@ -150,7 +161,7 @@ static int l_array_nleaves(lua_State *L) {
 
 static int l_array_leaf_type(lua_State *L) {
   const char *t = lacc_array_leaf_type(check_array(L, 1), (int)luaL_checkinteger(L, 2));
-  if (t == NULL) return luaL_error(L, "no such field");
+  if (t == NULL) return fail(L, "no such field");
   lua_pushstring(L, t);
   return 1;
 }
@@ -164,7 +175,7 @@ static int l_array_get(lua_State *L) {
   int64_t i = luaL_checkinteger(L, 3);
   lacc_ctx *ctx = get_ctx(L);
   const char *t = lacc_array_leaf_type(a, leaf);
-  if (t == NULL) return luaL_error(L, "no such field");
+  if (t == NULL) return fail(L, "no such field");
   if (is_float_type(t) || strcmp(t, "bool") == 0) {
     double v;
     if (lacc_array_get_f(ctx, a, leaf, i, &v) != LACC_OK) return raise(L);
@@ -184,15 +195,15 @@ static int l_array_set(lua_State *L) {
   int64_t i = luaL_checkinteger(L, 3);
   lacc_ctx *ctx = get_ctx(L);
   const char *t = lacc_array_leaf_type(a, leaf);
-  if (t == NULL) return luaL_error(L, "no such field");
+  if (t == NULL) return fail(L, "no such field");
   int rc;
   if (strcmp(t, "bool") == 0) {
     if (!lua_isboolean(L, 4))
-      return luaL_error(L, "expected a boolean for bool, got %s", luaL_typename(L, 4));
+      return fail(L, "expected a boolean for bool, got %s", luaL_typename(L, 4));
     rc = lacc_array_set_i(ctx, a, leaf, i, lua_toboolean(L, 4));
   } else if (is_float_type(t)) {
     if (lua_type(L, 4) != LUA_TNUMBER)
-      return luaL_error(L, "expected a number for %s, got %s", t, luaL_typename(L, 4));
+      return fail(L, "expected a number for %s, got %s", t, luaL_typename(L, 4));
     rc = lacc_array_set_f(ctx, a, leaf, i, lua_tonumber(L, 4));
   } else {
     int ok;
@@ -207,8 +218,8 @@ static int l_array_set(lua_State *L) {
     }
     if (!ok) {
       if (lua_type(L, 4) == LUA_TNUMBER)
-        return luaL_error(L, "expected an integer for %s, got %s", t, lua_tostring(L, 4));
-      return luaL_error(L, "expected an integer for %s, got %s", t, luaL_typename(L, 4));
+        return fail(L, "expected an integer for %s, got %s", t, lua_tostring(L, 4));
+      return fail(L, "expected an integer for %s, got %s", t, luaL_typename(L, 4));
     }
     rc = lacc_array_set_i(ctx, a, leaf, i, v);
   }
@@ -226,12 +237,12 @@ static int l_node_const(lua_State *L) {
   lacc_ctx *ctx = get_ctx(L);
   if (strcmp(type, "bool") == 0) {
     if (!lua_isboolean(L, 2))
-      return luaL_error(L, "constant: expected a boolean for bool, got %s (at %s)",
+      return fail(L, "constant: expected a boolean for bool, got %s (at %s)",
                         luaL_typename(L, 2), where);
     return push_node(L, lacc_exp_const_i(ctx, type, lua_toboolean(L, 2), where));
   }
   if (lua_type(L, 2) != LUA_TNUMBER)
-    return luaL_error(L, "constant: expected a number for %s, got %s (at %s)", type,
+    return fail(L, "constant: expected a number for %s, got %s (at %s)", type,
                       luaL_typename(L, 2), where);
   if (is_float_type(type)) return push_node(L, lacc_exp_const_f(ctx, type, lua_tonumber(L, 2), where));
   int ok;
@@ -240,7 +251,7 @@ static int l_node_const(lua_State *L) {
   lua_Number d = lua_tonumber(L, 2);
   if (d == floor(d) && d >= 9223372036854775808.0 && d < 18446744073709551616.0)
     return push_node(L, lacc_exp_const_f(ctx, type, d, where));
-  return luaL_error(L, "constant: %s is not a value of %s (cast the other operand?) (at %s)",
+  return fail(L, "constant: %s is not a value of %s (cast the other operand?) (at %s)",
                     lua_tostring(L, 2), type, where);
 }
 
@@ -250,7 +261,7 @@ static int l_node_var(lua_State *L) {
 
 static int collect(lua_State *L, int from, lacc_node **args) {
   int n = lua_gettop(L) - from + 1;
-  if (n > MAX_ARGS) return luaL_error(L, "too many arguments (%d)", n);
+  if (n > MAX_ARGS) return fail(L, "too many arguments (%d)", n);
   for (int i = 0; i < n; i++) args[i] = check_node(L, from + i);
   return n;
 }
@@ -379,6 +390,12 @@ static int l_is_array(lua_State *L) {
   return 1;
 }
 
+static int l_array_alive(lua_State *L) {
+  array_box *b = luaL_testudata(L, 1, ARRAY_MT);
+  lua_pushboolean(L, b != NULL && b->a != NULL);
+  return 1;
+}
+
 static int l_is_node(lua_State *L) {
   lua_pushboolean(L, luaL_testudata(L, 1, NODE_MT) != NULL);
   return 1;
@@ -394,7 +411,7 @@ static const luaL_Reg funcs[] = {
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
   { "explain", l_explain }, { "layout", l_layout }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
-  { "is_array", l_is_array }, { "is_node", l_is_node }, { NULL, NULL }
+  { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node }, { NULL, NULL }
 };
 
 int luaopen_lacc_core(lua_State *L) {
@@ -423,7 +440,7 @@ int luaopen_lacc_core(lua_State *L) {
     b->gc_mark = 0;
     luaL_setmetatable(L, CTX_MT);
     b->ctx = lacc_ctx_new();
-    if (b->ctx == NULL) return luaL_error(L, "lacc: out of memory");
+    if (b->ctx == NULL) return fail(L, "lacc: out of memory");
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, CTX_KEY);
   }

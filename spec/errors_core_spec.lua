@@ -43,7 +43,7 @@ describe("build-time errors", function()
     fails_with(function()
       local p = lacc.zipWith(function(a, b) return a + b end, f32s, m) -- MARK:rank
       return p
-    end, "map", "rank", "errors_core_spec.lua:" .. line_of("MARK:rank"))
+    end, "zipWith", "rank", "errors_core_spec.lua:" .. line_of("MARK:rank"))
   end)
 
   it("fold with a function of the wrong result type", function()

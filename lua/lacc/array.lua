@@ -13,6 +13,13 @@ M.methods = methods
 local function is_array(x) return core.is_array(x) end
 M.is_array = is_array
 
+-- An array used after free() is an error at the user's line.
+local function alive(a, what)
+  if not core.array_alive(a) then fail("%s: array used after free()", what) end
+  return a
+end
+M.alive = alive
+
 local function shape_of(a) return core.array_shape(a) end
 
 -- Linear 0-based index of 1-based indices.
@@ -97,17 +104,19 @@ end
 
 local function elem_type(a) return types.parse(core.array_type(a)) end
 
-function methods.shape(a) return shape_of(a) end
-function methods.type(a) return core.array_type(a) end
-function methods.size(a) return core.array_size(a) end
+function methods.shape(a) return shape_of(alive(a, "shape")) end
+function methods.type(a) return core.array_type(alive(a, "type")) end
+function methods.size(a) return core.array_size(alive(a, "size")) end
 function methods.free(a) core.array_free(a) end
-function methods.layout(a) return core.array_layout(a) end
+function methods.layout(a) return core.array_layout(alive(a, "layout")) end
 
 function methods.get(a, ...)
+  alive(a, "get")
   return (read(a, elem_type(a), linear(a, shape_of(a), ...), 0))
 end
 
 function methods.set(a, ...)
+  alive(a, "set")
   local n = select("#", ...)
   local v = select(n, ...)
   local idx = { ... }
@@ -116,9 +125,10 @@ function methods.set(a, ...)
 end
 
 -- Element at a 0-based linear index (for iteration without index arithmetic).
-function methods.at_linear(a, lin) return (read(a, elem_type(a), lin, 0)) end
+function methods.at_linear(a, lin) return (read(alive(a, "at_linear"), elem_type(a), lin, 0)) end
 
 function methods.totable(a)
+  alive(a, "totable")
   local shape, t = shape_of(a), elem_type(a)
   if #shape == 0 then return (read(a, t, 0, 0)) end
   local lin = 0
@@ -168,6 +178,7 @@ end
 -- Like Accelerate's show: shape, type, then the elements (elided past 64 per row
 -- and 16 rows).
 function M.tostring(a)
+  if not core.array_alive(a) then return "Array (freed)" end
   local shape, t = shape_of(a), elem_type(a)
   local head = ("Array (%s) %s"):format(table.concat(shape, ","), t.sig)
   local n = core.array_size(a)

@@ -43,6 +43,10 @@ function M.lift(x, t, what)
       if type(x) == "boolean" then t = "bool"
       else fail("%s: a Lua number has no element type here; use lacc.constant(v, type)", what or "value") end
     end
+    if types.is_scalar[t] and (t == "bool") ~= (type(x) == "boolean") then
+      fail("%s: expected %s for %s, got %s", what or "value",
+        t == "bool" and "a boolean" or "a number", t, type(x))
+    end
     return M.constant(x, t)
   end
   fail("%s: expected a scalar expression or a number, got %s", what or "value", type(x))
@@ -180,20 +184,24 @@ E.__le = function() fail("use lacc.le(a, b) or a:le(b): Lua turns <= into a bool
 E.__call = function() fail("a scalar expression is not a function") end
 
 -- Results of a traced function: one value, or several (a tuple).
-function M.result(want, ...)
+function M.result(want, what, ...)
+  what = what or "function"
   local n = select("#", ...)
-  if n == 0 then fail("the function returned nothing") end
+  if n == 0 then fail("%s: the function returned nothing", what) end
   if n == 1 then
     local v = ...
     if is_plain(v) then
       local wt = want and types.parse(want)
       if not (wt and wt.kind == "scalar") then
         if type(v) == "boolean" then return M.constant(v, "bool") end
-        fail("the function returned a Lua %s with no element type; use lacc.constant(v, type)", type(v))
+        fail("%s: the function returned a Lua %s with no element type; use lacc.constant(v, type)",
+          what, type(v))
       end
       return M.constant(v, want)
     end
-    if not is_exp(v) then fail("the function returned a %s, not a scalar expression", type(v)) end
+    if not is_exp(v) then
+      fail("%s: the function returned a %s, not a scalar expression", what, type(v))
+    end
     return v
   end
   local wt = want and types.parse(want)
@@ -201,16 +209,17 @@ function M.result(want, ...)
   for i = 1, n do
     local v = select(i, ...)
     local ft = wt and wt.kind == "tuple" and wt.fields[i] and wt.fields[i].sig or nil
-    nodes[i] = M.lift(v, ft, "function result").node
+    nodes[i] = M.lift(v, ft, what .. ": function result").node
   end
   return op("tuple", (table.unpack or unpack)(nodes, 1, n))
 end
 
 -- Trace f once with fresh variables of the types in params; adapt(vars) turns them into
 -- the Lua arguments (e.g. 1-based indices). Returns what finish needs.
-local function trace(f, params, adapt)
+local function trace(f, params, adapt, what)
+  what = what or "function"
   if type(f) ~= "function" and not (type(f) == "table" and getmetatable(f) and getmetatable(f).__call) then
-    fail("expected a function, got %s", type(f))
+    fail("%s: expected a function, got %s", what, type(f))
   end
   local w = where()
   local vars, nodes = {}, {}
@@ -222,12 +231,12 @@ local function trace(f, params, adapt)
   local out = { n = 0 }
   local function keep(...) out.n = select("#", ...); for i = 1, out.n do out[i] = select(i, ...) end end
   keep(f((table.unpack or unpack)(args, 1, #args)))
-  return { where = w, nodes = nodes, out = out }
+  return { where = w, nodes = nodes, out = out, what = what }
 end
 
 -- The core function node of a trace, its result converted to type want if given.
 local function finish(tr, want)
-  local body = M.result(want, (table.unpack or unpack)(tr.out, 1, tr.out.n))
+  local body = M.result(want, tr.what, (table.unpack or unpack)(tr.out, 1, tr.out.n))
   return core.node_lam(tr.where, body.node, (table.unpack or unpack)(tr.nodes, 1, #tr.nodes)), body.t
 end
 
@@ -237,8 +246,8 @@ local function result_type(tr)
   return nil
 end
 
-function M.lambda(f, params, want, adapt)
-  return finish(trace(f, params, adapt), want)
+function M.lambda(f, params, want, adapt, what)
+  return finish(trace(f, params, adapt, what), want)
 end
 
 -- Index arguments: a 0-based shape variable of rank r as r 1-based i64 values.
@@ -284,6 +293,7 @@ function M.shape_exp(list, what)
       if type(v) ~= "number" or v ~= math.floor(v) then
         fail("%s: extent %d is not an integer", what, d)
       end
+      if v < 0 then fail("%s: negative extent %d in dimension %d", what, v, d) end
       v = M.constant(v, "i64")
     end
     nodes[d] = v.node
@@ -325,7 +335,7 @@ function M.match(v, cases)
   if v.t == "bool" then
     local t, e = cases[true] or cases["true"] or cases._, cases[false] or cases["false"] or cases._
     if not t or not e then fail("match: non-exhaustive match on bool: give true, false or _") end
-    return M.cond(v, M.result(nil, t()), M.result(nil, e()))
+    return M.cond(v, M.result(nil, "match", t()), M.result(nil, "match", e()))
   end
   local t = types.parse(v.t)
   if t.kind ~= "sum" then fail("match: expected a value of a sum type, got %s", v.t) end
@@ -349,7 +359,7 @@ function M.match(v, cases)
   for c, con in ipairs(t.constructors) do
     local ptypes = {}
     for i, f in ipairs(con.payload.fields) do ptypes[i] = f.sig end
-    traces[c] = trace(alts[c], ptypes)
+    traces[c] = trace(alts[c], ptypes, nil, "match " .. con.name)
     want = want or result_type(traces[c])
   end
   local lams = {}
@@ -362,14 +372,14 @@ function M.iterate(n, f, x)
   x = M.lift(x, nil, "iterate")
   n = M.lift(n, "i64", "iterate")
   if n.t ~= "i64" then n = M.cast(n, "i64") end
-  local step = M.lambda(f, { x.t }, x.t)
+  local step = M.lambda(f, { x.t }, x.t, nil, "iterate")
   return op("iterate", n.node, step, x.node)
 end
 
 function M.while_(c, f, x)
   x = M.lift(x, nil, "while_")
-  local cond = M.lambda(c, { x.t }, "bool")
-  local step = M.lambda(f, { x.t }, x.t)
+  local cond = M.lambda(c, { x.t }, "bool", nil, "while_")
+  local step = M.lambda(f, { x.t }, x.t, nil, "while_")
   return op("while", cond, step, x.node)
 end
 

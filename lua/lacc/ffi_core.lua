@@ -73,7 +73,7 @@ end
 
 local function check_array(b)
   if not M.is_array(b) then error("expected a lacc array, got " .. type(b), 3) end
-  if b.a == nil then error("array used after free()", 3) end
+  if b.a == nil then error("array used after free()", 0) end
   return b.a
 end
 
@@ -84,6 +84,7 @@ local function wrap_node(p)
 end
 
 function M.is_array(x) return type(x) == "cdata" and ffi.istype(box_t, x) end
+function M.array_alive(x) return M.is_array(x) and x.a ~= nil end
 function M.is_node(x) return type(x) == "cdata" and ffi.istype(node_ptr_t, x) end
 function M.abi_version() return C.lacc_abi_version() end
 function M.array_metatable() return hooks end

@@ -32,6 +32,7 @@ local use_cache = setmetatable({}, { __mode = "k" })
 function lacc.use(a)
   if is_acc(a) then return a end
   if not array.is_array(a) then fail("use: expected a host array, got %s", type(a)) end
+  array.alive(a, "use")
   local hit = use_cache[a]
   if hit then return hit end
   local r = wrap(core.node_use(a, where()))
@@ -41,7 +42,7 @@ end
 
 local function to_acc(x, what)
   if is_acc(x) then return x end
-  if array.is_array(x) then return lacc.use(x) end
+  if array.is_array(x) then return lacc.use(array.alive(x, what)) end
   fail("%s: expected an array, got %s", what, exp.is_exp(x) and "a scalar expression" or type(x))
 end
 
@@ -84,7 +85,8 @@ end
 function lacc.generate(shape, f)
   local sh = exp.shape_exp(shape, "generate")
   local rank = type(shape) == "table" and not exp.is_exp(shape) and #shape or 1
-  local lam = exp.lambda(f, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end)
+  local lam = exp.lambda(f, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end,
+    "generate")
   return acc("generate", sh.node, lam)
 end
 
@@ -98,11 +100,16 @@ end
 local function zipwith(what, f, arrays)
   if #arrays == 0 then fail("%s: expected at least one array", what) end
   local nodes, ts = {}, {}
+  local rank
   for i, xs in ipairs(arrays) do
     xs = to_acc(xs, what)
+    rank = rank or xs.rank
+    if xs.rank ~= rank then
+      fail("%s: arrays of one rank expected, got ranks %d and %d", what, rank, xs.rank)
+    end
     nodes[i], ts[i] = xs.node, xs.t
   end
-  local lam = exp.lambda(f, ts)
+  local lam = exp.lambda(f, ts, nil, nil, what)
   return acc("map", lam, unpack(nodes, 1, #arrays))
 end
 
@@ -150,14 +157,14 @@ function lacc.fold(f, z, xs)
   xs = to_acc(xs, "fold")
   if xs.rank < 1 then fail("fold: expected an array of rank 1 or more, got rank 0") end
   local zz = exp.lift(z, xs.t, "fold")
-  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t)
+  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold")
   return acc("fold", lam, zz.node, xs.node)
 end
 
 function lacc.fold1(f, xs)
   xs = to_acc(xs, "fold1")
   if xs.rank < 1 then fail("fold1: expected an array of rank 1 or more, got rank 0") end
-  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t)
+  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold1")
   return acc("fold1", lam, xs.node)
 end
 
@@ -194,7 +201,7 @@ local function index_fn(what, f, sh, rank, out_rank)
     end
     if out_rank == 0 then return exp.wrap(core.node_op("tuple", where())) end
     return exp.index_exp(res, what)
-  end, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end)
+  end, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end, what)
 end
 
 local function shape_rank(shape)
@@ -337,6 +344,9 @@ local function pack(...) return { n = select("#", ...), ... } end
 function lacc.run(p, opts)
   opts = opts or {}
   local backend = opts.backend or os.getenv("LACC_BACKEND") or "cpu"
+  if backend ~= "cpu" and backend ~= "interp" then
+    fail("run: unknown backend '%s' (expected \"cpu\" or \"interp\")", tostring(backend))
+  end
   local roots = roots_of(p, "run")
   if not opts.layout then return core.run(backend, nodes(roots)) end
   local saved = current_layout
