@@ -6,16 +6,16 @@ LUAJIT ?= luajit
 BUSTED ?= /usr/bin/busted
 LUA_INC ?= $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 OPT ?= -O2 -g
-WARN = -Wall -Wextra -Werror -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN = -Wall -Wextra -Werror -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore/include $(SAN) $(CFLAGS)
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 B ?= build
 
 CORE_SRC = $(wildcard core/*.c)
 CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC))
-HDRS = core/include/lacc.h core/internal.h
+HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h core/text.h
 
-.PHONY: all test demo deps check-asan clean cdef check-cdef install-lua
+.PHONY: all test demo deps check-asan clean cdef check-cdef install-lua bench
 
 all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core
 
@@ -24,7 +24,7 @@ $(B)/obj/%.o: core/%.c $(HDRS)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(B)/liblacc.so: $(CORE_OBJ)
-	$(CC) -shared -o $@ $(CORE_OBJ) $(LDFLAGS_ALL) -lm
+	$(CC) -shared -o $@ $(CORE_OBJ) $(LDFLAGS_ALL) -lm -ldl -lpthread
 
 $(B)/lacc/core.so: bindings/lacc_core.c core/include/lacc.h $(B)/liblacc.so
 	@mkdir -p $(dir $@)
@@ -42,7 +42,8 @@ check-cdef:
 	@sh tools/gen_cdef.sh core/include/lacc.h | diff -u lua/lacc/cdef.lua - \
 	  || (echo "lua/lacc/cdef.lua is out of date: run 'make cdef'"; exit 1)
 
-test: all
+test: deps
+	@$(MAKE) --no-print-directory all
 	@B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
 
 deps:
@@ -66,3 +67,8 @@ check-asan:
 
 clean:
 	rm -rf build build-asan
+
+# Benchmarks of issue 4 (bench/README.md): C, NumPy, LuaJIT and lacc rows, one table per
+# benchmark with ratios against hand-written C. BENCH_SCALE=0.05 for a quick run.
+bench: all
+	@B=$(B) CC=$(CC) LUA54=$(LUA54) LUAJIT=$(LUAJIT) sh bench/run.sh

@@ -336,6 +336,57 @@ static int l_run(lua_State *L) {
   return n;
 }
 
+static int l_set_option(lua_State *L) {
+  if (lacc_set_option(get_ctx(L), luaL_checkstring(L, 1), lua_toboolean(L, 2)) != LACC_OK)
+    return raise(L);
+  return 0;
+}
+
+/* node_param(index, type, rank, layout, where): index 0-based */
+static int l_node_param(lua_State *L) {
+  return push_node(L, lacc_acc_param(get_ctx(L), (int)luaL_checkinteger(L, 1),
+                                     luaL_checkstring(L, 2), (int)luaL_checkinteger(L, 3),
+                                     luaL_optstring(L, 4, NULL), opt_where(L, 5)));
+}
+
+#define PROGRAM_MT "lacc.program"
+typedef struct { lacc_program *p; int nresults; } program_box;
+
+static int program_gc(lua_State *L) {
+  program_box *b = luaL_checkudata(L, 1, PROGRAM_MT);
+  lacc_program_release(b->p);
+  b->p = NULL;
+  return 0;
+}
+
+/* program_new(backend, nparams, roots...) -> program */
+static int l_program_new(lua_State *L) {
+  const char *backend = luaL_optstring(L, 1, NULL);
+  int nparams = (int)luaL_checkinteger(L, 2);
+  lacc_node *roots[MAX_ARGS];
+  int n = collect(L, 3, roots);
+  program_box *b = lua_newuserdatauv(L, sizeof *b, 1);
+  b->p = NULL;
+  b->nresults = n;
+  luaL_setmetatable(L, PROGRAM_MT);
+  b->p = lacc_program_new(get_ctx(L), backend, nparams, n, roots);
+  if (b->p == NULL) return raise(L);
+  return 1;
+}
+
+/* program_run(program, arrays...) -> arrays... */
+static int l_program_run(lua_State *L) {
+  program_box *b = luaL_checkudata(L, 1, PROGRAM_MT);
+  int n = lua_gettop(L) - 1;
+  if (n > MAX_ARGS) return fail(L, "too many arguments (at most %d)", MAX_ARGS);
+  lacc_array *args[MAX_ARGS], *out[MAX_ARGS];
+  for (int i = 0; i < n; i++) args[i] = check_array(L, i + 2);
+  if (b->p == NULL) return fail(L, "program was freed");
+  if (lacc_program_run(get_ctx(L), b->p, n, args, out) != LACC_OK) return raise(L);
+  for (int i = 0; i < b->nresults; i++) push_array(L, out[i]);
+  return b->nresults;
+}
+
 /* explain(roots...) -> text, kernels, intermediates, lets */
 static int l_explain(lua_State *L) {
   lacc_node *roots[MAX_ARGS];
@@ -411,7 +462,9 @@ static const luaL_Reg funcs[] = {
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
   { "explain", l_explain }, { "layout", l_layout }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
-  { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node }, { NULL, NULL }
+  { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node },
+  { "set_option", l_set_option }, { "node_param", l_node_param },
+  { "program_new", l_program_new }, { "program_run", l_program_run }, { NULL, NULL }
 };
 
 int luaopen_lacc_core(lua_State *L) {
@@ -422,6 +475,11 @@ int luaopen_lacc_core(lua_State *L) {
   lua_pop(L, 1);
   if (luaL_newmetatable(L, ARRAY_MT)) {
     lua_pushcfunction(L, array_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, PROGRAM_MT)) {
+    lua_pushcfunction(L, program_gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);

@@ -4,13 +4,49 @@
  * counter of the context, element access by linear index for hosts.
  * Must not: interpret programs or know about nodes.
  */
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include "internal.h"
 
 /* Largest element count: keeps every byte size and index computation far from overflow. */
 #define LACC_MAX_ELEMS ((int64_t)1 << 40)
 
+/* Large buffers come straight from mmap, 2 MiB aligned and marked for huge pages:
+ * the first touch of fresh memory otherwise costs more than a memory-bound kernel
+ * (one fault per 4 KiB). Small ones come from calloc, at least 8 bytes so that index 0
+ * is always readable. Both are zeroed. */
+#define BIG_BUFFER (4u << 20)
+#define HUGE_PAGE (2u << 20)
+
+static void *buf_alloc(size_t bytes) {
+  if (bytes < BIG_BUFFER) return calloc(1, bytes < 8 ? 8 : bytes);
+  size_t len = bytes + HUGE_PAGE;
+  char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  size_t head = start - (uintptr_t)p, tail = len - head - bytes;
+  if (head > 0) munmap(p, head);
+  if (tail > 0) munmap((char *)start + bytes, tail);
+#ifdef MADV_HUGEPAGE
+  madvise((void *)start, bytes, MADV_HUGEPAGE);
+#endif
+  return (void *)start;
+}
+
+static void buf_free(void *p, size_t bytes) {
+  if (p == NULL) return;
+  if (bytes < BIG_BUFFER) free(p);
+  else munmap(p, bytes);
+}
+
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent) {
+  const layout_plan *plan = layout_plan_of(ctx, t, ctx->layout);
+  return plan != NULL ? array_alloc_plan(ctx, t, rank, extent, plan) : NULL;
+}
+
+lacc_array *array_alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent,
+                             const layout_plan *plan) {
   if (rank < 0 || rank > LACC_MAX_RANK) {
     ctx_error(ctx, LACC_ERR_ARG, "rank %d is out of range (0 to %d)", rank, LACC_MAX_RANK);
     return NULL;
@@ -28,8 +64,6 @@ lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64
     }
     size *= extent[d];
   }
-  const layout_plan *plan = layout_plan_of(ctx, t, ctx->layout);
-  if (plan == NULL) return NULL;
   lacc_array *a = ctx_alloc(ctx, sizeof *a);
   if (a == NULL) return NULL;
   a->buf = ctx_alloc(ctx, sizeof *a->buf * (size_t)(plan->nbufs ? plan->nbufs : 1));
@@ -46,11 +80,11 @@ lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64
   for (int d = 0; d < rank; d++) a->extent[d] = extent[d];
   for (int k = 0; k < plan->nbufs; k++) {
     size_t bytes = scalar_size(plan->buf_kind[k]) * (size_t)size;
-    a->buf[k] = calloc(1, bytes ? bytes : 1);
+    a->buf[k] = buf_alloc(bytes);
     if (a->buf[k] == NULL) {
       ctx_error(ctx, LACC_ERR_MEMORY, "out of memory allocating %lld elements of %s",
                 (long long)size, t->sig);
-      for (int j = 0; j < k; j++) free(a->buf[j]);
+      for (int j = 0; j < k; j++) buf_free(a->buf[j], scalar_size(plan->buf_kind[j]) * (size_t)size);
       free(a->buf);
       free(a);
       return NULL;
@@ -81,7 +115,8 @@ void lacc_array_retain(lacc_array *a) { a->refs++; }
 
 void lacc_array_release(lacc_array *a) {
   if (a == NULL || --a->refs > 0) return;
-  for (int k = 0; k < a->plan->nbufs; k++) free(a->buf[k]);
+  for (int k = 0; k < a->plan->nbufs; k++)
+    buf_free(a->buf[k], scalar_size(a->plan->buf_kind[k]) * (size_t)a->size);
   free(a->buf);
   a->ctx->bytes -= a->bytes;
   lacc_ctx_release(a->ctx);

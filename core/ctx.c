@@ -18,6 +18,8 @@ lacc_ctx *lacc_ctx_new(void) {
   ctx->refs = 1;
   ctx->next_id = 1;
   ctx->layout = LAYOUT_COMPACT;
+  ctx->fusion = 1;
+  ctx->sharing = 1;
   return ctx;
 }
 

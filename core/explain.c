@@ -8,38 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "kir.h"
+#include "text.h"
 
 typedef struct {
-  char *s;
-  size_t n, cap;
-  int oom;
+  text t;
   int adepth, edepth;   /* binders in scope */
 } buf;
 
 static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void put(buf *b, const char *fmt, ...) {
-  if (b->oom) return;
   va_list ap;
   va_start(ap, fmt);
-  int len = vsnprintf(NULL, 0, fmt, ap);
+  text_vput(&b->t, fmt, ap);
   va_end(ap);
-  if (b->n + (size_t)len + 1 > b->cap) {
-    size_t cap = (b->cap ? b->cap : 256);
-    while (cap < b->n + (size_t)len + 1) cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (s == NULL) {
-      b->oom = 1;
-      return;
-    }
-    b->s = s;
-    b->cap = cap;
-  }
-  va_start(ap, fmt);
-  vsnprintf(b->s + b->n, (size_t)len + 1, fmt, ap);
-  va_end(ap);
-  b->n += (size_t)len;
 }
 
 static void indent(buf *b, int d) { put(b, "\n%*s", 2 * d, ""); }
@@ -196,6 +179,7 @@ static void acc_print(buf *b, const lacc_node *a, int d) {
     put(b, "]");
     return;
   }
+  case K_PARAM: put(b, "param %d %s rank %d", a->field + 1, a->type->sig, a->rank); return;
   case K_RESULTS:
     for (int i = 0; i < a->nkids; i++) {
       if (i) indent(b, d);
@@ -209,7 +193,7 @@ static void acc_print(buf *b, const lacc_node *a, int d) {
   for (int i = 0; i < a->nkids; i++) {
     const lacc_node *k = a->kids[i];
     node_level l = node_level_of(k->kind);
-    if (l == L_ACC && (k->kind == K_AVAR || k->kind == K_USE)) {
+    if (l == L_ACC && (k->kind == K_AVAR || k->kind == K_USE || k->kind == K_PARAM)) {
       put(b, " ");
       acc_print(b, k, d + 1);
     } else if (l == L_ACC) {
@@ -228,10 +212,39 @@ char *explain_ast(lacc_ctx *ctx, const ast_arena *ast) {
   buf b = { 0 };
   acc_print(&b, ast->root, 0);
   put(&b, "\n");
-  if (b.oom || b.s == NULL) {
-    free(b.s);
+  if (b.t.oom || b.t.s == NULL) {
+    free(b.t.s);
     ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
     return NULL;
   }
-  return b.s;
+  return b.t.s;
+}
+
+/* The AST, then one block per kernel of the plan: what it computes, the term it pulls
+ * (a<k> are materialised arrays), and, when given, the generated source. */
+char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source) {
+  buf b = { 0 };
+  acc_print(&b, ast->root, 0);
+  put(&b, "\n-- %d kernel%s\n", P->nsteps, P->nsteps == 1 ? "" : "s");
+  for (int k = 0; k < P->nsteps; k++) {
+    const pstep *st = &P->steps[k];
+    const pslot *out = &P->slots[st->out];
+    put(&b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", k + 1, st->out,
+        kind_name(st->node->kind), out->rank, out->type->sig, out->result ? "" : ", intermediate",
+        st->node->where != NULL ? st->node->where : "?");
+    put(&b, "  pulls ");
+    for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
+      if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) put(&b, "%c", *c);
+    put(&b, "\n");
+  }
+  for (int s = 0; s < P->nslots; s++)
+    if (P->slots[s].kind == SLOT_INPUT || P->slots[s].kind == SLOT_PARAM)
+      put(&b, "input a%d: rank %d %s\n", s, P->slots[s].rank, P->slots[s].type->sig);
+  if (source != NULL) put(&b, "-- generated C\n%s", source);
+  if (b.t.oom || b.t.s == NULL) {
+    free(b.t.s);
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  return b.t.s;
 }

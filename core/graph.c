@@ -14,7 +14,7 @@
 static const char *const kind_names[K_NKINDS] = {
   "const", "var", "prim", "tuple", "prj", "cast", "cond", "index", "shape", "size",
   "iterate", "while", "con", "case", "lam",
-  "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
+  "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape", "param",
   "let", "var", "let", "avar", "results"
 };
 
@@ -22,7 +22,7 @@ const char *kind_name(node_kind k) { return kind_names[k]; }
 
 node_level node_level_of(node_kind k) {
   if (k == K_LAM) return L_LAM;
-  if ((k >= K_USE && k <= K_RESHAPE) || k == K_ALET || k == K_AVAR || k == K_RESULTS)
+  if ((k >= K_USE && k <= K_PARAM) || k == K_ALET || k == K_AVAR || k == K_RESULTS)
     return L_ACC;
   return L_EXP;
 }
@@ -444,6 +444,26 @@ lacc_node *lacc_acc_use(lacc_ctx *ctx, lacc_array *a, const char *where) {
   if (n != NULL) {
     n->array = a;
     lacc_array_retain(a);
+  }
+  return n;
+}
+
+/* An array argument of a program made by lacc_program_new: its type, rank and layout
+ * are fixed when it is traced; the array arrives with each run. */
+lacc_node *lacc_acc_param(lacc_ctx *ctx, int index, const char *type, int rank,
+                          const char *layout, const char *where) {
+  ctx_clear(ctx);
+  layout_strategy st;
+  const lacc_type *t = type_parse(ctx, type);
+  if (t == NULL) return NULL;
+  if (index < 0 || rank < 0 || rank > LACC_MAX_RANK || !layout_lookup(layout, &st)) {
+    ctx_error(ctx, LACC_ERR_ARG, "param: bad index, rank or layout (at %s)", place(where));
+    return NULL;
+  }
+  lacc_node *n = node_new(ctx, K_PARAM, t, rank, 0, NULL, where);
+  if (n != NULL) {
+    n->field = index;
+    n->cval.i = (int64_t)st;
   }
   return n;
 }

@@ -61,6 +61,8 @@ struct lacc_ctx {
   uint64_t next_id;
   uint64_t next_mark;           /* generations for graph walks (sharing.c) */
   layout_strategy layout;        /* for arrays made now (lacc_set_layout) */
+  int fusion, sharing;           /* optimisation switches (lacc_set_option), default on */
+  int explain_source;            /* lacc_explain appends the generated C */
 };
 
 void ctx_retain(lacc_ctx *ctx);
@@ -112,6 +114,8 @@ const layout_plan *layout_plan_of(lacc_ctx *ctx, const lacc_type *t, layout_stra
 void layout_plan_free(layout_plan *p);
 void layout_store(const layout_plan *p, const lacc_type *t, void **bufs, int64_t i,
                   const lacc_val *leaves);
+/* Bits of a sum's widest alternative's packed tag (its constructor sits above them). */
+int layout_payload_bits(const lacc_type *t);
 void layout_load(const layout_plan *p, const lacc_type *t, void *const *bufs, int64_t i,
                  lacc_val *leaves);
 
@@ -129,6 +133,8 @@ struct lacc_array {
 };
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent);
+lacc_array *array_alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent,
+                             const layout_plan *plan);
 void array_load(const lacc_array *a, int64_t i, lacc_val *leaves);
 void array_store(lacc_array *a, int64_t i, const lacc_val *leaves);
 
@@ -140,6 +146,7 @@ typedef enum {
   K_LAM,
   /* array level */
   K_USE, K_UNIT, K_GENERATE, K_MAP, K_FOLD, K_FOLD1, K_BACKPERMUTE, K_RESHAPE,
+  K_PARAM,                     /* an argument of a compiled program (field: its index) */
   /* only in the closed AST */
   K_ELET, K_EVAR, K_ALET, K_AVAR, K_RESULTS,
   K_NKINDS
@@ -171,6 +178,8 @@ struct lacc_node {
   int field;                   /* K_PRJ field; K_CON constructor; K_EVAR/K_AVAR de Bruijn index */
   int nparams;                 /* K_LAM */
   int merged;                  /* AST K_CASE decided by its enclosing case's tag test */
+  int manifest;                /* AST array term materialised by its own kernel (fusion.c) */
+  int slot;                    /* AST: its plan slot + 1 once lowered (lower.c) */
   lacc_val cval;               /* K_CONST */
   lacc_array *array;           /* K_USE */
   char *where;
@@ -206,7 +215,8 @@ void *ast_alloc(ast_arena *a, size_t n);
 void simplify_ast(ast_arena *ast);
 
 /* Reference interpreter (interp.c): results into out[0..nroots-1]. */
-int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array **out);
+int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array *const *params,
+               lacc_array **out);
 
 /* Layouts of element types (layout.c): text for lacc_layout. */
 char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *strategy);

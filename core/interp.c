@@ -18,6 +18,7 @@ typedef struct {
   lacc_ctx *ctx;
   lacc_array **aenv;          /* array variables, innermost last */
   int an, acap;
+  lacc_array *const *params;  /* arguments of a compiled program */
   lacc_val *stack;            /* scalar values: environment entries and temporaries */
   size_t sp;
   size_t *env;                /* offsets of scalar variables in stack, innermost last */
@@ -452,6 +453,7 @@ static int aenv_push(interp *I, lacc_array *d) {
 static lacc_array *eval_acc(interp *I, const lacc_node *a) {
   switch (a->kind) {
   case K_USE: lacc_array_retain(a->array); return a->array;
+  case K_PARAM: lacc_array_retain(I->params[a->field]); return I->params[a->field];
   case K_AVAR: {
     lacc_array *r = avar(I, a);
     lacc_array_retain(r);
@@ -511,8 +513,9 @@ static int eval_results(interp *I, const lacc_node *a, lacc_array **out) {
   return LACC_OK;
 }
 
-int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array **out) {
-  interp I = { .ctx = ctx };
+int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array *const *params,
+               lacc_array **out) {
+  interp I = { .ctx = ctx, .params = params };
   I.stack = malloc(sizeof *I.stack * STACK_VALUES);
   I.env = malloc(sizeof *I.env * ENV_ENTRIES);
   int rc;

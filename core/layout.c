@@ -273,7 +273,7 @@ static lacc_val bits_to_leaf(scalar_kind k, uint64_t bits) {
 }
 
 /* Bits of the widest alternative's packed tag: a sum's constructor number sits above. */
-static int payload_bits(const lacc_type *t) {
+int layout_payload_bits(const lacc_type *t) {
   int b = 0;
   for (int c = 0; c < t->n; c++)
     if (t->fields[c]->packed_bits > b) b = t->fields[c]->packed_bits;
@@ -315,7 +315,7 @@ static uint64_t store_rec(walk *w, const lacc_type *t, int active) {
     if ((uint64_t)c == k) tag = sub;
     if ((uint64_t)c < k) offset += t->fields[c]->choices;
   }
-  if (w->p->packed) return (k << payload_bits(t)) | tag;
+  if (w->p->packed) return (k << layout_payload_bits(t)) | tag;
   return offset + tag;
 }
 
@@ -353,7 +353,7 @@ static void load_rec(walk *w, const lacc_type *t, int active, uint64_t tag) {
   }
   uint64_t k = 0, sub = tag;
   if (active && w->p->packed) {
-    int pb = payload_bits(t);
+    int pb = layout_payload_bits(t);
     k = pb >= 64 ? 0 : tag >> pb;
     sub = pb >= 64 ? tag : tag & (((uint64_t)1 << pb) - 1);
   } else if (active) {

@@ -1,55 +1,160 @@
 /* run.c: the entry points that take a program through the stages.
  *
- * Owns: lacc_run and lacc_explain: sharing recovery, then a backend. Today the
- * backends are the reference interpreter ("interp") and "cpu", which runs the
- * interpreter until the compiled CPU backend lands (issue 4).
+ * Owns: lacc_run and lacc_explain: sharing recovery, then a backend: the reference
+ * interpreter ("interp") or the compiled CPU backend ("cpu": fusion, lowering, C).
  * Must not: implement a stage itself.
  */
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include <stdio.h>
+#include "cpu.h"
 
-static int pick_backend(lacc_ctx *ctx, const char *backend) {
-  if (backend == NULL || strcmp(backend, "cpu") == 0 || strcmp(backend, "interp") == 0)
+typedef enum { B_INTERP, B_CPU } backend_kind;
+
+static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out) {
+  if (backend == NULL) backend = getenv("LACC_BACKEND");
+  if (backend == NULL || *backend == '\0' || strcmp(backend, "cpu") == 0) {
+    *out = B_CPU;
     return LACC_OK;
+  }
+  if (strcmp(backend, "interp") == 0) {
+    *out = B_INTERP;
+    return LACC_OK;
+  }
   return ctx_error(ctx, LACC_ERR_BACKEND,
                    "run: unknown backend '%s' (expected \"cpu\" or \"interp\")", backend);
 }
 
-int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
-             lacc_array **out) {
-  ctx_clear(ctx);
-  if (pick_backend(ctx, backend) != LACC_OK) return ctx->errcode;
+/* A program ready to run: its AST and, on the cpu backend, its plan and kernels. */
+struct lacc_program {
+  lacc_ctx *ctx;
+  backend_kind backend;
+  int nparams;
   ast_arena ast;
-  int rc = sharing_recover(ctx, nroots, roots, &ast);
-  if (rc != LACC_OK) return rc;
-  simplify_ast(&ast);
-  rc = interp_run(ctx, &ast, out);
-  ast_free(&ast);
+  int compiled;                /* plan and fns valid */
+  kplan plan;
+  void **fns;
+  const lacc_node **params;    /* each parameter's node (type, rank, layout) */
+};
+
+void lacc_program_release(lacc_program *p) {
+  if (p == NULL) return;
+  if (p->compiled) kplan_free(&p->plan);
+  free(p->fns);
+  free(p->params);
+  ast_free(&p->ast);
+  lacc_ctx_release(p->ctx);
+  free(p);
+}
+
+int lacc_program_nresults(const lacc_program *p) { return p->ast.nroots; }
+
+static void find_params(lacc_program *p, const lacc_node *t) {
+  if (t->kind == K_PARAM && t->field < p->nparams) p->params[t->field] = t;
+  for (int i = 0; i < t->nkids; i++)
+    if (node_level_of(t->kids[i]->kind) == L_ACC) find_params(p, t->kids[i]);
+}
+
+/* Fusion, lowering, C, then the compiler or the caches. */
+static int compile_cpu(lacc_program *p) {
+  lacc_ctx *ctx = p->ctx;
+  fusion_mark(&p->ast, ctx->fusion);
+  int rc = lower_plan(ctx, &p->ast, &p->plan);
+  p->compiled = 1;
+  char *src = rc == LACC_OK ? emit_c(&p->plan) : NULL;
+  if (rc == LACC_OK && src == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  void *dl = NULL;
+  if (rc == LACC_OK) rc = cpu_load(ctx, src, &dl);
+  if (rc == LACC_OK) {
+    p->fns = calloc((size_t)(p->plan.nfns ? p->plan.nfns : 1), sizeof *p->fns);
+    rc = p->fns == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory")
+                        : cpu_resolve(ctx, dl, p->plan.nfns, p->fns);
+  }
+  free(src);
   return rc;
 }
 
-/* Without fusion every computing array node is a kernel of its own. */
-static void count(const lacc_node *a, lacc_stats *s) {
-  switch (a->kind) {
-  case K_ALET: count(a->kids[0], s); count(a->kids[1], s); return;
-  case K_RESULTS:
-    for (int i = 0; i < a->nkids; i++) count(a->kids[i], s);
-    return;
-  case K_USE: case K_AVAR: return;
-  default: break;
+lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, int nroots,
+                               lacc_node *const *roots) {
+  ctx_clear(ctx);
+  backend_kind b = B_CPU;
+  if (pick_backend(ctx, backend, &b) != LACC_OK) return NULL;
+  lacc_program *p = ctx_alloc(ctx, sizeof *p);
+  if (p == NULL) return NULL;
+  p->params = ctx_alloc(ctx, sizeof *p->params * (size_t)(nparams > 0 ? nparams : 1));
+  if (p->params == NULL) {
+    free(p);
+    return NULL;
   }
-  s->kernels++;
-  for (int i = 0; i < a->nkids; i++)
-    if (node_level_of(a->kids[i]->kind) == L_ACC) count(a->kids[i], s);
+  ctx_retain(ctx);
+  p->ctx = ctx;
+  p->nparams = nparams;
+  p->backend = b == B_CPU && !cpu_available() ? B_INTERP : b;
+  if (sharing_recover(ctx, nroots, roots, &p->ast) != LACC_OK) {
+    free(p->params);
+    lacc_ctx_release(ctx);
+    free(p);
+    return NULL;
+  }
+  simplify_ast(&p->ast);
+  find_params(p, p->ast.root);
+  if (p->backend == B_CPU && compile_cpu(p) != LACC_OK) {
+    int code = ctx->errcode;
+    char msg[LACC_ERRMAX];
+    snprintf(msg, sizeof msg, "%s", ctx->errmsg);
+    lacc_program_release(p);
+    ctx_error(ctx, code, "%s", msg);
+    return NULL;
+  }
+  return p;
 }
 
-static int computed_results(const lacc_node *a) {
-  while (a->kind == K_ALET) a = a->kids[1];
-  int n = 0;
-  for (int i = 0; i < a->nkids; i++)
-    n += a->kids[i]->kind != K_USE && a->kids[i]->kind != K_AVAR;
-  return n;
+static int check_args(lacc_ctx *ctx, const lacc_program *p, int nargs,
+                      lacc_array *const *args) {
+  if (nargs != p->nparams)
+    return ctx_error(ctx, LACC_ERR_ARG, "compiled program: expected %d arrays, got %d",
+                     p->nparams, nargs);
+  for (int i = 0; i < nargs; i++) {
+    const lacc_node *t = p->params[i];
+    const lacc_array *a = args[i];
+    if (a == NULL || a->ctx != ctx)
+      return ctx_error(ctx, LACC_ERR_ARG, "compiled program: argument %d is not an array of "
+                       "this Lua state", i + 1);
+    if (t == NULL) continue;   /* unused by the program */
+    if (a->type != t->type || a->rank != t->rank || a->plan->strategy != (layout_strategy)t->cval.i)
+      return ctx_error(ctx, LACC_ERR_TYPE, "compiled program: argument %d is rank %d %s, "
+                       "expected rank %d %s (at %s)", i + 1, a->rank, a->type->sig, t->rank,
+                       t->type->sig, t->where != NULL ? t->where : "?");
+  }
+  return LACC_OK;
+}
+
+int lacc_program_run(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *const *args,
+                     lacc_array **out) {
+  ctx_clear(ctx);
+  if (p->ctx != ctx) return ctx_error(ctx, LACC_ERR_ARG, "program belongs to another context");
+  int rc = check_args(ctx, p, nargs, args);
+  if (rc != LACC_OK) return rc;
+  if (p->backend == B_INTERP) return interp_run(ctx, &p->ast, args, out);
+  return cpu_exec(ctx, &p->plan, p->fns, args, out);
+}
+
+int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
+             lacc_array **out) {
+  lacc_program *p = lacc_program_new(ctx, backend, 0, nroots, roots);
+  if (p == NULL) return ctx->errcode;
+  int rc = lacc_program_run(ctx, p, 0, NULL, out);
+  lacc_program_release(p);
+  return rc;
+}
+
+int lacc_set_option(lacc_ctx *ctx, const char *name, int value) {
+  if (strcmp(name, "fusion") == 0) ctx->fusion = value != 0;
+  else if (strcmp(name, "sharing") == 0) ctx->sharing = value != 0;
+  else if (strcmp(name, "source") == 0) ctx->explain_source = value != 0;
+  else return ctx_error(ctx, LACC_ERR_ARG,
+                        "unknown option '%s' (expected fusion, sharing or source)", name);
+  return LACC_OK;
 }
 
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats) {
@@ -57,13 +162,21 @@ char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stat
   ast_arena ast;
   if (sharing_recover(ctx, nroots, roots, &ast) != LACC_OK) return NULL;
   simplify_ast(&ast);
-  char *s = explain_ast(ctx, &ast);
-  if (stats != NULL) {
-    memset(stats, 0, sizeof *stats);
-    count(ast.root, stats);
-    stats->lets = ast.lets;
-    stats->intermediates = stats->kernels - computed_results(ast.root);
+  fusion_mark(&ast, ctx->fusion);
+  kplan P;
+  char *s = NULL, *src = NULL;
+  if (lower_plan(ctx, &ast, &P) == LACC_OK) {
+    if (ctx->explain_source) src = emit_c(&P);
+    s = explain_plan(ctx, &ast, &P, src);
+    if (stats != NULL) {
+      memset(stats, 0, sizeof *stats);
+      stats->kernels = P.nsteps;
+      stats->lets = ast.lets;
+      for (int k = 0; k < P.nsteps; k++) stats->intermediates += !P.slots[P.steps[k].out].result;
+    }
   }
+  free(src);
+  kplan_free(&P);
   ast_free(&ast);
   return s;
 }

@@ -192,6 +192,13 @@ static void add_edge(dag *g, int from, int to) {
   t->idom = t->idom < 0 ? from : intersect(g, t->idom, from);
 }
 
+/* A node shared by several parents gets a let; with sharing off (an ablation switch)
+ * it is copied into each parent instead, except arrays that scalar code refers to,
+ * which are always bound. */
+static int binds(const dag *g, const entry *en) {
+  return ((en->uses > 1 && g->ctx->sharing) || en->forced) && en->node->kind != K_LAM;
+}
+
 /* Build the table for the DAG under roots; decide what is bound where. */
 static int dag_analyse(dag *g, int nroots, lacc_node *const *roots) {
   g->gen = ++g->ctx->next_mark;
@@ -210,7 +217,7 @@ static int dag_analyse(dag *g, int nroots, lacc_node *const *roots) {
   /* ascending postorder, so a shared node is bound inside-out after what it uses */
   for (int i = 0; i < root; i++) {
     entry *en = &g->e[i];
-    if ((en->uses > 1 || en->forced) && en->node->kind != K_LAM)
+    if (binds(g, en))
       if (vec_push(g->ctx, &g->e[en->idom].binds, en->node) != LACC_OK) return g->ctx->errcode;
   }
   return LACC_OK;
@@ -224,10 +231,7 @@ static void dag_free(dag *g) {
   free(g->e);
 }
 
-static int is_bound(dag *g, const lacc_node *x) {
-  const entry *en = entry_of(g, x);
-  return (en->uses > 1 || en->forced) && x->kind != K_LAM;
-}
+static int is_bound(dag *g, const lacc_node *x) { return binds(g, entry_of(g, x)); }
 
 /* ---- conversion */
 

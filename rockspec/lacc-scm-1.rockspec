@@ -12,23 +12,29 @@ description = {
 }
 dependencies = { "lua >= 5.1" }
 local core_sources = {
-  "core/array.c", "core/ctx.c", "core/explain.c", "core/graph.c", "core/interp.c",
-  "core/layout.c", "core/prim.c", "core/run.c", "core/sharing.c", "core/simplify.c", "core/type.c",
+  "core/array.c", "core/cpu.c", "core/ctx.c", "core/emit_c.c", "core/explain.c",
+  "core/fusion.c", "core/graph.c", "core/interp.c", "core/layout.c", "core/lower.c",
+  "core/pool.c", "core/prim.c", "core/run.c", "core/sharing.c", "core/simplify.c",
+  "core/text.c", "core/type.c",
 }
 local lacc_core_sources = {
-  "bindings/lacc_core.c", "core/array.c", "core/ctx.c", "core/explain.c", "core/graph.c",
-  "core/interp.c", "core/layout.c", "core/prim.c", "core/run.c", "core/sharing.c",
-  "core/simplify.c", "core/type.c",
+  "bindings/lacc_core.c",
+  "core/array.c", "core/cpu.c", "core/ctx.c", "core/emit_c.c", "core/explain.c",
+  "core/fusion.c", "core/graph.c", "core/interp.c", "core/layout.c", "core/lower.c",
+  "core/pool.c", "core/prim.c", "core/run.c", "core/sharing.c", "core/simplify.c",
+  "core/text.c", "core/type.c",
 }
+local defines = { "_DEFAULT_SOURCE", "_POSIX_C_SOURCE=200809L" }
+local libraries = { "m", "dl", "pthread" }
 build = {
   type = "builtin",
   modules = {
     -- the C library for LuaJIT's FFI (found through package.cpath as liblacc.so)
     liblacc = { sources = core_sources, incdirs = { "core/include" },
-                defines = { "_POSIX_C_SOURCE=200809L" }, libraries = { "m" } },
+                defines = defines, libraries = libraries },
     -- the Lua 5.4 module, with the core linked in
     ["lacc.core"] = { sources = lacc_core_sources, incdirs = { "core/include" },
-                      defines = { "_POSIX_C_SOURCE=200809L" }, libraries = { "m" } },
+                      defines = defines, libraries = libraries },
     lacc = "lua/lacc/init.lua",
     ["lacc.array"] = "lua/lacc/array.lua",
     ["lacc.cdef"] = "lua/lacc/cdef.lua",

@@ -49,6 +49,7 @@ fi
 export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
 export LUA_CPATH="$PWD/$B/?.so;;"
 export LACC_LIB="$PWD/$B/liblacc.so"
+export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
 for vm in "$LUA54" "$LUAJIT"; do
   echo "== busted under $vm"
   run "$vm" "$BUSTED" -o utfTerminal spec >"$log" 2>&1

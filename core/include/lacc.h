@@ -93,6 +93,10 @@ lacc_node *lacc_lam(lacc_ctx *ctx, int nparams, lacc_node *const *params, lacc_n
 lacc_node *lacc_acc_use(lacc_ctx *ctx, lacc_array *a, const char *where);
 lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
                        const char *where);
+/* Array argument `index` of a program (lacc_program_new), of the given element type, rank
+ * and layout ("compact", "rtu", "unboxed"; NULL: "compact"). */
+lacc_node *lacc_acc_param(lacc_ctx *ctx, int index, const char *type, int rank,
+                          const char *layout, const char *where);
 void lacc_node_retain(lacc_node *n);
 void lacc_node_release(lacc_node *n);
 /* Element type signature; rank for array nodes, -1 for scalar nodes and functions. */
@@ -111,12 +115,25 @@ char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
 
-/* Running. backend: "interp" or "cpu" (NULL: "cpu"). Results are new arrays
+/* Running. backend: "interp" or "cpu" (NULL: $LACC_BACKEND, else "cpu"). Results are new arrays
  * written to out[0..nroots-1]; the caller releases them. */
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
              lacc_array **out);
-/* The program after sharing recovery, as text (malloc'd; free with lacc_string_free). */
+/* Switches of the context: "fusion", "sharing" (optimisations, for ablation; default
+ * on) and "source" (lacc_explain appends the generated C; default off). */
+int lacc_set_option(lacc_ctx *ctx, const char *name, int value);
+/* The program after sharing recovery and fusion, then its kernels, as text (malloc'd; free with lacc_string_free). */
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);
 void lacc_string_free(char *s);
+
+/* A program traced once and optimised once (sharing, fusion, compiled kernels); each
+ * lacc_program_run binds nparams arrays to its lacc_acc_param nodes and runs it. */
+typedef struct lacc_program lacc_program;
+lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, int nroots,
+                               lacc_node *const *roots);
+int lacc_program_run(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *const *args,
+                     lacc_array **out);
+int lacc_program_nresults(const lacc_program *p);
+void lacc_program_release(lacc_program *p);
 
 #endif

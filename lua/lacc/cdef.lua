@@ -54,6 +54,8 @@ lacc_node *lacc_lam(lacc_ctx *ctx, int nparams, lacc_node *const *params, lacc_n
 lacc_node *lacc_acc_use(lacc_ctx *ctx, lacc_array *a, const char *where);
 lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
                        const char *where);
+lacc_node *lacc_acc_param(lacc_ctx *ctx, int index, const char *type, int rank,
+                          const char *layout, const char *where);
 void lacc_node_retain(lacc_node *n);
 void lacc_node_release(lacc_node *n);
 const char *lacc_node_type(const lacc_node *n);
@@ -64,6 +66,14 @@ int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
              lacc_array **out);
+int lacc_set_option(lacc_ctx *ctx, const char *name, int value);
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);
 void lacc_string_free(char *s);
+typedef struct lacc_program lacc_program;
+lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, int nroots,
+                               lacc_node *const *roots);
+int lacc_program_run(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *const *args,
+                     lacc_array **out);
+int lacc_program_nresults(const lacc_program *p);
+void lacc_program_release(lacc_program *p);
 ]]

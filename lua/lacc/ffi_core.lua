@@ -263,6 +263,33 @@ function M.run(backend, ...)
   return unpack(r, 1, n)
 end
 
+function M.set_option(name, on)
+  if C.lacc_set_option(ctx, name, on and 1 or 0) ~= 0 then raise() end
+end
+
+function M.node_param(index, t, rank, layout, where)
+  return wrap_node(C.lacc_acc_param(ctx, index, t, rank, layout, where or "?"))
+end
+
+-- Programs: a table holding the cdata (released by its finalizer) and the result count.
+function M.program_new(backend, nparams, ...)
+  local n = collect(...)
+  local p = C.lacc_program_new(ctx, backend, nparams, n, argbuf)
+  if p == nil then raise() end
+  return { p = ffi.gc(p, C.lacc_program_release), n = n }
+end
+
+local abuf = ffi.new("lacc_array *[16]")
+function M.program_run(prog, ...)
+  local n = select("#", ...)
+  if n > 16 then error("too many arguments (at most 16)", 0) end
+  for i = 1, n do abuf[i - 1] = check_array((select(i, ...))) end
+  if C.lacc_program_run(ctx, prog.p, n, abuf, outbuf) ~= 0 then raise() end
+  local r = {}
+  for i = 1, prog.n do r[i] = wrap_array(outbuf[i - 1]) end
+  return unpack(r, 1, prog.n)
+end
+
 local stats = ffi.new("lacc_stats")
 function M.explain(...)
   local n = collect(...)

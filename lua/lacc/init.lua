@@ -339,28 +339,84 @@ end
 
 local function pack(...) return { n = select("#", ...), ... } end
 
--- run(p [, opts]) -> host array(s); p an array program, a table of them, or a scalar.
--- opts.layout picks the layout of the results for this run only.
-function lacc.run(p, opts)
-  opts = opts or {}
+local function check_backend(opts, what)
   local backend = opts.backend or os.getenv("LACC_BACKEND") or "cpu"
   if backend ~= "cpu" and backend ~= "interp" then
-    fail("run: unknown backend '%s' (expected \"cpu\" or \"interp\")", tostring(backend))
+    fail("%s: unknown backend '%s' (expected \"cpu\" or \"interp\")", what, tostring(backend))
   end
-  local roots = roots_of(p, "run")
-  if not opts.layout then return core.run(backend, nodes(roots)) end
+  return backend
+end
+
+-- Run f(...) with the options of opts in force: layout of the results, and the
+-- fusion / sharing switches (ablation) and explain's source listing.
+local function with_options(opts, f, ...)
+  local switches = {}
+  for _, name in ipairs { "fusion", "sharing", "source" } do
+    if opts[name] ~= nil then switches[#switches + 1] = name end
+  end
+  if not opts.layout and #switches == 0 then return f(...) end
   local saved = current_layout
-  core.set_layout(opts.layout)
-  local r = pack(pcall(core.run, backend, nodes(roots)))
+  if opts.layout then core.set_layout(opts.layout) end
+  for _, name in ipairs(switches) do core.set_option(name, opts[name]) end
+  local r = pack(pcall(f, ...))
   core.set_layout(saved)
+  for _, name in ipairs(switches) do core.set_option(name, name ~= "source") end
   if not r[1] then error(r[2], 0) end
   return unpack(r, 2, r.n)
 end
 
-function lacc.explain(p)
+-- run(p [, opts]) -> host array(s); p an array program, a table of them, or a scalar.
+-- opts: backend, layout (of the results), fusion = false, sharing = false.
+function lacc.run(p, opts)
+  opts = opts or {}
+  local backend = check_backend(opts, "run")
+  local roots = roots_of(p, "run")
+  return with_options(opts, core.run, backend, nodes(roots))
+end
+
+-- explain(p [, opts]) -> text, { kernels, intermediates, lets }; opts.source = true
+-- appends the generated C.
+function lacc.explain(p, opts)
+  opts = opts or {}
   local roots = roots_of(p, "explain")
-  local text, kernels, intermediates, lets = core.explain(nodes(roots))
+  local text, kernels, intermediates, lets = with_options(opts, core.explain, nodes(roots))
   return text, { kernels = kernels, intermediates = intermediates, lets = lets }
+end
+
+-- compile(fn [, opts]) -> a function of host arrays. fn is traced once per kind of
+-- arguments (element types, ranks, layouts) and optimised and compiled once; each call
+-- then only binds the arrays and runs the kernels (Accelerate's runN).
+function lacc.compile(fn, opts)
+  if type(fn) ~= "function" then fail("compile: expected a function, got %s", type(fn)) end
+  opts = opts or {}
+  local backend = check_backend(opts, "compile")
+  local programs = {}
+  return function(...)
+    local n = select("#", ...)
+    local args, key = { ... }, {}
+    for i = 1, n do
+      local a = args[i]
+      if not array.is_array(a) then
+        fail("compiled function: argument %d is %s, expected a host array", i, type(a))
+      end
+      array.alive(a, "compiled function")
+      key[i] = ("%s/%d/%s"):format(core.array_type(a), #core.array_shape(a), core.array_layout(a))
+    end
+    key = table.concat(key, " ")
+    local prog = programs[key]
+    if not prog then
+      local params = {}
+      for i = 1, n do
+        local a = args[i]
+        params[i] = wrap(core.node_param(i - 1, core.array_type(a), #core.array_shape(a),
+                                         core.array_layout(a), where()))
+      end
+      local roots = roots_of(fn(unpack(params, 1, n)), "compile")
+      prog = with_options(opts, core.program_new, backend, n, nodes(roots))
+      programs[key] = prog
+    end
+    return core.program_run(prog, ...)
+  end
 end
 
 -- ---- host arrays

@@ -1,0 +1,40 @@
+-- The fixed costs of issue 4: a warm lacc.compile'd call of a one-kernel program on a
+-- 1-element array, the same through lacc.run, and the first (cold) call, which compiles
+-- the kernel or finds it in the disk cache. bench/run.sh runs this twice with a fresh
+-- LACC_CACHE: the first process compiles, the second must hit the disk cache.
+-- Prints RESULT lines in microseconds-as-ms like the other rows (column "median ms").
+local lacc = require "lacc"
+local B = require "benchlib"
+local bench, tag = "overhead", arg[1] or "first"
+
+-- A program distinct from any other benchmark's, so the cold call really compiles.
+local function prog(x)
+  return lacc.map(function(v) return v * 3 + 7 end, x)
+end
+
+local xs = lacc.fromtable({ 2.5 }, "f32")
+local f = lacc.compile(prog)
+
+local t0 = B.now()
+local r = f(xs)
+local cold = (B.now() - t0) * 1e3
+assert(r:get(1) == 14.5, "wrong result")
+B.result(bench, "cold_" .. tag, cold, r:get(1), 1,
+  tag == "first" and "first call: trace, fuse, generate C, cc, dlopen"
+                  or "first call of a second process: the disk cache")
+
+-- Warm calls: many per sample, so the clock's resolution does not matter.
+local inner = 2000
+local function per_call(body)
+  local ms = B.measure(function()
+    for _ = 1, inner do body() end
+  end)
+  return ms / inner
+end
+if tag == "first" then
+  local c = per_call(function() return f(xs) end)
+  B.result(bench, "warm_compile", c, r:get(1), B.policy.reps, "lacc.compile'd call, 1 element")
+  local p = prog(xs)
+  local c2 = per_call(function() return lacc.run(p) end)
+  B.result(bench, "warm_run", c2, r:get(1), B.policy.reps, "lacc.run of a built program, 1 element")
+end

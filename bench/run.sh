@@ -1,0 +1,250 @@
+#!/bin/sh
+# bench/run.sh: the benchmark harness of issue 4 (`make bench`). Builds the hand-written C
+# baselines into $B/bench/, runs every row of every benchmark in this one invocation (each
+# row a process under a timeout; each times itself in-process: warm-up, then the median of
+# BENCH_REPS runs), and prints one table per benchmark with ratios against the C row.
+# See bench/README.md. Environment:
+#   BENCH_SCALE      problem size factor (default 1: 20M, 20M, 10M options, 1024x1024)
+#   BENCH_ONLY       benchmarks to run (default "dotp saxpy blackscholes mandelbrot overhead")
+#   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
+#   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
+#   BENCH_TIMEOUT    seconds before a row is killed (default 120)
+#   BENCH_ROWS       rows to run (default all: "C NumPy LuaJIT_loop lacc lacc_fusion_off
+#                    lacc_sharing_off lacc_compile lacc_luajit"; the C process also gives
+#                    "C vectorised" (dotp) and "C fresh output" (saxpy, blackscholes))
+#   BENCH_LUAJIT_LACC  0 to skip the "lacc (LuaJIT)" rows (default 1)
+#   BENCH_CFLAGS     flags of the C baselines (default "-O3 -march=native -fopenmp")
+#   LACC_THREADS     threads for lacc and for the C rows' OMP_NUM_THREADS (default nproc)
+#   B, CC, LUA54, LUAJIT, BENCH_PYTHON (default /usr/bin/python3)
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+B=${B:-build}
+CC=${CC:-cc}
+LUA54=${LUA54:-lua5.4}
+LUAJIT=${LUAJIT:-luajit}
+PY=${BENCH_PYTHON:-/usr/bin/python3}
+SCALE=${BENCH_SCALE:-1}
+ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot overhead}
+TIMEOUT=${BENCH_TIMEOUT:-120}
+THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
+LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
+ROWS=${BENCH_ROWS:-C NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_luajit}
+export LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
+export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
+  BENCH_ROW_BUDGET="${BENCH_ROW_BUDGET:-30}"
+
+OUT=$B/bench
+LOGS=$OUT/logs
+mkdir -p "$LOGS" || exit 1
+RES=$OUT/results.txt
+: > "$RES"
+
+LUA_PATH_B='bench/?.lua;lua/?.lua;lua/?/init.lua;;'
+LUA_CPATH_B="$B/?.so;$OUT/?.so;;"
+
+# Sizes: scaled, at least a few thousand elements (the grid side scales with sqrt).
+size() { awk -v b="$1" -v s="$SCALE" -v m="$2" 'BEGIN { n = int(b * s + 0.5); if (n < m) n = m; print n }'; }
+N_DOTP=$(size 20000000 1000)
+N_SAXPY=$(size 20000000 1000)
+N_BS=$(size 10000000 1000)
+W_MANDEL=$(awk -v s="$SCALE" 'BEGIN { w = int(1024 * sqrt(s) + 0.5); if (w < 16) w = 16; print w }')
+
+note() { printf '%s\n' "$*" >&2; }
+
+# ---- build the C baselines and the Lua 5.4 wall clock
+CFLAGS_BENCH=${BENCH_CFLAGS:--O3 -march=native -fopenmp}
+for b in dotp saxpy blackscholes mandelbrot; do
+  if ! $CC $CFLAGS_BENCH -o "$OUT/$b" "bench/c/$b.c" -lm 2> "$LOGS/cc_$b.err"; then
+    note "bench: building bench/c/$b.c failed (see $LOGS/cc_$b.err)"
+    rm -f "$OUT/$b"
+  fi
+done
+LUA_INC_B=$(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+$CC -O2 -fPIC -shared $LUA_INC_B -o "$OUT/benchclock.so" bench/c/benchclock.c \
+  2> "$LOGS/cc_benchclock.err" || note "bench: benchclock.so failed; Lua 5.4 rows fall back to luasocket/luasystem"
+
+HAVE_NUMPY=0
+if [ -x "$PY" ] && "$PY" -c 'import numpy' 2>/dev/null; then HAVE_NUMPY=1; else
+  note "NumPy: n/a (install python3-numpy; $PY has no numpy)"; fi
+HAVE_LUAJIT=0
+command -v "$LUAJIT" >/dev/null 2>&1 && HAVE_LUAJIT=1
+HAVE_LUA54=0
+command -v "$LUA54" >/dev/null 2>&1 && HAVE_LUA54=1
+
+wanted() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# row BENCH ROW CMD...: runs one row process under the timeout; keeps its RESULT/NA lines,
+# or records why it gave none. Rows not in BENCH_ROWS are left out; the other lacc rows
+# of a benchmark are skipped once its plain lacc row has timed out (they would too).
+row() {
+  bench=$1 id=$2
+  shift 2
+  wanted "$id" || return 0
+  case $id in
+    lacc_*)
+      if [ "$LACC_TIMED_OUT" = 1 ]; then
+        echo "NA $bench $id skipped: the lacc row timed out" >> "$RES"
+        return 0
+      fi ;;
+  esac
+  log=$LOGS/${bench}_$id
+  printf '  %-14s %-18s ' "$bench" "$id" >&2
+  timeout "$TIMEOUT" "$@" > "$log.out" 2> "$log.err"
+  rc=$?
+  if grep -q "^\(RESULT\|NA\) " "$log.out"; then
+    grep "^\(RESULT\|NA\) " "$log.out" >> "$RES"
+    grep "^\(RESULT\|NA\) " "$log.out" | awk '{ printf "%s%s", (NR > 1 ? "; " : ""), ($1 == "NA" ? "n/a" : $4 " ms") }' >&2
+    echo >&2
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    echo "NA $bench $id timeout after ${TIMEOUT}s (BENCH_TIMEOUT)" >> "$RES"
+    [ "$id" = lacc ] && LACC_TIMED_OUT=1
+    echo "timeout" >&2
+  else
+    why=$(grep -v '^[[:space:]]*$' "$log.err" | head -n 1 | cut -c1-160)
+    echo "NA $bench $id failed (exit $rc): ${why:-no output}" >> "$RES"
+    echo "failed (exit $rc)" >&2
+  fi
+}
+
+run_bench() {
+  bench=$1 n=$2
+  note "bench $bench (size $n, $THREADS threads):"
+  LACC_TIMED_OUT=0
+  if [ -x "$OUT/$bench" ]; then
+    row "$bench" C "$OUT/$bench" "$n"
+  elif wanted C; then
+    echo "NA $bench C the C baseline did not build (see $LOGS/cc_$bench.err)" >> "$RES"
+  fi
+  if [ $HAVE_NUMPY = 1 ]; then
+    row "$bench" NumPy "$PY" "bench/numpy/$bench.py" NumPy "$n"
+  elif wanted NumPy; then
+    echo "NA $bench NumPy install python3-numpy ($PY has no numpy)" >> "$RES"
+  fi
+  if [ $HAVE_LUAJIT = 1 ]; then
+    row "$bench" LuaJIT_loop env LUA_PATH="$LUA_PATH_B" "$LUAJIT" "bench/luajit/$bench.lua" LuaJIT_loop "$n"
+  elif wanted LuaJIT_loop; then
+    echo "NA $bench LuaJIT_loop luajit not found" >> "$RES"
+  fi
+  for mode in default fusion_off sharing_off compile; do
+    case $mode in
+      default) id=lacc ;;
+      *) id=lacc_$mode ;;
+    esac
+    if [ $HAVE_LUA54 = 1 ]; then
+      row "$bench" "$id" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
+        "$LUA54" "bench/lacc/$bench.lua" "$id" "$mode" "$n"
+    elif wanted "$id"; then
+      echo "NA $bench $id $LUA54 not found" >> "$RES"
+    fi
+  done
+  if [ "$LUAJIT_LACC" = 1 ] && [ $HAVE_LUAJIT = 1 ]; then
+    row "$bench" lacc_luajit env LUA_PATH="$LUA_PATH_B" LACC_LIB="$B/liblacc.so" \
+      "$LUAJIT" "bench/lacc/$bench.lua" lacc_luajit default "$n"
+  fi
+}
+
+# The fixed costs: two processes sharing a fresh, empty kernel cache (the first compiles,
+# the second must find the kernel on disk), run on Lua 5.4.
+run_overhead() {
+  note "bench overhead (1 element):"
+  [ $HAVE_LUA54 = 1 ] || { echo "NA overhead lacc $LUA54 not found" >> "$RES"; return 0; }
+  cache=$OUT/overhead-cache
+  rm -rf "$cache"
+  for tag in first second; do
+    row overhead "$tag" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
+      "$LUA54" bench/lacc/overhead.lua "$tag"
+  done
+  rm -rf "$cache"
+}
+
+LOAD=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+BUSY=$(awk -v l="$LOAD" -v t="$THREADS" 'BEGIN { print (l + 0 >= 0.5) ? 1 : 0 }')
+[ "$BUSY" = 1 ] && note "bench: warning: load average $LOAD before starting: other processes compete for the cores, timings (above all the multi-threaded rows) will be noisy"
+note "lacc benchmarks: BENCH_SCALE=$SCALE, $THREADS threads (LACC_THREADS, OMP_NUM_THREADS), $BENCH_WARMUP warm-up + median of $BENCH_REPS, timeout ${TIMEOUT}s per row"
+for bench in $ONLY; do
+  case $bench in
+    dotp) run_bench dotp "$N_DOTP" ;;
+    saxpy) run_bench saxpy "$N_SAXPY" ;;
+    blackscholes) run_bench blackscholes "$N_BS" ;;
+    mandelbrot) run_bench mandelbrot "$W_MANDEL" ;;
+    overhead) run_overhead ;;
+    *) note "bench: unknown benchmark '$bench'" ;;
+  esac
+done
+
+# ---- tables
+describe() {
+  case $1 in
+    dotp) echo "dot product, $N_DOTP f32: sum (zipWith (*) xs ys)" ;;
+    saxpy) echo "saxpy, $N_SAXPY f32: a * x + y, materialised" ;;
+    blackscholes) echo "Black-Scholes, $N_BS options, f32: (call, put)" ;;
+    mandelbrot) echo "Mandelbrot, ${W_MANDEL}x${W_MANDEL} f32, max 255 iterations: i32 counts" ;;
+    overhead) echo "fixed costs of one-kernel programs on 1 element (times in ms)" ;;
+  esac
+}
+
+echo
+echo "lacc benchmarks (bench/README.md): BENCH_SCALE=$SCALE, $THREADS threads, medians of $BENCH_REPS runs after $BENCH_WARMUP warm-up"
+[ "$BUSY" = 1 ] && echo "warning: load average was $LOAD at the start: other processes competed for the cores; timings are noisy"
+for bench in $ONLY; do
+  d=$(describe "$bench")
+  [ -n "$d" ] || continue
+  echo
+  echo "== $bench: $d"
+  if [ "$bench" = overhead ]; then
+    awk '$2 == "overhead" { if ($1 == "NA") print; else { nt = ""; for (i = 7; i <= NF; i++) nt = nt " " $i
+      printf "%-18s %12.4f ms = %9.1f us %s\n", $3, $4, $4 * 1000, nt } }' "$RES"
+    continue
+  fi
+  awk -v bench="$bench" '
+    BEGIN {
+      split("C C_vectorised C_fresh_output NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_luajit", ids, " ")
+      split("C|C vectorised|C fresh output|NumPy|LuaJIT loop|lacc|lacc fusion off|lacc sharing off|lacc compile|lacc (LuaJIT)", names, "|")
+      for (k in ids) label[ids[k]] = names[k]
+    }
+    function name(id) { return (id in label) ? label[id] : id }
+    function fmt_ms(x) { return x >= 100 ? sprintf("%.1f", x) : x >= 1 ? sprintf("%.2f", x) : sprintf("%.4f", x) }
+    function abs(x) { return x < 0 ? -x : x }
+    $2 != bench { next }
+    {
+      id = $3; order[++n] = id
+      if ($1 == "NA") { na[id] = $0; sub(/^NA [^ ]+ [^ ]+ ?/, "", na[id]); next }
+      ms[id] = $4 + 0; cs[id] = $5; reps[id] = $6
+      nt = ""; for (i = 7; i <= NF; i++) nt = nt (nt == "" ? "" : " ") $i; notes[id] = nt
+    }
+    END {
+      c = ("C" in ms) ? ms["C"] : 0; ccs = ("C" in ms) ? cs["C"] + 0 : 0; hasc = ("C" in ms)
+      printf "%-18s %12s %9s %5s %22s %12s  %s\n", "row", "median ms", "x C", "reps", "checksum", "rel err", "note"
+      maxerr = 0; worst = ""
+      for (k = 1; k <= n; k++) {
+        id = order[k]
+        if (id in na) { printf "%-18s %12s %9s %5s %22s %12s  %s\n", name(id), "n/a", "", "", "", "", na[id]; continue }
+        ratio = hasc && c > 0 ? sprintf("%.2f", ms[id] / c) : "-"
+        if (hasc) {
+          err = ccs != 0 ? abs(cs[id] - ccs) / abs(ccs) : abs(cs[id] - ccs)
+          errs = sprintf("%.2e", err)
+          if (err > maxerr) { maxerr = err; worst = name(id) }
+        } else errs = "-"
+        printf "%-18s %12s %9s %5s %22.15g %12s  %s\n", name(id), fmt_ms(ms[id]), ratio, reps[id], cs[id], errs, notes[id]
+      }
+      # summary
+      s = sprintf("summary %s:", bench)
+      if (!hasc) { print s " no C row, no ratios"; exit }
+      s = s sprintf(" C %s ms", fmt_ms(c))
+      if ("C_vectorised" in ms) s = s sprintf(", C vectorised %.2fx C", ms["C_vectorised"] / c)
+      if ("C_fresh_output" in ms) s = s sprintf(", C fresh output %.2fx C", ms["C_fresh_output"] / c)
+      split("lacc lacc_compile lacc_luajit NumPy LuaJIT_loop", want, " ")
+      for (k = 1; k <= 5; k++) {
+        id = want[k]
+        if (id in ms) {
+          s = s sprintf("; %s %.2fx C", name(id), ms[id] / c)
+          if (id == "lacc" && ("C_vectorised" in ms)) s = s sprintf(" (%.2fx C vectorised)", ms[id] / ms["C_vectorised"])
+        } else if (id == "lacc") s = s "; lacc n/a"
+      }
+      s = s sprintf("; checksums: max rel err vs C %.1e%s", maxerr, maxerr > 0 ? " (" worst ")" : "")
+      print s
+    }' "$RES"
+done
+echo
+echo "raw results: $RES; row logs: $LOGS/"

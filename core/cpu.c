@@ -1,0 +1,423 @@
+/* cpu.c: the CPU backend: a plan's C compiled by the system compiler, run on the pool.
+ *
+ * Owns: compiling a plan's translation unit (`cc`, or LACC_CC with LACC_CFLAGS), the
+ * kernel caches (in memory, process-wide under a lock; on disk by a hash of source,
+ * compiler and flags, in LACC_CACHE or $XDG_CACHE_HOME/lacc), and executing a plan:
+ * shapes, allocation, parallel loops, fold partials, run-time checks raised as errors
+ * after the kernel that failed, release of intermediates after their last use.
+ * Must not: lower or print code (lower.c, emit_c.c) or decide what fuses.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cpu.h"
+#include "pool.h"
+
+/* Must match the prelude of emit_c.c. */
+typedef struct {
+  void **buf;
+  const int64_t *ext;
+  int64_t size;
+} kslot;
+
+typedef struct krt krt;
+struct krt {
+  void (*fail)(krt *, int64_t, int, const int64_t *, int);
+  const lacc_val *K;
+  pthread_mutex_t lock;
+  int failed;
+  int64_t key;
+  int check;
+  int64_t vals[2 * LACC_MAX_RANK];
+  int nvals;
+};
+
+typedef void (*kfn_ptr)(const kslot *, krt *, int64_t, int64_t, int64_t, int64_t, int64_t *);
+
+/* ---- compiling and caching */
+
+typedef struct loaded {
+  uint64_t hash;
+  void *dl;
+  struct loaded *next;
+} loaded;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static loaded *cache;                 /* kernels stay loaded for the life of the process */
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int have_compiler;
+
+static const char *cc_name(void) {
+  const char *s = getenv("LACC_CC");
+  return s != NULL && *s ? s : "cc";
+}
+
+static const char *cc_flags(void) {
+  const char *s = getenv("LACC_CFLAGS");
+  return s != NULL && *s ? s : "-O3 -march=native";
+}
+
+/* Flags lacc's semantics depend on: no contraction into fma (results must equal the
+ * interpreter's), no errno (lets sqrt be one instruction). */
+#define FIXED_FLAGS "-std=c11 -ffp-contract=off -fno-math-errno -fPIC -shared"
+
+static int safe_arg(const char *s) { return strchr(s, '\'') == NULL; }
+
+static void probe(void) {
+  char cmd[1024];
+  if (!safe_arg(cc_name())) return;
+  snprintf(cmd, sizeof cmd, "'%s' --version >/dev/null 2>&1", cc_name());
+  have_compiler = system(cmd) == 0;
+  if (!have_compiler)
+    fprintf(stderr, "lacc: no C compiler ('%s' failed); the cpu backend runs the interpreter "
+            "(set LACC_CC to a compiler)\n", cc_name());
+}
+
+int cpu_available(void) {
+  pthread_once(&probe_once, probe);
+  return have_compiler;
+}
+
+static uint64_t fnv(uint64_t h, const char *s) {
+  for (; *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+static int cache_dir(char *out, size_t size) {
+  const char *d = getenv("LACC_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+  if (d != NULL && *d) snprintf(out, size, "%s", d);
+  else if (x != NULL && *x) snprintf(out, size, "%s/lacc", x);
+  else if (h != NULL && *h) snprintf(out, size, "%s/.cache/lacc", h);
+  else snprintf(out, size, "/tmp/lacc-%ld", (long)getuid());
+  /* mkdir -p */
+  for (char *p = out + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    mkdir(out, 0700);
+    *p = '/';
+  }
+  if (mkdir(out, 0700) != 0 && errno != EEXIST) return -1;
+  return safe_arg(out) ? 0 : -1;
+}
+
+static void *open_checked(const char *path, const char *id) {
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (dl == NULL) return NULL;
+  const char *got = dlsym(dl, "lacc_kernel_id");
+  if (got == NULL || strcmp(got, id) != 0) {
+    dlclose(dl);
+    return NULL;
+  }
+  return dl;
+}
+
+static char *read_log(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return NULL;
+  char *s = calloc(1, 2048);
+  if (s != NULL) {
+    size_t n = fread(s, 1, 2047, f);
+    s[n] = '\0';
+  }
+  fclose(f);
+  return s;
+}
+
+static int build(lacc_ctx *ctx, const char *dir, const char *src, const char *id,
+                 const char *path, void **dl) {
+  static atomic_uint_fast32_t counter;
+  char base[4200], cfile[4300], sofile[4300], logfile[4300], cmd[14000];
+  snprintf(base, sizeof base, "%s/tmp-%s-%ld-%u", dir, id, (long)getpid(),
+           (unsigned)atomic_fetch_add(&counter, 1));
+  snprintf(cfile, sizeof cfile, "%s.c", base);
+  snprintf(sofile, sizeof sofile, "%s.so", base);
+  snprintf(logfile, sizeof logfile, "%s.log", base);
+  FILE *f = fopen(cfile, "w");
+  if (f == NULL) return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s", cfile);
+  int ok = fputs(src, f) >= 0 && fprintf(f, "\nconst char lacc_kernel_id[] = \"%s\";\n", id) > 0;
+  ok = fclose(f) == 0 && ok;
+  if (!ok) {
+    unlink(cfile);
+    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s", cfile);
+  }
+  snprintf(cmd, sizeof cmd, "'%s' %s " FIXED_FLAGS " -o '%s' '%s' -lm >'%s' 2>&1", cc_name(),
+           cc_flags(), sofile, cfile, logfile);
+  int rc = system(cmd);
+  if (rc != 0) {
+    char *log = read_log(logfile);
+    ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler failed on generated code (%s):\n%.700s",
+              cfile, log != NULL ? log : "");
+    free(log);
+    unlink(logfile);
+    unlink(sofile);
+    return LACC_ERR_BACKEND;
+  }
+  unlink(logfile);
+  unlink(cfile);
+  if (rename(sofile, path) != 0) {
+    unlink(sofile);
+    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s", path);
+  }
+  *dl = open_checked(path, id);
+  if (*dl == NULL)
+    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot load %s: %s", path, dlerror());
+  return LACC_OK;
+}
+
+int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
+  uint64_t h = fnv(fnv(fnv(14695981039346656037ULL, src), cc_name()), cc_flags());
+  char id[32];
+  snprintf(id, sizeof id, "%016" PRIx64, h);
+  pthread_mutex_lock(&cache_lock);
+  for (loaded *l = cache; l != NULL; l = l->next) {
+    if (l->hash == h) {
+      *out = l->dl;
+      pthread_mutex_unlock(&cache_lock);
+      return LACC_OK;
+    }
+  }
+  pthread_mutex_unlock(&cache_lock);
+  char dir[4096], path[4200];
+  if (cache_dir(dir, sizeof dir) != 0)
+    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot use the kernel cache directory %s", dir);
+  snprintf(path, sizeof path, "%s/k%s.so", dir, id);
+  void *dl = open_checked(path, id);
+  if (dl == NULL) {
+    unlink(path);   /* missing, truncated or foreign: rebuilt, never trusted */
+    int rc = build(ctx, dir, src, id, path, &dl);
+    if (rc != LACC_OK) return rc;
+  }
+  loaded *l = malloc(sizeof *l);
+  if (l == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  l->hash = h;
+  l->dl = dl;
+  pthread_mutex_lock(&cache_lock);
+  l->next = cache;
+  cache = l;
+  pthread_mutex_unlock(&cache_lock);
+  *out = dl;
+  return LACC_OK;
+}
+
+int cpu_resolve(lacc_ctx *ctx, void *dl, int nfns, void **fns) {
+  for (int k = 0; k < nfns; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "lacc_f%d", k);
+    fns[k] = dlsym(dl, name);
+    if (fns[k] == NULL) return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: %s missing", name);
+  }
+  return LACC_OK;
+}
+
+/* ---- run-time checks */
+
+static void rt_fail(krt *rt, int64_t key, int check, const int64_t *vals, int n) {
+  pthread_mutex_lock(&rt->lock);
+  if (!rt->failed || key < rt->key) {
+    rt->failed = 1;
+    rt->key = key;
+    rt->check = check;
+    rt->nvals = n > 2 * LACC_MAX_RANK ? 2 * LACC_MAX_RANK : n;
+    for (int i = 0; i < rt->nvals; i++) rt->vals[i] = vals[i];
+  }
+  pthread_mutex_unlock(&rt->lock);
+}
+
+static int raise_check(lacc_ctx *ctx, const kplan *P, const krt *rt) {
+  const pcheck *c = &P->checks[rt->check];
+  const char *at = c->where != NULL ? c->where : "?";
+  char what[300];
+  int len;
+  switch (c->kind) {
+  case CK_INDEX:
+    len = snprintf(what, sizeof what, "index (");
+    for (int k = 0; k < c->rank && len < 200; k++)
+      len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
+                      (long long)rt->vals[k] + 1);
+    len += snprintf(what + len, sizeof what - (size_t)len, ") out of bounds for shape (");
+    for (int k = 0; k < c->rank && len < 240; k++)
+      len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
+                      (long long)rt->vals[c->rank + k]);
+    snprintf(what + len, sizeof what - (size_t)len, ")");
+    return ctx_error(ctx, LACC_ERR_BOUNDS, "%s (at %s)", what, at);
+  case CK_BACKPERMUTE:
+    return ctx_error(ctx, LACC_ERR_BOUNDS,
+                     "backpermute: index function result out of bounds (at %s)", at);
+  case CK_DIVZERO:
+    return ctx_error(ctx, LACC_ERR_DIVZERO, "%s: integer division by zero (at %s)", c->what, at);
+  case CK_RESHAPE:
+    return ctx_error(ctx, LACC_ERR_SHAPE,
+                     "reshape: %lld elements cannot take a shape of %lld (at %s)",
+                     (long long)rt->vals[0], (long long)rt->vals[1], at);
+  default:
+    return ctx_error(ctx, LACC_ERR_SHAPE, "%s: negative extent %lld in dimension %lld (at %s)",
+                     c->what, (long long)rt->vals[0], (long long)rt->vals[1], at);
+  }
+}
+
+/* ---- running a plan */
+
+typedef struct {
+  const kslot *S;
+  krt *rt;
+  kfn_ptr fn;
+  int64_t n, nchunks;
+  int64_t seg;              /* FN_PART: the segment */
+} launch;
+
+static int64_t chunk_lo(const launch *l, int64_t c) {
+  return (int64_t)((__int128)l->n * c / l->nchunks);
+}
+
+static void run_range(void *arg, int64_t c) {
+  launch *l = arg;
+  l->fn(l->S, l->rt, chunk_lo(l, c), chunk_lo(l, c + 1), 0, 0, NULL);
+}
+
+static void run_part(void *arg, int64_t c) {
+  launch *l = arg;
+  l->fn(l->S, l->rt, l->seg, chunk_lo(l, c), chunk_lo(l, c + 1), c, NULL);
+}
+
+/* Chunks for n elements: one below a grain (no thread hand-off for small work),
+ * else several per thread so uneven elements balance. */
+static int64_t chunks_for(int64_t n, int64_t grain) {
+  if (n <= grain) return 1;
+  int64_t c = (int64_t)pool_threads() * 8;
+  return n / grain < c ? n / grain : c;
+}
+
+#define GRAIN 4096
+#define PART_GRAIN 32768
+
+static void parallel(const kslot *S, krt *rt, kfn_ptr fn, int64_t n) {
+  launch l = { S, rt, fn, n, chunks_for(n, GRAIN), 0 };
+  pool_run(l.nchunks, run_range, &l);
+}
+
+typedef struct {
+  lacc_ctx *ctx;
+  const kplan *P;
+  kfn_ptr *fns;
+  kslot *S;
+  lacc_array **arrays;
+  krt rt;
+} exec;
+
+static int set_slot(exec *E, int s, lacc_array *a) {
+  E->arrays[s] = a;
+  E->S[s].buf = a->buf;
+  E->S[s].ext = a->extent;
+  E->S[s].size = a->size;
+  return LACC_OK;
+}
+
+static int alloc_out(exec *E, const pstep *st, int slot, const int64_t *ext) {
+  const pslot *s = &E->P->slots[slot];
+  lacc_array *a = array_alloc_plan(E->ctx, s->type, s->rank, ext, s->plan);
+  if (a == NULL) {
+    if (E->ctx->errcode == LACC_ERR_SHAPE) {
+      char msg[LACC_ERRMAX];
+      snprintf(msg, sizeof msg, "%s: %.900s", kind_name(st->node->kind), E->ctx->errmsg);
+      ctx_error(E->ctx, LACC_ERR_SHAPE, "%s (at %s)", msg,
+                st->node->where != NULL ? st->node->where : "?");
+    }
+    return E->ctx->errcode;
+  }
+  return set_slot(E, slot, a);
+}
+
+static int checked(exec *E) {
+  return E->rt.failed ? raise_check(E->ctx, E->P, &E->rt) : LACC_OK;
+}
+
+static int run_fold(exec *E, const pstep *st, int64_t inner) {
+  int64_t R = E->S[st->out].size, n = inner;
+  if (!st->with_z && n == 0 && R > 0)
+    return ctx_error(E->ctx, LACC_ERR_SHAPE, "fold1: the innermost dimension is empty (at %s)",
+                     st->node->where != NULL ? st->node->where : "?");
+  int threads = pool_threads();
+  if (R == 0) return LACC_OK;
+  if (R >= threads || n < 2 * PART_GRAIN || threads == 1) {
+    launch l = { E->S, &E->rt, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
+    if (l.nchunks > R) l.nchunks = R;
+    pool_run(l.nchunks, run_range, &l);
+    return checked(E);
+  }
+  int64_t nch = n / PART_GRAIN < threads * 4 ? n / PART_GRAIN : threads * 4;
+  int64_t one = nch;
+  int rc = alloc_out(E, st, st->partial, &one);
+  if (rc != LACC_OK) return rc;
+  for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
+    launch l = { E->S, &E->rt, E->fns[st->fn_part], n, nch, o };
+    pool_run(nch, run_part, &l);
+    E->fns[st->fn_combine](E->S, &E->rt, o, nch, 0, 0, NULL);
+    rc = checked(E);
+  }
+  lacc_array_release(E->arrays[st->partial]);
+  E->arrays[st->partial] = NULL;
+  return rc;
+}
+
+static int run_step(exec *E, int k) {
+  const pstep *st = &E->P->steps[k];
+  int64_t ext[LACC_MAX_RANK + 1] = { 0 };
+  E->fns[st->fn_shape](E->S, &E->rt, 0, 0, 0, 0, ext);
+  int rc = checked(E);
+  if (rc == LACC_OK) rc = alloc_out(E, st, st->out, ext);
+  if (rc != LACC_OK) return rc;
+  if (st->kind == SK_FOLD) return run_fold(E, st, ext[st->rank]);
+  parallel(E->S, &E->rt, E->fns[st->fn_body], E->S[st->out].size);
+  return checked(E);
+}
+
+static void release_after(exec *E, int k) {
+  for (int s = 0; s < E->P->nslots; s++) {
+    const pslot *ps = &E->P->slots[s];
+    if (ps->kind == SLOT_KERNEL && !ps->result && ps->last_use <= k && E->arrays[s] != NULL) {
+      lacc_array_release(E->arrays[s]);
+      E->arrays[s] = NULL;
+    }
+  }
+}
+
+int cpu_exec(lacc_ctx *ctx, const kplan *P, void *const *fns, lacc_array *const *params,
+             lacc_array **out) {
+  exec E = { .ctx = ctx, .P = P, .fns = (kfn_ptr *)fns };
+  E.rt.fail = rt_fail;
+  E.rt.K = P->consts;
+  pthread_mutex_init(&E.rt.lock, NULL);
+  E.S = calloc((size_t)(P->nslots ? P->nslots : 1), sizeof *E.S);
+  E.arrays = calloc((size_t)(P->nslots ? P->nslots : 1), sizeof *E.arrays);
+  int rc = LACC_OK;
+  if (E.S == NULL || E.arrays == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  for (int s = 0; rc == LACC_OK && s < P->nslots; s++) {
+    if (P->slots[s].kind == SLOT_INPUT) set_slot(&E, s, P->slots[s].array);
+    if (P->slots[s].kind == SLOT_PARAM) set_slot(&E, s, params[P->slots[s].param]);
+  }
+  for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
+    rc = run_step(&E, k);
+    if (rc == LACC_OK) release_after(&E, k);
+  }
+  for (int i = 0; rc == LACC_OK && i < P->nresults; i++) {
+    out[i] = E.arrays[P->results[i]];
+    lacc_array_retain(out[i]);
+  }
+  for (int s = 0; E.arrays != NULL && s < P->nslots; s++)
+    if (P->slots[s].kind == SLOT_KERNEL || P->slots[s].kind == SLOT_PARTIAL)
+      lacc_array_release(E.arrays[s]);
+  pthread_mutex_destroy(&E.rt.lock);
+  free(E.S);
+  free(E.arrays);
+  return rc;
+}

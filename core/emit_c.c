@@ -1,0 +1,356 @@
+/* emit_c.c: the kernel IR printed as C11 for the system compiler.
+ *
+ * Owns: the C spelling of every IR instruction, and a prelude of small helpers that
+ * give each primitive exactly prim.c's meaning (wrapping integers, total division,
+ * Lua's float modulo, saturating float->int casts) without undefined behaviour.
+ * Must not: decide anything about the program: it prints what lower.c built.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kir.h"
+#include "text.h"
+
+typedef text sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  text_vput(b, fmt, ap);
+  va_end(ap);
+}
+
+static const char *ctype(scalar_kind k) {
+  static const char *const names[S_NSCALAR] = {
+    "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t",
+    "uint8_t", "uint16_t", "uint32_t", "uint64_t", "float", "double"
+  };
+  return names[k];
+}
+
+/* The unsigned type integer arithmetic wraps in (never int, so never overflow UB). */
+static const char *wtype(scalar_kind k) { return scalar_bits(k) > 32 ? "uint64_t" : "uint32_t"; }
+
+static const char *utype(scalar_kind k) {
+  switch (scalar_bits(k)) {
+  case 8: return "uint8_t";
+  case 16: return "uint16_t";
+  case 32: return "uint32_t";
+  default: return "uint64_t";
+  }
+}
+
+static const char *const prelude =
+  "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
+  "typedef struct { void **buf; const int64_t *ext; int64_t size; } lacc_kslot;\n"
+  "typedef struct lacc_krt lacc_krt;\n"
+  "typedef union { int64_t i; uint64_t u; double d; float f; } lacc_kval;\n"
+  "struct lacc_krt { void (*fail)(lacc_krt *, int64_t, int, const int64_t *, int);"
+  " const lacc_kval *K; };\n"
+  "static inline int64_t lacc_sfdiv(int64_t x, int64_t y) {\n"
+  "  if (y == -1) return (int64_t)(0 - (uint64_t)x);\n"
+  "  int64_t q = x / y;\n  if (x % y != 0 && ((x < 0) != (y < 0))) q--;\n  return q;\n}\n"
+  "static inline int64_t lacc_sfmod(int64_t x, int64_t y) {\n"
+  "  if (y == -1) return 0;\n"
+  "  int64_t r = x % y;\n  if (r != 0 && ((r < 0) != (y < 0))) r += y;\n  return r;\n}\n"
+  "static inline double lacc_fmod(double a, double b) {\n"
+  "  double m = fmod(a, b);\n  if (m != 0 && (m < 0) != (b < 0)) m += b;\n  return m;\n}\n"
+  "static inline float lacc_fmodf(float a, float b) {\n"
+  "  float m = fmodf(a, b);\n  if (m != 0 && (m < 0) != (b < 0)) m += b;\n  return m;\n}\n"
+  "static inline double lacc_signum(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }\n"
+  "static inline int64_t lacc_f2i(double d, int64_t lo, int64_t hi) {\n"
+  "  if (isnan(d)) return 0;\n"
+  "  int64_t v = d >= 9223372036854775807.0 ? INT64_MAX\n"
+  "            : d <= -9223372036854775808.0 ? INT64_MIN : (int64_t)d;\n"
+  "  return v > hi ? hi : v < lo ? lo : v;\n}\n"
+  "static inline uint64_t lacc_f2u(double d, uint64_t hi) {\n"
+  "  if (isnan(d) || d <= 0) return 0;\n"
+  "  uint64_t v = d >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)d;\n"
+  "  return v > hi ? hi : v;\n}\n"
+  "static inline uint64_t lacc_bits_f32(float x) { uint32_t b; memcpy(&b, &x, 4); return b; }\n"
+  "static inline uint64_t lacc_bits_f64(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }\n"
+  "static inline float lacc_f32_bits(uint64_t x) { uint32_t b = (uint32_t)x; float f;"
+  " memcpy(&f, &b, 4); return f; }\n"
+  "static inline double lacc_f64_bits(uint64_t x) { double f; memcpy(&f, &x, 8); return f; }\n";
+
+/* Shifts by any count, negative counts shifting the other way (prim.c's shift). */
+static void shift_helpers(sbuf *b) {
+  for (int k = S_I8; k <= S_U64; k++) {
+    const char *t = ctype((scalar_kind)k), *u = utype((scalar_kind)k);
+    int bits = scalar_bits((scalar_kind)k), sgn = scalar_is_signed((scalar_kind)k);
+    put(b, "static inline %s lacc_shift_%d(%s x, int64_t n, int left) {\n", t, k, t);
+    put(b, "  if (n < 0) { left = !left; n = n == INT64_MIN ? %d : -n; }\n", bits);
+    put(b, "  if (left) return n >= %d ? 0 : (%s)((%s)x << n);\n", bits, t, u);
+    if (sgn) put(b, "  return n >= %d ? (x < 0 ? -1 : 0) : (%s)(x >> n);\n}\n", bits, t);
+    else put(b, "  return n >= %d ? 0 : (%s)(x >> n);\n}\n", bits, t);
+  }
+}
+
+static void vname(sbuf *b, int v) { put(b, "v%d", v); }
+
+static void constant(sbuf *b, scalar_kind k, lacc_val v) {
+  switch (k) {
+  case S_BOOL: put(b, "%d", v.u != 0); return;
+  case S_F32: case S_F64: {
+    double d = k == S_F32 ? (double)v.f : v.d;
+    const char *cast = k == S_F32 ? "(float)" : "";
+    if (isnan(d)) put(b, "%s(%sNAN)", cast, signbit(d) ? "-" : "");
+    else if (isinf(d)) put(b, "%s(%sINFINITY)", cast, d < 0 ? "-" : "");
+    else put(b, "%s%a", cast, d);
+    return;
+  }
+  default:
+    if (scalar_is_signed(k)) {
+      if (v.i == INT64_MIN) put(b, "(%s)(-INT64_MAX - 1)", ctype(k));
+      else put(b, "(%s)INT64_C(%" PRId64 ")", ctype(k), v.i);
+    } else {
+      put(b, "(%s)UINT64_C(%" PRIu64 ")", ctype(k), v.u);
+    }
+  }
+}
+
+static const char *cmp_op(prim_op p) {
+  switch (p) {
+  case P_EQ: return "==";
+  case P_NE: return "!=";
+  case P_LT: return "<";
+  case P_LE: return "<=";
+  case P_GT: return ">";
+  default: return ">=";
+  }
+}
+
+static const char *float_fn(prim_op p) {
+  switch (p) {
+  case P_POW: return "pow";
+  case P_ATAN2: return "atan2";
+  case P_ABS: return "fabs";
+  case P_SQRT: return "sqrt";
+  case P_EXP: return "exp";
+  case P_LOG: return "log";
+  case P_SIN: return "sin";
+  case P_COS: return "cos";
+  case P_TAN: return "tan";
+  case P_ASIN: return "asin";
+  case P_ACOS: return "acos";
+  case P_ATAN: return "atan";
+  case P_FLOOR: return "floor";
+  case P_CEIL: return "ceil";
+  case P_ROUND: return "round";
+  case P_TRUNCATE: return "trunc";
+  default: return NULL;
+  }
+}
+
+static void prim_float(sbuf *b, prim_op p, scalar_kind k, int a, int c) {
+  const char *f = k == S_F32 ? "f" : "";
+  switch (p) {
+  case P_ADD: put(b, "v%d + v%d", a, c); return;
+  case P_SUB: put(b, "v%d - v%d", a, c); return;
+  case P_MUL: put(b, "v%d * v%d", a, c); return;
+  case P_DIV: put(b, "v%d / v%d", a, c); return;
+  case P_IDIV: put(b, "floor%s(v%d / v%d)", f, a, c); return;
+  case P_MOD: put(b, "lacc_fmod%s(v%d, v%d)", f, a, c); return;
+  case P_NEG: put(b, "-v%d", a); return;
+  case P_SIGNUM: put(b, "(%s)lacc_signum((double)v%d)", ctype(k), a); return;
+  case P_MIN: put(b, "v%d < v%d ? v%d : v%d", c, a, c, a); return;
+  case P_MAX: put(b, "v%d > v%d ? v%d : v%d", c, a, c, a); return;
+  case P_ISNAN: put(b, "isnan(v%d) != 0", a); return;
+  case P_POW: case P_ATAN2: put(b, "%s%s(v%d, v%d)", float_fn(p), f, a, c); return;
+  default: put(b, "%s%s(v%d)", float_fn(p), f, a); return;
+  }
+}
+
+static void prim_int(sbuf *b, prim_op p, scalar_kind k, int a, int c) {
+  const char *t = ctype(k), *w = wtype(k);
+  int sgn = scalar_is_signed(k);
+  switch (p) {
+  case P_ADD: put(b, "(%s)((%s)v%d + (%s)v%d)", t, w, a, w, c); return;
+  case P_SUB: put(b, "(%s)((%s)v%d - (%s)v%d)", t, w, a, w, c); return;
+  case P_MUL: put(b, "(%s)((%s)v%d * (%s)v%d)", t, w, a, w, c); return;
+  case P_NEG: put(b, "(%s)(0 - (%s)v%d)", t, w, a); return;
+  case P_ABS:
+    if (sgn) put(b, "(%s)(v%d < 0 ? 0 - (%s)v%d : (%s)v%d)", t, a, w, a, w, a);
+    else put(b, "v%d", a);
+    return;
+  case P_SIGNUM:
+    if (sgn) put(b, "(%s)((v%d > 0) - (v%d < 0))", t, a, a);
+    else put(b, "(%s)(v%d != 0)", t, a);
+    return;
+  case P_MIN: put(b, "v%d < v%d ? v%d : v%d", c, a, c, a); return;
+  case P_MAX: put(b, "v%d > v%d ? v%d : v%d", c, a, c, a); return;
+  case P_IDIV:
+    if (sgn) put(b, "(%s)(v%d ? lacc_sfdiv(v%d, v%d) : 0)", t, c, a, c);
+    else put(b, "(%s)(v%d ? v%d / v%d : 0)", t, c, a, c);
+    return;
+  case P_MOD:
+    if (sgn) put(b, "(%s)(v%d ? lacc_sfmod(v%d, v%d) : 0)", t, c, a, c);
+    else put(b, "(%s)(v%d ? v%d %% v%d : 0)", t, c, a, c);
+    return;
+  case P_QUOT:
+    if (sgn) put(b, "(%s)(v%d == 0 ? 0 : v%d == -1 ? (int64_t)(0 - (uint64_t)v%d) : v%d / v%d)",
+                 t, c, c, a, a, c);
+    else put(b, "(%s)(v%d ? v%d / v%d : 0)", t, c, a, c);
+    return;
+  case P_REM:
+    if (sgn) put(b, "(%s)(v%d == 0 || v%d == -1 ? 0 : v%d %% v%d)", t, c, c, a, c);
+    else put(b, "(%s)(v%d ? v%d %% v%d : 0)", t, c, a, c);
+    return;
+  case P_BAND: put(b, "(%s)(v%d & v%d)", t, a, c); return;
+  case P_BOR: put(b, "(%s)(v%d | v%d)", t, a, c); return;
+  case P_BXOR: put(b, "(%s)(v%d ^ v%d)", t, a, c); return;
+  case P_BNOT: put(b, "(%s)~v%d", t, a); return;
+  case P_SHL: put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 1)", (int)k, a, c); return;
+  case P_SHR: put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 0)", (int)k, a, c); return;
+  default: return;
+  }
+}
+
+static void prim(sbuf *b, const kfn *F, const kinst *in) {
+  scalar_kind k = F->vt[in->a];
+  prim_op p = in->prim;
+  switch (p) {
+  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
+    put(b, "v%d %s v%d", in->a, cmp_op(p), in->b);
+    return;
+  case P_LAND: put(b, "v%d && v%d", in->a, in->b); return;
+  case P_LOR: put(b, "v%d || v%d", in->a, in->b); return;
+  case P_LNOT: put(b, "!v%d", in->a); return;
+  default: break;
+  }
+  if (scalar_is_float(k)) prim_float(b, p, k, in->a, in->b);
+  else prim_int(b, p, k, in->a, in->b);
+}
+
+static void cast(sbuf *b, scalar_kind to, scalar_kind from, int a) {
+  if (to == S_BOOL) {
+    put(b, "v%d != 0", a);
+  } else if (scalar_is_float(from) && scalar_is_int(to)) {
+    int bits = scalar_bits(to);
+    if (scalar_is_signed(to)) {
+      if (bits == 64) put(b, "lacc_f2i((double)v%d, INT64_MIN, INT64_MAX)", a);
+      else put(b, "(%s)lacc_f2i((double)v%d, -INT64_C(%lld), INT64_C(%lld))", ctype(to), a,
+               1LL << (bits - 1), (1LL << (bits - 1)) - 1);
+    } else {
+      if (bits == 64) put(b, "lacc_f2u((double)v%d, UINT64_MAX)", a);
+      else put(b, "(%s)lacc_f2u((double)v%d, UINT64_C(%llu))", ctype(to), a,
+               (1ULL << bits) - 1);
+    }
+  } else {
+    put(b, "(%s)v%d", ctype(to), a);
+  }
+}
+
+static void tobits(sbuf *b, scalar_kind from, int a) {
+  if (from == S_F32) put(b, "lacc_bits_f32(v%d)", a);
+  else if (from == S_F64) put(b, "lacc_bits_f64(v%d)", a);
+  else put(b, "(uint64_t)(%s)v%d", from == S_BOOL ? "uint8_t" : utype(from), a);
+}
+
+static void frombits(sbuf *b, scalar_kind to, int a) {
+  if (to == S_F32) put(b, "lacc_f32_bits(v%d)", a);
+  else if (to == S_F64) put(b, "lacc_f64_bits(v%d)", a);
+  else if (to == S_BOOL) put(b, "v%d != 0", a);
+  else put(b, "(%s)v%d", ctype(to), a);
+}
+
+static void indent(sbuf *b, int depth) { put(b, "%*s", 2 * depth, ""); }
+
+static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
+  if (in->op == KO_ELSE || in->op == KO_END) (*depth)--;
+  indent(b, *depth);
+  switch (in->op) {
+  case KO_CONST: vname(b, in->dst); put(b, " = "); constant(b, F->vt[in->dst], in->imm); break;
+  case KO_MOV: put(b, "v%d = v%d", in->dst, in->a); break;
+  case KO_PRIM: vname(b, in->dst); put(b, " = "); prim(b, F, in); break;
+  case KO_CAST: vname(b, in->dst); put(b, " = "); cast(b, F->vt[in->dst], F->vt[in->a], in->a); break;
+  case KO_TOBITS: vname(b, in->dst); put(b, " = "); tobits(b, F->vt[in->a], in->a); break;
+  case KO_FROMBITS: vname(b, in->dst); put(b, " = "); frombits(b, F->vt[in->dst], in->a); break;
+  case KO_LOAD: put(b, "v%d = b%d_%d[v%d]", in->dst, in->slot, in->buf, in->a); break;
+  case KO_STORE: put(b, "b%d_%d[v%d] = v%d", in->slot, in->buf, in->a, in->b); break;
+  case KO_EXTENT: put(b, "v%d = S[%d].ext[%d]", in->dst, in->slot, (int)in->imm.i); break;
+  case KO_OUT: put(b, "out[%d] = v%d", (int)in->imm.i, in->a); break;
+  case KO_IF: put(b, "if (v%d) {\n", in->a); (*depth)++; return;
+  case KO_ELSE: put(b, "} else {\n"); (*depth)++; return;
+  case KO_END: put(b, "}\n"); return;
+  case KO_FOR:
+    put(b, "for (v%d = v%d; v%d + %d <= v%d; v%d += %d) {\n", in->dst, in->a, in->dst,
+        (int)in->imm.i, in->b, in->dst, (int)in->imm.i);
+    (*depth)++;
+    return;
+  case KO_LOOP: put(b, "for (;;) {\n"); (*depth)++; return;
+  case KO_BREAKIFNOT: put(b, "if (!v%d) break", in->a); break;
+  case KO_KCONST: {
+    scalar_kind k = F->vt[in->dst];
+    int i = (int)in->imm.i;
+    if (k == S_F32) put(b, "v%d = rt->K[%d].f", in->dst, i);
+    else if (k == S_F64) put(b, "v%d = rt->K[%d].d", in->dst, i);
+    else put(b, "v%d = (%s)rt->K[%d].%s", in->dst, ctype(k), i, scalar_is_signed(k) ? "i" : "u");
+    break;
+  }
+  case KO_FAIL:
+    if (in->nargs == 0) {
+      put(b, "rt->fail(rt, v%d, %d, 0, 0)", in->a, in->check);
+    } else {
+      put(b, "{ const int64_t fv[%d] = {", in->nargs);
+      for (int i = 0; i < in->nargs; i++) put(b, "%sv%d", i ? ", " : " ", in->args[i]);
+      put(b, " }; rt->fail(rt, v%d, %d, fv, %d); }", in->a, in->check, in->nargs);
+      put(b, "\n");
+      return;
+    }
+    break;
+  }
+  put(b, ";\n");
+}
+
+static int uses_buffer(const kfn *F, int slot, int buf, int *written) {
+  int used = 0;
+  const klist *ls[2] = { &F->pro, &F->body };
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; i < ls[l]->n; i++) {
+      const kinst *in = &ls[l]->v[i];
+      if ((in->op == KO_LOAD || in->op == KO_STORE) && in->slot == slot && in->buf == buf) {
+        used = 1;
+        if (in->op == KO_STORE) *written = 1;
+      }
+    }
+  return used;
+}
+
+static void function(sbuf *b, const kplan *P, int k) {
+  const kfn *F = &P->fns[k];
+  put(b, "\nvoid lacc_f%d(const lacc_kslot *S, lacc_krt *rt, int64_t p0, int64_t p1,"
+         " int64_t p2, int64_t p3, int64_t *out) {\n", k);
+  put(b, "  (void)S; (void)rt; (void)out;\n");
+  for (int v = 0; v < F->nvars; v++)
+    put(b, "  %s v%d = %s;\n", ctype(F->vt[v]), v, v < 4 ? (v == 0 ? "p0" : v == 1 ? "p1"
+                                                           : v == 2 ? "p2" : "p3") : "0");
+  for (int s = 0; s < P->nslots; s++)
+    for (int buf = 0; buf < P->slots[s].plan->nbufs; buf++) {
+      int written = 0;
+      if (!uses_buffer(F, s, buf, &written)) continue;
+      const char *t = ctype(P->slots[s].plan->buf_kind[buf]);
+      put(b, "  %s%s *restrict b%d_%d = (%s%s *)S[%d].buf[%d];\n", written ? "" : "const ", t,
+          s, buf, written ? "" : "const ", t, s, buf);
+    }
+  int depth = 1;
+  for (int i = 0; i < F->pro.n; i++) instr(b, F, &F->pro.v[i], &depth);
+  for (int i = 0; i < F->body.n; i++) instr(b, F, &F->body.v[i], &depth);
+  put(b, "}\n");
+}
+
+char *emit_c(const kplan *P) {
+  sbuf b = { 0 };
+  put(&b, "/* generated by lacc */\n%s", prelude);
+  shift_helpers(&b);
+  for (int k = 0; k < P->nfns; k++) function(&b, P, k);
+  if (b.oom) {
+    free(b.s);
+    return NULL;
+  }
+  return b.s;
+}

@@ -1,0 +1,137 @@
+/* fusion.c: which array terms get a kernel of their own (seed 004 section 4).
+ *
+ * Owns: the `manifest` mark on array terms of the closed AST. Producers (generate,
+ * map, backpermute, reshape, unit) are delayed: a consumer pulls their elements
+ * through an index, inside its own kernel, with no intermediate array. Consumers
+ * (fold, fold1) always materialise. A let-bound producer stays delayed when pulling
+ * from it never repeats real work:
+ *   - it is used once as an element-wise input, or indexed once from scalar code
+ *     (not inside a loop body or a fold's combining function, which run many times);
+ *     shape and size queries are free;
+ *   - or it is cheap: a backpermute or reshape of a materialised array (one load).
+ * Otherwise it is materialised once and read by every user.
+ * Must not: change the AST's meaning or shape; lowering (lower.c) follows the marks.
+ */
+#include "kir.h"
+
+#define MANY 1000000
+
+typedef struct fenv {
+  int manifest;              /* the bound array is materialised (or an input) */
+  const struct fenv *up;
+} fenv;
+
+static int is_producer(node_kind k) {
+  return k == K_GENERATE || k == K_MAP || k == K_BACKPERMUTE || k == K_RESHAPE || k == K_UNIT;
+}
+
+static int add_uses(int a, int b) { return a + b > MANY ? MANY : a + b; }
+
+static int count_exp(const lacc_node *e, int idx, int weight);
+
+/* Uses of array variable idx (de Bruijn, counted from t's scope) by an array term. */
+static int count_acc(const lacc_node *t, int idx) {
+  switch (t->kind) {
+  case K_AVAR: return t->field == idx;
+  case K_USE: case K_PARAM: return 0;
+  case K_ALET: return add_uses(count_acc(t->kids[0], idx), count_acc(t->kids[1], idx + 1));
+  case K_RESULTS: {
+    int n = 0;
+    for (int i = 0; i < t->nkids; i++) n = add_uses(n, count_acc(t->kids[i], idx));
+    return n;
+  }
+  default: break;
+  }
+  int n = 0;
+  int repeated = t->kind == K_FOLD || t->kind == K_FOLD1;
+  for (int i = 0; i < t->nkids; i++) {
+    const lacc_node *k = t->kids[i];
+    if (node_level_of(k->kind) == L_ACC) n = add_uses(n, count_acc(k, idx));
+    else n = add_uses(n, count_exp(k, idx, repeated ? MANY : 1));
+  }
+  return n;
+}
+
+static int count_exp(const lacc_node *e, int idx, int weight) {
+  if (e->kind == K_INDEX) {
+    int n = e->kids[0]->field == idx ? weight : 0;
+    return add_uses(n, count_exp(e->kids[1], idx, weight));
+  }
+  if (e->kind == K_SHAPE || e->kind == K_SIZE) return 0;
+  int inner = weight;
+  if (e->kind == K_ITERATE || e->kind == K_WHILE) inner = MANY;
+  int n = 0;
+  for (int i = 0; i < e->nkids; i++) {
+    int w = (e->kind == K_ITERATE || e->kind == K_WHILE) && i == 2 ? weight : inner;
+    if (e->kind == K_ITERATE && i == 0) w = weight;
+    n = add_uses(n, count_exp(e->kids[i], idx, w));
+  }
+  return n;
+}
+
+static int is_manifest_ref(const lacc_node *t, const fenv *env) {
+  if (t->kind == K_USE || t->kind == K_PARAM) return 1;
+  if (t->kind != K_AVAR) return 0;
+  for (int k = 0; k < t->field && env != NULL; k++) env = env->up;
+  return env != NULL && env->manifest;
+}
+
+static int cheap(const lacc_node *t, const fenv *env) {
+  if (t->kind == K_BACKPERMUTE) return is_manifest_ref(t->kids[2], env);
+  if (t->kind == K_RESHAPE) return is_manifest_ref(t->kids[1], env);
+  return 0;
+}
+
+/* Let chains: `let a = (let b = .. in t)`: what matters is the term t they end in,
+ * judged in its own environment. */
+static int end_manifest(const lacc_node *t, const fenv *env) {
+  if (t->kind == K_ALET) {
+    fenv inner = { end_manifest(t->kids[0], env), env };
+    return end_manifest(t->kids[1], &inner);
+  }
+  if (t->kind == K_AVAR) return is_manifest_ref(t, env);
+  return t->manifest;
+}
+
+static int end_cheap(const lacc_node *t, const fenv *env) {
+  if (t->kind != K_ALET) return cheap(t, env);
+  fenv inner = { end_manifest(t->kids[0], env), env };
+  return end_cheap(t->kids[1], &inner);
+}
+
+static lacc_node *end_of(lacc_node *t) {
+  while (t->kind == K_ALET) t = t->kids[1];
+  return t;
+}
+
+static void mark(lacc_node *t, const fenv *env, int fuse, int top);
+
+static void mark_kids(lacc_node *t, const fenv *env, int fuse) {
+  for (int i = 0; i < t->nkids; i++)
+    if (node_level_of(t->kids[i]->kind) == L_ACC) mark(t->kids[i], env, fuse, 0);
+}
+
+/* top: the term is a program result or a let's bound term decided by the caller. */
+static void mark(lacc_node *t, const fenv *env, int fuse, int top) {
+  switch (t->kind) {
+  case K_USE: case K_PARAM: case K_AVAR: t->manifest = 1; return;
+  case K_RESULTS:
+    for (int i = 0; i < t->nkids; i++) mark(t->kids[i], env, fuse, 1);
+    return;
+  case K_ALET: {
+    lacc_node *b = t->kids[0];
+    int uses = count_acc(t->kids[1], 0);
+    mark(b, env, fuse, 0);
+    lacc_node *e = end_of(b);
+    if (is_producer(e->kind)) e->manifest = !fuse || (uses > 1 && !end_cheap(b, env));
+    fenv inner = { end_manifest(b, env), env };
+    mark(t->kids[1], &inner, fuse, top);
+    return;
+  }
+  default: break;
+  }
+  mark_kids(t, env, fuse);
+  t->manifest = !is_producer(t->kind) || !fuse || top;
+}
+
+void fusion_mark(ast_arena *ast, int enabled) { mark(ast->root, NULL, enabled, 1); }

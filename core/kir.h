@@ -1,0 +1,143 @@
+/* kir.h: the kernel IR and the execution plan shared by fusion, lowering and backends.
+ *
+ * Owns: the imperative form every backend prints (C today, OpenCL C later): functions
+ * of typed scalar variables with structured control flow and loads/stores of layout
+ * buffers; and the plan: which arrays are materialised (slots), in which order the
+ * kernels run (steps), and the run-time checks a kernel may raise.
+ * Must not: depend on a backend; lower.c builds it, emit_c.c prints it, cpu.c runs it.
+ */
+#ifndef LACC_KIR_H
+#define LACC_KIR_H
+
+#include "internal.h"
+
+/* ---- instructions: three-address code over variables declared at function level */
+typedef enum {
+  KO_CONST,      /* dst = imm (dst's type) */
+  KO_MOV,        /* dst = a */
+  KO_PRIM,       /* dst = prim(a [, b]) on a's type; integer division is total (0 on 0) */
+  KO_CAST,       /* dst = a converted with val_cast semantics */
+  KO_TOBITS,     /* dst (u64) = the bits of a */
+  KO_FROMBITS,   /* dst = the value whose bits are a (u64) */
+  KO_LOAD,       /* dst = S[slot].buf[buf][a] (dst has the buffer's kind) */
+  KO_STORE,      /* S[slot].buf[buf][a] = b */
+  KO_EXTENT,     /* dst = S[slot].ext[imm.i] */
+  KO_OUT,        /* out[imm.i] = a (shape functions) */
+  KO_IF,         /* if (a) { */
+  KO_ELSE,       /* } else { */
+  KO_END,        /* } */
+  KO_FOR,        /* for (dst = a; dst + imm.i <= b; dst += imm.i) { */
+  KO_LOOP,       /* for (;;) { */
+  KO_BREAKIFNOT, /* if (!a) break; */
+  KO_FAIL,       /* report check `check` at element a with the values args[0..nargs-1] */
+  KO_KCONST      /* dst = the program constant K[imm.i] (prologue only) */
+} kop;
+
+typedef struct {
+  kop op;
+  int dst, a, b;
+  prim_op prim;
+  lacc_val imm;
+  int slot, buf;
+  int check;
+  int nargs;
+  int *args;
+} kinst;
+
+typedef struct {
+  kinst *v;
+  int n, cap;
+} klist;
+
+/* Every function has the same C signature:
+ *   void f(const lacc_kslot *S, lacc_krt *rt, int64_t p0, p1, p2, p3, int64_t *out)
+ * p0..p3 are variables 0..3. Roles say what the executor passes. */
+typedef enum {
+  FN_SHAPE,      /* out[] = the step's extents (a fold adds the inner extent last) */
+  FN_BODY,       /* elements p0 <= i < p1 of a map-like step */
+  FN_SEG,        /* fold segments p0 <= o < p1, each sequentially in order */
+  FN_PART,       /* fold segment p0, elements p1 <= j < p2, into partial slot at p3 */
+  FN_COMBINE     /* fold segment p0 from partials 0 <= c < p1 */
+} fn_role;
+
+typedef struct kfn {
+  fn_role role;
+  int step;
+  klist pro;               /* loop-invariant prologue: extents, shapes */
+  klist body;
+  scalar_kind *vt;         /* variable types */
+  int nvars, vcap;
+} kfn;
+
+/* ---- the plan */
+typedef enum { SLOT_INPUT, SLOT_PARAM, SLOT_KERNEL, SLOT_PARTIAL } slot_kind;
+
+typedef struct {
+  slot_kind kind;
+  lacc_array *array;       /* SLOT_INPUT (retained by the AST) */
+  int param;               /* SLOT_PARAM */
+  const lacc_type *type;
+  int rank;
+  const layout_plan *plan;
+  int last_use;            /* step after which an intermediate can be released */
+  int result;              /* returned to the caller */
+} pslot;
+
+typedef enum { SK_MAP, SK_FOLD } step_kind;
+
+typedef struct {
+  step_kind kind;
+  const lacc_node *node;   /* the AST node it computes (explain, messages) */
+  int out, partial;        /* slots */
+  int fn_shape, fn_body, fn_part, fn_combine;
+  int with_z;              /* fold (with a start value) rather than fold1 */
+  int rank;                /* of the output */
+  char *desc;              /* what the kernel pulls, as a term (explain) */
+} pstep;
+
+typedef enum { CK_INDEX, CK_BACKPERMUTE, CK_DIVZERO, CK_RESHAPE, CK_EXTENT } check_kind;
+
+typedef struct {
+  check_kind kind;
+  const char *where;
+  const char *what;        /* the primitive or combinator named in the message */
+  int rank;
+} pcheck;
+
+typedef struct kplan {
+  lacc_ctx *ctx;
+  pslot *slots;
+  int nslots, scap;
+  pstep *steps;
+  int nsteps, stcap;
+  kfn *fns;
+  int nfns, fcap;
+  pcheck *checks;
+  int nchecks, ccap;
+  int *results;
+  int nresults;
+  lacc_val *consts;        /* constants of the program, passed at run time so that the
+                              kernels' source (and the compile cache) does not vary */
+  int nconsts, kcap;
+  int nparams;
+  struct kblock *mem;      /* arena for IR arguments and lowering scratch */
+} kplan;
+
+int kplan_init(kplan *P, lacc_ctx *ctx);
+void kplan_free(kplan *P);
+void *kplan_alloc(kplan *P, size_t n);
+
+/* Fusion (fusion.c): mark in the AST which array terms are materialised. */
+void fusion_mark(ast_arena *ast, int enabled);
+
+/* Lowering (lower.c): the AST (after fusion_mark) into a plan. */
+int lower_plan(lacc_ctx *ctx, const ast_arena *ast, kplan *P);
+
+/* C printing (emit_c.c): the whole plan as one translation unit (malloc'd text).
+ * Function k is named lacc_f<k>. */
+char *emit_c(const kplan *P);
+
+/* Text for people (explain.c): the AST and the plan's kernels, and source if given. */
+char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source);
+
+#endif

@@ -1,0 +1,1211 @@
+/* lower.c: the fused AST into a plan of kernels in the kernel IR.
+ *
+ * Owns: the order of kernels, the slots of materialised arrays, and the imperative
+ * code of each kernel: pulling elements of delayed producers through index
+ * arithmetic, loads and stores through the element type's layout (combined tags and
+ * bit-cast slots included), scalar code, checks, and the loops of folds.
+ * Must not: decide what fuses (fusion.c marks that), print a language or run
+ * anything. Values are lists of variables, one per leaf of the flattened type.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kir.h"
+
+/* ---- plan memory */
+
+typedef struct kblock {
+  struct kblock *next;
+  size_t used, cap;
+  max_align_t data[];
+} kblock;
+
+void *kplan_alloc(kplan *P, size_t n) {
+  n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+  if (n == 0) n = sizeof(max_align_t);
+  kblock *b = P->mem;
+  if (b == NULL || b->used + n > b->cap) {
+    size_t cap = n > 65536 ? n : 65536;
+    b = malloc(sizeof *b + cap);
+    if (b == NULL) return NULL;
+    b->next = P->mem;
+    b->used = 0;
+    b->cap = cap;
+    P->mem = b;
+  }
+  void *p = (char *)b->data + b->used;
+  b->used += n;
+  memset(p, 0, n);
+  return p;
+}
+
+int kplan_init(kplan *P, lacc_ctx *ctx) {
+  memset(P, 0, sizeof *P);
+  P->ctx = ctx;
+  return LACC_OK;
+}
+
+void kplan_free(kplan *P) {
+  for (int i = 0; i < P->nfns; i++) {
+    free(P->fns[i].pro.v);
+    free(P->fns[i].body.v);
+    free(P->fns[i].vt);
+  }
+  free(P->fns);
+  free(P->slots);
+  for (int i = 0; i < P->nsteps; i++) free(P->steps[i].desc);
+  free(P->steps);
+  free(P->checks);
+  free(P->results);
+  free(P->consts);
+  while (P->mem != NULL) {
+    kblock *n = P->mem->next;
+    free(P->mem);
+    P->mem = n;
+  }
+  memset(P, 0, sizeof *P);
+}
+
+/* ---- lowering state */
+
+typedef struct aenv {
+  const lacc_node *node;   /* delayed: the term */
+  const struct aenv *env;  /* delayed: its environment */
+  int slot;                /* materialised: >= 0 */
+  const struct aenv *up;
+} aenv;
+
+typedef struct senv {
+  const int *v;
+  const struct senv *up;
+} senv;
+
+typedef struct {
+  int lin;
+  int ix[LACC_MAX_RANK];
+} kindex;
+
+typedef struct memo {
+  const lacc_node *node;
+  const aenv *env;
+  int slot;
+  int *ext;
+  struct memo *next;
+} memo;
+
+typedef struct {
+  lacc_ctx *ctx;
+  kplan *P;
+  int fi;                  /* the function being written */
+  int pro;                 /* appending to its prologue */
+  int key;                 /* variable holding the element index for checks */
+  memo *memos;             /* extents and shapes computed in this function's prologue */
+  int step;                /* the step being lowered (slot uses) */
+  int describe;            /* recording what elem() pulls into the step's desc */
+  size_t dlen, dcap;
+  jmp_buf oom;
+} lower;
+
+static void oom(lower *L) { longjmp(L->oom, 1); }
+
+static void *alloc(lower *L, size_t n) {
+  void *p = kplan_alloc(L->P, n);
+  if (p == NULL) oom(L);
+  return p;
+}
+
+static int *ints(lower *L, int n) { return alloc(L, sizeof(int) * (size_t)(n > 0 ? n : 1)); }
+
+static kfn *fn(lower *L) { return &L->P->fns[L->fi]; }
+
+static int grow(lower *L, void **v, int *cap, int n, size_t size) {
+  if (n < *cap) return 0;
+  int c = *cap ? 2 * *cap : 16;
+  void *p = realloc(*v, size * (size_t)c);
+  if (p == NULL) oom(L);
+  *v = p;
+  *cap = c;
+  return 0;
+}
+
+static int var(lower *L, scalar_kind k) {
+  kfn *F = fn(L);
+  grow(L, (void **)&F->vt, &F->vcap, F->nvars, sizeof *F->vt);
+  F->vt[F->nvars] = k;
+  return F->nvars++;
+}
+
+static scalar_kind vtype(lower *L, int v) { return fn(L)->vt[v]; }
+
+static kinst *emit(lower *L, kop op) {
+  kfn *F = fn(L);
+  klist *l = L->pro ? &F->pro : &F->body;
+  grow(L, (void **)&l->v, &l->cap, l->n, sizeof *l->v);
+  kinst *in = &l->v[l->n++];
+  memset(in, 0, sizeof *in);
+  in->op = op;
+  in->dst = in->a = in->b = -1;
+  return in;
+}
+
+static int k_const(lower *L, scalar_kind k, lacc_val v) {
+  int d = var(L, k);
+  kinst *in = emit(L, KO_CONST);
+  in->dst = d;
+  in->imm = v;
+  return d;
+}
+
+static int k_int(lower *L, scalar_kind k, int64_t i) {
+  lacc_val v = { .i = i };
+  return k_const(L, k, v);
+}
+
+/* A user constant read from the run-time table: programs that differ only in their
+ * constants (sizes, coefficients) share one compiled kernel. 0, 1 and -1 stay inline. */
+static int lifted(const lacc_type *t, lacc_val v) {
+  scalar_kind k = t->scalar;
+  if (k == S_BOOL) return 0;
+  if (k == S_F32) return !(v.f == 0 && !signbit(v.f)) && v.f != 1;
+  if (k == S_F64) return !(v.d == 0 && !signbit(v.d)) && v.d != 1;
+  return !(v.i >= -1 && v.i <= 1);
+}
+
+static int k_user_const(lower *L, const lacc_type *t, lacc_val v) {
+  if (!lifted(t, v)) return k_const(L, t->scalar, v);
+  kplan *P = L->P;
+  grow(L, (void **)&P->consts, &P->kcap, P->nconsts, sizeof *P->consts);
+  P->consts[P->nconsts] = v;
+  int pro = L->pro, d = var(L, t->scalar);
+  L->pro = 1;
+  kinst *in = emit(L, KO_KCONST);
+  in->dst = d;
+  in->imm.i = P->nconsts++;
+  L->pro = pro;
+  return d;
+}
+
+static void k_mov(lower *L, int dst, int src) {
+  kinst *in = emit(L, KO_MOV);
+  in->dst = dst;
+  in->a = src;
+}
+
+static int prim_to_bool(prim_op p) {
+  switch (p) {
+  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
+  case P_LAND: case P_LOR: case P_LNOT: case P_ISNAN: return 1;
+  default: return 0;
+  }
+}
+
+static int k_prim(lower *L, prim_op p, int a, int b) {
+  int d = var(L, prim_to_bool(p) ? S_BOOL : vtype(L, a));
+  kinst *in = emit(L, KO_PRIM);
+  in->dst = d;
+  in->prim = p;
+  in->a = a;
+  in->b = b;
+  return d;
+}
+
+/* A one-operand instruction into a new variable of kind k. */
+static int k_unary(lower *L, kop op, scalar_kind k, int a) {
+  int d = var(L, k);
+  kinst *in = emit(L, op);
+  in->dst = d;
+  in->a = a;
+  return d;
+}
+
+static int k_cast(lower *L, scalar_kind to, int a) {
+  if (vtype(L, a) == to) return a;
+  return k_unary(L, KO_CAST, to, a);
+}
+
+static int k_select(lower *L, int c, int a, int b) {
+  int d = var(L, vtype(L, a));
+  kinst *in = emit(L, KO_IF);
+  in->a = c;
+  k_mov(L, d, a);
+  emit(L, KO_ELSE);
+  k_mov(L, d, b);
+  emit(L, KO_END);
+  return d;
+}
+
+static void k_if(lower *L, int c) { emit(L, KO_IF)->a = c; }
+static void k_else(lower *L) { emit(L, KO_ELSE); }
+static void k_end(lower *L) { emit(L, KO_END); }
+
+static void k_for(lower *L, int i, int lo, int hi, int64_t step) {
+  kinst *in = emit(L, KO_FOR);
+  in->dst = i;
+  in->a = lo;
+  in->b = hi;
+  in->imm.i = step;
+}
+
+static void use_slot(lower *L, int slot) {
+  pslot *s = &L->P->slots[slot];
+  if (s->last_use < L->step) s->last_use = L->step;
+}
+
+/* Append to the description of the current step (explain). */
+static void describe(lower *L, const char *a, const char *b) {
+  if (!L->describe) return;
+  pstep *st = &L->P->steps[L->step];
+  size_t need = strlen(a) + strlen(b) + 1;
+  if (L->dlen + need > L->dcap) {
+    size_t cap = (L->dcap + need) * 2;
+    char *d = realloc(st->desc, cap);
+    if (d == NULL) oom(L);
+    st->desc = d;
+    L->dcap = cap;
+  }
+  memcpy(st->desc + L->dlen, a, strlen(a));
+  memcpy(st->desc + L->dlen + strlen(a), b, strlen(b) + 1);
+  L->dlen += need - 1;
+}
+
+static int k_load(lower *L, int slot, int buf, int idx) {
+  use_slot(L, slot);
+  int d = var(L, L->P->slots[slot].plan->buf_kind[buf]);
+  kinst *in = emit(L, KO_LOAD);
+  in->dst = d;
+  in->slot = slot;
+  in->buf = buf;
+  in->a = idx;
+  return d;
+}
+
+static void k_store(lower *L, int slot, int buf, int idx, int v) {
+  int c = k_cast(L, L->P->slots[slot].plan->buf_kind[buf], v);
+  kinst *in = emit(L, KO_STORE);
+  in->slot = slot;
+  in->buf = buf;
+  in->a = idx;
+  in->b = c;
+}
+
+static int add_check(lower *L, check_kind k, const char *what, const char *where, int rank) {
+  kplan *P = L->P;
+  grow(L, (void **)&P->checks, &P->ccap, P->nchecks, sizeof *P->checks);
+  P->checks[P->nchecks] = (pcheck){ k, where, what, rank };
+  return P->nchecks++;
+}
+
+static void k_fail(lower *L, int check, int nargs, const int *args) {
+  int *v = ints(L, nargs);
+  for (int i = 0; i < nargs; i++) v[i] = k_cast(L, S_I64, args[i]);
+  kinst *in = emit(L, KO_FAIL);
+  in->check = check;
+  in->a = L->key;
+  in->nargs = nargs;
+  in->args = v;
+}
+
+/* Functions of the plan; each starts with p0..p3 as variables 0..3. */
+static int new_fn(lower *L, fn_role role) {
+  kplan *P = L->P;
+  grow(L, (void **)&P->fns, &P->fcap, P->nfns, sizeof *P->fns);
+  kfn *F = &P->fns[P->nfns];
+  memset(F, 0, sizeof *F);
+  F->role = role;
+  F->step = L->step;
+  L->fi = P->nfns++;
+  L->memos = NULL;
+  L->pro = 0;
+  for (int i = 0; i < 4; i++) var(L, S_I64);
+  L->key = k_int(L, S_I64, -1);
+  L->pro = 0;
+  return L->fi;
+}
+
+/* ---- slots */
+
+static int new_slot(lower *L, slot_kind kind, const lacc_type *t, int rank,
+                    const layout_plan *plan) {
+  kplan *P = L->P;
+  grow(L, (void **)&P->slots, &P->scap, P->nslots, sizeof *P->slots);
+  pslot *s = &P->slots[P->nslots];
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  s->type = t;
+  s->rank = rank;
+  s->plan = plan;
+  s->last_use = -1;
+  return P->nslots++;
+}
+
+static int input_slot(lower *L, lacc_array *a) {
+  for (int i = 0; i < L->P->nslots; i++)
+    if (L->P->slots[i].kind == SLOT_INPUT && L->P->slots[i].array == a) return i;
+  int s = new_slot(L, SLOT_INPUT, a->type, a->rank, a->plan);
+  L->P->slots[s].array = a;
+  return s;
+}
+
+static int param_slot(lower *L, const lacc_node *t) {
+  for (int i = 0; i < L->P->nslots; i++)
+    if (L->P->slots[i].kind == SLOT_PARAM && L->P->slots[i].param == t->field) return i;
+  const layout_plan *plan = layout_plan_of(L->ctx, t->type, (layout_strategy)t->cval.i);
+  if (plan == NULL) oom(L);
+  int s = new_slot(L, SLOT_PARAM, t->type, t->rank, plan);
+  L->P->slots[s].param = t->field;
+  return s;
+}
+
+static const layout_plan *out_plan(lower *L, const lacc_type *t) {
+  const layout_plan *p = layout_plan_of(L->ctx, t, L->ctx->layout);
+  if (p == NULL) oom(L);
+  return p;
+}
+
+/* Extents of a slot, loaded once in the prologue. */
+static int *slot_ext(lower *L, int slot) {
+  for (memo *m = L->memos; m != NULL; m = m->next)
+    if (m->node == NULL && m->slot == slot) return m->ext;
+  int rank = L->P->slots[slot].rank;
+  int *e = ints(L, rank), pro = L->pro;
+  L->pro = 1;
+  use_slot(L, slot);
+  for (int d = 0; d < rank; d++) {
+    e[d] = var(L, S_I64);
+    kinst *in = emit(L, KO_EXTENT);
+    in->dst = e[d];
+    in->slot = slot;
+    in->imm.i = d;
+  }
+  L->pro = pro;
+  memo *m = alloc(L, sizeof *m);
+  *m = (memo){ NULL, NULL, slot, e, L->memos };
+  L->memos = m;
+  return e;
+}
+
+/* ---- layouts: one element in and out of a slot (layout.c's store_rec/load_rec) */
+
+static int u64c(lower *L, uint64_t v) {
+  lacc_val x = { .u = v };
+  return k_const(L, S_U64, x);
+}
+
+static int bits_of(lower *L, int v) { return k_unary(L, KO_TOBITS, S_U64, v); }
+
+static int from_bits(lower *L, scalar_kind k, int bits) {
+  return k_unary(L, KO_FROMBITS, k, bits);
+}
+
+static void load_rec(lower *L, int slot, int idx, const lacc_type *t, int active, int tag,
+                     int *pos, int *out) {
+  const layout_plan *p = L->P->slots[slot].plan;
+  if (t->kind == T_SCALAR) {
+    int b = p->leaf_buf[*pos];
+    lacc_val z = { .u = 0 };
+    int v = b >= 0 ? from_bits(L, t->scalar, k_cast(L, S_U64, k_load(L, slot, b, idx)))
+                   : k_const(L, t->scalar, z);
+    out[(*pos)++] = active >= 0 ? k_select(L, active, v, k_const(L, t->scalar, z)) : v;
+    return;
+  }
+  if (t->kind == T_TUPLE) {
+    int parts[LACC_MAX_ARGS * 4];
+    int rest = tag;
+    for (int f = t->n - 1; f >= 0; f--) {
+      const lacc_type *ft = t->fields[f];
+      if (ft->choices <= 1) {
+        parts[f] = u64c(L, 0);
+      } else if (p->packed) {
+        int b = ft->packed_bits;
+        parts[f] = b >= 64 ? rest : k_prim(L, P_BAND, rest, u64c(L, ((uint64_t)1 << b) - 1));
+        rest = b >= 64 ? u64c(L, 0) : k_prim(L, P_SHR, rest, u64c(L, (uint64_t)b));
+      } else {
+        parts[f] = k_prim(L, P_REM, rest, u64c(L, ft->choices));
+        rest = k_prim(L, P_QUOT, rest, u64c(L, ft->choices));
+      }
+    }
+    for (int f = 0; f < t->n; f++) load_rec(L, slot, idx, t->fields[f], active, parts[f], pos, out);
+    return;
+  }
+  int k, sub;
+  if (p->packed) {
+    int pb = layout_payload_bits(t);
+    k = pb >= 64 ? u64c(L, 0) : k_prim(L, P_SHR, tag, u64c(L, (uint64_t)pb));
+    sub = pb >= 64 ? tag : k_prim(L, P_BAND, tag, u64c(L, ((uint64_t)1 << pb) - 1));
+  } else {   /* mixed radix: a range test per constructor (seed 000 section 5.4) */
+    k = var(L, S_U64);
+    sub = var(L, S_U64);
+    uint64_t lo = 0;
+    for (int c = 0; c < t->n; c++) {
+      uint64_t hi = lo + t->fields[c]->choices;
+      if (c + 1 < t->n) k_if(L, k_prim(L, P_LT, tag, u64c(L, hi)));
+      k_mov(L, k, u64c(L, (uint64_t)c));
+      k_mov(L, sub, k_prim(L, P_SUB, tag, u64c(L, lo)));
+      if (c + 1 < t->n) k_else(L);
+      lo = hi;
+    }
+    for (int c = 0; c + 1 < t->n; c++) k_end(L);
+  }
+  int kk = k_cast(L, S_U32, k);
+  lacc_val z = { .u = 0 };
+  out[(*pos)++] = active >= 0 ? k_select(L, active, kk, k_const(L, S_U32, z)) : kk;
+  for (int c = 0; c < t->n; c++) {
+    int act = k_prim(L, P_EQ, k, u64c(L, (uint64_t)c));
+    if (active >= 0) act = k_prim(L, P_LAND, act, active);
+    load_rec(L, slot, idx, t->fields[c], act, sub, pos, out);
+  }
+}
+
+static int *load_elem(lower *L, int slot, int idx) {
+  const pslot *s = &L->P->slots[slot];
+  char name[32];
+  snprintf(name, sizeof name, " a%d", slot);
+  describe(L, name, "");
+  const lacc_type *t = s->type;
+  const layout_plan *p = s->plan;
+  int *out = ints(L, t->nleaves);
+  if (!p->raw) {
+    for (int k = 0; k < t->nleaves; k++) {
+      int b = p->leaf_buf[k];
+      lacc_val z = { .u = 0 };
+      scalar_kind lk = type_leaf(t, k);
+      out[k] = b >= 0 ? k_cast(L, lk, k_load(L, slot, b, idx)) : k_const(L, lk, z);
+    }
+    return out;
+  }
+  int tag = p->tag_buf >= 0 ? k_cast(L, S_U64, k_load(L, slot, p->tag_buf, idx)) : u64c(L, 0);
+  int pos = 0;
+  load_rec(L, slot, idx, t, -1, tag, &pos, out);
+  return out;
+}
+
+/* Store the active leaves; return the combined tag (u64). */
+static int store_rec(lower *L, int slot, int idx, const lacc_type *t, int active,
+                     const int *v, int *pos) {
+  const layout_plan *p = L->P->slots[slot].plan;
+  if (t->kind == T_SCALAR) {
+    int b = p->leaf_buf[*pos];
+    if (b >= 0) {
+      if (active >= 0) k_if(L, active);
+      k_store(L, slot, b, idx, bits_of(L, v[*pos]));
+      if (active >= 0) k_end(L);
+    }
+    (*pos)++;
+    return u64c(L, 0);
+  }
+  if (t->kind == T_TUPLE) {
+    int tag = u64c(L, 0);
+    for (int f = 0; f < t->n; f++) {
+      const lacc_type *ft = t->fields[f];
+      int sub = store_rec(L, slot, idx, ft, active, v, pos);
+      if (ft->choices <= 1) continue;
+      if (p->packed)
+        tag = k_prim(L, P_BOR, k_prim(L, P_SHL, tag, u64c(L, (uint64_t)ft->packed_bits)), sub);
+      else
+        tag = k_prim(L, P_ADD, k_prim(L, P_MUL, tag, u64c(L, ft->choices)), sub);
+    }
+    return tag;
+  }
+  int k = k_cast(L, S_U64, v[(*pos)++]);
+  int tag = u64c(L, 0);
+  int result = var(L, S_U64);
+  k_mov(L, result, tag);
+  uint64_t offset = 0;
+  for (int c = 0; c < t->n; c++) {
+    int act = k_prim(L, P_EQ, k, u64c(L, (uint64_t)c));
+    if (active >= 0) act = k_prim(L, P_LAND, act, active);
+    int sub = store_rec(L, slot, idx, t->fields[c], act, v, pos);
+    int mine = p->packed
+      ? k_prim(L, P_BOR, u64c(L, (uint64_t)c << layout_payload_bits(t)), sub)
+      : k_prim(L, P_ADD, u64c(L, offset), sub);
+    k_if(L, act);
+    k_mov(L, result, mine);
+    k_end(L);
+    offset += t->fields[c]->choices;
+  }
+  return result;
+}
+
+static void store_elem(lower *L, int slot, int idx, const int *v) {
+  const pslot *s = &L->P->slots[slot];
+  const layout_plan *p = s->plan;
+  use_slot(L, slot);
+  if (!p->raw) {
+    for (int k = 0; k < s->type->nleaves; k++)
+      if (p->leaf_buf[k] >= 0) k_store(L, slot, p->leaf_buf[k], idx, v[k]);
+    return;
+  }
+  int pos = 0;
+  int tag = store_rec(L, slot, idx, s->type, -1, v, &pos);
+  if (p->tag_buf >= 0) k_store(L, slot, p->tag_buf, idx, tag);
+}
+
+/* ---- index arithmetic */
+
+static int ravel(lower *L, int rank, const int *ext, const int *ix) {
+  if (rank == 0) return k_int(L, S_I64, 0);
+  int lin = ix[0];
+  for (int d = 1; d < rank; d++) lin = k_prim(L, P_ADD, k_prim(L, P_MUL, lin, ext[d]), ix[d]);
+  return lin;
+}
+
+/* Multi-index of linear index lin in a shape; extents of 0 give 0 (no division). */
+static void unravel(lower *L, int rank, const int *ext, int lin, int *ix) {
+  if (rank == 1) {
+    ix[0] = lin;
+    return;
+  }
+  int zero = k_int(L, S_I64, 0);
+  for (int d = rank - 1; d >= 0; d--) {
+    if (d == 0) {
+      ix[0] = lin;
+      break;
+    }
+    int nz = k_prim(L, P_NE, ext[d], zero);
+    int safe = k_select(L, nz, ext[d], k_int(L, S_I64, 1));
+    ix[d] = k_prim(L, P_REM, lin, safe);
+    lin = k_select(L, nz, k_prim(L, P_QUOT, lin, safe), zero);
+  }
+}
+
+/* ---- scalar code */
+
+static const aenv *a_lookup(const aenv *env, int k) {
+  while (k-- > 0) env = env->up;
+  return env;
+}
+
+static const aenv *a_push(lower *L, const aenv *env, const lacc_node *node, const aenv *nenv,
+                          int slot) {
+  aenv *e = alloc(L, sizeof *e);
+  *e = (aenv){ node, nenv, slot, env };
+  return e;
+}
+
+static int *elem(lower *L, const lacc_node *t, const aenv *env, const kindex *ix);
+static int *shape_of(lower *L, const lacc_node *t, const aenv *env);
+static int *lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae);
+
+static const senv *s_push(lower *L, const senv *se, const int *v) {
+  senv *n = alloc(L, sizeof *n);
+  n->v = v;
+  n->up = se;
+  return n;
+}
+
+static int *apply(lower *L, const lacc_node *lam, const senv *se, const aenv *ae,
+                  const lacc_type *const *ptypes, const int *args) {
+  for (int p = 0; p < lam->nparams; p++) {
+    se = s_push(L, se, args);
+    args += ptypes[p]->nleaves;
+  }
+  return lower_exp(L, lam->kids[0], se, ae);
+}
+
+/* A fresh mutable copy of a value (results of branches and loops). */
+static int *fresh(lower *L, const lacc_type *t) {
+  int *v = ints(L, t->nleaves);
+  for (int k = 0; k < t->nleaves; k++) v[k] = var(L, type_leaf(t, k));
+  return v;
+}
+
+static void assign(lower *L, const lacc_type *t, const int *dst, const int *src) {
+  for (int k = 0; k < t->nleaves; k++) k_mov(L, dst[k], src[k]);
+}
+
+static int *copy(lower *L, const lacc_type *t, const int *src) {
+  int *d = fresh(L, t);
+  assign(L, t, d, src);
+  return d;
+}
+
+static int is_division(prim_op p) { return p == P_IDIV || p == P_MOD || p == P_QUOT || p == P_REM; }
+
+static int *lower_prim(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  int a = lower_exp(L, e->kids[0], se, ae)[0];
+  int b = e->nkids > 1 ? lower_exp(L, e->kids[1], se, ae)[0] : -1;
+  int *out = ints(L, 1);
+  if (is_division(e->prim) && scalar_is_int(vtype(L, a))) {
+    lacc_val z = { .u = 0 };
+    k_if(L, k_prim(L, P_EQ, b, k_const(L, vtype(L, b), z)));
+    k_fail(L, add_check(L, CK_DIVZERO, prim_name(e->prim), e->where, 0), 0, NULL);
+    k_end(L);
+  }
+  out[0] = k_prim(L, e->prim, a, b);
+  return out;
+}
+
+static int *lower_index(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  const lacc_node *av = e->kids[0];
+  int rank = av->rank;
+  int *ix = lower_exp(L, e->kids[1], se, ae);
+  int *ext = shape_of(L, av, ae);
+  if (rank == 0) {
+    kindex k = { .lin = k_int(L, S_I64, 0) };
+    return elem(L, av, ae, &k);
+  }
+  int zero = k_int(L, S_I64, 0), ok = -1;
+  for (int d = 0; d < rank; d++) {
+    int in = k_prim(L, P_LAND, k_prim(L, P_GE, ix[d], zero), k_prim(L, P_LT, ix[d], ext[d]));
+    ok = ok < 0 ? in : k_prim(L, P_LAND, ok, in);
+  }
+  k_if(L, k_prim(L, P_LNOT, ok, -1));
+  int args[2 * LACC_MAX_RANK] = { 0 };
+  for (int d = 0; d < rank; d++) {
+    args[d] = ix[d];
+    args[rank + d] = ext[d];
+  }
+  k_fail(L, add_check(L, CK_INDEX, "index", e->where, rank), 2 * rank, args);
+  k_end(L);
+  kindex k;
+  for (int d = 0; d < rank; d++) k.ix[d] = k_select(L, ok, ix[d], zero);
+  k.lin = ravel(L, rank, ext, k.ix);
+  return elem(L, av, ae, &k);
+}
+
+static int *lower_loop(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  const lacc_type *t = e->type;
+  int *cur = copy(L, t, lower_exp(L, e->kids[2], se, ae));
+  const lacc_type *pt[1] = { t };
+  if (e->kind == K_ITERATE) {
+    int n = lower_exp(L, e->kids[0], se, ae)[0];
+    int i = var(L, S_I64);
+    k_for(L, i, k_int(L, S_I64, 0), n, 1);
+  } else {
+    emit(L, KO_LOOP);
+    int c = apply(L, e->kids[0], se, ae, pt, cur)[0];
+    emit(L, KO_BREAKIFNOT)->a = c;
+  }
+  int *next = copy(L, t, apply(L, e->kids[1], se, ae, pt, cur));
+  assign(L, t, cur, next);
+  k_end(L);
+  return cur;
+}
+
+static int *lower_case(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  const lacc_type *t = e->kids[0]->type;
+  int *v = lower_exp(L, e->kids[0], se, ae);
+  int *out = fresh(L, e->type);
+  int off = 1;
+  for (int c = 0; c < t->n; c++) {
+    lacc_val cv = { .u = (uint64_t)c };
+    if (c + 1 < t->n) k_if(L, k_prim(L, P_EQ, v[0], k_const(L, S_U32, cv)));
+    const lacc_node *alt = e->kids[c + 1];
+    assign(L, e->type, out,
+           apply(L, alt, se, ae, (const lacc_type *const *)t->fields[c]->fields, v + off));
+    off += t->fields[c]->nleaves;
+    if (c + 1 < t->n) k_else(L);
+  }
+  for (int c = 0; c + 1 < t->n; c++) k_end(L);
+  return out;
+}
+
+static int *lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  switch (e->kind) {
+  case K_CONST: {
+    int *o = ints(L, 1);
+    o[0] = k_user_const(L, e->type, e->cval);
+    return o;
+  }
+  case K_EVAR: {
+    const senv *s = se;
+    for (int k = 0; k < e->field; k++) s = s->up;
+    return (int *)s->v;
+  }
+  case K_PRIM: return lower_prim(L, e, se, ae);
+  case K_TUPLE: {
+    int *o = ints(L, e->type->nleaves), off = 0;
+    for (int i = 0; i < e->nkids; i++) {
+      int *v = lower_exp(L, e->kids[i], se, ae);
+      memcpy(o + off, v, sizeof *o * (size_t)e->kids[i]->type->nleaves);
+      off += e->kids[i]->type->nleaves;
+    }
+    return o;
+  }
+  case K_PRJ: {
+    int *v = lower_exp(L, e->kids[0], se, ae);
+    return v + type_leaf_offset(e->kids[0]->type, e->field);
+  }
+  case K_CAST: {
+    int *o = ints(L, 1);
+    o[0] = k_cast(L, e->type->scalar, lower_exp(L, e->kids[0], se, ae)[0]);
+    return o;
+  }
+  case K_COND: {
+    int c = lower_exp(L, e->kids[0], se, ae)[0];
+    int *o = fresh(L, e->type);
+    k_if(L, c);
+    assign(L, e->type, o, lower_exp(L, e->kids[1], se, ae));
+    k_else(L);
+    assign(L, e->type, o, lower_exp(L, e->kids[2], se, ae));
+    k_end(L);
+    return o;
+  }
+  case K_INDEX: return lower_index(L, e, se, ae);
+  case K_SHAPE: return shape_of(L, e->kids[0], ae);
+  case K_SIZE: {
+    const lacc_node *a = e->kids[0];
+    int *ext = shape_of(L, a, ae), *o = ints(L, 1);
+    o[0] = k_int(L, S_I64, 1);
+    for (int d = 0; d < a->rank; d++) o[0] = k_prim(L, P_MUL, o[0], ext[d]);
+    return o;
+  }
+  case K_ITERATE: case K_WHILE: return lower_loop(L, e, se, ae);
+  case K_CON: {
+    const lacc_type *t = e->type;
+    int *o = ints(L, t->nleaves);
+    lacc_val z = { .u = 0 }, k = { .u = (uint64_t)e->field };
+    for (int i = 0; i < t->nleaves; i++) o[i] = k_const(L, type_leaf(t, i), i == 0 ? k : z);
+    int off = 1;
+    for (int c = 0; c < e->field; c++) off += t->fields[c]->nleaves;
+    for (int i = 0; i < e->nkids; i++) {
+      int *v = lower_exp(L, e->kids[i], se, ae);
+      memcpy(o + off, v, sizeof *o * (size_t)e->kids[i]->type->nleaves);
+      off += e->kids[i]->type->nleaves;
+    }
+    return o;
+  }
+  case K_CASE: return lower_case(L, e, se, ae);
+  case K_ELET: {
+    int *v = lower_exp(L, e->kids[0], se, ae);
+    return lower_exp(L, e->kids[1], s_push(L, se, v), ae);
+  }
+  default:
+    ctx_error(L->ctx, LACC_ERR_ARG, "lower: unexpected %s node in scalar code", kind_name(e->kind));
+    oom(L);
+    return NULL;
+  }
+}
+
+/* ---- delayed arrays: shapes and elements */
+
+static int *memo_find(lower *L, const lacc_node *t, const aenv *env) {
+  for (memo *m = L->memos; m != NULL; m = m->next)
+    if (m->node == t && m->env == env) return m->ext;
+  return NULL;
+}
+
+static void memo_add(lower *L, const lacc_node *t, const aenv *env, int *ext) {
+  memo *m = alloc(L, sizeof *m);
+  *m = (memo){ t, env, -1, ext, L->memos };
+  L->memos = m;
+}
+
+static const aenv *bind_let(lower *L, const lacc_node *b, const aenv *env) {
+  if (b->slot > 0) return a_push(L, env, NULL, NULL, b->slot - 1);
+  if (b->kind == K_AVAR) {
+    const aenv *e = a_lookup(env, b->field);
+    return a_push(L, env, e->node, e->env, e->slot);
+  }
+  return a_push(L, env, b, env, -1);
+}
+
+/* A shape expression's extents, each checked to be non-negative. */
+static int *shape_exp(lower *L, const lacc_node *t, const aenv *env) {
+  int *v = lower_exp(L, t->kids[0], NULL, env), *ext = ints(L, t->rank);
+  int zero = k_int(L, S_I64, 0);
+  for (int d = 0; d < t->rank; d++) {
+    int neg = k_prim(L, P_LT, v[d], zero);
+    k_if(L, neg);
+    int args[2] = { v[d], k_int(L, S_I64, d + 1) };
+    k_fail(L, add_check(L, CK_EXTENT, kind_name(t->kind), t->where, 0), 2, args);
+    k_end(L);
+    ext[d] = k_select(L, neg, zero, v[d]);
+  }
+  return ext;
+}
+
+static int size_of(lower *L, int rank, const int *ext) {
+  int n = k_int(L, S_I64, 1);
+  for (int d = 0; d < rank; d++) n = k_prim(L, P_MUL, n, ext[d]);
+  return n;
+}
+
+static int *shape_of(lower *L, const lacc_node *t, const aenv *env) {
+  if (t->slot > 0) return slot_ext(L, t->slot - 1);
+  if (t->kind == K_AVAR) {
+    const aenv *e = a_lookup(env, t->field);
+    return e->slot >= 0 ? slot_ext(L, e->slot) : shape_of(L, e->node, e->env);
+  }
+  int *ext = memo_find(L, t, env);
+  if (ext != NULL) return ext;
+  int pro = L->pro, key = L->key;
+  L->pro = 1;
+  L->key = k_int(L, S_I64, -1);
+  switch (t->kind) {
+  case K_ALET: ext = shape_of(L, t->kids[1], bind_let(L, t->kids[0], env)); break;
+  case K_UNIT: ext = ints(L, 0); break;
+  case K_GENERATE: case K_BACKPERMUTE: ext = shape_exp(L, t, env); break;
+  case K_RESHAPE: {
+    ext = shape_exp(L, t, env);
+    const lacc_node *src = t->kids[1];
+    int n = size_of(L, t->rank, ext), m = size_of(L, src->rank, shape_of(L, src, env));
+    k_if(L, k_prim(L, P_NE, n, m));
+    int args[2] = { m, n };
+    k_fail(L, add_check(L, CK_RESHAPE, "reshape", t->where, 0), 2, args);
+    k_end(L);
+    break;
+  }
+  case K_MAP: {
+    ext = ints(L, t->rank);
+    for (int i = 1; i < t->nkids; i++) {
+      int *e = shape_of(L, t->kids[i], env);
+      for (int d = 0; d < t->rank; d++) ext[d] = i == 1 ? e[d] : k_prim(L, P_MIN, ext[d], e[d]);
+    }
+    break;
+  }
+  default:
+    ctx_error(L->ctx, LACC_ERR_ARG, "lower: no shape for %s", kind_name(t->kind));
+    oom(L);
+  }
+  L->pro = pro;
+  L->key = key;
+  memo_add(L, t, env, ext);
+  return ext;
+}
+
+static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kindex *ix);
+
+/* Element ix of an array term: a load, or the term's code pulled into this kernel. */
+static int *elem(lower *L, const lacc_node *t, const aenv *env, const kindex *ix) {
+  if (t->slot > 0) return load_elem(L, t->slot - 1, ix->lin);
+  if (t->kind == K_AVAR || t->kind == K_ALET) return elem_term(L, t, env, ix);
+  describe(L, " ", kind_name(t->kind));
+  describe(L, "(", "");
+  int *v = elem_term(L, t, env, ix);
+  describe(L, ")", "");
+  return v;
+}
+
+static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kindex *ix) {
+  switch (t->kind) {
+  case K_AVAR: {
+    const aenv *e = a_lookup(env, t->field);
+    return e->slot >= 0 ? load_elem(L, e->slot, ix->lin) : elem(L, e->node, e->env, ix);
+  }
+  case K_ALET: return elem(L, t->kids[1], bind_let(L, t->kids[0], env), ix);
+  case K_UNIT: return lower_exp(L, t->kids[0], NULL, env);
+  case K_GENERATE: {
+    const lacc_type *st = t->kids[0]->type;
+    return apply(L, t->kids[1], NULL, env, &st, ix->ix);
+  }
+  case K_MAP: {
+    int n = t->nkids - 1, total = 0;
+    const lacc_type *pt[LACC_MAX_ARGS];
+    for (int k = 0; k < n; k++) total += t->kids[k + 1]->type->nleaves;
+    int *args = ints(L, total), off = 0;
+    for (int k = 0; k < n; k++) {
+      const lacc_node *in = t->kids[k + 1];
+      kindex sub = *ix;
+      if (n > 1 && t->rank > 1) sub.lin = ravel(L, t->rank, shape_of(L, in, env), ix->ix);
+      int *v = elem(L, in, env, &sub);
+      pt[k] = in->type;
+      memcpy(args + off, v, sizeof *args * (size_t)in->type->nleaves);
+      off += in->type->nleaves;
+    }
+    return apply(L, t->kids[0], NULL, env, pt, args);
+  }
+  case K_BACKPERMUTE: {
+    const lacc_node *src = t->kids[2];
+    const lacc_type *st = t->kids[0]->type;
+    int *to = apply(L, t->kids[1], NULL, env, &st, ix->ix);
+    int *ext = shape_of(L, src, env);
+    kindex k;
+    if (src->rank == 0) {
+      k.lin = k_int(L, S_I64, 0);
+      return elem(L, src, env, &k);
+    }
+    int zero = k_int(L, S_I64, 0), ok = -1;
+    for (int d = 0; d < src->rank; d++) {
+      int in = k_prim(L, P_LAND, k_prim(L, P_GE, to[d], zero), k_prim(L, P_LT, to[d], ext[d]));
+      ok = ok < 0 ? in : k_prim(L, P_LAND, ok, in);
+    }
+    k_if(L, k_prim(L, P_LNOT, ok, -1));
+    k_fail(L, add_check(L, CK_BACKPERMUTE, "backpermute", t->where, 0), 0, NULL);
+    k_end(L);
+    for (int d = 0; d < src->rank; d++) k.ix[d] = k_select(L, ok, to[d], zero);
+    k.lin = ravel(L, src->rank, ext, k.ix);
+    return elem(L, src, env, &k);
+  }
+  case K_RESHAPE: {
+    const lacc_node *src = t->kids[1];
+    kindex k;
+    k.lin = ix->lin;
+    unravel(L, src->rank, shape_of(L, src, env), ix->lin, k.ix);
+    return elem(L, src, env, &k);
+  }
+  default:
+    ctx_error(L->ctx, LACC_ERR_ARG, "lower: %s is not a delayed array", kind_name(t->kind));
+    oom(L);
+    return NULL;
+  }
+}
+
+/* ---- steps */
+
+static int new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
+  kplan *P = L->P;
+  grow(L, (void **)&P->steps, &P->stcap, P->nsteps, sizeof *P->steps);
+  pstep *s = &P->steps[P->nsteps];
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  s->node = node;
+  s->rank = rank;
+  s->fn_part = s->fn_combine = -1;
+  L->step = P->nsteps;
+  return P->nsteps++;
+}
+
+static void start_desc(lower *L) {
+  L->describe = 1;
+  L->dlen = L->dcap = 0;
+  describe(L, "", "");
+}
+
+/* Materialise the delayed array (t, env): a map-like kernel. */
+static int step_map(lower *L, const lacc_node *t, const aenv *env) {
+  int st = new_step(L, SK_MAP, t, t->rank);
+  int out = new_slot(L, SLOT_KERNEL, t->type, t->rank, out_plan(L, t->type));
+  L->P->steps[st].out = out;
+  L->P->steps[st].fn_shape = new_fn(L, FN_SHAPE);
+  int *ext = shape_of(L, t, env);
+  for (int d = 0; d < t->rank; d++) {
+    kinst *in = emit(L, KO_OUT);
+    in->a = ext[d];
+    in->imm.i = d;
+  }
+  L->P->steps[st].fn_body = new_fn(L, FN_BODY);
+  int *oext = slot_ext(L, out);
+  int i = var(L, S_I64);
+  k_for(L, i, 0, 1, 1);
+  L->key = i;
+  kindex k;
+  k.lin = i;
+  unravel(L, t->rank, oext, i, k.ix);
+  start_desc(L);
+  int *v = elem(L, t, env, &k);
+  L->describe = 0;
+  store_elem(L, out, i, v);
+  k_end(L);
+  return out;
+}
+
+/* Element j of segment o of the folded array (outer index oix). */
+static int *fold_elem(lower *L, const lacc_node *xs, const aenv *env, const int *sx,
+                      const int *oix, int o, int j) {
+  int r = xs->rank;
+  kindex k;
+  for (int d = 0; d + 1 < r; d++) k.ix[d] = oix[d];
+  k.ix[r - 1] = j;
+  k.lin = k_prim(L, P_ADD, k_prim(L, P_MUL, o, sx[r - 1]), j);
+  return elem(L, xs, env, &k);
+}
+
+static int *combine(lower *L, const lacc_node *f, const lacc_type *t, const int *acc,
+                    const int *x, const aenv *env) {
+  const lacc_type *pt[2] = { t, t };
+  int *args = ints(L, 2 * t->nleaves);
+  memcpy(args, acc, sizeof *args * (size_t)t->nleaves);
+  memcpy(args + t->nleaves, x, sizeof *args * (size_t)t->nleaves);
+  return apply(L, f, NULL, env, pt, args);
+}
+
+static void accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *acc, const int *x,
+                       const aenv *env) {
+  int *r = copy(L, t, combine(L, f, t, acc, x, env));
+  assign(L, t, acc, r);
+}
+
+/* Sequential loop j in [lo, hi) over one segment into acc. */
+static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int *sx,
+                       const int *oix, int o, int lo, int hi, int *acc) {
+  const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
+  int j = var(L, S_I64);
+  k_for(L, j, lo, hi, 1);
+  accumulate(L, a->kids[0], a->type, acc, fold_elem(L, xs, env, sx, oix, o, j), env);
+  k_end(L);
+}
+
+#define UNROLL 8
+
+static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
+  int with_z = a->kind == K_FOLD;
+  const lacc_node *xs = a->kids[with_z ? 2 : 1], *f = a->kids[0];
+  const lacc_type *t = a->type;
+  int r = xs->rank;
+  int st = new_step(L, SK_FOLD, a, a->rank);
+  int out = new_slot(L, SLOT_KERNEL, t, a->rank, out_plan(L, t));
+  int part = new_slot(L, SLOT_PARTIAL, t, 1, out_plan(L, t));
+  pstep *s = &L->P->steps[st];
+  s->out = out;
+  s->partial = part;
+  s->with_z = with_z;
+
+  s->fn_shape = new_fn(L, FN_SHAPE);
+  int *sx = shape_of(L, xs, env);
+  for (int d = 0; d < r; d++) {
+    kinst *in = emit(L, KO_OUT);
+    in->a = sx[d];
+    in->imm.i = d;
+  }
+
+  /* segments in order, each sequential: the interpreter's order exactly */
+  L->P->steps[st].fn_body = new_fn(L, FN_SEG);
+  sx = shape_of(L, xs, env);
+  int o = var(L, S_I64);
+  k_for(L, o, 0, 1, 1);
+  L->key = o;
+  int oix[LACC_MAX_RANK];
+  unravel(L, r - 1, sx, o, oix);
+  int *acc = fresh(L, t), j0;
+  if (with_z) {
+    assign(L, t, acc, lower_exp(L, a->kids[1], NULL, env));
+    j0 = k_int(L, S_I64, 0);
+  } else {
+    assign(L, t, acc, fold_elem(L, xs, env, sx, oix, o, k_int(L, S_I64, 0)));
+    j0 = k_int(L, S_I64, 1);
+  }
+  start_desc(L);
+  fold_range(L, a, env, sx, oix, o, j0, sx[r - 1], acc);
+  L->describe = 0;
+  store_elem(L, out, o, acc);
+  k_end(L);
+
+  /* one chunk of one segment into a partial; several accumulators reassociate */
+  L->P->steps[st].fn_part = new_fn(L, FN_PART);
+  sx = shape_of(L, xs, env);
+  o = 0;
+  unravel(L, r - 1, sx, o, oix);
+  L->key = 1;
+  acc = fresh(L, t);
+  int unroll = t->nleaves == 1 ? UNROLL : 1;
+  if (unroll > 1) {
+    int len = k_prim(L, P_SUB, 2, 1);
+    k_if(L, k_prim(L, P_GE, len, k_int(L, S_I64, 2 * unroll)));
+    int *accs[UNROLL];
+    for (int u = 0; u < unroll; u++)
+      accs[u] = copy(L, t, fold_elem(L, xs, env, sx, oix, o,
+                                     k_prim(L, P_ADD, 1, k_int(L, S_I64, u))));
+    int j = var(L, S_I64);
+    k_for(L, j, k_prim(L, P_ADD, 1, k_int(L, S_I64, unroll)), 2, unroll);
+    for (int u = 0; u < unroll; u++)
+      accumulate(L, f, t, accs[u],
+                 fold_elem(L, xs, env, sx, oix, o, k_prim(L, P_ADD, j, k_int(L, S_I64, u))), env);
+    k_end(L);
+    assign(L, t, acc, accs[0]);
+    for (int u = 1; u < unroll; u++) accumulate(L, f, t, acc, accs[u], env);
+    fold_range(L, a, env, sx, oix, o, j, 2, acc);
+    k_else(L);
+  }
+  assign(L, t, acc, fold_elem(L, xs, env, sx, oix, o, 1));
+  fold_range(L, a, env, sx, oix, o, k_prim(L, P_ADD, 1, k_int(L, S_I64, 1)), 2, acc);
+  if (unroll > 1) k_end(L);
+  store_elem(L, part, 3, acc);
+
+  /* the partials of a segment, in order */
+  L->P->steps[st].fn_combine = new_fn(L, FN_COMBINE);
+  acc = fresh(L, t);
+  int c0;
+  if (with_z) {
+    assign(L, t, acc, lower_exp(L, a->kids[1], NULL, env));
+    c0 = k_int(L, S_I64, 0);
+  } else {
+    assign(L, t, acc, load_elem(L, part, k_int(L, S_I64, 0)));
+    c0 = k_int(L, S_I64, 1);
+  }
+  int c = var(L, S_I64);
+  k_for(L, c, c0, 1, 1);
+  accumulate(L, f, t, acc, load_elem(L, part, c), env);
+  k_end(L);
+  store_elem(L, out, 0, acc);
+  return out;
+}
+
+/* ---- planning: walk the AST, materialise what fusion marked */
+
+static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed);
+
+static void plan_kids(lower *L, lacc_node *t, const aenv *env) {
+  for (int i = 0; i < t->nkids; i++) {
+    lacc_node *k = t->kids[i];
+    if (node_level_of(k->kind) != L_ACC) continue;
+    const aenv *d;
+    plan_acc(L, k, env, &d);
+  }
+}
+
+/* Returns the slot of a materialised term, or -1 with *delayed set to its closure. */
+static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
+  *delayed = NULL;
+  switch (t->kind) {
+  case K_USE:
+    t->slot = input_slot(L, t->array) + 1;
+    return t->slot - 1;
+  case K_PARAM:
+    t->slot = param_slot(L, t) + 1;
+    return t->slot - 1;
+  case K_AVAR: {
+    const aenv *e = a_lookup(env, t->field);
+    if (e->slot < 0) *delayed = e;
+    return e->slot;
+  }
+  case K_ALET: {
+    lacc_node *b = t->kids[0];
+    const aenv *bd;
+    int s = plan_acc(L, b, env, &bd);
+    const aenv *in = s >= 0 ? a_push(L, env, NULL, NULL, s)
+                   : a_push(L, env, bd->node, bd->env, -1);
+    return plan_acc(L, t->kids[1], in, delayed);
+  }
+  default: break;
+  }
+  plan_kids(L, t, env);
+  if (!t->manifest) {
+    *delayed = a_push(L, NULL, t, env, -1);
+    return -1;
+  }
+  int s = t->kind == K_FOLD || t->kind == K_FOLD1 ? step_fold(L, t, env) : step_map(L, t, env);
+  t->slot = s + 1;
+  return s;
+}
+
+static int plan_results(lower *L, lacc_node *t, const aenv *env) {
+  if (t->kind == K_ALET) {
+    lacc_node *b = t->kids[0];
+    const aenv *bd;
+    int s = plan_acc(L, b, env, &bd);
+    const aenv *in = s >= 0 ? a_push(L, env, NULL, NULL, s)
+                   : a_push(L, env, bd->node, bd->env, -1);
+    return plan_results(L, t->kids[1], in);
+  }
+  kplan *P = L->P;
+  P->nresults = t->nkids;
+  P->results = malloc(sizeof *P->results * (size_t)(t->nkids ? t->nkids : 1));
+  if (P->results == NULL) oom(L);
+  for (int i = 0; i < t->nkids; i++) {
+    const aenv *d;
+    int s = plan_acc(L, t->kids[i], env, &d);
+    if (s < 0) s = step_map(L, d->node, d->env);
+    P->results[i] = s;
+    P->slots[s].result = 1;
+  }
+  return LACC_OK;
+}
+
+int lower_plan(lacc_ctx *ctx, const ast_arena *ast, kplan *P) {
+  kplan_init(P, ctx);
+  lower *L = calloc(1, sizeof *L);
+  if (L == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  L->ctx = ctx;
+  L->P = P;
+  int rc = LACC_OK;
+  if (setjmp(L->oom) == 0) {
+    plan_results(L, ast->root, NULL);
+  } else {
+    rc = ctx->errcode ? ctx->errcode : ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  }
+  free(L);
+  return rc;
+}

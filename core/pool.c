@@ -1,0 +1,125 @@
+/* pool.c: the process-wide thread pool that runs kernel loops in chunks.
+ *
+ * Owns: the worker threads (LACC_THREADS, default the number of cores), started once
+ * on first use, and the one job they work on at a time. Every Lua state of the
+ * process shares them: a caller that finds the pool busy runs its loop on its own
+ * thread instead of waiting, so no state ever blocks on another.
+ * Must not: know about kernels, plans or contexts; it runs fn(arg, chunk) and returns.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "pool.h"
+
+#define POOL_MAX 256
+
+/* One job lives on its caller's stack; workers join it under the lock and the caller
+ * unpublishes it only once no worker is inside. */
+typedef struct job {
+  pool_fn fn;
+  void *arg;
+  int64_t nchunks;
+  atomic_llong next;             /* next chunk to claim */
+  int64_t finished;              /* chunks completed (under the lock) */
+  int active;                    /* workers inside (under the lock) */
+  uint64_t generation;
+} job;
+
+typedef struct {
+  pthread_mutex_t lock;
+  pthread_cond_t work, done;
+  pthread_mutex_t submit;        /* held by the caller whose job is running */
+  int nthreads;                  /* workers + the caller */
+  job *current;
+  uint64_t generation;
+} pool;
+
+static pool P = {
+  .lock = PTHREAD_MUTEX_INITIALIZER,
+  .work = PTHREAD_COND_INITIALIZER,
+  .done = PTHREAD_COND_INITIALIZER,
+  .submit = PTHREAD_MUTEX_INITIALIZER,
+};
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static int threads_wanted(void) {
+  const char *s = getenv("LACC_THREADS");
+  long n = s != NULL ? strtol(s, NULL, 10) : 0;
+  if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n <= 0) n = 1;
+  return n > POOL_MAX ? POOL_MAX : (int)n;
+}
+
+/* Claim chunks until none is left; returns how many this thread ran. */
+static int64_t drain(job *j) {
+  int64_t ran = 0;
+  for (;;) {
+    int64_t c = atomic_fetch_add(&j->next, 1);
+    if (c >= j->nchunks) return ran;
+    j->fn(j->arg, c);
+    ran++;
+  }
+}
+
+static void *worker(void *unused) {
+  (void)unused;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&P.lock);
+  for (;;) {
+    while (P.current == NULL || P.current->generation == seen)
+      pthread_cond_wait(&P.work, &P.lock);
+    job *j = P.current;
+    seen = j->generation;
+    j->active++;
+    pthread_mutex_unlock(&P.lock);
+    int64_t ran = drain(j);
+    pthread_mutex_lock(&P.lock);
+    j->finished += ran;
+    j->active--;
+    pthread_cond_broadcast(&P.done);
+  }
+  return NULL;
+}
+
+static void start(void) {
+  int n = threads_wanted();
+  P.nthreads = 1;
+  for (int i = 1; i < n; i++) {
+    pthread_t t;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) break;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, worker, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) break;
+    P.nthreads++;
+  }
+}
+
+int pool_threads(void) {
+  pthread_once(&once, start);
+  return P.nthreads;
+}
+
+void pool_run(int64_t nchunks, pool_fn fn, void *arg) {
+  if (nchunks <= 0) return;
+  if (nchunks == 1 || pool_threads() == 1 || pthread_mutex_trylock(&P.submit) != 0) {
+    for (int64_t c = 0; c < nchunks; c++) fn(arg, c);
+    return;
+  }
+  job j = { .fn = fn, .arg = arg, .nchunks = nchunks };
+  atomic_init(&j.next, 0);
+  pthread_mutex_lock(&P.lock);
+  j.generation = ++P.generation;
+  P.current = &j;
+  pthread_cond_broadcast(&P.work);
+  pthread_mutex_unlock(&P.lock);
+  int64_t ran = drain(&j);
+  pthread_mutex_lock(&P.lock);
+  j.finished += ran;
+  while (j.finished < nchunks || j.active > 0) pthread_cond_wait(&P.done, &P.lock);
+  P.current = NULL;
+  pthread_mutex_unlock(&P.lock);
+  pthread_mutex_unlock(&P.submit);
+}

@@ -1,0 +1,15 @@
+/* pool.h: the process-wide thread pool (pool.c). */
+#ifndef LACC_POOL_H
+#define LACC_POOL_H
+
+#include <stdint.h>
+
+typedef void (*pool_fn)(void *arg, int64_t chunk);
+
+/* Threads that run a job: the workers and the caller. */
+int pool_threads(void);
+/* fn(arg, c) for every chunk 0 <= c < nchunks, spread over the pool; returns when all
+ * are done. Runs on the calling thread alone when the pool is busy with another job. */
+void pool_run(int64_t nchunks, pool_fn fn, void *arg);
+
+#endif

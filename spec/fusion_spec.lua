@@ -1,0 +1,218 @@
+-- Fusion, the compiled CPU backend and lacc.compile (issue 4): kernel counts from
+-- explain, results of the cpu backend against the interpreter and plain Lua loops on
+-- sizes that take the parallel paths, and compiled programs.
+local lacc = require "lacc"
+
+local function seq(n, t, f)
+  local v = {}
+  for i = 1, n do v[i] = f(i) end
+  return lacc.fromtable(v, t)
+end
+
+local function plus1(x) return x + 1 end
+local function add(a, b) return a + b end
+local function mul(a, b) return a * b end
+
+describe("fusion (explain)", function()
+  local xs = seq(10, "f32", function(i) return i end)
+  local ys = seq(10, "f32", function(i) return 2 * i end)
+
+  it("a dot product is one kernel and no intermediate", function()
+    local _, st = lacc.explain(lacc.fold(add, 0, lacc.zipWith(mul, xs, ys)))
+    assert.are.same({ kernels = 1, intermediates = 0, lets = 0 }, st)
+  end)
+
+  it("seed 001's ex1 (rotate 3 . reverse . map (+1)) is one kernel", function()
+    local ex1 = lacc.rotate(3, lacc.reverse(lacc.map(plus1, xs)))
+    local _, st = lacc.explain(ex1)
+    assert.are.equal(1, st.kernels)
+    assert.are.equal(0, st.intermediates)
+  end)
+
+  it("saxpy on ex1 of an input is one kernel with the index arithmetic inlined", function()
+    local ex1 = lacc.rotate(3, lacc.reverse(lacc.map(plus1, xs)))
+    local saxpy = lacc.zipWith(function(x, y) return 2.5 * x + y end, ex1, ys)
+    local text, st = lacc.explain(saxpy, { source = true })
+    assert.are.equal(1, st.kernels)
+    assert.truthy(text:find("pulls map(backpermute(backpermute(map(a0))) a1)", 1, true))
+    local got = lacc.run(saxpy):totable()
+    -- reference: ex1[i] = rev[(i - 1 + 3) mod n + 1], rev[j] = x[n - j + 1] + 1
+    for i = 1, 10 do
+      local j = (i - 1 + 3) % 10 + 1
+      assert.are.equal(2.5 * (11 - j + 1) + 2 * i, got[i])
+    end
+  end)
+
+  it("a map used by two folds is materialised once", function()
+    local m = lacc.map(function(x) return x * 2 end, xs)
+    local _, st = lacc.explain({ lacc.sum(m), lacc.maximum(m) })
+    assert.are.equal(3, st.kernels)
+    assert.are.equal(1, st.intermediates)
+  end)
+
+  it("a cheap producer (a backpermute of an input) used twice is not materialised", function()
+    local r = lacc.reverse(xs)
+    local _, st = lacc.explain(lacc.zipWith(add, r, r))
+    assert.are.equal(1, st.kernels)
+    assert.are.equal(0, st.intermediates)
+  end)
+
+  it("fusion off gives a kernel per combinator and the same results", function()
+    local p = lacc.fold(add, 0, lacc.zipWith(mul, lacc.map(plus1, xs), ys))
+    local _, on = lacc.explain(p)
+    local _, off = lacc.explain(p, { fusion = false })
+    assert.are.equal(1, on.kernels)
+    assert.are.equal(3, off.kernels)
+    assert.are.equal(2, off.intermediates)
+    assert.are.equal(lacc.run(p):get(), lacc.run(p, { fusion = false }):get())
+    local want = 0
+    for i = 1, 10 do want = want + (i + 1) * 2 * i end
+    assert.are.equal(want, lacc.run(p):get())
+  end)
+
+  it("sharing off duplicates work but not results", function()
+    local function f(x)
+      local s = x * x + 1
+      return s * s + s
+    end
+    local p = lacc.map(f, xs)
+    local a, b = lacc.run(p):totable(), lacc.run(p, { sharing = false }):totable()
+    assert.are.same(a, b)
+    local _, st = lacc.explain(p, { sharing = false })
+    assert.are.equal(0, st.lets)
+  end)
+
+  it("explain can show the generated C", function()
+    local text = lacc.explain(lacc.map(plus1, xs), { source = true })
+    assert.truthy(text:find("void lacc_f0", 1, true))
+    assert.falsy(lacc.explain(lacc.map(plus1, xs)):find("void lacc_f0", 1, true))
+  end)
+end)
+
+describe("cpu backend on large arrays (parallel loops and fold partials)", function()
+  local N = 200003   -- odd, above every grain
+
+  it("map and zipWith agree with a Lua loop", function()
+    local a = lacc.run(lacc.generate({ N }, function(i) return (i * 7) % 1000 end))
+    local b = lacc.run(lacc.map(function(x) return x * 3 - 1 end, a), { backend = "cpu" })
+    local at, bt = a:totable(), b:totable()
+    for i = 1, N, 997 do assert.are.equal(at[i] * 3 - 1, bt[i]) end
+    assert.are.equal(at[N] * 3 - 1, bt[N])
+  end)
+
+  it("a whole-array integer sum (split into partials) is exact", function()
+    local a = lacc.run(lacc.generate({ N }, function(i) return lacc.cast(i, "i64") end))
+    local s = lacc.run(lacc.sum(a)):get()
+    assert.are.equal(math.floor(N * (N + 1) / 2), s)
+    local m = lacc.run(lacc.maximum(lacc.map(function(x) return (x * 31) % 1009 end, a))):get()
+    assert.are.equal(1008, m)
+  end)
+
+  it("a fold of tuples over many elements matches the interpreter", function()
+    local a = lacc.run(lacc.generate({ N }, function(i) return lacc.cast(i % 13, "i32") end))
+    local p = lacc.fold(function(x, y) return lacc.tuple(x[1] + y[1], lacc.max(x[2], y[2])) end,
+      lacc.tuple(lacc.constant(0, "i32"), lacc.constant(-1, "i32")),
+      lacc.map(function(x) return lacc.tuple(x, x * 2) end, a))
+    local c = lacc.run(p)
+    local i = lacc.run(p, { backend = "interp" })
+    assert.are.same(i:totable(), c:totable())
+  end)
+
+  it("float sums reassociate within a small relative error", function()
+    local a = lacc.run(lacc.generate({ N }, function(i) return lacc.sin(lacc.cast(i, "f64")) end))
+    local c = lacc.run(lacc.sum(a)):get()
+    local ref = 0
+    for i = 1, N do ref = ref + math.sin(i) end
+    assert.is_true(math.abs(c - ref) <= 1e-9 * N)
+  end)
+
+  it("many segments fold in parallel, each in order", function()
+    local a = lacc.run(lacc.generate({ 999, 301 }, function(i, j) return lacc.cast(i * j, "i64") end))
+    local r = lacc.run(lacc.fold(add, 0, a)):totable()
+    for i = 1, 999, 37 do assert.are.equal(i * 301 * 151, r[i]) end
+  end)
+
+  it("an error at a late index is reported like the interpreter's", function()
+    local a = lacc.run(lacc.generate({ N }, function(i) return lacc.cast(N - i, "i32") end))
+    local p = lacc.map(function(x) return lacc.idiv(100, x) end, a)
+    local ok1, e1 = pcall(lacc.run, p, { backend = "cpu" })
+    local ok2, e2 = pcall(lacc.run, p, { backend = "interp" })
+    assert.is_false(ok1)
+    assert.is_false(ok2)
+    assert.are.equal(e2, e1)
+    assert.truthy(e1:find("integer division by zero", 1, true))
+  end)
+end)
+
+describe("lacc.compile", function()
+  it("runs the traced program on new arrays without tracing again", function()
+    local traced = 0
+    local dot = lacc.compile(function(a, b)
+      traced = traced + 1
+      return lacc.sum(lacc.zipWith(mul, a, b))
+    end)
+    local x = seq(5, "f32", function(i) return i end)
+    local y = seq(5, "f32", function(i) return 10 * i end)
+    assert.are.equal(550, dot(x, y):get())
+    assert.are.equal(550, dot(y, x):get())
+    local z = seq(3, "f32", function(i) return i end)
+    assert.are.equal(14, dot(z, z):get())
+    assert.are.equal(1, traced)
+    -- another element type is another program
+    local w = seq(3, "f64", function(i) return i end)
+    assert.are.equal(14, dot(w, w):get())
+    assert.are.equal(2, traced)
+  end)
+
+  it("returns several results and agrees with run on every backend", function()
+    local f = function(a) return { lacc.map(plus1, a), lacc.maximum(a) } end
+    local x = seq(7, "i32", function(i) return (i * 5) % 7 end)
+    for _, backend in ipairs { "cpu", "interp" } do
+      local g = lacc.compile(f, { backend = backend })
+      local r1, r2 = g(x)
+      local s1, s2 = lacc.run(f(x))
+      assert.are.same(s1:totable(), r1:totable())
+      assert.are.same(s2:totable(), r2:totable())
+    end
+  end)
+
+  it("rejects what is not an array", function()
+    local g = lacc.compile(function(a) return lacc.map(plus1, a) end)
+    local ok, err = pcall(g, 3)
+    assert.is_false(ok)
+    assert.truthy(err:find("argument 1 is number", 1, true))
+    assert.has_error(function() lacc.compile(3) end)
+  end)
+end)
+
+describe("kernel cache", function()
+  it("rebuilds a corrupted cache file instead of loading it", function()
+    local dir = os.getenv("LACC_CACHE")
+    if not dir then return end   -- runtests.sh always sets it
+    local x = seq(4, "i16", function(i) return i end)
+    local p = lacc.map(function(v) return v * 3 + 2 end, x)
+    local before = lacc.run(p):totable()
+    local n = 0
+    for name in io.popen('ls "' .. dir .. '"'):lines() do
+      if name:match("^k.*%.so$") then
+        -- replaced by rename, never rewritten in place: this process has it mapped
+        local tmp = dir .. "/corrupt.tmp"
+        local f = io.open(tmp, "wb")
+        f:write("not an ELF file")
+        f:close()
+        assert(os.rename(tmp, dir .. "/" .. name))
+        n = n + 1
+        if n > 20 then break end
+      end
+    end
+    assert.is_true(n > 0)
+    -- a fresh process sees only the disk cache
+    local cmd = ([[%s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
+      io.write(table.concat(lacc.run(lacc.map(function(v) return v * 3 + 2 end, x)):totable(), ","))']])
+      :format(arg and arg[-1] or "lua5.4")
+    local h = io.popen(cmd .. " 2>&1")
+    local out = h:read("a")
+    h:close()
+    assert.are.equal(table.concat(before, ","), out)
+  end)
+end)
