@@ -151,6 +151,7 @@ run_overhead() {
   [ $HAVE_LUA54 = 1 ] || { echo "NA overhead lacc $LUA54 not found" >> "$RES"; return 0; }
   cache=$OUT/overhead-cache
   rm -rf "$cache"
+  ROWS="$ROWS first second"
   for tag in first second; do
     row overhead "$tag" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
       "$LUA54" bench/lacc/overhead.lua "$tag"

@@ -348,7 +348,11 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
                      st->node->where != NULL ? st->node->where : "?");
   int threads = pool_threads();
   if (R == 0) return LACC_OK;
-  if (R >= threads || n < 2 * PART_GRAIN || threads == 1) {
+  /* Partials split a segment over the threads; with per-lane accumulators (st->lanes)
+   * they also pay on one thread, and for a few long segments. */
+  int part = n >= 2 * PART_GRAIN &&
+             ((R < threads && threads > 1) || (st->lanes && R <= 4 * threads));
+  if (!part) {
     launch l = { E->S, &E->rt, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
     if (l.nchunks > R) l.nchunks = R;
     pool_run(l.nchunks, run_range, &l);

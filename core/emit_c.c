@@ -292,6 +292,8 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
     else put(b, "v%d = (%s)rt->K[%d].%s", in->dst, ctype(k), i, scalar_is_signed(k) ? "i" : "u");
     break;
   }
+  case KO_LGET: put(b, "v%d = v%d[v%d]", in->dst, in->a, in->b); break;
+  case KO_LSET: put(b, "v%d[v%d] = v%d", in->dst, in->a, in->b); break;
   case KO_FAIL:
     if (in->nargs == 0) {
       put(b, "rt->fail(rt, v%d, %d, 0, 0)", in->a, in->check);
@@ -321,14 +323,25 @@ static int uses_buffer(const kfn *F, int slot, int buf, int *written) {
   return used;
 }
 
+static int lanes_of(const kfn *F, int v) {
+  for (int i = 0; i < F->nlanes; i += 2)
+    if (F->lanes[i] == v) return F->lanes[i + 1];
+  return 0;
+}
+
 static void function(sbuf *b, const kplan *P, int k) {
   const kfn *F = &P->fns[k];
   put(b, "\nvoid lacc_f%d(const lacc_kslot *S, lacc_krt *rt, int64_t p0, int64_t p1,"
          " int64_t p2, int64_t p3, int64_t *out) {\n", k);
   put(b, "  (void)S; (void)rt; (void)out;\n");
-  for (int v = 0; v < F->nvars; v++)
-    put(b, "  %s v%d = %s;\n", ctype(F->vt[v]), v, v < 4 ? (v == 0 ? "p0" : v == 1 ? "p1"
-                                                           : v == 2 ? "p2" : "p3") : "0");
+  for (int v = 0; v < F->nvars; v++) {
+    int lanes = lanes_of(F, v);
+    if (lanes > 0)
+      put(b, "  %s v%d[%d];\n", ctype(F->vt[v]), v, lanes);
+    else
+      put(b, "  %s v%d = %s;\n", ctype(F->vt[v]), v, v < 4 ? (v == 0 ? "p0" : v == 1 ? "p1"
+                                                             : v == 2 ? "p2" : "p3") : "0");
+  }
   for (int s = 0; s < P->nslots; s++)
     for (int buf = 0; buf < P->slots[s].plan->nbufs; buf++) {
       int written = 0;

@@ -30,7 +30,9 @@ typedef enum {
   KO_LOOP,       /* for (;;) { */
   KO_BREAKIFNOT, /* if (!a) break; */
   KO_FAIL,       /* report check `check` at element a with the values args[0..nargs-1] */
-  KO_KCONST      /* dst = the program constant K[imm.i] (prologue only) */
+  KO_KCONST,     /* dst = the program constant K[imm.i] (prologue only) */
+  KO_LGET,       /* dst = a[b], a a lane array */
+  KO_LSET        /* dst[a] = b, dst a lane array */
 } kop;
 
 typedef struct {
@@ -67,6 +69,10 @@ typedef struct kfn {
   klist body;
   scalar_kind *vt;         /* variable types */
   int nvars, vcap;
+  int *lanes;              /* lanes[i], lanes[i + 1]: a variable that is an array of
+                              that many lanes (per-lane accumulators the C compiler
+                              keeps in vector registers) */
+  int nlanes, lcap;
 } kfn;
 
 /* ---- the plan */
@@ -91,6 +97,7 @@ typedef struct {
   int out, partial;        /* slots */
   int fn_shape, fn_body, fn_part, fn_combine;
   int with_z;              /* fold (with a start value) rather than fold1 */
+  int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int rank;                /* of the output */
   char *desc;              /* what the kernel pulls, as a term (explain) */
 } pstep;

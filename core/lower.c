@@ -52,6 +52,7 @@ void kplan_free(kplan *P) {
     free(P->fns[i].pro.v);
     free(P->fns[i].body.v);
     free(P->fns[i].vt);
+    free(P->fns[i].lanes);
   }
   free(P->fns);
   free(P->slots);
@@ -397,6 +398,32 @@ static int bits_of(lower *L, int v) { return k_unary(L, KO_TOBITS, S_U64, v); }
 
 static int from_bits(lower *L, scalar_kind k, int bits) {
   return k_unary(L, KO_FROMBITS, k, bits);
+}
+
+/* A variable that is an array of n lanes of kind k. */
+static int lane_array(lower *L, scalar_kind k, int n) {
+  int v = var(L, k);
+  kfn *F = fn(L);
+  grow(L, (void **)&F->lanes, &F->lcap, F->nlanes + 1, sizeof *F->lanes);
+  F->lanes[F->nlanes++] = v;
+  F->lanes[F->nlanes++] = n;
+  return v;
+}
+
+static int k_lget(lower *L, int arr, int lane) {
+  int d = var(L, vtype(L, arr));
+  kinst *in = emit(L, KO_LGET);
+  in->dst = d;
+  in->a = arr;
+  in->b = lane;
+  return d;
+}
+
+static void k_lset(lower *L, int arr, int lane, int v) {
+  kinst *in = emit(L, KO_LSET);
+  in->dst = arr;
+  in->a = lane;
+  in->b = v;
 }
 
 static void load_rec(lower *L, int slot, int idx, const lacc_type *t, int active, int tag,
@@ -1028,7 +1055,60 @@ static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int 
   k_end(L);
 }
 
-#define UNROLL 8
+/* A combining function whose operands may be swapped as well as regrouped: one
+ * primitive, commutative bit for bit (float min/max are not: which NaN wins depends on
+ * the order), of the two parameters. Only such folds take per-lane accumulators, which
+ * combine elements l, l + W, l + 2W, ... before their neighbours; any other associative
+ * function is folded in order within a chunk. */
+static int commutative(const lacc_node *f, const lacc_type *t) {
+  if (t->kind != T_SCALAR || f->kind != K_LAM || f->nparams != 2) return 0;
+  const lacc_node *e = f->kids[0];
+  if (e->kind != K_PRIM || e->nkids != 2) return 0;
+  const lacc_node *x = e->kids[0], *y = e->kids[1];
+  if (x->kind != K_EVAR || y->kind != K_EVAR || x->field + y->field != 1) return 0;
+  switch (e->prim) {
+  case P_ADD: case P_MUL: return 1;
+  case P_MIN: case P_MAX: case P_BAND: case P_BOR: case P_BXOR: case P_LAND: case P_LOR:
+    return !scalar_is_float(t->scalar);
+  default: return 0;
+  }
+}
+
+/* Lanes: two 512-bit vectors' worth, enough independent chains to hide the latency of
+ * a vector add, and a multiple of every narrower vector width. */
+static int lanes_for(scalar_kind k) {
+  size_t size = scalar_size(k);
+  return (int)(128 / (size ? size : 1));
+}
+
+/* Elements [lo, hi) of segment o into acc through W per-lane accumulators (hi - lo >= 2W):
+ * lane l folds elements lo + l, lo + l + W, ...; then the lanes in order, then the rest. */
+static void fold_lanes(lower *L, const lacc_node *a, const aenv *env, const int *sx,
+                       const int *oix, int o, int lo, int hi, int *acc) {
+  const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1], *f = a->kids[0];
+  const lacc_type *t = a->type;
+  int W = lanes_for(t->scalar);
+  int arr = lane_array(L, t->scalar, W);
+  int w = k_int(L, S_I64, W), l = var(L, S_I64);
+  k_for(L, l, k_int(L, S_I64, 0), w, 1);
+  k_lset(L, arr, l, fold_elem(L, xs, env, sx, oix, o, k_prim(L, P_ADD, lo, l))[0]);
+  k_end(L);
+  int j = var(L, S_I64);
+  k_for(L, j, k_prim(L, P_ADD, lo, w), hi, W);
+  k_for(L, l, k_int(L, S_I64, 0), w, 1);
+  int cur = k_lget(L, arr, l);
+  int *r = combine(L, f, t, &cur, fold_elem(L, xs, env, sx, oix, o, k_prim(L, P_ADD, j, l)), env);
+  k_lset(L, arr, l, r[0]);
+  k_end(L);
+  k_end(L);
+  k_mov(L, acc[0], k_lget(L, arr, k_int(L, S_I64, 0)));
+  k_for(L, l, k_int(L, S_I64, 1), w, 1);
+  int lane = k_lget(L, arr, l);
+  accumulate(L, f, t, acc, &lane, env);
+  k_end(L);
+  fold_range(L, a, env, sx, oix, o, j, hi, acc);
+}
+
 
 static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   int with_z = a->kind == K_FOLD;
@@ -1042,6 +1122,7 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   s->out = out;
   s->partial = part;
   s->with_z = with_z;
+  s->lanes = commutative(f, t);
 
   s->fn_shape = new_fn(L, FN_SHAPE);
   int *sx = shape_of(L, xs, env);
@@ -1073,35 +1154,23 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   store_elem(L, out, o, acc);
   k_end(L);
 
-  /* one chunk of one segment into a partial; several accumulators reassociate */
+  /* one chunk of one segment into a partial; lanes reassociate commutative functions */
   L->P->steps[st].fn_part = new_fn(L, FN_PART);
   sx = shape_of(L, xs, env);
   o = 0;
   unravel(L, r - 1, sx, o, oix);
   L->key = 1;
   acc = fresh(L, t);
-  int unroll = t->nleaves == 1 ? UNROLL : 1;
-  if (unroll > 1) {
+  int lanes = L->P->steps[st].lanes;
+  if (lanes) {
     int len = k_prim(L, P_SUB, 2, 1);
-    k_if(L, k_prim(L, P_GE, len, k_int(L, S_I64, 2 * unroll)));
-    int *accs[UNROLL];
-    for (int u = 0; u < unroll; u++)
-      accs[u] = copy(L, t, fold_elem(L, xs, env, sx, oix, o,
-                                     k_prim(L, P_ADD, 1, k_int(L, S_I64, u))));
-    int j = var(L, S_I64);
-    k_for(L, j, k_prim(L, P_ADD, 1, k_int(L, S_I64, unroll)), 2, unroll);
-    for (int u = 0; u < unroll; u++)
-      accumulate(L, f, t, accs[u],
-                 fold_elem(L, xs, env, sx, oix, o, k_prim(L, P_ADD, j, k_int(L, S_I64, u))), env);
-    k_end(L);
-    assign(L, t, acc, accs[0]);
-    for (int u = 1; u < unroll; u++) accumulate(L, f, t, acc, accs[u], env);
-    fold_range(L, a, env, sx, oix, o, j, 2, acc);
+    k_if(L, k_prim(L, P_GE, len, k_int(L, S_I64, 2 * lanes_for(t->scalar))));
+    fold_lanes(L, a, env, sx, oix, o, 1, 2, acc);
     k_else(L);
   }
   assign(L, t, acc, fold_elem(L, xs, env, sx, oix, o, 1));
   fold_range(L, a, env, sx, oix, o, k_prim(L, P_ADD, 1, k_int(L, S_I64, 1)), 2, acc);
-  if (unroll > 1) k_end(L);
+  if (lanes) k_end(L);
   store_elem(L, part, 3, acc);
 
   /* the partials of a segment, in order */

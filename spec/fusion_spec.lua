@@ -9,6 +9,11 @@ local function seq(n, t, f)
   return lacc.fromtable(v, t)
 end
 
+-- Bitwise references for Lua 5.4 and LuaJIT alike (the values here fit in 31 bits).
+local bitop = rawget(_G, "bit") or load([[return {
+  band = function(a, b) return a & b end, bor = function(a, b) return a | b end,
+  bxor = function(a, b) return a ~ b end }]])()
+
 local function plus1(x) return x + 1 end
 local function add(a, b) return a + b end
 local function mul(a, b) return a * b end
@@ -130,6 +135,62 @@ describe("cpu backend on large arrays (parallel loops and fold partials)", funct
     local a = lacc.run(lacc.generate({ 999, 301 }, function(i, j) return lacc.cast(i * j, "i64") end))
     local r = lacc.run(lacc.fold(add, 0, a)):totable()
     for i = 1, 999, 37 do assert.are.equal(i * 301 * 151, r[i]) end
+  end)
+
+  it("per-lane accumulators: commutative folds over few long rows are exact", function()
+    local M = 70001   -- two rows, each long enough for partials with lanes
+    local a = lacc.run(lacc.generate({ 2, M }, function(i, j) return lacc.cast(i * 1000003 + j * 7919, "i64") end))
+    local function ref(f, z, conv)
+      local r = {}
+      for i = 1, 2 do
+        local acc = z
+        for j = 1, M do acc = f(acc, conv(i * 1000003 + j * 7919)) end
+        r[i] = acc
+      end
+      return r
+    end
+    local id = function(x) return x end
+    local u8 = function(x) return x % 256 end
+    local cases = {
+      { "sum i64", lacc.fold(add, 0, a), ref(function(x, y) return x + y end, 0, id) },
+      { "band", lacc.fold(lacc.band, -1, a), ref(bitop.band, -1, id) },
+      { "bor", lacc.fold(lacc.bor, 0, a), ref(bitop.bor, 0, id) },
+      { "bxor", lacc.fold(lacc.bxor, 0, a), ref(bitop.bxor, 0, id) },
+      { "max", lacc.fold1(lacc.max, a), ref(math.max, -2 ^ 53, id) },
+      { "min", lacc.fold1(lacc.min, a), ref(math.min, 2 ^ 53, id) },
+      { "u8 sum wraps", lacc.fold(add, lacc.constant(0, "u8"), lacc.map(function(x) return lacc.cast(x % 256, "u8") end, a)),
+        ref(function(x, y) return (x + y) % 256 end, 0, u8) },
+    }
+    for _, c in ipairs(cases) do
+      assert.are.same(c[3], lacc.run(c[2], { backend = "cpu" }):totable(), c[1])
+    end
+  end)
+
+  it("folds that are associative but not commutative keep the order", function()
+    local a = lacc.run(lacc.generate({ N }, function(i) return lacc.cast(i * 3 + 1, "i32") end))
+    local first = lacc.fold1(function(x, y) return x end, a)
+    local last = lacc.fold1(function(x, y) return y end, a)
+    assert.are.equal(4, lacc.run(first, { backend = "cpu" }):get())
+    assert.are.equal(N * 3 + 1, lacc.run(last, { backend = "cpu" }):get())
+    -- float min and max are not commutative in which NaN wins: the interpreter's order
+    for _, nans in ipairs { { 1 }, { 70001 }, { 5, 150001, N }, { N } } do
+      local set = {}
+      for _, k in ipairs(nans) do set[k] = true end
+      local v = {}
+      for i = 1, N do v[i] = set[i] and 0 / 0 or ((i * 37) % 1001) - 500.5 end
+      local x = lacc.fromtable(v, "f32")
+      for _, f in ipairs { lacc.minimum, lacc.maximum } do
+        local c = lacc.run(f(x), { backend = "cpu" }):get()
+        local r = lacc.run(f(x), { backend = "interp" }):get()
+        if r ~= r then assert.is_true(c ~= c) else assert.are.equal(r, c) end
+      end
+    end
+    -- nor in which zero wins: the first of -0.0 (element 2) and 0.0 (element 33)
+    local v = {}
+    for i = 1, N do v[i] = 1 + i % 7 end
+    v[2], v[33] = -0.0, 0.0
+    local z = lacc.run(lacc.minimum(lacc.fromtable(v, "f64")), { backend = "cpu" }):get()
+    assert.are.equal(-math.huge, 1 / z)
   end)
 
   it("an error at a late index is reported like the interpreter's", function()
