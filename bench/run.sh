@@ -5,7 +5,7 @@
 # BENCH_REPS runs), and prints one table per benchmark with ratios against the C row.
 # See bench/README.md. Environment:
 #   BENCH_SCALE      problem size factor (default 1: 20M, 20M, 10M options, 1024x1024)
-#   BENCH_ONLY       benchmarks to run (default "dotp saxpy blackscholes mandelbrot overhead")
+#   BENCH_ONLY       benchmarks to run (default "dotp saxpy blackscholes mandelbrot tags overhead")
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
@@ -25,7 +25,7 @@ LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 SCALE=${BENCH_SCALE:-1}
-ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot overhead}
+ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot tags overhead}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
@@ -48,6 +48,7 @@ size() { awk -v b="$1" -v s="$SCALE" -v m="$2" 'BEGIN { n = int(b * s + 0.5); if
 N_DOTP=$(size 20000000 1000)
 N_SAXPY=$(size 20000000 1000)
 N_BS=$(size 10000000 1000)
+N_TAGS=$(size 10000000 1000)
 W_MANDEL=$(awk -v s="$SCALE" 'BEGIN { w = int(1024 * sqrt(s) + 0.5); if (w < 16) w = 16; print w }')
 
 note() { printf '%s\n' "$*" >&2; }
@@ -159,6 +160,19 @@ run_overhead() {
   rm -rf "$cache"
 }
 
+# Tag encodings: one program, its input stored under each layout (bench/lacc/tags.lua).
+run_tags() {
+  note "bench tags (size $N_TAGS, $THREADS threads):"
+  [ $HAVE_LUA54 = 1 ] || { echo "NA tags lacc $LUA54 not found" >> "$RES"; return 0; }
+  saved_rows=$ROWS
+  ROWS="compact compact_radix rtu rtu_radix unboxed"
+  for l in $ROWS; do
+    row tags "$l" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
+      "$LUA54" bench/lacc/tags.lua "$l" "$l" "$N_TAGS"
+  done
+  ROWS=$saved_rows
+}
+
 LOAD=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 BUSY=$(awk -v l="$LOAD" -v t="$THREADS" 'BEGIN { print (l + 0 >= 0.5) ? 1 : 0 }')
 [ "$BUSY" = 1 ] && note "bench: warning: load average $LOAD before starting: other processes compete for the cores, timings (above all the multi-threaded rows) will be noisy"
@@ -169,6 +183,7 @@ for bench in $ONLY; do
     saxpy) run_bench saxpy "$N_SAXPY" ;;
     blackscholes) run_bench blackscholes "$N_BS" ;;
     mandelbrot) run_bench mandelbrot "$W_MANDEL" ;;
+    tags) run_tags ;;
     overhead) run_overhead ;;
     *) note "bench: unknown benchmark '$bench'" ;;
   esac
@@ -181,6 +196,7 @@ describe() {
     saxpy) echo "saxpy, $N_SAXPY f32: a * x + y, materialised" ;;
     blackscholes) echo "Black-Scholes, $N_BS options, f32: (call, put)" ;;
     mandelbrot) echo "Mandelbrot, ${W_MANDEL}x${W_MANDEL} f32, max 255 iterations: i32 counts" ;;
+    tags) echo "tag encodings, $N_TAGS pairs of a 3-constructor sum: sum of area a - area b (match)" ;;
     overhead) echo "fixed costs of one-kernel programs on 1 element (times in ms)" ;;
   esac
 }
@@ -193,6 +209,20 @@ for bench in $ONLY; do
   [ -n "$d" ] || continue
   echo
   echo "== $bench: $d"
+  if [ "$bench" = tags ]; then
+    awk '$2 == "tags" {
+      if ($1 == "NA") { print; next }
+      id[++n] = $3; ms[$3] = $4; nt = ""; for (i = 7; i <= NF; i++) nt = nt " " $i; note[$3] = nt }
+      END {
+        printf "%-18s %12s %12s  %s\n", "layout", "median ms", "x compact", "note"
+        for (k = 1; k <= n; k++) printf "%-18s %12.2f %12s %s\n", id[k], ms[id[k]],
+          ("compact" in ms) ? sprintf("%.2f", ms[id[k]] / ms["compact"]) : "-", note[id[k]]
+        if (("compact" in ms) && ("compact_radix" in ms))
+          printf "summary tags: mixed radix %.2fx bit-packed (compact), %.2fx (rtu)\n",
+            ms["compact_radix"] / ms["compact"], ("rtu" in ms && "rtu_radix" in ms) ? ms["rtu_radix"] / ms["rtu"] : 0
+      }' "$RES"
+    continue
+  fi
   if [ "$bench" = overhead ]; then
     awk '$2 == "overhead" { if ($1 == "NA") print; else { nt = ""; for (i = 7; i <= NF; i++) nt = nt " " $i
       printf "%-18s %12.4f ms = %9.1f us %s\n", $3, $4, $4 * 1000, nt } }' "$RES"

@@ -1,11 +1,14 @@
 /* array.c: host arrays.
  *
- * Owns: allocation of struct-of-arrays buffers (one per scalar leaf), the memory
- * counter of the context, element access by linear index for hosts.
+ * Owns: allocation of struct-of-arrays buffers (one per scalar leaf), the process-wide
+ * cache of freed large buffers, the memory counter of the context, element access by
+ * linear index for hosts.
  * Must not: interpret programs or know about nodes.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
 #include "internal.h"
 
@@ -15,12 +18,77 @@
 /* Large buffers come straight from mmap, 2 MiB aligned and marked for huge pages:
  * the first touch of fresh memory otherwise costs more than a memory-bound kernel
  * (one fault per 4 KiB). Small ones come from calloc, at least 8 bytes so that index 0
- * is always readable. Both are zeroed. */
+ * is always readable. Both are zeroed unless the caller will write every element. */
 #define BIG_BUFFER (4u << 20)
 #define HUGE_PAGE (2u << 20)
 
-static void *buf_alloc(size_t bytes) {
+/* Freed large buffers are kept, up to a bound, for the next allocation of the same size:
+ * a program run again (a loop of lacc.run, a compiled function) then writes into memory
+ * that is already mapped instead of faulting in fresh pages. Process-wide, under a lock;
+ * LACC_RECYCLE_MB sets the bound (default 256, 0 turns it off). */
+#define RECYCLE_SLOTS 8
+static struct {
+  pthread_mutex_t lock;
+  int init;
+  size_t limit, held;
+  int n;
+  struct { void *p; size_t bytes; } bin[RECYCLE_SLOTS];   /* oldest first */
+} recycle = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void recycle_init(void) {
+  if (recycle.init) return;
+  const char *e = getenv("LACC_RECYCLE_MB");
+  long mb = e != NULL && *e != '\0' ? strtol(e, NULL, 10) : 256;
+  recycle.limit = mb > 0 ? (size_t)mb << 20 : 0;
+  recycle.init = 1;
+}
+
+static void *recycle_take(size_t bytes) {
+  void *p = NULL;
+  pthread_mutex_lock(&recycle.lock);
+  for (int i = recycle.n - 1; i >= 0; i--)
+    if (recycle.bin[i].bytes == bytes) {
+      p = recycle.bin[i].p;
+      recycle.held -= bytes;
+      memmove(&recycle.bin[i], &recycle.bin[i + 1], sizeof recycle.bin[0] * (size_t)(recycle.n - 1 - i));
+      recycle.n--;
+      break;
+    }
+  pthread_mutex_unlock(&recycle.lock);
+  return p;
+}
+
+/* Keeps p, evicting the oldest buffers to stay in bounds; returns what to unmap. */
+static int recycle_put(void *p, size_t bytes, void **drop, size_t *drop_bytes) {
+  int nd = 0;
+  pthread_mutex_lock(&recycle.lock);
+  recycle_init();
+  if (bytes > recycle.limit) {
+    drop[nd] = p;
+    drop_bytes[nd++] = bytes;
+  } else {
+    while (recycle.n > 0 && (recycle.n == RECYCLE_SLOTS || recycle.held + bytes > recycle.limit)) {
+      drop[nd] = recycle.bin[0].p;
+      drop_bytes[nd++] = recycle.bin[0].bytes;
+      recycle.held -= recycle.bin[0].bytes;
+      memmove(&recycle.bin[0], &recycle.bin[1], sizeof recycle.bin[0] * (size_t)(recycle.n - 1));
+      recycle.n--;
+    }
+    recycle.bin[recycle.n].p = p;
+    recycle.bin[recycle.n++].bytes = bytes;
+    recycle.held += bytes;
+  }
+  pthread_mutex_unlock(&recycle.lock);
+  return nd;
+}
+
+static void *buf_alloc(size_t bytes, int zeroed) {
   if (bytes < BIG_BUFFER) return calloc(1, bytes < 8 ? 8 : bytes);
+  void *r = recycle_take(bytes);
+  if (r != NULL) {
+    if (zeroed) memset(r, 0, bytes);
+    return r;
+  }
   size_t len = bytes + HUGE_PAGE;
   char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NULL;
@@ -36,8 +104,14 @@ static void *buf_alloc(size_t bytes) {
 
 static void buf_free(void *p, size_t bytes) {
   if (p == NULL) return;
-  if (bytes < BIG_BUFFER) free(p);
-  else munmap(p, bytes);
+  if (bytes < BIG_BUFFER) {
+    free(p);
+    return;
+  }
+  void *drop[RECYCLE_SLOTS + 1];
+  size_t drop_bytes[RECYCLE_SLOTS + 1];
+  int nd = recycle_put(p, bytes, drop, drop_bytes);
+  for (int i = 0; i < nd; i++) munmap(drop[i], drop_bytes[i]);
 }
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent) {
@@ -45,8 +119,22 @@ lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64
   return plan != NULL ? array_alloc_plan(ctx, t, rank, extent, plan) : NULL;
 }
 
+static lacc_array *alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank,
+                              const int64_t *extent, const layout_plan *plan, int zeroed);
+
 lacc_array *array_alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent,
                              const layout_plan *plan) {
+  return alloc_plan(ctx, t, rank, extent, plan, 1);
+}
+
+/* For outputs a kernel writes in full: recycled memory is not cleared. */
+lacc_array *array_alloc_out(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent,
+                            const layout_plan *plan) {
+  return alloc_plan(ctx, t, rank, extent, plan, 0);
+}
+
+static lacc_array *alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank,
+                              const int64_t *extent, const layout_plan *plan, int zeroed) {
   if (rank < 0 || rank > LACC_MAX_RANK) {
     ctx_error(ctx, LACC_ERR_ARG, "rank %d is out of range (0 to %d)", rank, LACC_MAX_RANK);
     return NULL;
@@ -80,7 +168,7 @@ lacc_array *array_alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank, const 
   for (int d = 0; d < rank; d++) a->extent[d] = extent[d];
   for (int k = 0; k < plan->nbufs; k++) {
     size_t bytes = scalar_size(plan->buf_kind[k]) * (size_t)size;
-    a->buf[k] = buf_alloc(bytes);
+    a->buf[k] = buf_alloc(bytes, zeroed);
     if (a->buf[k] == NULL) {
       ctx_error(ctx, LACC_ERR_MEMORY, "out of memory allocating %lld elements of %s",
                 (long long)size, t->sig);
@@ -146,8 +234,7 @@ void *lacc_array_leaf_data(lacc_array *a, int leaf) {
 }
 
 const char *lacc_array_layout(const lacc_array *a) {
-  static const char *const names[] = { "unboxed", "rtu", "compact" };
-  return names[a->plan->strategy];
+  return layout_name(a->plan->strategy);
 }
 
 /* One leaf of element i, through the layout (the whole element is decoded). */

@@ -9,13 +9,16 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "cpu.h"
 #include "pool.h"
@@ -68,13 +71,56 @@ static const char *cc_flags(void) {
  * interpreter's), no errno (lets sqrt be one instruction). */
 #define FIXED_FLAGS "-std=c11 -ffp-contract=off -fno-math-errno -fPIC -shared"
 
-static int safe_arg(const char *s) { return strchr(s, '\'') == NULL; }
+extern char **environ;
+
+#define MAX_ARGS 64
+
+/* Splits flags at blanks into argv[*n...] (at most MAX_ARGS - 8 words in all). */
+static int split_flags(char *flags, char **argv, int *n) {
+  char *save = NULL;
+  for (char *w = strtok_r(flags, " \t\n", &save); w != NULL; w = strtok_r(NULL, " \t\n", &save)) {
+    if (*n >= MAX_ARGS - 8) return -1;
+    argv[(*n)++] = w;
+  }
+  return 0;
+}
+
+/* Runs argv (no shell: nothing to quote) with stdout and stderr to `log` and the caller's
+ * environment minus LD_PRELOAD, which sanitizer runs use for the host process only.
+ * Returns the exit status, or -1. */
+static int run_tool(char *const argv[], const char *log) {
+  int nenv = 0;
+  while (environ[nenv] != NULL) nenv++;
+  char **env = malloc(sizeof *env * (size_t)(nenv + 1));
+  if (env == NULL) return -1;
+  int k = 0;
+  for (int i = 0; i < nenv; i++)
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) env[k++] = environ[i];
+  env[k] = NULL;
+  posix_spawn_file_actions_t fa;
+  int rc = -1;
+  if (posix_spawn_file_actions_init(&fa) != 0) {
+    free(env);
+    return -1;
+  }
+  pid_t pid;
+  if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) == 0 &&
+      posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600) == 0 &&
+      posix_spawn_file_actions_adddup2(&fa, 1, 2) == 0 &&
+      posix_spawnp(&pid, argv[0], &fa, NULL, argv, env) == 0) {
+    int st;
+    pid_t w;
+    do w = waitpid(pid, &st, 0); while (w < 0 && errno == EINTR);
+    rc = w == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  free(env);
+  return rc;
+}
 
 static void probe(void) {
-  char cmd[1024];
-  if (!safe_arg(cc_name())) return;
-  snprintf(cmd, sizeof cmd, "'%s' --version >/dev/null 2>&1", cc_name());
-  have_compiler = system(cmd) == 0;
+  char *argv[] = { (char *)cc_name(), "--version", NULL };
+  have_compiler = run_tool(argv, "/dev/null") == 0;
   if (!have_compiler)
     fprintf(stderr, "lacc: no C compiler ('%s' failed); the cpu backend runs the interpreter "
             "(set LACC_CC to a compiler)\n", cc_name());
@@ -107,7 +153,7 @@ static int cache_dir(char *out, size_t size) {
     *p = '/';
   }
   if (mkdir(out, 0700) != 0 && errno != EEXIST) return -1;
-  return safe_arg(out) ? 0 : -1;
+  return 0;
 }
 
 static void *open_checked(const char *path, const char *id) {
@@ -136,7 +182,7 @@ static char *read_log(const char *path) {
 static int build(lacc_ctx *ctx, const char *dir, const char *src, const char *id,
                  const char *path, void **dl) {
   static atomic_uint_fast32_t counter;
-  char base[4200], cfile[4300], sofile[4300], logfile[4300], cmd[14000];
+  char base[4200], cfile[4300], sofile[4300], logfile[4300];
   snprintf(base, sizeof base, "%s/tmp-%s-%ld-%u", dir, id, (long)getpid(),
            (unsigned)atomic_fetch_add(&counter, 1));
   snprintf(cfile, sizeof cfile, "%s.c", base);
@@ -150,9 +196,20 @@ static int build(lacc_ctx *ctx, const char *dir, const char *src, const char *id
     unlink(cfile);
     return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s", cfile);
   }
-  snprintf(cmd, sizeof cmd, "'%s' %s " FIXED_FLAGS " -o '%s' '%s' -lm >'%s' 2>&1", cc_name(),
-           cc_flags(), sofile, cfile, logfile);
-  int rc = system(cmd);
+  char flags[2048], fixed[] = FIXED_FLAGS;
+  snprintf(flags, sizeof flags, "%s", cc_flags());
+  char *argv[MAX_ARGS];
+  int n = 0;
+  argv[n++] = (char *)cc_name();
+  int rc = split_flags(flags, argv, &n) == 0 && split_flags(fixed, argv, &n) == 0 ? 0 : -1;
+  if (rc == 0) {
+    argv[n++] = "-o";
+    argv[n++] = sofile;
+    argv[n++] = cfile;
+    argv[n++] = "-lm";
+    argv[n] = NULL;
+    rc = run_tool(argv, logfile);
+  }
   if (rc != 0) {
     char *log = read_log(logfile);
     ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler failed on generated code (%s):\n%.700s",
@@ -324,7 +381,7 @@ static int set_slot(exec *E, int s, lacc_array *a) {
 
 static int alloc_out(exec *E, const pstep *st, int slot, const int64_t *ext) {
   const pslot *s = &E->P->slots[slot];
-  lacc_array *a = array_alloc_plan(E->ctx, s->type, s->rank, ext, s->plan);
+  lacc_array *a = array_alloc_out(E->ctx, s->type, s->rank, ext, s->plan);
   if (a == NULL) {
     if (E->ctx->errcode == LACC_ERR_SHAPE) {
       char msg[LACC_ERRMAX];

@@ -32,6 +32,13 @@ typedef union {
 /* ---- element types (type.c): interned per context, so equal types are equal pointers */
 typedef enum { T_SCALAR, T_TUPLE, T_SUM } type_kind;
 
+/* The *_RADIX strategies force the mixed-radix tag encoding (for measuring it against
+ * bit-packed tags); otherwise tags are bit-packed whenever that fits the tag's width. */
+typedef enum {
+  LAYOUT_UNBOXED, LAYOUT_RTU, LAYOUT_COMPACT, LAYOUT_RTU_RADIX, LAYOUT_COMPACT_RADIX,
+  LAYOUT_NSTRATEGIES
+} layout_strategy;
+
 typedef struct lacc_type {
   type_kind kind;
   scalar_kind scalar;          /* T_SCALAR */
@@ -44,12 +51,10 @@ typedef struct lacc_type {
                                   u32 constructor index followed by every payload's leaves */
   uint64_t choices;            /* sums add, products multiply (saturating) */
   int packed_bits;             /* width of a bit-packed combined tag */
-  struct layout_plan *plans[3];/* storage plans per strategy (layout.c), built on demand */
+  struct layout_plan *plans[LAYOUT_NSTRATEGIES];  /* per strategy (layout.c), on demand */
   char *sig;                   /* canonical signature, also the intern key */
   struct lacc_type *next;      /* intern list */
 } lacc_type;
-
-typedef enum { LAYOUT_UNBOXED, LAYOUT_RTU, LAYOUT_COMPACT } layout_strategy;
 
 /* ---- context (ctx.c) ---- */
 struct lacc_ctx {
@@ -110,6 +115,7 @@ typedef struct layout_plan {
 } layout_plan;
 
 int layout_lookup(const char *name, layout_strategy *out);
+const char *layout_name(layout_strategy st);
 const layout_plan *layout_plan_of(lacc_ctx *ctx, const lacc_type *t, layout_strategy st);
 void layout_plan_free(layout_plan *p);
 void layout_store(const layout_plan *p, const lacc_type *t, void **bufs, int64_t i,
@@ -135,6 +141,10 @@ struct lacc_array {
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent);
 lacc_array *array_alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent,
                              const layout_plan *plan);
+/* Like array_alloc_plan, for an output every element of which is written before it is
+ * read: its memory may hold an earlier array's bytes. */
+lacc_array *array_alloc_out(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent,
+                            const layout_plan *plan);
 void array_load(const lacc_array *a, int64_t i, lacc_val *leaves);
 void array_store(lacc_array *a, int64_t i, const lacc_val *leaves);
 

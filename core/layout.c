@@ -53,12 +53,20 @@ static int minimum_bits(const lacc_type *t) {
   return log2_ceil((uint64_t)t->n) + widest;
 }
 
+static const char *const strategy_names[LAYOUT_NSTRATEGIES] = {
+  "unboxed", "rtu", "compact", "rtu_radix", "compact_radix"
+};
+
+const char *layout_name(layout_strategy st) { return strategy_names[st]; }
+
 int layout_lookup(const char *name, layout_strategy *out) {
-  if (name == NULL || strcmp(name, "compact") == 0) *out = LAYOUT_COMPACT;
-  else if (strcmp(name, "rtu") == 0) *out = LAYOUT_RTU;
-  else if (strcmp(name, "unboxed") == 0) *out = LAYOUT_UNBOXED;
-  else return 0;
-  return 1;
+  if (name == NULL) name = "compact";
+  for (int k = 0; k < LAYOUT_NSTRATEGIES; k++)
+    if (strcmp(name, strategy_names[k]) == 0) {
+      *out = (layout_strategy)k;
+      return 1;
+    }
+  return 0;
 }
 
 void layout_plan_free(layout_plan *p) {
@@ -207,10 +215,11 @@ static layout_plan *build_plan(lacc_ctx *ctx, const lacc_type *t, layout_strateg
   }
   elist slots = { 0 };
   int leaf = 0;
-  assign(t, st == LAYOUT_COMPACT, &leaf, &slots);
+  int radix = st == LAYOUT_RTU_RADIX || st == LAYOUT_COMPACT_RADIX;
+  assign(t, st == LAYOUT_COMPACT || st == LAYOUT_COMPACT_RADIX, &leaf, &slots);
   int tw = tag_width(t->choices);
   p->raw = 1;
-  p->packed = tw > 0 && t->packed_bits <= tw;
+  p->packed = !radix && tw > 0 && t->packed_bits <= tw;
   p->nbufs = slots.n + (tw > 0);
   p->buf_kind = malloc(sizeof *p->buf_kind * (size_t)(p->nbufs ? p->nbufs : 1));
   if (slots.oom || p->buf_kind == NULL) {
@@ -452,11 +461,16 @@ static void mark_tags(const lacc_type *t, const layout_plan *p, int *leaf, int *
   for (int i = 0; i < t->n; i++) mark_tags(t->fields[i], p, leaf, is_tag);
 }
 
+static int unknown_strategy(lacc_ctx *ctx, const char *name) {
+  return ctx_error(ctx, LACC_ERR_ARG,
+                   "layout: unknown strategy '%s' (expected \"compact\", \"rtu\", \"unboxed\", "
+                   "\"compact_radix\" or \"rtu_radix\")", name);
+}
+
 char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *name) {
   layout_strategy st;
   if (!layout_lookup(name, &st)) {
-    ctx_error(ctx, LACC_ERR_ARG,
-              "layout: unknown strategy '%s' (expected \"compact\", \"rtu\" or \"unboxed\")", name);
+    unknown_strategy(ctx, name);
     return NULL;
   }
   const layout_plan *p = layout_plan_of(ctx, t, st);
@@ -473,8 +487,7 @@ char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *name) {
       mark_tags(t, p, &leaf, is_tag);
     }
   }
-  const char *names[] = { "unboxed", "rtu", "compact" };
-  ok = ok && put(&buf, &len, &cap, "strategy %s\nchoices %llu\n", names[st],
+  ok = ok && put(&buf, &len, &cap, "strategy %s\nchoices %llu\n", layout_name(st),
                  (unsigned long long)t->choices);
   /* Bit-packed tags are tested with masks and shifts instead of div/mod (seed 000
    * section 6.2): used whenever they fit the tag's width, which the (smaller)
@@ -511,10 +524,7 @@ char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy_name) {
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy) {
   ctx_clear(ctx);
   layout_strategy st;
-  if (!layout_lookup(strategy, &st))
-    return ctx_error(ctx, LACC_ERR_ARG,
-                     "layout: unknown strategy '%s' (expected \"compact\", \"rtu\" or \"unboxed\")",
-                     strategy);
+  if (!layout_lookup(strategy, &st)) return unknown_strategy(ctx, strategy);
   ctx->layout = st;
   return LACC_OK;
 }

@@ -6,6 +6,8 @@
  * thread instead of waiting, so no state ever blocks on another.
  * Must not: know about kernels, plans or contexts; it runs fn(arg, chunk) and returns.
  */
+#define _GNU_SOURCE   /* dladdr */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -82,9 +84,20 @@ static void *worker(void *unused) {
   return NULL;
 }
 
+/* Workers wait inside this library for the life of the process, so it must never be
+ * unmapped: a Lua state that closes unloads its C modules (and liblacc with them), and
+ * a waiting worker would then wake up in unmapped code. Pin it; if that cannot be
+ * done, run without workers. */
+static int pin_library(void) {
+  Dl_info info;
+  if (dladdr((void *)&pool_threads, &info) == 0 || info.dli_fname == NULL) return 0;
+  return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
+
 static void start(void) {
   int n = threads_wanted();
   P.nthreads = 1;
+  if (n > 1 && !pin_library()) return;
   for (int i = 1; i < n; i++) {
     pthread_t t;
     pthread_attr_t attr;

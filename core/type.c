@@ -25,7 +25,7 @@ int scalar_is_signed(scalar_kind k) { return k >= S_I8 && k <= S_I64; }
 int scalar_bits(scalar_kind k) { return (int)scalar_sizes[k] * 8; }
 
 static void proto_free(lacc_type *t) {
-  for (int k = 0; k < 3; k++) layout_plan_free(t->plans[k]);
+  for (int k = 0; k < LAYOUT_NSTRATEGIES; k++) layout_plan_free(t->plans[k]);
   free(t->fields);
   for (int i = 0; t->cnames != NULL && i < t->n; i++) free(t->cnames[i]);
   free(t->cnames);

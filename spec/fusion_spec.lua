@@ -205,6 +205,31 @@ describe("cpu backend on large arrays (parallel loops and fold partials)", funct
   end)
 end)
 
+describe("recycled memory", function()
+  local N = 600001   -- 4.8 MB of f64: above the size whose freed buffers are kept
+
+  it("a freed kernel output's memory serves the next run, which overwrites all of it", function()
+    local a = lacc.run(lacc.generate({ N }, function(i) return lacc.cast(i, "f64") * 0.5 end))
+    local p = lacc.map(function(x) return x * 3 - 1 end, a)
+    for round = 1, 3 do
+      local r = lacc.run(p, { backend = "cpu" })
+      local t = r:totable()
+      for i = round, N, 4999 do assert.are.equal(i * 0.5 * 3 - 1, t[i]) end
+      assert.are.equal(N * 1.5 - 1, t[N])
+      r:free()
+    end
+  end)
+
+  it("a new host array is zeroed even when it reuses a freed buffer", function()
+    local r = lacc.run(lacc.generate({ N }, function(i) return lacc.cast(i, "f64") + 1 end))
+    r:free()
+    local z = lacc.array("f64", { N })
+    local t = z:totable()
+    for i = 1, N, 1009 do assert.are.equal(0, t[i]) end
+    assert.are.equal(0, t[N])
+  end)
+end)
+
 describe("lacc.compile", function()
   it("runs the traced program on new arrays without tracing again", function()
     local traced = 0
@@ -275,5 +300,32 @@ describe("kernel cache", function()
     local out = h:read("a")
     h:close()
     assert.are.equal(table.concat(before, ","), out)
+  end)
+
+  it("a process whose Lua state closes after parallel work exits cleanly", function()
+    -- closing the state unloads the C module; the pool's workers must not be left
+    -- waiting in unmapped code (caught under make check-asan)
+    local cmd = ([[%s -e 'local lacc = require "lacc"
+      local a = lacc.run(lacc.generate({ 300000 }, function(i) return lacc.cast(i, "f64") end))
+      io.write(lacc.run(lacc.sum(a)):get()); os.exit(0, true)' 2>&1; echo " rc=$?"]])
+      :format(arg and arg[-1] or "lua5.4")
+    for _ = 1, 3 do
+      local h = io.popen(cmd)
+      local out = h:read("a")
+      h:close()
+      assert.truthy(out:find("^45000150000%.?0? rc=0\n$"), out)
+    end
+  end)
+
+  it("without a working compiler warns once and runs the interpreter", function()
+    local cmd = ([[LACC_CC=/nonexistent/cc %s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
+      for _ = 1, 2 do io.write(table.concat(lacc.run(lacc.map(function(v) return v * 3 + 2 end, x)):totable(), ","), ";") end']])
+      :format(arg and arg[-1] or "lua5.4")
+    local h = io.popen(cmd .. " 2>&1")
+    local out = h:read("a")
+    h:close()
+    local _, warnings = out:gsub("no C compiler %('/nonexistent/cc' failed%)", "")
+    assert.are.equal(1, warnings)
+    assert.truthy(out:find("5,8,11,14;5,8,11,14;", 1, true))
   end)
 end)

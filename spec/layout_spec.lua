@@ -53,6 +53,26 @@ describe("layout of the seed's types (Appendix A, one-byte tags)", function()
     assert.are.equal(3 * 16, lacc.layout(three, "unboxed").tag_bits)
     assert.are.equal(64, lacc.layout(lacc.tuple(Big, Big, Big, Big), "rtu").tag_bits)
   end)
+
+  it("packs tags in bit fields when they fit, and can be told to use mixed radix", function()
+    local S3 = lacc.data("S3", { { "A", f32 }, { "B", f32, f32 }, { "C" } })
+    local pair = tuple(S3, S3)   -- 9 choices: 4 bits mixed radix, 2 + 2 bits packed
+    for _, s in ipairs { "rtu", "compact" } do
+      local p, r = lacc.layout(pair, s), lacc.layout(pair, s .. "_radix")
+      assert.are.equal("packed", p.tag_encoding)
+      assert.are.equal("radix", r.tag_encoding)
+      assert.are.equal(s .. "_radix", r.strategy)
+      assert.are.equal(p.bits, r.bits)
+      assert.are.equal(9, r.choices)
+    end
+    -- five of them: 243 choices fit an 8-bit tag in mixed radix, 10 packed bits do not
+    local five = lacc.layout(tuple(S3, S3, S3, S3, S3), "compact")
+    assert.are.equal(8, five.tag_bits)
+    assert.are.equal("radix", five.tag_encoding)
+    local ok, err = pcall(lacc.layout, pair, "radix")
+    assert.is_false(ok)
+    assert.truthy(err:find('"compact_radix" or "rtu_radix"', 1, true))
+  end)
 end)
 
 -- ---- reference model
@@ -227,7 +247,7 @@ describe("host arrays of sum types", function()
       local t = types.parse(sig)
       local vals = {}
       for i = 1, H.randint(0, 6) do vals[i] = random_value(t) end
-      for _, s in ipairs { "unboxed", "rtu", "compact" } do
+      for _, s in ipairs { "unboxed", "rtu", "compact", "rtu_radix", "compact_radix" } do
         lacc.set_layout(s)
         local a = lacc.array(sig, { #vals })
         for i, v in ipairs(vals) do a[i] = v end

@@ -19,7 +19,7 @@ local function random_shape()
 end
 
 for _, backend in ipairs(H.backends) do
-  for _, layout in ipairs { "unboxed", "rtu", "compact" } do
+  for _, layout in ipairs { "unboxed", "rtu", "compact", "compact_radix" } do
     local opts = { backend = backend, layout = layout }
     describe(("sum types on %s, %s"):format(backend, layout), function()
       before_each(function() lacc.set_layout(layout) end)
