@@ -254,6 +254,7 @@ int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
     int rc = build(ctx, dir, src, id, path, &dl);
     if (rc != LACC_OK) return rc;
   }
+  pool_pin_library();   /* the cache below outlives any one Lua state */
   loaded *l = malloc(sizeof *l);
   if (l == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   l->hash = h;
@@ -430,6 +431,38 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   return rc;
 }
 
+/* Scans: rows in parallel, each in order; a few long rows instead in three passes over
+ * chunks (reduce each chunk, turn the partials into carries in order, scan each chunk
+ * from its carry), which needs only associativity. */
+static int run_scan(exec *E, const pstep *st, int64_t n) {
+  int64_t m = E->S[st->out].ext[st->rank - 1];
+  int64_t R = m > 0 ? E->S[st->out].size / m : 0;
+  int threads = pool_threads();
+  if (R == 0) return LACC_OK;
+  if (R >= threads || n < 2 * PART_GRAIN || threads == 1) {
+    launch l = { E->S, &E->rt, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
+    if (l.nchunks > R) l.nchunks = R;
+    pool_run(l.nchunks, run_range, &l);
+    return checked(E);
+  }
+  int64_t nch = n / PART_GRAIN < threads * 4 ? n / PART_GRAIN : threads * 4;
+  int rc = alloc_out(E, st, st->partial, &nch);
+  if (rc != LACC_OK) return rc;
+  for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
+    launch l = { E->S, &E->rt, E->fns[st->fn_part], n, nch, o };
+    pool_run(nch, run_part, &l);
+    rc = checked(E);
+    if (rc != LACC_OK) break;
+    E->fns[st->fn_combine](E->S, &E->rt, o, nch, 0, 0, NULL);
+    l.fn = E->fns[st->fn_chunk];
+    pool_run(nch, run_part, &l);
+    rc = checked(E);
+  }
+  lacc_array_release(E->arrays[st->partial]);
+  E->arrays[st->partial] = NULL;
+  return rc;
+}
+
 static int run_step(exec *E, int k) {
   const pstep *st = &E->P->steps[k];
   int64_t ext[LACC_MAX_RANK + 1] = { 0 };
@@ -438,6 +471,7 @@ static int run_step(exec *E, int k) {
   if (rc == LACC_OK) rc = alloc_out(E, st, st->out, ext);
   if (rc != LACC_OK) return rc;
   if (st->kind == SK_FOLD) return run_fold(E, st, ext[st->rank]);
+  if (st->kind == SK_SCAN) return run_scan(E, st, ext[st->rank]);
   parallel(E->S, &E->rt, E->fns[st->fn_body], E->S[st->out].size);
   return checked(E);
 }

@@ -14,7 +14,8 @@
 static const char *const kind_names[K_NKINDS] = {
   "const", "var", "prim", "tuple", "prj", "cast", "cond", "index", "shape", "size",
   "iterate", "while", "con", "case", "lam",
-  "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape", "param",
+  "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
+  "scanl", "scanl1", "scanr", "scanr1", "param",
   "let", "var", "let", "avar", "results"
 };
 
@@ -26,6 +27,10 @@ node_level node_level_of(node_kind k) {
     return L_ACC;
   return L_EXP;
 }
+
+int is_scan(node_kind k) { return k >= K_SCANL && k <= K_SCANR1; }
+int scan_right(node_kind k) { return k == K_SCANR || k == K_SCANR1; }
+int scan_with_z(node_kind k) { return k == K_SCANL || k == K_SCANR; }
 
 static const char *place(const char *where) { return where != NULL ? where : "?"; }
 
@@ -505,10 +510,13 @@ static lacc_node *build_map(lacc_ctx *ctx, int nargs, lacc_node *const *args, co
   return t != NULL ? node_new(ctx, K_MAP, t, args[1]->rank, nargs, args, w) : NULL;
 }
 
+/* fold, fold1 and the four scans: a function of two elements, a start value for fold,
+ * scanl and scanr, and an array of rank 1 or more. */
 static lacc_node *build_fold(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
                              const char *w) {
   const char *op = kind_names[k];
-  int want = k == K_FOLD ? 3 : 2;
+  int with_z = k == K_FOLD || scan_with_z(k);
+  int want = with_z ? 3 : 2;
   if (expect_arity(ctx, op, want, nargs, w) != LACC_OK ||
       expect_level(ctx, op, want - 1, args[want - 1], L_ACC, w) != LACC_OK)
     return NULL;
@@ -521,10 +529,10 @@ static lacc_node *build_fold(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *c
   const lacc_type *ps[2] = { xs->type, xs->type };
   const lacc_type *r = expect_fun(ctx, op, 0, args[0], 2, ps, w);
   if (r == NULL || expect_type(ctx, op, "function result", xs->type, r, w) != LACC_OK) return NULL;
-  if (k == K_FOLD && (expect_level(ctx, op, 1, args[1], L_EXP, w) != LACC_OK ||
-                      expect_type(ctx, op, "initial value", xs->type, args[1]->type, w)))
+  if (with_z && (expect_level(ctx, op, 1, args[1], L_EXP, w) != LACC_OK ||
+                 expect_type(ctx, op, "initial value", xs->type, args[1]->type, w)))
     return NULL;
-  return node_new(ctx, k, xs->type, xs->rank - 1, nargs, args, w);
+  return node_new(ctx, k, xs->type, is_scan(k) ? xs->rank : xs->rank - 1, nargs, args, w);
 }
 
 static lacc_node *build_backpermute(lacc_ctx *ctx, int nargs, lacc_node *const *args,
@@ -560,6 +568,8 @@ lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
   if (strcmp(op, "map") == 0) return build_map(ctx, nargs, args, where);
   if (strcmp(op, "fold") == 0) return build_fold(ctx, K_FOLD, nargs, args, where);
   if (strcmp(op, "fold1") == 0) return build_fold(ctx, K_FOLD1, nargs, args, where);
+  for (node_kind k = K_SCANL; k <= K_SCANR1; k++)
+    if (strcmp(op, kind_names[k]) == 0) return build_fold(ctx, k, nargs, args, where);
   if (strcmp(op, "backpermute") == 0) return build_backpermute(ctx, nargs, args, where);
   if (strcmp(op, "reshape") == 0) return build_reshape(ctx, nargs, args, where);
   ctx_error(ctx, LACC_ERR_ARG, "unknown array operation '%s' (at %s)", op, place(where));

@@ -156,6 +156,7 @@ typedef enum {
   K_LAM,
   /* array level */
   K_USE, K_UNIT, K_GENERATE, K_MAP, K_FOLD, K_FOLD1, K_BACKPERMUTE, K_RESHAPE,
+  K_SCANL, K_SCANL1, K_SCANR, K_SCANR1,   /* along the innermost dimension */
   K_PARAM,                     /* an argument of a compiled program (field: its index) */
   /* only in the closed AST */
   K_ELET, K_EVAR, K_ALET, K_AVAR, K_RESULTS,
@@ -203,6 +204,9 @@ struct lacc_node {
 };
 
 node_level node_level_of(node_kind k);
+int is_scan(node_kind k);
+int scan_right(node_kind k);     /* scanr, scanr1: from the end; f(x, acc) */
+int scan_with_z(node_kind k);    /* scanl, scanr: start value, one more element */
 
 /* ---- closed AST (sharing.c): nodes allocated in one arena, freed together */
 typedef struct ast_block ast_block;

@@ -374,6 +374,48 @@ done:
   return finish(I, xs, r);
 }
 
+/* Scans along the innermost dimension, each row in order. Left: acc = f(acc, x),
+ * out[0] = z (scanl) or x[0] (scanl1). Right: the mirror image, acc = f(x, acc). */
+static lacc_array *eval_scan(interp *I, const lacc_node *a) {
+  int with_z = scan_with_z(a->kind), right = scan_right(a->kind);
+  lacc_array *xs = eval_acc(I, a->kids[with_z ? 2 : 1]);
+  if (xs == NULL) return NULL;
+  int r0 = xs->rank - 1;
+  int64_t n = xs->extent[r0], m = n + with_z, ext[LACC_MAX_RANK];
+  for (int d = 0; d < xs->rank; d++) ext[d] = xs->extent[d];
+  ext[r0] = m;
+  lacc_array *r = new_array(I, a, ext);
+  if (r == NULL) goto done;
+  int64_t rows = n > 0 ? xs->size / n : r->size / (m > 0 ? m : 1);
+  if (m == 0) rows = 0;
+  int nl = a->type->nleaves;
+  size_t sp = I->sp;
+  lacc_val *buf = scratch(I, 3 * nl);
+  const lacc_type *pt[2] = { a->type, a->type };
+  for (int64_t o = 0; buf != NULL && o < rows; o++) {
+    lacc_val *acc = right ? buf + nl : buf, *x = right ? buf : buf + nl, *next = buf + 2 * nl;
+    int64_t step = right ? -1 : 1, first = right ? m - 1 : 0;
+    if (with_z) {
+      if (eval(I, a->kids[1], acc) != LACC_OK) break;
+    } else {
+      load(xs, o * n + (right ? n - 1 : 0), acc);
+    }
+    store(r, o * m + first, acc);
+    /* output element first + step * j from input element src, j = 1 .. m - 1 */
+    for (int64_t j = 1; j < m; j++) {
+      int64_t src = right ? n - j - !with_z : j - with_z;
+      load(xs, o * n + src, x);
+      if (apply_fn(I, a->kids[0], pt, buf, next) != LACC_OK) break;
+      memcpy(acc, next, sizeof *acc * (size_t)nl);
+      store(r, o * m + first + step * j, acc);
+    }
+    if (I->ctx->errcode != LACC_OK) break;
+  }
+  I->sp = sp;
+done:
+  return finish(I, xs, r);
+}
+
 static lacc_array *eval_backpermute(interp *I, const lacc_node *a) {
   lacc_array *xs = eval_acc(I, a->kids[2]);
   if (xs == NULL) return NULL;
@@ -483,6 +525,7 @@ static lacc_array *eval_acc(interp *I, const lacc_node *a) {
   case K_GENERATE: return eval_generate(I, a);
   case K_MAP: return eval_map(I, a);
   case K_FOLD: case K_FOLD1: return eval_fold(I, a);
+  case K_SCANL: case K_SCANL1: case K_SCANR: case K_SCANR1: return eval_scan(I, a);
   case K_BACKPERMUTE: return eval_backpermute(I, a);
   case K_RESHAPE: return eval_reshape(I, a);
   default:

@@ -59,7 +59,9 @@ typedef enum {
   FN_BODY,       /* elements p0 <= i < p1 of a map-like step */
   FN_SEG,        /* fold segments p0 <= o < p1, each sequentially in order */
   FN_PART,       /* fold segment p0, elements p1 <= j < p2, into partial slot at p3 */
-  FN_COMBINE     /* fold segment p0 from partials 0 <= c < p1 */
+  FN_COMBINE,    /* fold segment p0 from partials 0 <= c < p1; scan: partials become
+                    each chunk's carry-in */
+  FN_CHUNK       /* scan segment p0, elements p1 <= j < p2, chunk p3 (its carry-in) */
 } fn_role;
 
 typedef struct kfn {
@@ -89,13 +91,13 @@ typedef struct {
   int result;              /* returned to the caller */
 } pslot;
 
-typedef enum { SK_MAP, SK_FOLD } step_kind;
+typedef enum { SK_MAP, SK_FOLD, SK_SCAN } step_kind;
 
 typedef struct {
   step_kind kind;
   const lacc_node *node;   /* the AST node it computes (explain, messages) */
   int out, partial;        /* slots */
-  int fn_shape, fn_body, fn_part, fn_combine;
+  int fn_shape, fn_body, fn_part, fn_combine, fn_chunk;
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int rank;                /* of the output */

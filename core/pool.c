@@ -84,20 +84,28 @@ static void *worker(void *unused) {
   return NULL;
 }
 
-/* Workers wait inside this library for the life of the process, so it must never be
- * unmapped: a Lua state that closes unloads its C modules (and liblacc with them), and
- * a waiting worker would then wake up in unmapped code. Pin it; if that cannot be
- * done, run without workers. */
-static int pin_library(void) {
+/* Workers wait inside this library for the life of the process, and the kernel cache
+ * keeps its entries there, so it must never be unmapped: a Lua state that closes
+ * unloads its C modules (and liblacc with them), and a waiting worker would then wake
+ * up in unmapped code. */
+static pthread_once_t pin_once = PTHREAD_ONCE_INIT;
+static int pinned;
+
+static void pin(void) {
   Dl_info info;
-  if (dladdr((void *)&pool_threads, &info) == 0 || info.dli_fname == NULL) return 0;
-  return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+  if (dladdr((void *)&pool_threads, &info) == 0 || info.dli_fname == NULL) return;
+  pinned = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
+
+int pool_pin_library(void) {
+  pthread_once(&pin_once, pin);
+  return pinned;
 }
 
 static void start(void) {
   int n = threads_wanted();
   P.nthreads = 1;
-  if (n > 1 && !pin_library()) return;
+  if (n > 1 && !pool_pin_library()) return;   /* without it, no workers */
   for (int i = 1; i < n; i++) {
     pthread_t t;
     pthread_attr_t attr;

@@ -168,6 +168,56 @@ function lacc.fold1(f, xs)
   return acc("fold1", lam, xs.node)
 end
 
+-- ---- scans along the innermost dimension (left: acc = f(acc, x); right: f(x, acc))
+
+local function scan_with_z(name)
+  return function(f, z, xs)
+    xs = to_acc(xs, name)
+    if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
+    local zz = exp.lift(z, xs.t, name)
+    local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name)
+    return acc(name, lam, zz.node, xs.node)
+  end
+end
+
+local function scan1(name)
+  return function(f, xs)
+    xs = to_acc(xs, name)
+    if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
+    local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name)
+    return acc(name, lam, xs.node)
+  end
+end
+
+lacc.scanl, lacc.scanr = scan_with_z("scanl"), scan_with_z("scanr")
+lacc.scanl1, lacc.scanr1 = scan1("scanl1"), scan1("scanr1")
+
+-- scanl_ / scanr_ (Accelerate's scanl' / scanr'): the exclusive scan, n elements per
+-- row, and the rows' totals, from one scan of n + 1 elements.
+local function scan_split(name, scan, right)
+  return function(f, z, xs)
+    xs = to_acc(xs, name)
+    local s = scan(f, z, xs)
+    local sh = lacc.shape(xs)
+    local r = xs.rank
+    local values = lacc.backpermute(sh, function(...)
+      local ix = { ... }
+      if right then ix[r] = ix[r] + 1 end
+      return unpack(ix, 1, r)
+    end, s)
+    local outer = {}
+    for d = 1, r - 1 do outer[d] = sh[d] end
+    local totals = lacc.backpermute(outer, function(...)
+      local ix = { ... }
+      ix[r] = right and 1 or sh[r] + 1
+      return unpack(ix, 1, r)
+    end, s)
+    return values, totals
+  end
+end
+lacc.scanl_ = scan_split("scanl_", lacc.scanl, false)
+lacc.scanr_ = scan_split("scanr_", lacc.scanr, true)
+
 function lacc.flatten(xs)
   xs = to_acc(xs, "flatten")
   if xs.rank == 1 then return xs end
@@ -493,6 +543,7 @@ end
 -- ---- methods: xs:map(f) == lacc.map(f, xs)
 
 for _, name in ipairs { "map", "imap", "fold", "fold1", "sum", "product", "maximum", "minimum",
+                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_",
                         "backpermute", "reshape", "replicate", "transpose", "reverse", "rotate",
                         "flatten", "unzip" } do
   amethods[name] = function(self, ...)
