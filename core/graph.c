@@ -15,7 +15,7 @@ static const char *const kind_names[K_NKINDS] = {
   "const", "var", "prim", "tuple", "prj", "cast", "cond", "index", "shape", "size",
   "iterate", "while", "con", "case", "lam",
   "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
-  "scanl", "scanl1", "scanr", "scanr1", "param",
+  "scanl", "scanl1", "scanr", "scanr1", "compute", "param",
   "let", "var", "let", "avar", "results"
 };
 
@@ -550,6 +550,13 @@ static lacc_node *build_backpermute(lacc_ctx *ctx, int nargs, lacc_node *const *
   return node_new(ctx, K_BACKPERMUTE, args[2]->type, rank, 3, args, w);
 }
 
+static lacc_node *build_compute(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  if (expect_arity(ctx, "compute", 1, nargs, w) != LACC_OK ||
+      expect_level(ctx, "compute", 0, args[0], L_ACC, w) != LACC_OK)
+    return NULL;
+  return node_new(ctx, K_COMPUTE, args[0]->type, args[0]->rank, 1, args, w);
+}
+
 static lacc_node *build_reshape(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
   int rank;
   if (expect_arity(ctx, "reshape", 2, nargs, w) != LACC_OK ||
@@ -572,6 +579,7 @@ lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
     if (strcmp(op, kind_names[k]) == 0) return build_fold(ctx, k, nargs, args, where);
   if (strcmp(op, "backpermute") == 0) return build_backpermute(ctx, nargs, args, where);
   if (strcmp(op, "reshape") == 0) return build_reshape(ctx, nargs, args, where);
+  if (strcmp(op, "compute") == 0) return build_compute(ctx, nargs, args, where);
   ctx_error(ctx, LACC_ERR_ARG, "unknown array operation '%s' (at %s)", op, place(where));
   return NULL;
 }

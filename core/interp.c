@@ -526,6 +526,7 @@ static lacc_array *eval_acc(interp *I, const lacc_node *a) {
   case K_MAP: return eval_map(I, a);
   case K_FOLD: case K_FOLD1: return eval_fold(I, a);
   case K_SCANL: case K_SCANL1: case K_SCANR: case K_SCANR1: return eval_scan(I, a);
+  case K_COMPUTE: return eval_acc(I, a->kids[0]);
   case K_BACKPERMUTE: return eval_backpermute(I, a);
   case K_RESHAPE: return eval_reshape(I, a);
   default:

@@ -864,6 +864,7 @@ static int *shape_of(lower *L, const lacc_node *t, const aenv *env) {
   switch (t->kind) {
   case K_ALET: ext = shape_of(L, t->kids[1], bind_let(L, t->kids[0], env)); break;
   case K_UNIT: ext = ints(L, 0); break;
+  case K_COMPUTE: ext = shape_of(L, t->kids[0], env); break;
   case K_GENERATE: case K_BACKPERMUTE: ext = shape_exp(L, t, env); break;
   case K_RESHAPE: {
     ext = shape_exp(L, t, env);
@@ -956,6 +957,7 @@ static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kinde
     k.lin = ravel(L, src->rank, ext, k.ix);
     return elem(L, src, env, &k);
   }
+  case K_COMPUTE: return elem(L, t->kids[0], env, ix);
   case K_RESHAPE: {
     const lacc_node *src = t->kids[1];
     kindex k;

@@ -87,6 +87,22 @@ describe("fusion (explain)", function()
     assert.are.equal(0, st.lets)
   end)
 
+  it("compute materialises its argument: producers fuse into it, consumers read it", function()
+    local x = lacc.fromtable({ 1, 2, 3, 4 }, "f32")
+    local m = lacc.compute(lacc.map(function(v) return v * 2 end, lacc.reverse(x)))
+    local p = lacc.map(function(v) return v + 1 end, m)
+    local _, stats = lacc.explain(p)
+    assert.are.equal(2, stats.kernels)
+    assert.are.equal(1, stats.intermediates)
+    local _, plain = lacc.explain(lacc.map(function(v) return v + 1 end,
+      lacc.map(function(v) return v * 2 end, lacc.reverse(x))))
+    assert.are.equal(1, plain.kernels)
+    for _, b in ipairs { "interp", "cpu" } do
+      assert.are.same({ 9, 7, 5, 3 }, lacc.run(p, { backend = b }):totable())
+      assert.are.same({ 8, 6, 4, 2 }, lacc.run(m, { backend = b }):totable())
+    end
+  end)
+
   it("explain can show the generated C", function()
     local text = lacc.explain(lacc.map(plus1, xs), { source = true })
     assert.truthy(text:find("void lacc_f0", 1, true))

@@ -218,6 +218,13 @@ end
 lacc.scanl_ = scan_split("scanl_", lacc.scanl, false)
 lacc.scanr_ = scan_split("scanr_", lacc.scanr, true)
 
+-- compute(xs): xs materialised in its own kernel; producers fuse into it, consumers
+-- read the array (what Accelerate's `compute` does).
+function lacc.compute(xs)
+  xs = to_acc(xs, "compute")
+  return acc("compute", xs.node)
+end
+
 function lacc.flatten(xs)
   xs = to_acc(xs, "flatten")
   if xs.rank == 1 then return xs end
@@ -237,6 +244,26 @@ function lacc.sum(xs) return lacc.fold(exp.add, 0, numeric("sum", xs)) end
 function lacc.product(xs) return lacc.fold(exp.mul, 1, numeric("product", xs)) end
 function lacc.maximum(xs) return lacc.fold1(exp.max, numeric("maximum", xs)) end
 function lacc.minimum(xs) return lacc.fold1(exp.min, numeric("minimum", xs)) end
+
+-- all(p, xs) / any(p, xs): whether p holds for every / some element (rank 0; all of an
+-- empty array is true); and_ / or_ of an array of bools.
+local function booleans(what, xs)
+  xs = to_acc(xs, what)
+  if xs.t ~= "bool" then fail("%s: expected an array of bool, got %s", what, xs.t) end
+  return lacc.flatten(xs)
+end
+function lacc.and_(xs) return lacc.fold(exp.land, true, booleans("and_", xs)) end
+function lacc.or_(xs) return lacc.fold(exp.lor, false, booleans("or_", xs)) end
+local function predicate(what, p, xs)
+  if type(p) ~= "function" then fail("%s: expected a function, got %s", what, type(p)) end
+  xs = to_acc(xs, what)
+  local m = lacc.map(p, xs)
+  local mt = m.t
+  if mt ~= "bool" then fail("%s: the predicate must return bool, got %s", what, mt) end
+  return m
+end
+local function all(p, xs) return lacc.and_(predicate("all", p, xs)) end
+function lacc.any(p, xs) return lacc.or_(predicate("any", p, xs)) end
 
 -- ---- permutations and reshaping
 
@@ -307,7 +334,10 @@ function lacc.rotate(k, xs)
   end)
 end
 
-lacc.all = setmetatable({}, { __tostring = function() return "lacc.all" end })
+-- lacc.all is both the "whole dimension" marker of replicate and slice specs and, called,
+-- the reduction all(p, xs).
+lacc.all = setmetatable({}, { __tostring = function() return "lacc.all" end,
+                              __call = function(_, p, xs) return all(p, xs) end })
 
 -- replicate(spec, xs): spec lists the result's dimensions, outermost first: lacc.all
 -- takes the next dimension of xs, an extent adds a new dimension.
@@ -543,7 +573,7 @@ end
 -- ---- methods: xs:map(f) == lacc.map(f, xs)
 
 for _, name in ipairs { "map", "imap", "fold", "fold1", "sum", "product", "maximum", "minimum",
-                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_",
+                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_", "and_", "or_", "compute",
                         "backpermute", "reshape", "replicate", "transpose", "reverse", "rotate",
                         "flatten", "unzip" } do
   amethods[name] = function(self, ...)
