@@ -311,6 +311,8 @@ static int raise_check(lacc_ctx *ctx, const kplan *P, const krt *rt) {
   case CK_BACKPERMUTE:
     return ctx_error(ctx, LACC_ERR_BOUNDS,
                      "backpermute: index function result out of bounds (at %s)", at);
+  case CK_PERMUTE:
+    return ctx_error(ctx, LACC_ERR_BOUNDS, "permute: target index out of bounds (at %s)", at);
   case CK_DIVZERO:
     return ctx_error(ctx, LACC_ERR_DIVZERO, "%s: integer division by zero (at %s)", c->what, at);
   case CK_RESHAPE:
@@ -463,6 +465,18 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   return rc;
 }
 
+/* Permute: the defaults copied in parallel, then the source scattered: in parallel when
+ * each element is one scalar (the kernel updates targets with compare-and-swap loops),
+ * else in order on one thread, which is safe for tuples and sums. */
+static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
+  parallel(E->S, &E->rt, E->fns[st->fn_body], E->S[st->out].size);
+  int rc = checked(E);
+  if (rc != LACC_OK || nsrc == 0) return rc;
+  if (st->atomic) parallel(E->S, &E->rt, E->fns[st->fn_scatter], nsrc);
+  else E->fns[st->fn_scatter](E->S, &E->rt, 0, nsrc, 0, 0, NULL);
+  return checked(E);
+}
+
 static int run_step(exec *E, int k) {
   const pstep *st = &E->P->steps[k];
   int64_t ext[LACC_MAX_RANK + 1] = { 0 };
@@ -472,6 +486,7 @@ static int run_step(exec *E, int k) {
   if (rc != LACC_OK) return rc;
   if (st->kind == SK_FOLD) return run_fold(E, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(E, st, ext[st->rank]);
+  if (st->kind == SK_PERMUTE) return run_permute(E, st, ext[st->rank]);
   parallel(E->S, &E->rt, E->fns[st->fn_body], E->S[st->out].size);
   return checked(E);
 }

@@ -293,6 +293,20 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
     break;
   }
   case KO_LGET: put(b, "v%d = v%d[v%d]", in->dst, in->a, in->b); break;
+  case KO_ALOAD: {
+    const char *u = utype(F->vt[in->dst]);
+    put(b, "{ %s u_ = __atomic_load_n((%s *)&b%d_%d[v%d], __ATOMIC_RELAXED); "
+           "memcpy(&v%d, &u_, sizeof u_); }", u, u, in->slot, in->buf, in->a, in->dst);
+    break;
+  }
+  case KO_CAS: {
+    const char *u = utype(F->vt[in->b]);
+    put(b, "{ %s e_, d_; memcpy(&e_, &v%d, sizeof e_); memcpy(&d_, &v%d, sizeof d_); "
+           "v%d = __atomic_compare_exchange_n((%s *)&b%d_%d[v%d], &e_, d_, 0, "
+           "__ATOMIC_RELAXED, __ATOMIC_RELAXED); }", u, in->args[0], in->b, in->dst, u,
+        in->slot, in->buf, in->a);
+    break;
+  }
   case KO_LSET: put(b, "v%d[v%d] = v%d", in->dst, in->a, in->b); break;
   case KO_FAIL:
     if (in->nargs == 0) {
@@ -315,9 +329,10 @@ static int uses_buffer(const kfn *F, int slot, int buf, int *written) {
   for (int l = 0; l < 2; l++)
     for (int i = 0; i < ls[l]->n; i++) {
       const kinst *in = &ls[l]->v[i];
-      if ((in->op == KO_LOAD || in->op == KO_STORE) && in->slot == slot && in->buf == buf) {
+      int mem = in->op == KO_LOAD || in->op == KO_STORE || in->op == KO_ALOAD || in->op == KO_CAS;
+      if (mem && in->slot == slot && in->buf == buf) {
         used = 1;
-        if (in->op == KO_STORE) *written = 1;
+        if (in->op == KO_STORE || in->op == KO_CAS) *written = 1;
       }
     }
   return used;

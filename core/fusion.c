@@ -43,7 +43,8 @@ static int count_acc(const lacc_node *t, int idx) {
   default: break;
   }
   int n = 0;
-  int repeated = t->kind == K_FOLD || t->kind == K_FOLD1 || is_scan(t->kind);
+  int repeated = t->kind == K_FOLD || t->kind == K_FOLD1 || is_scan(t->kind) ||
+                 t->kind == K_PERMUTE;
   for (int i = 0; i < t->nkids; i++) {
     const lacc_node *k = t->kids[i];
     if (node_level_of(k->kind) == L_ACC) n = add_uses(n, count_acc(k, idx));

@@ -15,7 +15,7 @@ static const char *const kind_names[K_NKINDS] = {
   "const", "var", "prim", "tuple", "prj", "cast", "cond", "index", "shape", "size",
   "iterate", "while", "con", "case", "lam",
   "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
-  "scanl", "scanl1", "scanr", "scanr1", "compute", "param",
+  "scanl", "scanl1", "scanr", "scanr1", "compute", "permute", "param",
   "let", "var", "let", "avar", "results"
 };
 
@@ -557,6 +557,27 @@ static lacc_node *build_compute(lacc_ctx *ctx, int nargs, lacc_node *const *args
   return node_new(ctx, K_COMPUTE, args[0]->type, args[0]->rank, 1, args, w);
 }
 
+/* permute(combine, defaults, f, xs): f maps source indices to target indices of the
+ * defaults' shape, all -1 to drop the element; combine(new, old). */
+static lacc_node *build_permute(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  if (expect_arity(ctx, "permute", 4, nargs, w) != LACC_OK ||
+      expect_level(ctx, "permute", 1, args[1], L_ACC, w) != LACC_OK ||
+      expect_level(ctx, "permute", 3, args[3], L_ACC, w) != LACC_OK)
+    return NULL;
+  const lacc_node *def = args[1], *xs = args[3];
+  if (expect_type(ctx, "permute", "source element", def->type, xs->type, w) != LACC_OK) return NULL;
+  const lacc_type *ps[2] = { def->type, def->type };
+  const lacc_type *r = expect_fun(ctx, "permute", 0, args[0], 2, ps, w);
+  if (r == NULL || expect_type(ctx, "permute", "function result", def->type, r, w) != LACC_OK)
+    return NULL;
+  const lacc_type *src = type_shape(ctx, xs->rank), *dst = type_shape(ctx, def->rank);
+  if (src == NULL || dst == NULL) return NULL;
+  const lacc_type *ti = expect_fun(ctx, "permute", 2, args[2], 1, &src, w);
+  if (ti == NULL || expect_type(ctx, "permute", "index function result", dst, ti, w) != LACC_OK)
+    return NULL;
+  return node_new(ctx, K_PERMUTE, def->type, def->rank, 4, args, w);
+}
+
 static lacc_node *build_reshape(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
   int rank;
   if (expect_arity(ctx, "reshape", 2, nargs, w) != LACC_OK ||
@@ -580,6 +601,7 @@ lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
   if (strcmp(op, "backpermute") == 0) return build_backpermute(ctx, nargs, args, where);
   if (strcmp(op, "reshape") == 0) return build_reshape(ctx, nargs, args, where);
   if (strcmp(op, "compute") == 0) return build_compute(ctx, nargs, args, where);
+  if (strcmp(op, "permute") == 0) return build_permute(ctx, nargs, args, where);
   ctx_error(ctx, LACC_ERR_ARG, "unknown array operation '%s' (at %s)", op, place(where));
   return NULL;
 }

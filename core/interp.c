@@ -416,6 +416,50 @@ done:
   return finish(I, xs, r);
 }
 
+/* The defaults copied, then each source element in order combined into its target:
+ * out[f(ix)] = combine(xs[ix], out[f(ix)]); a target of all -1 drops the element. */
+static lacc_array *eval_permute(interp *I, const lacc_node *a) {
+  lacc_array *def = eval_acc(I, a->kids[1]);
+  if (def == NULL) return NULL;
+  lacc_array *xs = eval_acc(I, a->kids[3]), *r = NULL;
+  if (xs == NULL) goto done;
+  r = new_array(I, a, def->extent);
+  if (r == NULL) goto done;
+  int nl = a->type->nleaves;
+  size_t sp = I->sp;
+  lacc_val *v = scratch(I, 3 * nl), *ix = scratch(I, xs->rank ? xs->rank : 1);
+  lacc_val *to = scratch(I, r->rank ? r->rank : 1);
+  for (int64_t i = 0; v != NULL && i < r->size; i++) {
+    load(def, i, v);
+    store(r, i, v);
+  }
+  const lacc_type *pt[2] = { a->type, a->type };
+  const lacc_type *src_t = type_shape(I->ctx, xs->rank);
+  for (int64_t i = 0; v != NULL && ix != NULL && to != NULL && src_t != NULL && i < xs->size; i++) {
+    unravel(xs->rank, xs->extent, i, ix);
+    if (apply_fn(I, a->kids[2], &src_t, ix, to) != LACC_OK) break;
+    int ignore = r->rank > 0, inside = 1;
+    for (int d = 0; d < r->rank; d++) {
+      ignore = ignore && to[d].i == -1;
+      inside = inside && to[d].i >= 0 && to[d].i < r->extent[d];
+    }
+    if (ignore) continue;
+    if (!inside) {
+      fail(I, LACC_ERR_BOUNDS, "%s", "permute: target index out of bounds", a->where);
+      break;
+    }
+    int64_t t = ravel(r->rank, r->extent, to);
+    load(xs, i, v);
+    load(r, t, v + nl);
+    if (apply_fn(I, a->kids[0], pt, v, v + 2 * nl) != LACC_OK) break;
+    store(r, t, v + 2 * nl);
+  }
+  I->sp = sp;
+done:
+  lacc_array_release(def);
+  return finish(I, xs, r);
+}
+
 static lacc_array *eval_backpermute(interp *I, const lacc_node *a) {
   lacc_array *xs = eval_acc(I, a->kids[2]);
   if (xs == NULL) return NULL;
@@ -527,6 +571,7 @@ static lacc_array *eval_acc(interp *I, const lacc_node *a) {
   case K_FOLD: case K_FOLD1: return eval_fold(I, a);
   case K_SCANL: case K_SCANL1: case K_SCANR: case K_SCANR1: return eval_scan(I, a);
   case K_COMPUTE: return eval_acc(I, a->kids[0]);
+  case K_PERMUTE: return eval_permute(I, a);
   case K_BACKPERMUTE: return eval_backpermute(I, a);
   case K_RESHAPE: return eval_reshape(I, a);
   default:

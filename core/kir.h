@@ -32,7 +32,10 @@ typedef enum {
   KO_FAIL,       /* report check `check` at element a with the values args[0..nargs-1] */
   KO_KCONST,     /* dst = the program constant K[imm.i] (prologue only) */
   KO_LGET,       /* dst = a[b], a a lane array */
-  KO_LSET        /* dst[a] = b, dst a lane array */
+  KO_LSET,       /* dst[a] = b, dst a lane array */
+  KO_ALOAD,      /* dst = S[slot].buf[buf][a], read atomically */
+  KO_CAS         /* dst (bool) = compare-and-swap of S[slot].buf[buf][a] from args[0] to b,
+                    comparing bits */
 } kop;
 
 typedef struct {
@@ -61,7 +64,8 @@ typedef enum {
   FN_PART,       /* fold segment p0, elements p1 <= j < p2, into partial slot at p3 */
   FN_COMBINE,    /* fold segment p0 from partials 0 <= c < p1; scan: partials become
                     each chunk's carry-in */
-  FN_CHUNK       /* scan segment p0, elements p1 <= j < p2, chunk p3 (its carry-in) */
+  FN_CHUNK,      /* scan segment p0, elements p1 <= j < p2, chunk p3 (its carry-in) */
+  FN_SCATTER     /* permute source elements p0 <= i < p1 into the output */
 } fn_role;
 
 typedef struct kfn {
@@ -91,20 +95,21 @@ typedef struct {
   int result;              /* returned to the caller */
 } pslot;
 
-typedef enum { SK_MAP, SK_FOLD, SK_SCAN } step_kind;
+typedef enum { SK_MAP, SK_FOLD, SK_SCAN, SK_PERMUTE } step_kind;
 
 typedef struct {
   step_kind kind;
   const lacc_node *node;   /* the AST node it computes (explain, messages) */
   int out, partial;        /* slots */
-  int fn_shape, fn_body, fn_part, fn_combine, fn_chunk;
+  int fn_shape, fn_body, fn_part, fn_combine, fn_chunk, fn_scatter;
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
+  int atomic;              /* permute: the scatter updates targets with compare-and-swap */
   int rank;                /* of the output */
   char *desc;              /* what the kernel pulls, as a term (explain) */
 } pstep;
 
-typedef enum { CK_INDEX, CK_BACKPERMUTE, CK_DIVZERO, CK_RESHAPE, CK_EXTENT } check_kind;
+typedef enum { CK_INDEX, CK_BACKPERMUTE, CK_PERMUTE, CK_DIVZERO, CK_RESHAPE, CK_EXTENT } check_kind;
 
 typedef struct {
   check_kind kind;

@@ -282,6 +282,35 @@ static int k_load(lower *L, int slot, int buf, int idx) {
   return d;
 }
 
+static int k_aload(lower *L, int slot, int buf, int idx) {
+  use_slot(L, slot);
+  int d = var(L, L->P->slots[slot].plan->buf_kind[buf]);
+  kinst *in = emit(L, KO_ALOAD);
+  in->dst = d;
+  in->slot = slot;
+  in->buf = buf;
+  in->a = idx;
+  return d;
+}
+
+/* Whether the compare-and-swap of buffer element idx from `expect` to v succeeded. */
+static int k_cas(lower *L, int slot, int buf, int idx, int expect, int v) {
+  int c = k_cast(L, L->P->slots[slot].plan->buf_kind[buf], v);
+  int d = var(L, S_BOOL);
+  int *args = kplan_alloc(L->P, sizeof *args);
+  if (args == NULL) oom(L);
+  args[0] = expect;
+  kinst *in = emit(L, KO_CAS);
+  in->dst = d;
+  in->slot = slot;
+  in->buf = buf;
+  in->a = idx;
+  in->b = c;
+  in->nargs = 1;
+  in->args = args;
+  return d;
+}
+
 static void k_store(lower *L, int slot, int buf, int idx, int v) {
   int c = k_cast(L, L->P->slots[slot].plan->buf_kind[buf], v);
   kinst *in = emit(L, KO_STORE);
@@ -982,7 +1011,7 @@ static int new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->kind = kind;
   s->node = node;
   s->rank = rank;
-  s->fn_part = s->fn_combine = s->fn_chunk = -1;
+  s->fn_part = s->fn_combine = s->fn_chunk = s->fn_scatter = -1;
   L->step = P->nsteps;
   return P->nsteps++;
 }
@@ -1381,6 +1410,95 @@ static int step_scan(lower *L, const lacc_node *a, const aenv *env) {
   return S->out;
 }
 
+/* ---- permute: the defaults copied (in parallel), then the source scattered into them */
+
+static int step_permute(lower *L, const lacc_node *a, const aenv *env) {
+  const lacc_node *def = a->kids[1], *ixf = a->kids[2], *xs = a->kids[3];
+  int st = new_step(L, SK_PERMUTE, a, a->rank);
+  int out = new_slot(L, SLOT_KERNEL, a->type, a->rank, out_plan(L, a->type));
+  L->P->steps[st].out = out;
+  const layout_plan *op = L->P->slots[out].plan;
+  L->P->steps[st].atomic = a->type->kind == T_SCALAR && !op->raw && op->leaf_buf[0] >= 0;
+
+  /* shape: the defaults'; then the number of source elements */
+  L->P->steps[st].fn_shape = new_fn(L, FN_SHAPE);
+  int *ext = shape_of(L, def, env);
+  for (int d = 0; d < a->rank; d++) {
+    kinst *in = emit(L, KO_OUT);
+    in->a = ext[d];
+    in->imm.i = d;
+  }
+  int nsrc = size_of(L, xs->rank, shape_of(L, xs, env));
+  kinst *in = emit(L, KO_OUT);
+  in->a = nsrc;
+  in->imm.i = a->rank;
+
+  L->P->steps[st].fn_body = new_fn(L, FN_BODY);
+  int *oext = slot_ext(L, out);
+  int i = var(L, S_I64);
+  k_for(L, i, 0, 1, 1);
+  L->key = i;
+  kindex k;
+  k.lin = i;
+  unravel(L, a->rank, oext, i, k.ix);
+  store_elem(L, out, i, elem(L, def, env, &k));
+  k_end(L);
+
+  L->P->steps[st].fn_scatter = new_fn(L, FN_SCATTER);
+  oext = slot_ext(L, out);
+  int *sx = shape_of(L, xs, env);
+  i = var(L, S_I64);
+  k_for(L, i, 0, 1, 1);
+  L->key = i;
+  k.lin = i;
+  unravel(L, xs->rank, sx, i, k.ix);
+  const lacc_type *shape_t = type_shape(L->ctx, xs->rank);
+  if (shape_t == NULL) oom(L);
+  int *to = apply(L, ixf, NULL, env, &shape_t, k.ix);
+  int zero = k_int(L, S_I64, 0), minus1 = k_int(L, S_I64, -1);
+  int ignore = -1, ok = -1;
+  for (int d = 0; d < a->rank; d++) {
+    int ig = k_prim(L, P_EQ, to[d], minus1);
+    int in_d = k_prim(L, P_LAND, k_prim(L, P_GE, to[d], zero), k_prim(L, P_LT, to[d], oext[d]));
+    ignore = ignore < 0 ? ig : k_prim(L, P_LAND, ignore, ig);
+    ok = ok < 0 ? in_d : k_prim(L, P_LAND, ok, in_d);
+  }
+  if (ok >= 0) {
+    k_if(L, k_prim(L, P_LAND, k_prim(L, P_LNOT, ok, -1), k_prim(L, P_LNOT, ignore, -1)));
+    k_fail(L, add_check(L, CK_PERMUTE, "permute", a->where, 0), 0, NULL);
+    k_end(L);
+    k_if(L, ok);
+  }
+  int t = ravel(L, a->rank, oext, to);
+  start_desc(L);
+  int *x = elem(L, xs, env, &k);
+  L->describe = 0;
+  const lacc_type *pt[2] = { a->type, a->type };
+  int nl = a->type->nleaves;
+  int *args = ints(L, 2 * nl);
+  memcpy(args, x, sizeof *args * (size_t)nl);
+  const layout_plan *plan = L->P->slots[out].plan;
+  if (L->P->steps[st].atomic) {
+    /* one scalar per element: threads update targets with compare-and-swap loops */
+    int b0 = plan->leaf_buf[0];
+    emit(L, KO_LOOP);
+    int old = k_aload(L, out, b0, t);
+    args[nl] = k_cast(L, a->type->scalar, old);
+    int *nv = apply(L, a->kids[0], NULL, env, pt, args);
+    int done = k_cas(L, out, b0, t, old, nv[0]);
+    int again = k_prim(L, P_LNOT, done, -1);
+    emit(L, KO_BREAKIFNOT)->a = again;
+    k_end(L);
+  } else {
+    int *old = load_elem(L, out, t);
+    memcpy(args + nl, old, sizeof *args * (size_t)nl);
+    store_elem(L, out, t, apply(L, a->kids[0], NULL, env, pt, args));
+  }
+  if (ok >= 0) k_end(L);
+  k_end(L);
+  return out;
+}
+
 /* ---- planning: walk the AST, materialise what fusion marked */
 
 static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed);
@@ -1426,6 +1544,7 @@ static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delaye
   }
   int s = t->kind == K_FOLD || t->kind == K_FOLD1 ? step_fold(L, t, env)
         : is_scan(t->kind)                         ? step_scan(L, t, env)
+        : t->kind == K_PERMUTE                     ? step_permute(L, t, env)
                                                    : step_map(L, t, env);
   t->slot = s + 1;
   return s;

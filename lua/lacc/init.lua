@@ -297,6 +297,34 @@ function lacc.backpermute(shape, f, xs)
   return acc("backpermute", sh.node, lam, xs.node)
 end
 
+-- permute(combine, defaults, f, xs): a copy of defaults into which each element x of xs
+-- is combined at f(ix): out[f(ix)] = combine(x, out[f(ix)]). f returns lacc.ignore (index
+-- 0 in every dimension) to drop an element; other targets outside defaults are errors.
+lacc.ignore = exp.lift(0, "i64", "ignore")
+
+local function shape_type(rank)
+  if rank == 0 then return "()" end
+  if rank == 1 then return "i64" end
+  return "(" .. ("i64,"):rep(rank - 1) .. "i64)"
+end
+
+function lacc.permute(combine, defaults, f, xs)
+  defaults = to_acc(defaults, "permute")
+  xs = to_acc(xs, "permute")
+  if type(f) ~= "function" then fail("permute: expected a function, got %s", type(f)) end
+  local r = defaults.rank
+  local g = function(...)
+    local res = { f(...) }
+    if #res == 1 and rawequal(res[1], lacc.ignore) and r > 1 then
+      for d = 2, r do res[d] = lacc.ignore end
+    end
+    return unpack(res, 1, #res)
+  end
+  local lam = index_fn("permute", g, { t = shape_type(xs.rank) }, xs.rank, r)
+  local comb = exp.lambda(combine, { defaults.t, defaults.t }, defaults.t, nil, "permute")
+  return acc("permute", comb, defaults.node, lam, xs.node)
+end
+
 function lacc.reshape(shape, xs)
   xs = to_acc(xs, "reshape")
   return acc("reshape", exp.shape_exp(shape, "reshape").node, xs.node)

@@ -1,0 +1,154 @@
+-- permute (issue 5): scatter with a combining function into a copy of the defaults, with
+-- lacc.ignore, on every backend against plain-Lua loops.
+local H = require "helper"
+local lacc = H.lacc
+
+local function add(a, b) return a + b end
+
+-- Reference: out = copy of defaults (flat); for each source element k (1-based, flat) with
+-- target t (flat 1-based, or nil to drop): out[t] = combine(x, out[t]).
+local function ref_permute(combine, defaults, targets, xs)
+  local out = {}
+  for i, v in ipairs(defaults) do out[i] = v end
+  for k, x in ipairs(xs) do
+    local t = targets[k]
+    if t then out[t] = combine(x, out[t]) end
+  end
+  return out
+end
+
+local wrap32 = function(v) v = v % 4294967296; if v >= 2147483648 then v = v - 4294967296 end return v end
+
+for _, b in ipairs(H.backends) do
+  describe("permute on " .. b, function()
+    local opts = { backend = b }
+
+    it("histograms and sums into bins, dropping with lacc.ignore", function()
+      H.seed(701)
+      for _, n in ipairs { 0, 1, 17, 300 } do
+        for _, bins in ipairs { 1, 7, 64 } do
+          local vals, bin = {}, {}
+          for k = 1, n do
+            vals[k] = H.randint(-1000, 1000)
+            bin[k] = H.randint(0, bins)      -- 0: dropped
+          end
+          local xs = lacc.fromtable(n > 0 and vals or {}, "i32")
+          local bs = lacc.fromtable(n > 0 and bin or {}, "i64")
+          local defaults = {}
+          for i = 1, bins do defaults[i] = i * 3 end
+          local p = lacc.permute(add, lacc.fromtable(defaults, "i32"), function(i)
+            return lacc.cond(lacc.eq(bs[i], 0), lacc.ignore, bs[i])
+          end, xs)
+          local targets = {}
+          for k = 1, n do targets[k] = bin[k] > 0 and bin[k] or nil end
+          local want = ref_permute(function(x, o) return wrap32(x + o) end, defaults, targets, vals)
+          H.check_array(lacc.run(p, opts), want)
+        end
+      end
+    end)
+
+    it("scatters into rank 2 and rank 0 targets", function()
+      local xs = lacc.fromtable({ 3, 1, 4, 1, 5, 9, 2, 6, 5, 3 }, "i32")
+      local m = lacc.fill({ 2, 2 }, lacc.constant(0, "i32"))
+      local one = lacc.ignore + 1
+      local p = lacc.permute(add, m, function(i)
+        local drop = lacc.eq(i, 3)
+        return lacc.cond(drop, lacc.ignore, lacc.cond(lacc.lt(i, 5), one, one + 1)),
+               lacc.cond(drop, lacc.ignore, one)
+      end, xs)
+      assert.are.same({ { 5, 0 }, { 30, 0 } }, lacc.run(p, opts):totable())
+      local all = lacc.permute(add, m, function() return lacc.ignore end, xs)
+      assert.are.same({ { 0, 0 }, { 0, 0 } }, lacc.run(all, opts):totable())
+      local s = lacc.permute(add, lacc.unit(lacc.constant(1, "i32")), function() end, xs)
+      assert.are.equal(40, lacc.run(s, opts):get())
+    end)
+
+    it("combines tuples, and a non-commutative function leaves one of the writers", function()
+      local xs = lacc.fromtable({ { 1, 2.5 }, { 7, -1 }, { 3, 9 }, { 2, 0 } }, lacc.tuple("i32", "f64"))
+      local d = lacc.fromtable({ { 0, 0 }, { 5, 5 } }, lacc.tuple("i32", "f64"))
+      local p = lacc.permute(function(x, o) return lacc.max(x[1], o[1]), lacc.min(x[2], o[2]) end, d,
+        function(i) return lacc.cond(lacc.le(i, 2), lacc.ignore + 1, lacc.ignore + 2) end, xs)
+      assert.are.same({ { 7, -1 }, { 5, 0 } }, lacc.run(p, opts):totable())
+      local last = lacc.permute(function(x, o) return x end, lacc.fill({ 1 }, lacc.constant(0, "i32")),
+        function() return lacc.ignore + 1 end, lacc.fromtable({ 4, 8, 6 }, "i32"))
+      local v = lacc.run(last, opts):get(1)
+      assert.truthy(v == 4 or v == 8 or v == 6)
+    end)
+
+    it("a target outside the defaults is an error, as is a partly ignored one", function()
+      local xs = lacc.fromtable({ 1, 2, 3 }, "i32")
+      local z = lacc.fill({ 3 }, lacc.constant(0, "i32"))
+      local ok, err = pcall(lacc.run, lacc.permute(add, z, function(i) return i + 1 end, xs), opts)
+      assert.is_false(ok)
+      assert.truthy(err:find("permute: target index out of bounds (at ", 1, true))
+      local m = lacc.fill({ 2, 2 }, lacc.constant(0, "i32"))
+      ok, err = pcall(lacc.run, lacc.permute(add, m, function(i) return lacc.ignore, i end, xs), opts)
+      assert.is_false(ok)
+      assert.truthy(err:find("permute: target index out of bounds", 1, true))
+    end)
+  end)
+end
+
+describe("permute on cpu, many elements", function()
+  it("a histogram of 200003 values into 1000 bins matches a Lua loop", function()
+    local n, bins = 200003, 1000
+    local xs = lacc.run(lacc.generate({ n }, function(i) return lacc.imod(i * 7919, bins) end))
+    local ones = lacc.map(function() return lacc.constant(1, "i32") end, xs)
+    local h = lacc.permute(add, lacc.fill({ bins }, lacc.constant(0, "i32")),
+      function(i) return xs[i] + 1 end, ones)
+    local want = {}
+    for k = 1, bins do want[k] = 0 end
+    for i = 1, n do local t = (i * 7919) % bins + 1; want[t] = want[t] + 1 end
+    H.check_array(lacc.run(h, { backend = "cpu" }), want)
+    local _, stats = lacc.explain(h)
+    assert.are.equal(1, stats.kernels)   -- the map of ones fuses into the scatter
+  end)
+end)
+
+describe("permute on cpu, in parallel with compare-and-swap", function()
+  it("float sums, integer maxima and bool ors per bin match Lua loops", function()
+    local n, bins = 150001, 97
+    local xs = lacc.run(lacc.generate({ n }, function(i) return lacc.imod(i * 31, 7) end))
+    local function bin_of(i) return (i * 7919) % bins + 1 end
+    for _, t in ipairs { "f32", "f64", "i64", "bool" } do
+      local combine, z, want = add, 0, {}
+      if t == "i64" then combine = lacc.max end
+      if t == "bool" then combine, z = lacc.lor, false end
+      for b = 1, bins do want[b] = z end
+      for i = 1, n do
+        local v = (i * 31) % 7
+        local b = bin_of(i)
+        if t == "bool" then want[b] = want[b] or v == 3
+        elseif t == "i64" then want[b] = math.max(want[b], v * 1000 + b)
+        else want[b] = want[b] + v end
+      end
+      local vals = lacc.map(function(v)
+        if t == "bool" then return lacc.eq(v, 3) end
+        if t == "i64" then return v * 1000 end
+        return lacc.cast(v, t)
+      end, xs)
+      local p = lacc.permute(function(a, b)
+          if t == "i64" then return lacc.max(a, b) end
+          return combine(a, b)
+        end,
+        lacc.fill({ bins }, lacc.constant(z, t)), function(i) return lacc.imod(i * 7919, bins) + 1 end,
+        t == "i64" and lacc.imap(function(i, v) return v + lacc.imod(i * 7919, bins) + 1 end, vals) or vals)
+      H.check_array(lacc.run(p, { backend = "cpu" }), want)
+    end
+  end)
+end)
+
+describe("permute errors at build time", function()
+  it("name the wrong element type, index arity and function", function()
+    local xs = lacc.fromtable({ 1, 2 }, "i32")
+    local ok, err = pcall(lacc.permute, add, lacc.fromtable({ 0 }, "f32"), function(i) return i end, xs)
+    assert.is_false(ok)
+    assert.truthy(err:find("permute", 1, true))
+    ok, err = pcall(lacc.permute, add, lacc.fill({ 2, 2 }, lacc.constant(0, "i32")), function(i) return i end, xs)
+    assert.is_false(ok)
+    assert.truthy(err:find("permute: the index function must return 2 indices, got 1", 1, true))
+    ok, err = pcall(lacc.permute, add, xs, 5, xs)
+    assert.is_false(ok)
+    assert.truthy(err:find("permute: expected a function", 1, true))
+  end)
+end)
