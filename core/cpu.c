@@ -465,15 +465,21 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   return rc;
 }
 
+/* Below this many targets, threads would mostly contend for the same cache lines. */
+#define PERMUTE_SPREAD (1 << 16)
+
 /* Permute: the defaults copied in parallel, then the source scattered: in parallel when
- * each element is one scalar (the kernel updates targets with compare-and-swap loops),
- * else in order on one thread, which is safe for tuples and sums. */
+ * each element is one scalar and the targets are many (the kernel updates them with
+ * compare-and-swap loops), else in order on one thread, which is safe for tuples and
+ * sums and, on few targets, faster than threads contending for them. */
 static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
   parallel(E->S, &E->rt, E->fns[st->fn_body], E->S[st->out].size);
   int rc = checked(E);
   if (rc != LACC_OK || nsrc == 0) return rc;
-  if (st->atomic) parallel(E->S, &E->rt, E->fns[st->fn_scatter], nsrc);
-  else E->fns[st->fn_scatter](E->S, &E->rt, 0, nsrc, 0, 0, NULL);
+  if (st->atomic && E->S[st->out].size >= PERMUTE_SPREAD && pool_threads() > 1)
+    parallel(E->S, &E->rt, E->fns[st->fn_ascatter], nsrc);
+  else
+    E->fns[st->fn_scatter](E->S, &E->rt, 0, nsrc, 0, 0, NULL);
   return checked(E);
 }
 

@@ -101,10 +101,10 @@ typedef struct {
   step_kind kind;
   const lacc_node *node;   /* the AST node it computes (explain, messages) */
   int out, partial;        /* slots */
-  int fn_shape, fn_body, fn_part, fn_combine, fn_chunk, fn_scatter;
+  int fn_shape, fn_body, fn_part, fn_combine, fn_chunk, fn_scatter, fn_ascatter;
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
-  int atomic;              /* permute: the scatter updates targets with compare-and-swap */
+  int atomic;              /* permute: fn_ascatter updates targets with compare-and-swap */
   int rank;                /* of the output */
   char *desc;              /* what the kernel pulls, as a term (explain) */
 } pstep;

@@ -271,10 +271,11 @@ static void describe(lower *L, const char *a, const char *b) {
   L->dlen += need - 1;
 }
 
-static int k_load(lower *L, int slot, int buf, int idx) {
+/* dst = buffer element idx, read plainly (KO_LOAD) or atomically (KO_ALOAD). */
+static int k_read(lower *L, kop op, int slot, int buf, int idx) {
   use_slot(L, slot);
   int d = var(L, L->P->slots[slot].plan->buf_kind[buf]);
-  kinst *in = emit(L, KO_LOAD);
+  kinst *in = emit(L, op);
   in->dst = d;
   in->slot = slot;
   in->buf = buf;
@@ -282,16 +283,7 @@ static int k_load(lower *L, int slot, int buf, int idx) {
   return d;
 }
 
-static int k_aload(lower *L, int slot, int buf, int idx) {
-  use_slot(L, slot);
-  int d = var(L, L->P->slots[slot].plan->buf_kind[buf]);
-  kinst *in = emit(L, KO_ALOAD);
-  in->dst = d;
-  in->slot = slot;
-  in->buf = buf;
-  in->a = idx;
-  return d;
-}
+static int k_load(lower *L, int slot, int buf, int idx) { return k_read(L, KO_LOAD, slot, buf, idx); }
 
 /* Whether the compare-and-swap of buffer element idx from `expect` to v succeeded. */
 static int k_cas(lower *L, int slot, int buf, int idx, int expect, int v) {
@@ -1011,7 +1003,7 @@ static int new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->kind = kind;
   s->node = node;
   s->rank = rank;
-  s->fn_part = s->fn_combine = s->fn_chunk = s->fn_scatter = -1;
+  s->fn_part = s->fn_combine = s->fn_chunk = s->fn_scatter = s->fn_ascatter = -1;
   L->step = P->nsteps;
   return P->nsteps++;
 }
@@ -1412,8 +1404,64 @@ static int step_scan(lower *L, const lacc_node *a, const aenv *env) {
 
 /* ---- permute: the defaults copied (in parallel), then the source scattered into them */
 
+/* Source elements p0 <= i < p1 combined into their targets: plainly (one thread), or
+ * with compare-and-swap loops on a one-scalar element (any number of threads). */
+static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int atomic) {
+  const lacc_node *ixf = a->kids[2], *xs = a->kids[3];
+  int *oext = slot_ext(L, out);
+  int *sx = shape_of(L, xs, env);
+  int i = var(L, S_I64);
+  k_for(L, i, 0, 1, 1);
+  L->key = i;
+  kindex k;
+  k.lin = i;
+  unravel(L, xs->rank, sx, i, k.ix);
+  const lacc_type *shape_t = type_shape(L->ctx, xs->rank);
+  if (shape_t == NULL) oom(L);
+  int *to = apply(L, ixf, NULL, env, &shape_t, k.ix);
+  int zero = k_int(L, S_I64, 0), minus1 = k_int(L, S_I64, -1);
+  int ignore = -1, ok = -1;
+  for (int d = 0; d < a->rank; d++) {
+    int ig = k_prim(L, P_EQ, to[d], minus1);
+    int in_d = k_prim(L, P_LAND, k_prim(L, P_GE, to[d], zero), k_prim(L, P_LT, to[d], oext[d]));
+    ignore = ignore < 0 ? ig : k_prim(L, P_LAND, ignore, ig);
+    ok = ok < 0 ? in_d : k_prim(L, P_LAND, ok, in_d);
+  }
+  if (ok >= 0) {
+    k_if(L, k_prim(L, P_LAND, k_prim(L, P_LNOT, ok, -1), k_prim(L, P_LNOT, ignore, -1)));
+    k_fail(L, add_check(L, CK_PERMUTE, "permute", a->where, 0), 0, NULL);
+    k_end(L);
+    k_if(L, ok);
+  }
+  int t = ravel(L, a->rank, oext, to);
+  if (!atomic) start_desc(L);
+  int *x = elem(L, xs, env, &k);
+  L->describe = 0;
+  const lacc_type *pt[2] = { a->type, a->type };
+  int nl = a->type->nleaves;
+  int *args = ints(L, 2 * nl);
+  memcpy(args, x, sizeof *args * (size_t)nl);
+  if (atomic) {
+    int b0 = L->P->slots[out].plan->leaf_buf[0];
+    emit(L, KO_LOOP);
+    int old = k_read(L, KO_ALOAD, out, b0, t);
+    args[nl] = k_cast(L, a->type->scalar, old);
+    int *nv = apply(L, a->kids[0], NULL, env, pt, args);
+    int done = k_cas(L, out, b0, t, old, nv[0]);
+    int again = k_prim(L, P_LNOT, done, -1);
+    emit(L, KO_BREAKIFNOT)->a = again;
+    k_end(L);
+  } else {
+    int *old = load_elem(L, out, t);
+    memcpy(args + nl, old, sizeof *args * (size_t)nl);
+    store_elem(L, out, t, apply(L, a->kids[0], NULL, env, pt, args));
+  }
+  if (ok >= 0) k_end(L);
+  k_end(L);
+}
+
 static int step_permute(lower *L, const lacc_node *a, const aenv *env) {
-  const lacc_node *def = a->kids[1], *ixf = a->kids[2], *xs = a->kids[3];
+  const lacc_node *def = a->kids[1], *xs = a->kids[3];
   int st = new_step(L, SK_PERMUTE, a, a->rank);
   int out = new_slot(L, SLOT_KERNEL, a->type, a->rank, out_plan(L, a->type));
   L->P->steps[st].out = out;
@@ -1445,57 +1493,11 @@ static int step_permute(lower *L, const lacc_node *a, const aenv *env) {
   k_end(L);
 
   L->P->steps[st].fn_scatter = new_fn(L, FN_SCATTER);
-  oext = slot_ext(L, out);
-  int *sx = shape_of(L, xs, env);
-  i = var(L, S_I64);
-  k_for(L, i, 0, 1, 1);
-  L->key = i;
-  k.lin = i;
-  unravel(L, xs->rank, sx, i, k.ix);
-  const lacc_type *shape_t = type_shape(L->ctx, xs->rank);
-  if (shape_t == NULL) oom(L);
-  int *to = apply(L, ixf, NULL, env, &shape_t, k.ix);
-  int zero = k_int(L, S_I64, 0), minus1 = k_int(L, S_I64, -1);
-  int ignore = -1, ok = -1;
-  for (int d = 0; d < a->rank; d++) {
-    int ig = k_prim(L, P_EQ, to[d], minus1);
-    int in_d = k_prim(L, P_LAND, k_prim(L, P_GE, to[d], zero), k_prim(L, P_LT, to[d], oext[d]));
-    ignore = ignore < 0 ? ig : k_prim(L, P_LAND, ignore, ig);
-    ok = ok < 0 ? in_d : k_prim(L, P_LAND, ok, in_d);
-  }
-  if (ok >= 0) {
-    k_if(L, k_prim(L, P_LAND, k_prim(L, P_LNOT, ok, -1), k_prim(L, P_LNOT, ignore, -1)));
-    k_fail(L, add_check(L, CK_PERMUTE, "permute", a->where, 0), 0, NULL);
-    k_end(L);
-    k_if(L, ok);
-  }
-  int t = ravel(L, a->rank, oext, to);
-  start_desc(L);
-  int *x = elem(L, xs, env, &k);
-  L->describe = 0;
-  const lacc_type *pt[2] = { a->type, a->type };
-  int nl = a->type->nleaves;
-  int *args = ints(L, 2 * nl);
-  memcpy(args, x, sizeof *args * (size_t)nl);
-  const layout_plan *plan = L->P->slots[out].plan;
+  scatter(L, a, env, out, 0);
   if (L->P->steps[st].atomic) {
-    /* one scalar per element: threads update targets with compare-and-swap loops */
-    int b0 = plan->leaf_buf[0];
-    emit(L, KO_LOOP);
-    int old = k_aload(L, out, b0, t);
-    args[nl] = k_cast(L, a->type->scalar, old);
-    int *nv = apply(L, a->kids[0], NULL, env, pt, args);
-    int done = k_cas(L, out, b0, t, old, nv[0]);
-    int again = k_prim(L, P_LNOT, done, -1);
-    emit(L, KO_BREAKIFNOT)->a = again;
-    k_end(L);
-  } else {
-    int *old = load_elem(L, out, t);
-    memcpy(args + nl, old, sizeof *args * (size_t)nl);
-    store_elem(L, out, t, apply(L, a->kids[0], NULL, env, pt, args));
+    L->P->steps[st].fn_ascatter = new_fn(L, FN_SCATTER);
+    scatter(L, a, env, out, 1);
   }
-  if (ok >= 0) k_end(L);
-  k_end(L);
   return out;
 }
 
