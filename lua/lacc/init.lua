@@ -225,6 +225,72 @@ function lacc.compute(xs)
   return acc("compute", xs.node)
 end
 
+-- foldSeg(f, z, xs, segs) / fold1Seg(f, xs, segs): the innermost dimension of xs cut
+-- into consecutive segments of the lengths in segs (rank 1, integers), each folded in
+-- order; the result's innermost dimension has one element per segment. A fold1Seg of an
+-- empty segment, or segments longer than the dimension, are index errors.
+local function fold_seg(name, f, z, xs, segs)
+  xs, segs = to_acc(xs, name), to_acc(segs, name)
+  if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
+  if segs.rank ~= 1 or not types.is_scalar[segs.t] or segs.t:match("^f") or segs.t == "bool" then
+    fail("%s: expected segment lengths as a rank-1 array of integers, got rank %d %s", name,
+         segs.rank, segs.t)
+  end
+  if type(f) ~= "function" then fail("%s: expected a function, got %s", name, type(f)) end
+  local zz = z ~= nil and exp.lift(z, xs.t, name) or nil
+  local offs = lacc.scanl(exp.add, 0, lacc.map(function(v) return v:cast("i64") end, segs))
+  local sh, r = lacc.shape(xs), xs.rank
+  local out = {}
+  for d = 1, r - 1 do out[d] = sh[d] end
+  out[r] = lacc.shape(segs)[1]
+  return lacc.generate(out, function(...)
+    local ix = { ... }
+    local s = ix[r]
+    local lo, hi = offs[s], offs[s + 1]
+    local function at(j)   -- 0-based element j of this row
+      local a = {}
+      for d = 1, r - 1 do a[d] = ix[d] end
+      a[r] = j + 1
+      return xs:at(unpack(a, 1, r))
+    end
+    local start, j0 = zz, lo
+    if not zz then
+      -- an empty segment has no first element: index -1, an error
+      j0 = lacc.cond(lacc.lt(lo, hi), lo, exp.lift(-2, "i64", name))
+      start = at(j0)
+      j0 = j0 + 1
+    end
+    local res = lacc.while_(function(st) return lacc.lt(st[1], hi) end,
+      function(st) return lacc.tuple(st[1] + 1, f(st[2], at(st[1]))) end,
+      lacc.tuple(j0, start))
+    return res[2]
+  end)
+end
+function lacc.foldSeg(f, z, xs, segs) return fold_seg("foldSeg", f, z, xs, segs) end
+function lacc.fold1Seg(f, xs, segs) return fold_seg("fold1Seg", f, nil, xs, segs) end
+
+-- filter(p, xs) -> the elements of xs (flattened, in order) for which p holds, and their
+-- count (rank 0): a scan of the kept flags gives each kept element its place, a permute
+-- puts it there.
+function lacc.filter(p, xs)
+  xs = to_acc(xs, "filter")
+  if type(p) ~= "function" then fail("filter: expected a function, got %s", type(p)) end
+  local flat = lacc.flatten(xs)
+  local keep = lacc.map(p, flat)
+  if keep.t ~= "bool" then fail("filter: the predicate must return bool, got %s", keep.t) end
+  local places = lacc.scanl(exp.add, 0, lacc.map(function(k)
+    return lacc.cond(k, exp.lift(1, "i64", "filter"), exp.lift(0, "i64", "filter"))
+  end, keep))
+  local n = lacc.size(flat)
+  local count = lacc.generate({}, function() return places[n + 1] end)
+  local m = count:at()
+  local defaults = lacc.backpermute({ m }, function() return 1 end, flat)
+  local values = lacc.permute(function(new) return new end, defaults, function(i)
+    return lacc.cond(keep[i], places[i] + 1, lacc.ignore)
+  end, flat)
+  return values, count
+end
+
 function lacc.flatten(xs)
   xs = to_acc(xs, "flatten")
   if xs.rank == 1 then return xs end
@@ -601,7 +667,7 @@ end
 -- ---- methods: xs:map(f) == lacc.map(f, xs)
 
 for _, name in ipairs { "map", "imap", "fold", "fold1", "sum", "product", "maximum", "minimum",
-                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_", "and_", "or_", "compute",
+                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_", "and_", "or_", "compute", "filter",
                         "backpermute", "reshape", "replicate", "transpose", "reverse", "rotate",
                         "flatten", "unzip" } do
   amethods[name] = function(self, ...)
