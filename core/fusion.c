@@ -22,7 +22,8 @@ typedef struct fenv {
 } fenv;
 
 static int is_producer(node_kind k) {
-  return k == K_GENERATE || k == K_MAP || k == K_BACKPERMUTE || k == K_RESHAPE || k == K_UNIT;
+  return k == K_GENERATE || k == K_MAP || k == K_BACKPERMUTE || k == K_RESHAPE || k == K_UNIT ||
+         k == K_APPEND || k == K_INTERLEAVE;
 }
 
 static int add_uses(int a, int b) { return a + b > MANY ? MANY : a + b; }

@@ -15,7 +15,8 @@ static const char *const kind_names[K_NKINDS] = {
   "const", "var", "prim", "tuple", "prj", "cast", "cond", "index", "shape", "size",
   "iterate", "while", "con", "case", "lam",
   "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
-  "scanl", "scanl1", "scanr", "scanr1", "compute", "permute", "param",
+  "scanl", "scanl1", "scanr", "scanr1", "compute", "permute",
+  "append", "interleave", "param",
   "let", "var", "let", "avar", "results"
 };
 
@@ -578,6 +579,24 @@ static lacc_node *build_permute(lacc_ctx *ctx, int nargs, lacc_node *const *args
   return node_new(ctx, K_PERMUTE, def->type, def->rank, 4, args, w);
 }
 
+/* append(xs, ys), interleave(xs, ys): arrays of one type and rank (1 or more); the outer
+ * dimensions intersect; the innermost has n1 + n2, or 2 min(n1, n2), elements. */
+static lacc_node *build_push(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                             const char *w) {
+  const char *op = kind_names[k];
+  if (expect_arity(ctx, op, 2, nargs, w) != LACC_OK ||
+      expect_level(ctx, op, 0, args[0], L_ACC, w) != LACC_OK ||
+      expect_level(ctx, op, 1, args[1], L_ACC, w) != LACC_OK ||
+      expect_type(ctx, op, "second array's element", args[0]->type, args[1]->type, w) != LACC_OK)
+    return NULL;
+  if (args[0]->rank != args[1]->rank || args[0]->rank < 1) {
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: arrays of one rank, 1 or more, expected, got ranks %d and %d (at %s)",
+              op, args[0]->rank, args[1]->rank, place(w));
+    return NULL;
+  }
+  return node_new(ctx, k, args[0]->type, args[0]->rank, 2, args, w);
+}
+
 static lacc_node *build_reshape(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
   int rank;
   if (expect_arity(ctx, "reshape", 2, nargs, w) != LACC_OK ||
@@ -602,6 +621,8 @@ lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
   if (strcmp(op, "reshape") == 0) return build_reshape(ctx, nargs, args, where);
   if (strcmp(op, "compute") == 0) return build_compute(ctx, nargs, args, where);
   if (strcmp(op, "permute") == 0) return build_permute(ctx, nargs, args, where);
+  if (strcmp(op, "append") == 0) return build_push(ctx, K_APPEND, nargs, args, where);
+  if (strcmp(op, "interleave") == 0) return build_push(ctx, K_INTERLEAVE, nargs, args, where);
   ctx_error(ctx, LACC_ERR_ARG, "unknown array operation '%s' (at %s)", op, place(where));
   return NULL;
 }

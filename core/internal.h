@@ -159,6 +159,7 @@ typedef enum {
   K_SCANL, K_SCANL1, K_SCANR, K_SCANR1,   /* along the innermost dimension */
   K_COMPUTE,                   /* its argument, materialised (fusion stops here) */
   K_PERMUTE,                   /* combine, defaults, index function, source */
+  K_APPEND, K_INTERLEAVE,      /* push arrays along the innermost dimension */
   K_PARAM,                     /* an argument of a compiled program (field: its index) */
   /* only in the closed AST */
   K_ELET, K_EVAR, K_ALET, K_AVAR, K_RESULTS,

@@ -460,6 +460,36 @@ done:
   return finish(I, xs, r);
 }
 
+/* append / interleave along the innermost dimension, outer dimensions intersected. */
+static lacc_array *eval_push(interp *I, const lacc_node *a) {
+  lacc_array *xs = eval_acc(I, a->kids[0]);
+  if (xs == NULL) return NULL;
+  lacc_array *ys = eval_acc(I, a->kids[1]), *r = NULL;
+  if (ys == NULL) goto done;
+  int r0 = a->rank - 1;
+  int64_t n1 = xs->extent[r0], n2 = ys->extent[r0], ext[LACC_MAX_RANK];
+  for (int d = 0; d < r0; d++) ext[d] = xs->extent[d] < ys->extent[d] ? xs->extent[d] : ys->extent[d];
+  int append = a->kind == K_APPEND;
+  ext[r0] = append ? n1 + n2 : 2 * (n1 < n2 ? n1 : n2);
+  r = new_array(I, a, ext);
+  if (r == NULL) goto done;
+  size_t sp = I->sp;
+  lacc_val *v = scratch(I, a->type->nleaves), *ix = scratch(I, a->rank);
+  for (int64_t i = 0; v != NULL && ix != NULL && i < r->size; i++) {
+    unravel(a->rank, ext, i, ix);
+    int64_t j = ix[r0].i;
+    int first = append ? j < n1 : j % 2 == 0;
+    const lacc_array *src = first ? xs : ys;
+    ix[r0].i = append ? (first ? j : j - n1) : j / 2;
+    load(src, ravel(src->rank, src->extent, ix), v);
+    store(r, i, v);
+  }
+  I->sp = sp;
+done:
+  lacc_array_release(ys);
+  return finish(I, xs, r);
+}
+
 static lacc_array *eval_backpermute(interp *I, const lacc_node *a) {
   lacc_array *xs = eval_acc(I, a->kids[2]);
   if (xs == NULL) return NULL;
@@ -572,6 +602,7 @@ static lacc_array *eval_acc(interp *I, const lacc_node *a) {
   case K_SCANL: case K_SCANL1: case K_SCANR: case K_SCANR1: return eval_scan(I, a);
   case K_COMPUTE: return eval_acc(I, a->kids[0]);
   case K_PERMUTE: return eval_permute(I, a);
+  case K_APPEND: case K_INTERLEAVE: return eval_push(I, a);
   case K_BACKPERMUTE: return eval_backpermute(I, a);
   case K_RESHAPE: return eval_reshape(I, a);
   default:

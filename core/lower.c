@@ -886,6 +886,14 @@ static int *shape_of(lower *L, const lacc_node *t, const aenv *env) {
   case K_ALET: ext = shape_of(L, t->kids[1], bind_let(L, t->kids[0], env)); break;
   case K_UNIT: ext = ints(L, 0); break;
   case K_COMPUTE: ext = shape_of(L, t->kids[0], env); break;
+  case K_APPEND: case K_INTERLEAVE: {
+    int *e1 = shape_of(L, t->kids[0], env), *e2 = shape_of(L, t->kids[1], env), r = t->rank;
+    ext = ints(L, r);
+    for (int d = 0; d < r; d++) ext[d] = k_prim(L, P_MIN, e1[d], e2[d]);
+    ext[r - 1] = t->kind == K_APPEND ? k_prim(L, P_ADD, e1[r - 1], e2[r - 1])
+                                     : k_prim(L, P_MUL, ext[r - 1], k_int(L, S_I64, 2));
+    break;
+  }
   case K_GENERATE: case K_BACKPERMUTE: ext = shape_exp(L, t, env); break;
   case K_RESHAPE: {
     ext = shape_exp(L, t, env);
@@ -928,8 +936,41 @@ static int *elem(lower *L, const lacc_node *t, const aenv *env, const kindex *ix
   return v;
 }
 
+/* Element ix of a part of a push array, with j in its innermost dimension. */
+static int *part_elem(lower *L, const lacc_node *part, const aenv *env, const kindex *ix, int r,
+                      int j) {
+  kindex k = *ix;
+  k.ix[r - 1] = j;
+  k.lin = ravel(L, r, shape_of(L, part, env), k.ix);
+  return elem(L, part, env, &k);
+}
+
+/* Pulling one element of an append or interleave: a test on the index picks the part. */
+static int *push_pull(lower *L, const lacc_node *t, const aenv *env, const kindex *ix) {
+  int r = t->rank, j = ix->ix[r - 1];
+  int n1 = shape_of(L, t->kids[0], env)[r - 1];
+  int first, jx, jy;
+  if (t->kind == K_APPEND) {
+    first = k_prim(L, P_LT, j, n1);
+    jx = j;
+    jy = k_prim(L, P_SUB, j, n1);
+  } else {
+    int two = k_int(L, S_I64, 2);
+    first = k_prim(L, P_EQ, k_prim(L, P_MOD, j, two), k_int(L, S_I64, 0));
+    jx = jy = k_prim(L, P_IDIV, j, two);
+  }
+  int *v = fresh(L, t->type);
+  k_if(L, first);
+  assign(L, t->type, v, part_elem(L, t->kids[0], env, ix, r, jx));
+  k_else(L);
+  assign(L, t->type, v, part_elem(L, t->kids[1], env, ix, r, jy));
+  k_end(L);
+  return v;
+}
+
 static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kindex *ix) {
   switch (t->kind) {
+  case K_APPEND: case K_INTERLEAVE: return push_pull(L, t, env, ix);
   case K_AVAR: {
     const aenv *e = a_lookup(env, t->field);
     return e->slot >= 0 ? load_elem(L, e->slot, ix->lin) : elem(L, e->node, e->env, ix);
@@ -1402,6 +1443,91 @@ static int step_scan(lower *L, const lacc_node *a, const aenv *env) {
   return S->out;
 }
 
+/* ---- push arrays materialised: one loop per part, no per-element test (seed 001) */
+
+typedef struct {
+  int out, o, m;             /* output slot, row, row length */
+  int lo, hi;                /* the part of the row this call writes */
+  kindex row;                /* outer indices of the row */
+  int r;
+} pusher;
+
+/* ceil(x / s) for s > 0, with the floor division of idiv. */
+static int ceil_div(lower *L, int x, int s) {
+  int zero = k_int(L, S_I64, 0);
+  return k_prim(L, P_SUB, zero, k_prim(L, P_IDIV, k_prim(L, P_SUB, zero, x), s));
+}
+
+/* Writes the elements j < limit of term t at row positions base + stride j that fall in
+ * [lo, hi): pushing through nested appends and interleaves, pulling anything else. */
+static void push_apply(lower *L, const pusher *P, const lacc_node *t, const aenv *env, int base,
+                       int stride, int limit) {
+  int r = P->r;
+  if ((t->kind == K_APPEND || t->kind == K_INTERLEAVE) && t->slot == 0) {
+    const lacc_node *xs = t->kids[0], *ys = t->kids[1];
+    int n1 = shape_of(L, xs, env)[r - 1], n2 = shape_of(L, ys, env)[r - 1];
+    if (t->kind == K_APPEND) {
+      /* an append within limit: the first part, then what of the second fits */
+      push_apply(L, P, xs, env, base, stride, k_prim(L, P_MIN, n1, limit));
+      int rest = k_prim(L, P_MAX, k_prim(L, P_SUB, limit, n1), k_int(L, S_I64, 0));
+      push_apply(L, P, ys, env, k_prim(L, P_ADD, base, k_prim(L, P_MUL, stride, n1)), stride,
+                 k_prim(L, P_MIN, n2, rest));
+    } else {
+      int two = k_int(L, S_I64, 2);
+      int pairs = k_prim(L, P_MIN, n1, n2);
+      int wide = k_prim(L, P_MUL, stride, two);
+      push_apply(L, P, xs, env, base, wide, k_prim(L, P_MIN, pairs, ceil_div(L, limit, two)));
+      push_apply(L, P, ys, env, k_prim(L, P_ADD, base, stride), wide,
+                 k_prim(L, P_MIN, pairs, k_prim(L, P_IDIV, limit, two)));
+    }
+    return;
+  }
+  int n = k_prim(L, P_MIN, shape_of(L, t, env)[r - 1], limit);
+  int zero = k_int(L, S_I64, 0);
+  int jlo = k_prim(L, P_MAX, ceil_div(L, k_prim(L, P_SUB, P->lo, base), stride), zero);
+  int jhi = k_prim(L, P_MIN, ceil_div(L, k_prim(L, P_SUB, P->hi, base), stride), n);
+  int j = var(L, S_I64);
+  k_for(L, j, jlo, jhi, 1);
+  int pos = k_prim(L, P_ADD, base, k_prim(L, P_MUL, stride, j));
+  int *v = part_elem(L, t, env, &P->row, r, j);
+  store_elem(L, P->out, k_prim(L, P_ADD, k_prim(L, P_MUL, P->o, P->m), pos), v);
+  k_end(L);
+}
+
+static int step_push(lower *L, const lacc_node *t, const aenv *env) {
+  int r = t->rank;
+  int st = new_step(L, SK_MAP, t, r);
+  int out = new_slot(L, SLOT_KERNEL, t->type, r, out_plan(L, t->type));
+  L->P->steps[st].out = out;
+  L->P->steps[st].fn_shape = new_fn(L, FN_SHAPE);
+  int *ext = shape_of(L, t, env);
+  for (int d = 0; d < r; d++) {
+    kinst *in = emit(L, KO_OUT);
+    in->a = ext[d];
+    in->imm.i = d;
+  }
+  /* elements p0 <= i < p1 of the output: the rows they touch, each clipped */
+  L->P->steps[st].fn_body = new_fn(L, FN_BODY);
+  int *oext = slot_ext(L, out);
+  pusher P = { .out = out, .r = r, .m = oext[r - 1] };
+  int zero = k_int(L, S_I64, 0);
+  k_if(L, k_prim(L, P_GT, P.m, zero));
+  int o = var(L, S_I64);
+  k_for(L, o, k_prim(L, P_IDIV, 0, P.m), ceil_div(L, 1, P.m), 1);
+  L->key = k_prim(L, P_MUL, o, P.m);
+  P.o = o;
+  int start = k_prim(L, P_MUL, o, P.m);
+  P.lo = k_prim(L, P_MAX, k_prim(L, P_SUB, 0, start), zero);
+  P.hi = k_prim(L, P_MIN, k_prim(L, P_SUB, 1, start), P.m);
+  unravel(L, r - 1, oext, o, P.row.ix);
+  start_desc(L);
+  push_apply(L, &P, t, env, zero, k_int(L, S_I64, 1), P.m);
+  L->describe = 0;
+  k_end(L);
+  k_end(L);
+  return out;
+}
+
 /* ---- permute: the defaults copied (in parallel), then the source scattered into them */
 
 /* Source elements p0 <= i < p1 combined into their targets: plainly (one thread), or
@@ -1547,6 +1673,7 @@ static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delaye
   int s = t->kind == K_FOLD || t->kind == K_FOLD1 ? step_fold(L, t, env)
         : is_scan(t->kind)                         ? step_scan(L, t, env)
         : t->kind == K_PERMUTE                     ? step_permute(L, t, env)
+        : t->kind == K_APPEND || t->kind == K_INTERLEAVE ? step_push(L, t, env)
                                                    : step_map(L, t, env);
   t->slot = s + 1;
   return s;

@@ -291,6 +291,30 @@ function lacc.filter(p, xs)
   return values, count
 end
 
+-- Push arrays (seed 001): append(xs, ys) (also xs .. ys), interleave(xs, ys) and
+-- concat{...} along the innermost dimension, outer dimensions intersected. Pulled by a
+-- consumer, an element is a test on its index; materialised, each part is written by a
+-- loop of its own.
+local function push(name)
+  return function(xs, ys)
+    xs, ys = to_acc(xs, name), to_acc(ys, name)
+    return acc(name, xs.node, ys.node)
+  end
+end
+lacc.append, lacc.interleave = push("append"), push("interleave")
+
+function lacc.concat(list)
+  if type(list) ~= "table" or getmetatable(list) ~= nil or #list == 0 then
+    fail("concat: expected a non-empty table of arrays")
+  end
+  local function build(lo, hi)
+    if lo == hi then return to_acc(list[lo], "concat") end
+    local mid = math.floor((lo + hi) / 2)
+    return lacc.append(build(lo, mid), build(mid + 1, hi))
+  end
+  return build(1, #list)
+end
+
 function lacc.flatten(xs)
   xs = to_acc(xs, "flatten")
   if xs.rank == 1 then return xs end
@@ -695,6 +719,7 @@ A.__index = function(xs, k)
   return amethods[k]
 end
 A.__tostring = function(xs) return ("lacc.acc<%s, rank %d>"):format(xs.t, xs.rank) end
+A.__concat = function(a, b) return lacc.append(a, b) end
 
 -- Host arrays answer to their own methods and to those of array programs.
 local hmeta = core.array_metatable()
@@ -709,7 +734,7 @@ hmeta.__newindex = function(a, k, v)
 end
 hmeta.__len = function(a) return core.array_size(a) end
 hmeta.__tostring = array.tostring
-hmeta.__concat = function() fail("append (..) arrives with the combinator issue") end
+hmeta.__concat = function(a, b) return lacc.append(a, b) end
 hmeta.__close = function(a) core.array_free(a) end
 hmeta.__name = "lacc.array"
 
