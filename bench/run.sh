@@ -6,7 +6,7 @@
 # See bench/README.md. Environment:
 #   BENCH_SCALE      problem size factor (default 1: 20M, 20M, 10M options, 1024x1024)
 #   BENCH_ONLY       benchmarks to run (default "dotp saxpy blackscholes mandelbrot scan
-#                    histogram tags overhead")
+#                    histogram blur tags overhead")
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
@@ -26,7 +26,7 @@ LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 SCALE=${BENCH_SCALE:-1}
-ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram tags overhead}
+ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur tags overhead}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
@@ -52,13 +52,14 @@ N_BS=$(size 10000000 1000)
 N_TAGS=$(size 10000000 1000)
 N_SCAN=$(size 50000000 1000)
 N_HIST=$(size 20000000 1000)
+W_BLUR=$(awk -v s="$SCALE" 'BEGIN { w = int(4096 * sqrt(s) + 0.5); if (w < 16) w = 16; print w }')
 W_MANDEL=$(awk -v s="$SCALE" 'BEGIN { w = int(1024 * sqrt(s) + 0.5); if (w < 16) w = 16; print w }')
 
 note() { printf '%s\n' "$*" >&2; }
 
 # ---- build the C baselines and the Lua 5.4 wall clock
 CFLAGS_BENCH=${BENCH_CFLAGS:--O3 -march=native -fopenmp}
-for b in dotp saxpy blackscholes mandelbrot scan histogram; do
+for b in dotp saxpy blackscholes mandelbrot scan histogram blur; do
   if ! $CC $CFLAGS_BENCH -o "$OUT/$b" "bench/c/$b.c" -lm 2> "$LOGS/cc_$b.err"; then
     note "bench: building bench/c/$b.c failed (see $LOGS/cc_$b.err)"
     rm -f "$OUT/$b"
@@ -188,6 +189,7 @@ for bench in $ONLY; do
     mandelbrot) run_bench mandelbrot "$W_MANDEL" ;;
     scan) run_bench scan "$N_SCAN" ;;
     histogram) run_bench histogram "$N_HIST" ;;
+    blur) run_bench blur "$W_BLUR" ;;
     tags) run_tags ;;
     overhead) run_overhead ;;
     *) note "bench: unknown benchmark '$bench'" ;;
@@ -203,6 +205,7 @@ describe() {
     mandelbrot) echo "Mandelbrot, ${W_MANDEL}x${W_MANDEL} f32, max 255 iterations: i32 counts" ;;
     scan) echo "inclusive prefix sum, $N_SCAN i32: scanl1 (+)" ;;
     histogram) echo "histogram, $N_HIST i32 values into 1024 bins: permute (+)" ;;
+    blur) echo "3x3 box blur, ${W_BLUR}x${W_BLUR} f32, clamped edges: stencil" ;;
     tags) echo "tag encodings, $N_TAGS pairs of a 3-constructor sum: sum of area a - area b (match)" ;;
     overhead) echo "fixed costs of one-kernel programs on 1 element (times in ms)" ;;
   esac

@@ -315,6 +315,108 @@ function lacc.concat(list)
   return build(1, #list)
 end
 
+-- stencil(f, boundary, xs [, window]) and stencil2(f, b1, xs, b2, ys [, window]): for
+-- each element, f gets its neighbourhood (odd window sizes 3 to 9 per dimension, default
+-- 3) as separate arguments in row-major order, the centre in the middle; neighbours
+-- outside the array come from the boundary: "clamp" (the nearest element), "mirror"
+-- (reflected, the edge not repeated), "wrap" (periodic) or lacc.constant(v).
+local function check_window(what, window, rank)
+  local w = {}
+  for d = 1, rank do
+    local k = window == nil and 3 or (type(window) == "number" and window or window[d])
+    if type(k) ~= "number" or k % 2 ~= 1 or k < 3 or k > 9 then
+      fail("%s: window sizes must be odd, 3 to 9 (dimension %d: %s)", what, d, tostring(k))
+    end
+    w[d] = k
+  end
+  return w
+end
+
+local function check_boundary(what, b, t)
+  if b == "clamp" or b == "mirror" or b == "wrap" then return b end
+  if exp.is_exp(b) then
+    if b.t ~= t then fail("%s: a constant boundary of type %s for elements of %s", what, b.t, t) end
+    return b
+  end
+  if type(b) == "number" then return exp.lift(b, t, what) end
+  fail("%s: boundary must be \"clamp\", \"mirror\", \"wrap\" or lacc.constant(v), got %s",
+       what, tostring(b))
+end
+
+-- The neighbourhood of the element at 1-based ix, in row-major window order.
+local function neighbours(xs, sh, b, w, ix, out)
+  local rank = #w
+  local one = exp.lift(1, "i64", "stencil")
+  local function fetch(idx)
+    local at, inside = {}, nil
+    for d = 1, rank do
+      local k, n = idx[d], sh[d]
+      if b == "clamp" then
+        k = lacc.min(lacc.max(k, one), n)
+      elseif b == "mirror" then
+        k = lacc.cond(lacc.lt(k, one), 2 - k, lacc.cond(lacc.gt(k, n), 2 * n - k, k))
+        k = lacc.min(lacc.max(k, one), n)
+      elseif b == "wrap" then
+        k = lacc.imod(k - 1, n) + 1
+      else
+        local ok = lacc.land(lacc.ge(k, one), lacc.le(k, n))
+        inside = inside and lacc.land(inside, ok) or ok
+        k = lacc.min(lacc.max(k, one), n)
+      end
+      at[d] = k
+    end
+    local v = xs:at(unpack(at, 1, rank))
+    if inside then v = lacc.cond(inside, v, b) end
+    return v
+  end
+  local idx = {}
+  local function walk(d)
+    if d > rank then
+      out[#out + 1] = fetch(idx)
+      return
+    end
+    local h = (w[d] - 1) / 2
+    for off = -h, h do
+      idx[d] = ix[d] + off
+      walk(d + 1)
+    end
+  end
+  walk(1)
+end
+
+function lacc.stencil(f, boundary, xs, window)
+  xs = to_acc(xs, "stencil")
+  if type(f) ~= "function" then fail("stencil: expected a function, got %s", type(f)) end
+  if xs.rank < 1 or xs.rank > 3 then fail("stencil: expected an array of rank 1 to 3, got rank %d", xs.rank) end
+  local w = check_window("stencil", window, xs.rank)
+  local b = check_boundary("stencil", boundary, xs.t)
+  local sh = lacc.shape(xs)
+  return lacc.generate(sh, function(...)
+    local args = {}
+    neighbours(xs, sh, b, w, { ... }, args)
+    return f(unpack(args, 1, #args))
+  end)
+end
+
+function lacc.stencil2(f, b1, xs, b2, ys, window)
+  xs, ys = to_acc(xs, "stencil2"), to_acc(ys, "stencil2")
+  if type(f) ~= "function" then fail("stencil2: expected a function, got %s", type(f)) end
+  if xs.rank ~= ys.rank or xs.rank < 1 or xs.rank > 3 then
+    fail("stencil2: expected two arrays of one rank, 1 to 3, got ranks %d and %d", xs.rank, ys.rank)
+  end
+  local w = check_window("stencil2", window, xs.rank)
+  b1, b2 = check_boundary("stencil2", b1, xs.t), check_boundary("stencil2", b2, ys.t)
+  local s1, s2 = lacc.shape(xs), lacc.shape(ys)
+  local sh = {}
+  for d = 1, xs.rank do sh[d] = lacc.min(s1[d], s2[d]) end
+  return lacc.generate(sh, function(...)
+    local args = {}
+    neighbours(xs, s1, b1, w, { ... }, args)
+    neighbours(ys, s2, b2, w, { ... }, args)
+    return f(unpack(args, 1, #args))
+  end)
+end
+
 function lacc.flatten(xs)
   xs = to_acc(xs, "flatten")
   if xs.rank == 1 then return xs end
