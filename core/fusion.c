@@ -46,6 +46,8 @@ static int count_acc(const lacc_node *t, int idx) {
   int n = 0;
   int repeated = t->kind == K_FOLD || t->kind == K_FOLD1 || is_scan(t->kind) ||
                  t->kind == K_PERMUTE;
+  /* a stencil reads each element of its array several times */
+  if (t->kind == K_STENCIL && count_acc(t->kids[1], idx) > 0) return MANY;
   for (int i = 0; i < t->nkids; i++) {
     const lacc_node *k = t->kids[i];
     if (node_level_of(k->kind) == L_ACC) n = add_uses(n, count_acc(k, idx));
@@ -128,6 +130,14 @@ static void mark(lacc_node *t, const fenv *env, int fuse, int top) {
     if (is_producer(e->kind)) e->manifest = !fuse || (uses > 1 && !end_cheap(b, env));
     fenv inner = { end_manifest(b, env), env };
     mark(t->kids[1], &inner, fuse, top);
+    return;
+  }
+  case K_STENCIL: {
+    /* its array is read once per neighbour: materialised unless a cheap index transform */
+    mark_kids(t, env, fuse);
+    lacc_node *x = end_of(t->kids[1]);
+    if (is_producer(x->kind) && !end_cheap(t->kids[1], env)) x->manifest = 1;
+    t->manifest = 1;
     return;
   }
   default: break;

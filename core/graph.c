@@ -16,7 +16,7 @@ static const char *const kind_names[K_NKINDS] = {
   "iterate", "while", "con", "case", "lam",
   "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
   "scanl", "scanl1", "scanr", "scanr1", "compute", "permute",
-  "append", "interleave", "param",
+  "append", "interleave", "stencil", "param",
   "let", "var", "let", "avar", "results"
 };
 
@@ -597,6 +597,53 @@ static lacc_node *build_push(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *c
   return node_new(ctx, k, args[0]->type, args[0]->rank, 2, args, w);
 }
 
+/* stencil(f, xs, spec [, c]): spec an i64 constant (boundary, window sizes); f takes one
+ * tuple of the window's elements in row-major order; c the constant boundary's value. */
+static lacc_node *build_stencil(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  if (nargs < 3 || nargs > 4) {
+    ctx_error(ctx, LACC_ERR_ARG, "stencil: expected 3 or 4 arguments, got %d (at %s)", nargs, place(w));
+    return NULL;
+  }
+  if (expect_level(ctx, "stencil", 1, args[1], L_ACC, w) != LACC_OK) return NULL;
+  const lacc_node *xs = args[1], *spec = args[2];
+  if (spec->kind != K_CONST || xs->rank < 1 || xs->rank > 3) {
+    ctx_error(ctx, LACC_ERR_ARG, "stencil: expected a window spec and an array of rank 1 to 3 (at %s)",
+              place(w));
+    return NULL;
+  }
+  int s = (int)spec->cval.i, count = 1;
+  boundary_kind b = stencil_boundary(s);
+  for (int d = 0; d < xs->rank; d++) {
+    int k = stencil_window(s, d);
+    if (k < 3 || k > 9 || k % 2 == 0) {
+      ctx_error(ctx, LACC_ERR_ARG, "stencil: window sizes must be odd, 3 to 9 (at %s)", place(w));
+      return NULL;
+    }
+    count *= k;
+  }
+  if (b > B_CONSTANT || (b == B_CONSTANT) != (nargs == 4)) {
+    ctx_error(ctx, LACC_ERR_ARG, "stencil: a bad boundary (at %s)", place(w));
+    return NULL;
+  }
+  if (b == B_CONSTANT && (expect_level(ctx, "stencil", 3, args[3], L_EXP, w) != LACC_OK ||
+                          expect_type(ctx, "stencil", "boundary value", xs->type, args[3]->type, w)))
+    return NULL;
+  if (expect_level(ctx, "stencil", 0, args[0], L_LAM, w) != LACC_OK) return NULL;
+  const lacc_node *f = args[0];
+  const lacc_type *pt = f->nparams == 1 ? f->kids[0]->type : NULL;
+  int ok = pt != NULL && pt->kind == T_TUPLE && pt->n == count;
+  for (int i = 0; ok && i < count; i++) ok = pt->fields[i] == xs->type;
+  if (!ok) {
+    ctx_error(ctx, LACC_ERR_TYPE, "stencil: expected a function of a %d-element window of %s (at %s)",
+              count, xs->type->sig, place(w));
+    return NULL;
+  }
+  lacc_node *kids[3] = { args[0], args[1], nargs == 4 ? args[3] : NULL };
+  lacc_node *n = node_new(ctx, K_STENCIL, f->type, xs->rank, nargs == 4 ? 3 : 2, kids, w);
+  if (n != NULL) n->field = s;
+  return n;
+}
+
 static lacc_node *build_reshape(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
   int rank;
   if (expect_arity(ctx, "reshape", 2, nargs, w) != LACC_OK ||
@@ -622,6 +669,7 @@ lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
   if (strcmp(op, "compute") == 0) return build_compute(ctx, nargs, args, where);
   if (strcmp(op, "permute") == 0) return build_permute(ctx, nargs, args, where);
   if (strcmp(op, "append") == 0) return build_push(ctx, K_APPEND, nargs, args, where);
+  if (strcmp(op, "stencil") == 0) return build_stencil(ctx, nargs, args, where);
   if (strcmp(op, "interleave") == 0) return build_push(ctx, K_INTERLEAVE, nargs, args, where);
   ctx_error(ctx, LACC_ERR_ARG, "unknown array operation '%s' (at %s)", op, place(where));
   return NULL;

@@ -160,6 +160,7 @@ typedef enum {
   K_COMPUTE,                   /* its argument, materialised (fusion stops here) */
   K_PERMUTE,                   /* combine, defaults, index function, source */
   K_APPEND, K_INTERLEAVE,      /* push arrays along the innermost dimension */
+  K_STENCIL,                   /* f, xs [, constant]; field: stencil_spec */
   K_PARAM,                     /* an argument of a compiled program (field: its index) */
   /* only in the closed AST */
   K_ELET, K_EVAR, K_ALET, K_AVAR, K_RESULTS,
@@ -208,6 +209,11 @@ struct lacc_node {
 
 node_level node_level_of(node_kind k);
 int is_scan(node_kind k);
+/* K_STENCIL's field: the boundary (low 4 bits) and the window size of dimension d in
+ * bits 4 + 4d. */
+typedef enum { B_CLAMP, B_MIRROR, B_WRAP, B_CONSTANT } boundary_kind;
+static inline boundary_kind stencil_boundary(int spec) { return (boundary_kind)(spec & 15); }
+static inline int stencil_window(int spec, int d) { return (spec >> (4 + 4 * d)) & 15; }
 int scan_right(node_kind k);     /* scanr, scanr1: from the end; f(x, acc) */
 int scan_with_z(node_kind k);    /* scanl, scanr: start value, one more element */
 

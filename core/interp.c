@@ -490,6 +490,57 @@ done:
   return finish(I, xs, r);
 }
 
+/* Index k of a dimension of n elements under a boundary; -1: outside (constant). */
+static int64_t bound_index(boundary_kind b, int64_t k, int64_t n) {
+  if (k >= 0 && k < n) return k;
+  switch (b) {
+  case B_CLAMP: return k < 0 ? 0 : n - 1;
+  case B_WRAP: return ((k % n) + n) % n;
+  case B_MIRROR: {
+    int64_t m = k < 0 ? -k : 2 * n - 2 - k;
+    return m < 0 ? 0 : m >= n ? n - 1 : m;
+  }
+  default: return -1;
+  }
+}
+
+/* Each element's window (row-major, through the boundary) as one tuple to f. */
+static lacc_array *eval_stencil(interp *I, const lacc_node *a) {
+  lacc_array *xs = eval_acc(I, a->kids[1]), *r = NULL;
+  if (xs == NULL) return NULL;
+  r = new_array(I, a, xs->extent);
+  if (r == NULL) goto done;
+  int rank = a->rank, spec = a->field, w[3] = { 1, 1, 1 }, count = 1;
+  for (int d = 0; d < rank; d++) count *= (w[d] = stencil_window(spec, d));
+  boundary_kind b = stencil_boundary(spec);
+  int nl = xs->type->nleaves;
+  size_t sp = I->sp;
+  lacc_val *win = scratch(I, count * nl), *out = scratch(I, a->type->nleaves);
+  lacc_val *cv = scratch(I, nl), *ix = scratch(I, rank), *at = scratch(I, rank);
+  if (win != NULL && cv != NULL && b == B_CONSTANT && eval(I, a->kids[2], cv) != LACC_OK) win = NULL;
+  const lacc_type *pt = a->kids[0]->kids[0]->type;
+  for (int64_t i = 0; win != NULL && out != NULL && ix != NULL && at != NULL && i < r->size; i++) {
+    unravel(rank, xs->extent, i, ix);
+    for (int c = 0; c < count; c++) {
+      int rest = c, inside = 1;
+      for (int d = rank - 1; d >= 0; d--) {
+        int off = rest % w[d] - (w[d] - 1) / 2;
+        rest /= w[d];
+        int64_t k = bound_index(b, ix[d].i + off, xs->extent[d]);
+        inside = inside && k >= 0;
+        at[d].i = k;
+      }
+      if (inside) load(xs, ravel(rank, xs->extent, at), win + c * nl);
+      else memcpy(win + c * nl, cv, sizeof *cv * (size_t)nl);
+    }
+    if (apply_fn(I, a->kids[0], &pt, win, out) != LACC_OK) break;
+    store(r, i, out);
+  }
+  I->sp = sp;
+done:
+  return finish(I, xs, r);
+}
+
 static lacc_array *eval_backpermute(interp *I, const lacc_node *a) {
   lacc_array *xs = eval_acc(I, a->kids[2]);
   if (xs == NULL) return NULL;
@@ -603,6 +654,7 @@ static lacc_array *eval_acc(interp *I, const lacc_node *a) {
   case K_COMPUTE: return eval_acc(I, a->kids[0]);
   case K_PERMUTE: return eval_permute(I, a);
   case K_APPEND: case K_INTERLEAVE: return eval_push(I, a);
+  case K_STENCIL: return eval_stencil(I, a);
   case K_BACKPERMUTE: return eval_backpermute(I, a);
   case K_RESHAPE: return eval_reshape(I, a);
   default:

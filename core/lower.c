@@ -1528,6 +1528,137 @@ static int step_push(lower *L, const lacc_node *t, const aenv *env) {
   return out;
 }
 
+/* ---- stencils: boundary code only on the border; interior columns of interior rows read
+ * their neighbours at fixed offsets */
+
+typedef struct {
+  const lacc_node *a, *xs;
+  const aenv *env;
+  int rank, w[3], count;
+  boundary_kind b;
+  int *ext;                  /* the array's extents, also the output's */
+  int *cval;                 /* the constant boundary's leaves */
+  int out;
+} stenciler;
+
+/* Index k of dimension d through the boundary; *inside set for a constant boundary. */
+static int st_bound(lower *L, const stenciler *S, int d, int k, int *inside) {
+  int zero = k_int(L, S_I64, 0), one = k_int(L, S_I64, 1), n = S->ext[d];
+  int last = k_prim(L, P_SUB, n, one);
+  switch (S->b) {
+  case B_WRAP: return k_prim(L, P_MOD, k, k_prim(L, P_MAX, n, one));
+  case B_MIRROR:
+    k = k_select(L, k_prim(L, P_LT, k, zero), k_prim(L, P_SUB, zero, k),
+                 k_select(L, k_prim(L, P_GT, k, last),
+                          k_prim(L, P_SUB, k_prim(L, P_SUB, k_prim(L, P_ADD, n, n), k_int(L, S_I64, 2)), k), k));
+    break;
+  case B_CONSTANT: {
+    int in = k_prim(L, P_LAND, k_prim(L, P_GE, k, zero), k_prim(L, P_LE, k, last));
+    *inside = *inside < 0 ? in : k_prim(L, P_LAND, *inside, in);
+    break;
+  }
+  default: break;
+  }
+  return k_prim(L, P_MIN, k_prim(L, P_MAX, k, zero), last);
+}
+
+/* The element at output index ix (linear lin): f of its window. */
+static void st_element(lower *L, const stenciler *S, const int *ix, int lin, int fast) {
+  int nl = S->xs->type->nleaves, r = S->rank;
+  int *args = ints(L, S->count * nl);
+  for (int c = 0; c < S->count; c++) {
+    int rest = c, off[3], inside = -1;
+    for (int d = r - 1; d >= 0; d--) {
+      off[d] = rest % S->w[d] - (S->w[d] - 1) / 2;
+      rest /= S->w[d];
+    }
+    kindex k;
+    if (fast) {
+      int delta = 0;
+      for (int d = 0; d < r; d++) {
+        delta = d == 0 ? k_int(L, S_I64, off[0])
+                       : k_prim(L, P_ADD, k_prim(L, P_MUL, delta, S->ext[d]), k_int(L, S_I64, off[d]));
+        k.ix[d] = k_prim(L, P_ADD, ix[d], k_int(L, S_I64, off[d]));
+      }
+      k.lin = k_prim(L, P_ADD, lin, delta);
+    } else {
+      for (int d = 0; d < r; d++)
+        k.ix[d] = st_bound(L, S, d, k_prim(L, P_ADD, ix[d], k_int(L, S_I64, off[d])), &inside);
+      k.lin = ravel(L, r, S->ext, k.ix);
+    }
+    int *v = elem(L, S->xs, S->env, &k);
+    for (int l = 0; l < nl; l++)
+      args[c * nl + l] = inside >= 0 ? k_select(L, inside, v[l], S->cval[l]) : v[l];
+  }
+  const lacc_type *pt = S->a->kids[0]->kids[0]->type;
+  store_elem(L, S->out, lin, apply(L, S->a->kids[0], NULL, S->env, &pt, args));
+}
+
+/* Columns lo <= j < hi of row o (outer indices oix). */
+static void st_columns(lower *L, const stenciler *S, int o, const int *oix, int lo, int hi, int fast) {
+  int r = S->rank, m = S->ext[r - 1];
+  int j = var(L, S_I64);
+  k_for(L, j, lo, hi, 1);
+  int ix[3];
+  for (int d = 0; d + 1 < r; d++) ix[d] = oix[d];
+  ix[r - 1] = j;
+  st_element(L, S, ix, k_prim(L, P_ADD, k_prim(L, P_MUL, o, m), j), fast);
+  k_end(L);
+}
+
+static int step_stencil(lower *L, const lacc_node *a, const aenv *env) {
+  stenciler S0 = { .a = a, .xs = a->kids[1], .env = env, .rank = a->rank }, *S = &S0;
+  int r = a->rank;
+  S->b = stencil_boundary(a->field);
+  S->count = 1;
+  for (int d = 0; d < r; d++) S->count *= (S->w[d] = stencil_window(a->field, d));
+  int st = new_step(L, SK_MAP, a, r);
+  S->out = new_slot(L, SLOT_KERNEL, a->type, r, out_plan(L, a->type));
+  L->P->steps[st].out = S->out;
+  L->P->steps[st].fn_shape = new_fn(L, FN_SHAPE);
+  int *ext = shape_of(L, S->xs, env);
+  for (int d = 0; d < r; d++) {
+    kinst *in = emit(L, KO_OUT);
+    in->a = ext[d];
+    in->imm.i = d;
+  }
+  L->P->steps[st].fn_body = new_fn(L, FN_BODY);
+  S->ext = shape_of(L, S->xs, env);
+  if (S->b == B_CONSTANT) S->cval = copy(L, S->xs->type, lower_exp(L, a->kids[2], NULL, env));
+  int zero = k_int(L, S_I64, 0), m = S->ext[r - 1];
+  k_if(L, k_prim(L, P_GT, m, zero));
+  int o = var(L, S_I64);
+  k_for(L, o, k_prim(L, P_IDIV, 0, m), ceil_div(L, 1, m), 1);
+  int start = k_prim(L, P_MUL, o, m);
+  L->key = start;
+  int lo = k_prim(L, P_MAX, k_prim(L, P_SUB, 0, start), zero);
+  int hi = k_prim(L, P_MIN, k_prim(L, P_SUB, 1, start), m);
+  int oix[3];
+  unravel(L, r - 1, S->ext, o, oix);
+  /* interior rows: every outer index at least half a window from the edges */
+  int inner = k_prim(L, P_EQ, zero, zero);
+  for (int d = 0; d + 1 < r; d++) {
+    int h = k_int(L, S_I64, (S->w[d] - 1) / 2);
+    int ok = k_prim(L, P_LAND, k_prim(L, P_GE, oix[d], h),
+                    k_prim(L, P_LT, oix[d], k_prim(L, P_SUB, S->ext[d], h)));
+    inner = k_prim(L, P_LAND, inner, ok);
+  }
+  int h = k_int(L, S_I64, (S->w[r - 1] - 1) / 2);
+  int b1 = k_prim(L, P_MIN, h, m), b2 = k_prim(L, P_MAX, k_prim(L, P_SUB, m, h), b1);
+  start_desc(L);
+  k_if(L, inner);
+  st_columns(L, S, o, oix, lo, k_prim(L, P_MIN, hi, b1), 0);
+  st_columns(L, S, o, oix, k_prim(L, P_MAX, lo, b1), k_prim(L, P_MIN, hi, b2), 1);
+  st_columns(L, S, o, oix, k_prim(L, P_MAX, lo, b2), hi, 0);
+  k_else(L);
+  st_columns(L, S, o, oix, lo, hi, 0);
+  k_end(L);
+  L->describe = 0;
+  k_end(L);
+  k_end(L);
+  return S->out;
+}
+
 /* ---- permute: the defaults copied (in parallel), then the source scattered into them */
 
 /* Source elements p0 <= i < p1 combined into their targets: plainly (one thread), or
@@ -1674,6 +1805,7 @@ static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delaye
         : is_scan(t->kind)                         ? step_scan(L, t, env)
         : t->kind == K_PERMUTE                     ? step_permute(L, t, env)
         : t->kind == K_APPEND || t->kind == K_INTERLEAVE ? step_push(L, t, env)
+        : t->kind == K_STENCIL                     ? step_stencil(L, t, env)
                                                    : step_map(L, t, env);
   t->slot = s + 1;
   return s;

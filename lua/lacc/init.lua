@@ -384,18 +384,30 @@ local function neighbours(xs, sh, b, w, ix, out)
   walk(1)
 end
 
+local boundary_code = { clamp = 0, mirror = 1, wrap = 2 }
+
+-- stencil: a core node, so the cpu backend keeps boundary code off the interior.
 function lacc.stencil(f, boundary, xs, window)
   xs = to_acc(xs, "stencil")
   if type(f) ~= "function" then fail("stencil: expected a function, got %s", type(f)) end
   if xs.rank < 1 or xs.rank > 3 then fail("stencil: expected an array of rank 1 to 3, got rank %d", xs.rank) end
   local w = check_window("stencil", window, xs.rank)
   local b = check_boundary("stencil", boundary, xs.t)
-  local sh = lacc.shape(xs)
-  return lacc.generate(sh, function(...)
-    local args = {}
-    neighbours(xs, sh, b, w, { ... }, args)
-    return f(unpack(args, 1, #args))
-  end)
+  local spec, count = type(b) == "string" and boundary_code[b] or 3, 1
+  for d = 1, xs.rank do
+    spec = spec + w[d] * 2 ^ (4 * d)
+    count = count * w[d]
+  end
+  local fields = {}
+  for i = 1, count do fields[i] = xs.t end
+  local lam = exp.lambda(f, { types.tuple(unpack(fields, 1, count)) }, nil, function(v)
+    local parts = {}
+    for i = 1, count do parts[i] = exp.prj(v[1], i) end
+    return unpack(parts, 1, count)
+  end, "stencil")
+  local spec_node = exp.lift(math.floor(spec), "i64", "stencil").node
+  if type(b) == "string" then return acc("stencil", lam, xs.node, spec_node) end
+  return acc("stencil", lam, xs.node, spec_node, b.node)
 end
 
 function lacc.stencil2(f, b1, xs, b2, ys, window)
