@@ -62,6 +62,65 @@ for _, b in ipairs(H.backends) do
     end)
   end)
 
+  describe("segmented scans on " .. b, function()
+    local opts = { backend = b }
+    -- each segment of each row scanned on its own, with or without z
+    local function ref(kind, f, z, flat, rows, n, segs)
+      local out = {}
+      for r = 0, rows - 1 do
+        local pos = 0
+        for _, len in ipairs(segs) do
+          local seg = {}
+          for j = 1, len do seg[j] = flat[r * n + pos + j] end
+          local res = {}
+          if kind == "scanl1Seg" or kind == "scanlSeg" then
+            local acc = z
+            if kind == "scanlSeg" then res[1] = z end
+            for j = 1, len do
+              acc = (acc == nil) and seg[j] or f(acc, seg[j])
+              res[#res + 1] = acc
+            end
+          else
+            local acc, tail = z, {}
+            for j = len, 1, -1 do
+              acc = (acc == nil) and seg[j] or f(seg[j], acc)
+              table.insert(tail, 1, acc)
+            end
+            if kind == "scanrSeg" then tail[#tail + 1] = z end
+            res = tail
+          end
+          for _, v in ipairs(res) do out[#out + 1] = v end
+          pos = pos + len
+        end
+      end
+      return out
+    end
+
+    it("scanl1Seg, scanr1Seg, scanlSeg and scanrSeg agree with Lua loops", function()
+      H.seed(803)
+      local sub = function(a, c) return wrap32(a - c) end
+      for _, rows in ipairs { 1, 2 } do
+        for _ = 1, 4 do
+          local segs, n = {}, 0
+          for s = 1, H.randint(0, 5) do
+            segs[s] = H.randint(0, 4)
+            n = n + segs[s]
+          end
+          local sh = rows == 1 and { n } or { rows, n }
+          local xs, flat = H.random_array("i32", sh)
+          local sa = lacc.fromtable(#segs > 0 and segs or {}, "i32")
+          for _, kind in ipairs { "scanl1Seg", "scanr1Seg", "scanlSeg", "scanrSeg" } do
+            local p = kind:find("1") and lacc[kind](function(a, c) return a - c end, xs, sa)
+                                     or lacc[kind](function(a, c) return a - c end, 5, xs, sa)
+            local want = ref(kind, sub, not kind:find("1") and 5 or nil, flat, rows, n, segs)
+            local ok, err = pcall(H.check_array, lacc.run(p, opts), want)
+            if not ok then error(kind .. ": " .. tostring(err)) end
+          end
+        end
+      end
+    end)
+  end)
+
   describe("filter on " .. b, function()
     local opts = { backend = b }
 
@@ -90,6 +149,32 @@ for _, b in ipairs(H.backends) do
     end)
   end)
 end
+
+describe("segmented scans on cpu, long rows", function()
+  it("agree with the interpreter across chunks", function()
+    local n = 200003
+    local xs = lacc.run(lacc.generate({ n }, function(i) return lacc.cast(lacc.imod(i * 37, 101) - 50, "i32") end))
+    local segs = {}
+    local left = n
+    local k = 1
+    while left > 0 do
+      local len = math.min(left, (k * 7919) % 40000)
+      segs[#segs + 1] = len
+      left = left - len
+      k = k + 1
+    end
+    local sa = lacc.fromtable(segs, "i32")
+    for _, kind in ipairs { "scanl1Seg", "scanrSeg" } do
+      local p = kind == "scanl1Seg" and lacc.scanl1Seg(function(a, c) return a - c end, xs, sa)
+                                   or lacc.scanrSeg(function(a, c) return a - c end, 3, xs, sa)
+      local c = lacc.run(p, { backend = "cpu" })
+      local i = lacc.run(p, { backend = "interp" })
+      assert.are.equal(#i, #c)
+      for j = 0, #i - 1, 97 do assert.are.equal(i:at_linear(j), c:at_linear(j), kind) end
+      assert.are.equal(i:at_linear(#i - 1), c:at_linear(#c - 1))
+    end
+  end)
+end)
 
 describe("segmented folds and filter, errors at build time", function()
   it("name the combinator and what is wrong", function()
