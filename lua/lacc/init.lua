@@ -229,13 +229,19 @@ end
 -- into consecutive segments of the lengths in segs (rank 1, integers), each folded in
 -- order; the result's innermost dimension has one element per segment. A fold1Seg of an
 -- empty segment, or segments longer than the dimension, are index errors.
-local function fold_seg(name, f, z, xs, segs)
+-- An array of rank 1 or more and its segment lengths (rank 1, integers), checked.
+local function segmented(name, xs, segs)
   xs, segs = to_acc(xs, name), to_acc(segs, name)
   if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
   if segs.rank ~= 1 or not types.is_scalar[segs.t] or segs.t:match("^f") or segs.t == "bool" then
     fail("%s: expected segment lengths as a rank-1 array of integers, got rank %d %s", name,
          segs.rank, segs.t)
   end
+  return xs, segs
+end
+
+local function fold_seg(name, f, z, xs, segs)
+  xs, segs = segmented(name, xs, segs)
   if type(f) ~= "function" then fail("%s: expected a function, got %s", name, type(f)) end
   local zz = z ~= nil and exp.lift(z, xs.t, name) or nil
   local offs = lacc.scanl(exp.add, 0, lacc.map(function(v) return v:cast("i64") end, segs))
@@ -435,12 +441,7 @@ end
 -- more element per segment (Accelerate's scanlSeg). Built from one ordinary scan over
 -- (segment start, value) pairs with f lifted to restart at segment starts.
 local function seg_heads(name, xs, segs, right)
-  xs, segs = to_acc(xs, name), to_acc(segs, name)
-  if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
-  if segs.rank ~= 1 or not types.is_scalar[segs.t] or segs.t:match("^f") or segs.t == "bool" then
-    fail("%s: expected segment lengths as a rank-1 array of integers, got rank %d %s", name,
-         segs.rank, segs.t)
-  end
+  xs, segs = segmented(name, xs, segs)
   local lens = lacc.map(function(v) return v:cast("i64") end, segs)
   local offs = lacc.scanl(exp.add, 0, lens)
   local n = lacc.shape(xs)[xs.rank]
