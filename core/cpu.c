@@ -483,8 +483,24 @@ static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
   return checked(E);
 }
 
+/* Whether a step's guard chain holds (acond branches). */
+static int guarded_in(const exec *E, int g) {
+  for (; g >= 0; g = E->P->guards[g].parent) {
+    const lacc_array *t = E->arrays[E->P->guards[g].slot];
+    if (t == NULL || (*(const uint8_t *)t->buf[0] != 0) != E->P->guards[g].want) return 0;
+  }
+  return 1;
+}
+
 static int run_step(exec *E, int k) {
   const pstep *st = &E->P->steps[k];
+  if (!guarded_in(E, st->guard)) return LACC_OK;
+  if (st->kind == SK_SELECT) {
+    const lacc_array *t = E->arrays[st->sel_test];
+    lacc_array *a = E->arrays[*(const uint8_t *)t->buf[0] ? st->sel_then : st->sel_else];
+    lacc_array_retain(a);
+    return set_slot(E, st->out, a);
+  }
   int64_t ext[LACC_MAX_RANK + 1] = { 0 };
   E->fns[st->fn_shape](E->S, &E->rt, 0, 0, 0, 0, ext);
   int rc = checked(E);

@@ -222,14 +222,28 @@ char *explain_ast(lacc_ctx *ctx, const ast_arena *ast) {
 
 /* The AST, then one block per kernel of the plan: what it computes, the term it pulls
  * (a<k> are materialised arrays), and, when given, the generated source. */
+/* Steps that run a kernel (an acond's select only picks an array). */
+int plan_kernels(const kplan *P) {
+  int n = 0;
+  for (int k = 0; k < P->nsteps; k++) n += P->steps[k].kind != SK_SELECT;
+  return n;
+}
+
 char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source) {
   buf b = { 0 };
   acc_print(&b, ast->root, 0);
-  put(&b, "\n-- %d kernel%s\n", P->nsteps, P->nsteps == 1 ? "" : "s");
-  for (int k = 0; k < P->nsteps; k++) {
+  int nk = plan_kernels(P);
+  put(&b, "\n-- %d kernel%s\n", nk, nk == 1 ? "" : "s");
+  for (int k = 0, n = 0; k < P->nsteps; k++) {
     const pstep *st = &P->steps[k];
     const pslot *out = &P->slots[st->out];
-    put(&b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", k + 1, st->out,
+    if (st->kind == SK_SELECT) {
+      put(&b, "select: a%d = a%d ? a%d : a%d\n", st->out, st->sel_test, st->sel_then, st->sel_else);
+      continue;
+    }
+    if (st->guard >= 0)
+      put(&b, "if a%d is %s:\n", P->guards[st->guard].slot, P->guards[st->guard].want ? "true" : "false");
+    put(&b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", ++n, st->out,
         kind_name(st->node->kind), out->rank, out->type->sig, out->result ? "" : ", intermediate",
         st->node->where != NULL ? st->node->where : "?");
     put(&b, "  pulls ");

@@ -132,6 +132,16 @@ static void mark(lacc_node *t, const fenv *env, int fuse, int top) {
     mark(t->kids[1], &inner, fuse, top);
     return;
   }
+  case K_ACOND: {
+    /* each branch is planned on its own, behind the test: both end materialised */
+    mark_kids(t, env, fuse);
+    for (int i = 1; i <= 2; i++) {
+      lacc_node *x = end_of(t->kids[i]);
+      if (is_producer(x->kind)) x->manifest = 1;
+    }
+    t->manifest = 1;
+    return;
+  }
   case K_STENCIL: {
     /* its array is read once per neighbour: materialised unless a cheap index transform */
     mark_kids(t, env, fuse);

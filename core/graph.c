@@ -16,7 +16,7 @@ static const char *const kind_names[K_NKINDS] = {
   "iterate", "while", "con", "case", "lam",
   "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
   "scanl", "scanl1", "scanr", "scanr1", "compute", "permute",
-  "append", "interleave", "stencil", "param",
+  "append", "interleave", "stencil", "acond", "param",
   "let", "var", "let", "avar", "results"
 };
 
@@ -644,6 +644,24 @@ static lacc_node *build_stencil(lacc_ctx *ctx, int nargs, lacc_node *const *args
   return n;
 }
 
+static lacc_node *build_acond(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  if (expect_arity(ctx, "acond", 3, nargs, w) != LACC_OK ||
+      expect_level(ctx, "acond", 0, args[0], L_EXP, w) != LACC_OK ||
+      expect_level(ctx, "acond", 1, args[1], L_ACC, w) != LACC_OK ||
+      expect_level(ctx, "acond", 2, args[2], L_ACC, w) != LACC_OK)
+    return NULL;
+  const lacc_type *b = type_parse(ctx, "bool");
+  if (b == NULL || expect_type(ctx, "acond", "condition", b, args[0]->type, w) != LACC_OK ||
+      expect_type(ctx, "acond", "else array's element", args[1]->type, args[2]->type, w) != LACC_OK)
+    return NULL;
+  if (args[1]->rank != args[2]->rank) {
+    ctx_error(ctx, LACC_ERR_TYPE, "acond: arrays of one rank expected, got ranks %d and %d (at %s)",
+              args[1]->rank, args[2]->rank, place(w));
+    return NULL;
+  }
+  return node_new(ctx, K_ACOND, args[1]->type, args[1]->rank, 3, args, w);
+}
+
 static lacc_node *build_reshape(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
   int rank;
   if (expect_arity(ctx, "reshape", 2, nargs, w) != LACC_OK ||
@@ -670,6 +688,7 @@ lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
   if (strcmp(op, "permute") == 0) return build_permute(ctx, nargs, args, where);
   if (strcmp(op, "append") == 0) return build_push(ctx, K_APPEND, nargs, args, where);
   if (strcmp(op, "stencil") == 0) return build_stencil(ctx, nargs, args, where);
+  if (strcmp(op, "acond") == 0) return build_acond(ctx, nargs, args, where);
   if (strcmp(op, "interleave") == 0) return build_push(ctx, K_INTERLEAVE, nargs, args, where);
   ctx_error(ctx, LACC_ERR_ARG, "unknown array operation '%s' (at %s)", op, place(where));
   return NULL;

@@ -161,6 +161,7 @@ typedef enum {
   K_PERMUTE,                   /* combine, defaults, index function, source */
   K_APPEND, K_INTERLEAVE,      /* push arrays along the innermost dimension */
   K_STENCIL,                   /* f, xs [, constant]; field: stencil_spec */
+  K_ACOND,                     /* c (a bool expression), then-array, else-array */
   K_PARAM,                     /* an argument of a compiled program (field: its index) */
   /* only in the closed AST */
   K_ELET, K_EVAR, K_ALET, K_AVAR, K_RESULTS,

@@ -655,6 +655,11 @@ static lacc_array *eval_acc(interp *I, const lacc_node *a) {
   case K_PERMUTE: return eval_permute(I, a);
   case K_APPEND: case K_INTERLEAVE: return eval_push(I, a);
   case K_STENCIL: return eval_stencil(I, a);
+  case K_ACOND: {
+    lacc_val c;
+    if (eval(I, a->kids[0], &c) != LACC_OK) return NULL;
+    return eval_acc(I, a->kids[c.u ? 1 : 2]);
+  }
   case K_BACKPERMUTE: return eval_backpermute(I, a);
   case K_RESHAPE: return eval_reshape(I, a);
   default:

@@ -95,7 +95,14 @@ typedef struct {
   int result;              /* returned to the caller */
 } pslot;
 
-typedef enum { SK_MAP, SK_FOLD, SK_SCAN, SK_PERMUTE } step_kind;
+/* SK_TEST computes an acond's condition into a rank-0 bool slot; SK_SELECT (no
+ * functions) makes its output slot the array of the branch taken. */
+typedef enum { SK_MAP, SK_FOLD, SK_SCAN, SK_PERMUTE, SK_TEST, SK_SELECT } step_kind;
+
+/* A step runs only if its guard chain holds: slot's bool == want, then the parent's. */
+typedef struct {
+  int slot, want, parent;
+} pguard;
 
 typedef struct {
   step_kind kind;
@@ -105,6 +112,8 @@ typedef struct {
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int atomic;              /* permute: fn_ascatter updates targets with compare-and-swap */
+  int guard;               /* index into the plan's guards, -1: always runs */
+  int sel_test, sel_then, sel_else;  /* SK_SELECT: slots */
   int rank;                /* of the output */
   char *desc;              /* what the kernel pulls, as a term (explain) */
 } pstep;
@@ -130,6 +139,8 @@ typedef struct kplan {
   int nchecks, ccap;
   int *results;
   int nresults;
+  pguard *guards;
+  int nguards, gcap;
   lacc_val *consts;        /* constants of the program, passed at run time so that the
                               kernels' source (and the compile cache) does not vary */
   int nconsts, kcap;
@@ -153,5 +164,6 @@ char *emit_c(const kplan *P);
 
 /* Text for people (explain.c): the AST and the plan's kernels, and source if given. */
 char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source);
+int plan_kernels(const kplan *P);
 
 #endif

@@ -60,6 +60,7 @@ void kplan_free(kplan *P) {
   free(P->steps);
   free(P->checks);
   free(P->results);
+  free(P->guards);
   free(P->consts);
   while (P->mem != NULL) {
     kblock *n = P->mem->next;
@@ -106,6 +107,7 @@ typedef struct {
   int step;                /* the step being lowered (slot uses) */
   int describe;            /* recording what elem() pulls into the step's desc */
   size_t dlen, dcap;
+  int guard;               /* the guard of steps being planned (acond branches), -1 */
   jmp_buf oom;
 } lower;
 
@@ -1045,6 +1047,7 @@ static int new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->node = node;
   s->rank = rank;
   s->fn_part = s->fn_combine = s->fn_chunk = s->fn_scatter = s->fn_ascatter = -1;
+  s->guard = L->guard;
   L->step = P->nsteps;
   return P->nsteps++;
 }
@@ -1758,6 +1761,85 @@ static int step_permute(lower *L, const lacc_node *a, const aenv *env) {
   return out;
 }
 
+/* ---- acond: a test step, each branch's steps behind a guard, a select */
+
+static int step_test(lower *L, const lacc_node *t, const aenv *env) {
+  const lacc_type *b = type_parse(L->ctx, "bool");
+  if (b == NULL) oom(L);
+  int st = new_step(L, SK_TEST, t, 0);
+  int out = new_slot(L, SLOT_KERNEL, b, 0, out_plan(L, b));
+  L->P->steps[st].out = out;
+  L->P->steps[st].fn_shape = new_fn(L, FN_SHAPE);
+  L->P->steps[st].fn_body = new_fn(L, FN_BODY);
+  int i = var(L, S_I64);
+  k_for(L, i, 0, 1, 1);
+  L->key = i;
+  store_elem(L, out, i, lower_exp(L, t->kids[0], NULL, env));
+  k_end(L);
+  return out;
+}
+
+static int new_guard(lower *L, int slot, int want) {
+  kplan *P = L->P;
+  grow(L, (void **)&P->guards, &P->gcap, P->nguards, sizeof *P->guards);
+  P->guards[P->nguards] = (pguard){ slot, want, L->guard };
+  return P->nguards++;
+}
+
+static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed);
+
+/* A copy of slot src in the layout results are made in. */
+static int step_copy(lower *L, const lacc_node *t, int src) {
+  const pslot *ps = &L->P->slots[src];
+  int r = ps->rank, st = new_step(L, SK_MAP, t, r);
+  int out = new_slot(L, SLOT_KERNEL, ps->type, r, out_plan(L, ps->type));
+  L->P->steps[st].out = out;
+  L->P->steps[st].fn_shape = new_fn(L, FN_SHAPE);
+  int *ext = slot_ext(L, src);
+  for (int d = 0; d < r; d++) {
+    kinst *in = emit(L, KO_OUT);
+    in->a = ext[d];
+    in->imm.i = d;
+  }
+  L->P->steps[st].fn_body = new_fn(L, FN_BODY);
+  int i = var(L, S_I64);
+  k_for(L, i, 0, 1, 1);
+  L->key = i;
+  store_elem(L, out, i, load_elem(L, src, i));
+  k_end(L);
+  return out;
+}
+
+/* A branch materialised behind its guard, in the results' layout (both branches of an
+ * acond must share one, as their consumers read either). */
+static int plan_branch(lower *L, lacc_node *t, const aenv *env, int guard) {
+  int saved = L->guard;
+  L->guard = guard;
+  const aenv *d;
+  int s = plan_acc(L, t, env, &d);
+  if (s < 0) s = step_map(L, d->node, d->env);
+  if (L->P->slots[s].plan != out_plan(L, L->P->slots[s].type)) s = step_copy(L, t, s);
+  L->guard = saved;
+  return s;
+}
+
+static int step_acond(lower *L, lacc_node *t, const aenv *env) {
+  int test = step_test(L, t, env);
+  int a = plan_branch(L, t->kids[1], env, new_guard(L, test, 1));
+  int b = plan_branch(L, t->kids[2], env, new_guard(L, test, 0));
+  int st = new_step(L, SK_SELECT, t, t->rank);
+  int out = new_slot(L, SLOT_KERNEL, t->type, t->rank, out_plan(L, t->type));
+  pstep *s = &L->P->steps[st];
+  s->out = out;
+  s->sel_test = test;
+  s->sel_then = a;
+  s->sel_else = b;
+  use_slot(L, test);
+  use_slot(L, a);
+  use_slot(L, b);
+  return out;
+}
+
 /* ---- planning: walk the AST, materialise what fusion marked */
 
 static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed);
@@ -1794,6 +1876,9 @@ static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delaye
                    : a_push(L, env, bd->node, bd->env, -1);
     return plan_acc(L, t->kids[1], in, delayed);
   }
+  case K_ACOND:
+    t->slot = step_acond(L, t, env) + 1;
+    return t->slot - 1;
   default: break;
   }
   plan_kids(L, t, env);
@@ -1840,6 +1925,7 @@ int lower_plan(lacc_ctx *ctx, const ast_arena *ast, kplan *P) {
   if (L == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   L->ctx = ctx;
   L->P = P;
+  L->guard = -1;
   int rc = LACC_OK;
   if (setjmp(L->oom) == 0) {
     plan_results(L, ast->root, NULL);

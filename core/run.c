@@ -170,9 +170,10 @@ char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stat
     s = explain_plan(ctx, &ast, &P, src);
     if (stats != NULL) {
       memset(stats, 0, sizeof *stats);
-      stats->kernels = P.nsteps;
+      stats->kernels = plan_kernels(&P);
       stats->lets = ast.lets;
-      for (int k = 0; k < P.nsteps; k++) stats->intermediates += !P.slots[P.steps[k].out].result;
+      for (int k = 0; k < P.nsteps; k++)
+        stats->intermediates += P.steps[k].kind != SK_SELECT && !P.slots[P.steps[k].out].result;
     }
   }
   free(src);

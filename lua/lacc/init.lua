@@ -524,6 +524,23 @@ end
 function lacc.scanlSeg(f, z, xs, segs) return seg_scan_z("scanlSeg", f, z, xs, segs, false) end
 function lacc.scanrSeg(f, z, xs, segs) return seg_scan_z("scanrSeg", f, z, xs, segs, true) end
 
+-- acond(c, a, b): the array a if the scalar condition c holds, else b (c may read
+-- arrays, e.g. lacc.the(xs) or xs:at(i)). Only the branch taken is computed. A Lua
+-- boolean picks a branch while the program is built.
+function lacc.acond(c, a, b)
+  if type(c) == "boolean" then return to_acc(c and a or b, "acond") end
+  a, b = to_acc(a, "acond"), to_acc(b, "acond")
+  local cc = exp.lift(c, "bool", "acond")
+  return acc("acond", cc.node, a.node, b.node)
+end
+
+-- the(xs): the element of a rank-0 array, as a scalar expression.
+function lacc.the(xs)
+  xs = to_acc(xs, "the")
+  if xs.rank ~= 0 then fail("the: expected an array of rank 0, got rank %d", xs.rank) end
+  return xs:at()
+end
+
 function lacc.flatten(xs)
   xs = to_acc(xs, "flatten")
   if xs.rank == 1 then return xs end
