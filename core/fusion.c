@@ -1,9 +1,11 @@
 /* fusion.c: which array terms get a kernel of their own (seed 004 section 4).
  *
  * Owns: the `manifest` mark on array terms of the closed AST. Producers (generate,
- * map, backpermute, reshape, unit) are delayed: a consumer pulls their elements
- * through an index, inside its own kernel, with no intermediate array. Consumers
- * (fold, fold1) always materialise. A let-bound producer stays delayed when pulling
+ * map, backpermute, reshape, unit, append, interleave) are delayed: a consumer pulls
+ * their elements through an index, inside its own kernel, with no intermediate array.
+ * Consumers (folds, scans, permute, stencil, acond, compute) always materialise; a
+ * stencil's array and an acond's branches are materialised too (read once per
+ * neighbour; planned behind a guard). A let-bound producer stays delayed when pulling
  * from it never repeats real work:
  *   - it is used once as an element-wise input, or indexed once from scalar code
  *     (not inside a loop body or a fold's combining function, which run many times);

@@ -3,7 +3,10 @@
  * Owns: the order of kernels, the slots of materialised arrays, and the imperative
  * code of each kernel: pulling elements of delayed producers through index
  * arithmetic, loads and stores through the element type's layout (combined tags and
- * bit-cast slots included), scalar code, checks, and the loops of folds.
+ * bit-cast slots included), scalar code, checks, and the loop structure of each
+ * consumer: folds and scans (rows, chunk partials, carries), permute (copy, scatter,
+ * compare-and-swap), materialised push arrays (a loop per part), stencils (border and
+ * interior loops), acond (a test, guarded branches, a select).
  * Must not: decide what fuses (fusion.c marks that), print a language or run
  * anything. Values are lists of variables, one per leaf of the flattened type.
  */
