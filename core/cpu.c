@@ -410,7 +410,7 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   if (R == 0) return LACC_OK;
   /* Partials split a segment over the threads; with per-lane accumulators (st->lanes)
    * they also pay on one thread, and for a few long segments. */
-  int part = n >= 2 * PART_GRAIN &&
+  int part = n >= 2 * PART_GRAIN && !st->ordered &&
              ((R < threads && threads > 1) || (st->lanes && R <= 4 * threads));
   if (!part) {
     launch l = { E->S, &E->rt, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
@@ -441,7 +441,7 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   int64_t R = m > 0 ? E->S[st->out].size / m : 0;
   int threads = pool_threads();
   if (R == 0) return LACC_OK;
-  if (R >= threads || n < 2 * PART_GRAIN || threads == 1) {
+  if (R >= threads || n < 2 * PART_GRAIN || threads == 1 || st->ordered) {
     launch l = { E->S, &E->rt, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
     if (l.nchunks > R) l.nchunks = R;
     pool_run(l.nchunks, run_range, &l);

@@ -1130,6 +1130,16 @@ static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int 
  * the order), of the two parameters. Only such folds take per-lane accumulators, which
  * combine elements l, l + W, l + 2W, ... before their neighbours; any other associative
  * function is folded in order within a chunk. */
+/* A combining function that is one float min or max of its two parameters: not
+ * associative once NaNs appear (which one wins depends on the grouping), so such folds
+ * and scans run each row in order, never in chunks. */
+static int ordered_only(const lacc_node *f, const lacc_type *t) {
+  if (t->kind != T_SCALAR || !scalar_is_float(t->scalar) || f->kind != K_LAM || f->nparams != 2)
+    return 0;
+  const lacc_node *e = f->kids[0];
+  return e->kind == K_PRIM && (e->prim == P_MIN || e->prim == P_MAX);
+}
+
 static int commutative(const lacc_node *f, const lacc_type *t) {
   if (t->kind != T_SCALAR || f->kind != K_LAM || f->nparams != 2) return 0;
   const lacc_node *e = f->kids[0];
@@ -1193,6 +1203,7 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   s->partial = part;
   s->with_z = with_z;
   s->lanes = commutative(f, t);
+  s->ordered = ordered_only(f, t);
 
   s->fn_shape = new_fn(L, FN_SHAPE);
   int *sx = shape_of(L, xs, env);
@@ -1373,6 +1384,7 @@ static int step_scan(lower *L, const lacc_node *a, const aenv *env) {
   L->P->steps[st].out = S->out;
   L->P->steps[st].partial = S->part;
   L->P->steps[st].with_z = S->with_z;
+  L->P->steps[st].ordered = ordered_only(S->f, S->t);
 
   /* shape: the input's, one more inner element with a start value; then the inner n */
   L->P->steps[st].fn_shape = new_fn(L, FN_SHAPE);

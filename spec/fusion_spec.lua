@@ -189,11 +189,13 @@ describe("cpu backend on large arrays (parallel loops and fold partials)", funct
     assert.are.equal(4, lacc.run(first, { backend = "cpu" }):get())
     assert.are.equal(N * 3 + 1, lacc.run(last, { backend = "cpu" }):get())
     -- float min and max are not commutative in which NaN wins: the interpreter's order
-    for _, nans in ipairs { { 1 }, { 70001 }, { 5, 150001, N }, { N } } do
+    -- 33334: the first element of the second chunk, were the row split into partials
+    for _, nans in ipairs { { 1 }, { 70001 }, { 5, 150001, N }, { N }, { 33334 }, { 33334, 66668 } } do
       local set = {}
       for _, k in ipairs(nans) do set[k] = true end
       local v = {}
       for i = 1, N do v[i] = set[i] and 0 / 0 or ((i * 37) % 1001) - 500.5 end
+      v[40000], v[40001] = -9999, 9999   -- the extremes, inside the second chunk
       local x = lacc.fromtable(v, "f32")
       for _, f in ipairs { lacc.minimum, lacc.maximum } do
         local c = lacc.run(f(x), { backend = "cpu" }):get()

@@ -196,6 +196,18 @@ describe("sum type errors", function()
     local ok, err = pcall(lacc.data, "List", { { "Nil" }, { "Cons", "f32", "List" } })
     assert.is_false(ok)
     assert.truthy(tostring(err):find("recursive", 1, true))
+    -- a sum nesting a finished instance of a type of the same name is not recursion
+    local MM = lacc.Maybe(lacc.Maybe("i32"))
+    local a = lacc.fromtable({ { tag = "Just", { tag = "Just", 3 } }, { tag = "Just", { tag = "Nothing" } },
+                               { tag = "Nothing" } }, MM)
+    for _, b in ipairs { "interp", "cpu" } do
+      local r = lacc.run(lacc.map(function(m)
+        return lacc.match(m, { Just = function(i)
+          return lacc.match(i, { Just = function(v) return v end, Nothing = function() return lacc.constant(-1, "i32") end })
+        end, Nothing = function() return lacc.constant(-2, "i32") end })
+      end, a), { backend = b })
+      assert.are.same({ 3, -1, -2 }, r:totable())
+    end
     ok, err = pcall(lacc.data, "T", { { "A" }, { "A", "f32" } })
     assert.is_false(ok)
     assert.truthy(tostring(err):find("twice", 1, true))

@@ -160,7 +160,9 @@ function M.data(name, constructors)
     for j = 2, type(c) == "table" and #c or 1 do
       local f = c[j]
       local fs = type(f) == "table" and f.sig or f
-      if fs == name or (type(fs) == "string" and fs:match("^" .. name .. "<")) then
+      -- only a field naming the type itself is recursion: a finished instance of a type
+      -- of the same name (Maybe of a Maybe) is a finite type like any other
+      if fs == name then
         error(("data %s: constructor %s refers to %s itself: recursive types are not supported")
           :format(name, cname, name), 2)
       end
