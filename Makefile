@@ -15,7 +15,7 @@ CORE_SRC = $(wildcard core/*.c)
 CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC))
 HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h core/text.h
 
-.PHONY: all test demo deps check-asan clean cdef check-cdef install-lua bench
+.PHONY: all test demo deps check-asan clean cdef check-cdef install-lua bench fuzz
 
 all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core
 
@@ -48,6 +48,14 @@ test: deps
 
 deps:
 	@sh tools/deps.sh
+
+# Differential fuzzing (interp against cpu) for FUZZ_SECONDS (default 600), seed FUZZ_SEED.
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?= 1
+fuzz: deps
+	@$(MAKE) --no-print-directory all
+	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(B)/?.so;;' LACC_CACHE='$(B)/kcache' \
+	  $(LUA54) tools/fuzz_main.lua $(FUZZ_SECONDS) $(FUZZ_SEED)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -380,6 +380,9 @@ gen = function(T, env, d)
       end }
       opts[#opts + 1] = { 1.5, function()
         local from = pick(SCALARS)
+        local scal = {}
+        for _, v in ipairs(env) do if v.T.k == "s" and v.T.n ~= n then scal[#scal + 1] = v.T.n end end
+        if #scal > 0 and chance(0.6) then from = pick(scal) end
         if from == n then from = "bool" end
         local a = gen(S(from), env, d - 1)
         return X(lacc.cast(a.e, n), "cast<" .. n .. ">(" .. a.s .. ")")
@@ -479,6 +482,14 @@ gen = function(T, env, d)
   return r
 end
 
+-- Whether the text of an expression names one of the variables.
+local function mentions(text, names)
+  for _, n in ipairs(names) do
+    if (text .. " "):find(n .. "%f[^%w]") then return true end
+  end
+  return false
+end
+
 -- A traced function: params are {name?, T}; body(env) gives an X. Returns the Lua function
 -- for lacc and a thunk for its text (filled in when lacc traces it).
 local function lambda(ptypes, body)
@@ -490,7 +501,14 @@ local function lambda(ptypes, body)
       env[i] = { e = args[i], s = fresh(), T = T }
       names[i] = env[i].s
     end
+    -- mostly a body that uses its parameters (a constant would hide what it maps)
     local b = body(env)
+    if #ptypes > 0 and chance(0.85) then
+      for _ = 1, 3 do
+        if mentions(b.s, names) then break end
+        b = body(env)
+      end
+    end
     text = "\\" .. table.concat(names, " ") .. " -> " .. b.s
     return b.e
   end
@@ -556,7 +574,7 @@ end
 local function rshape_maybe_big(rank, big)
   local sh = rshape(rank)
   if rank >= 1 and (big or chance(0.04)) then
-    for d = 1, rank - 1 do sh[d] = rint(1, 2) end
+    for d = 1, rank - 1 do sh[d] = chance(0.6) and 1 or rint(2, 3) end
     sh[rank] = rint(65536, 140000)
   end
   return sh
@@ -719,7 +737,7 @@ end
 -- nd as floats (cast, or mapped from other types), now and then with NaNs: for float
 -- min / max folds and scans, which the guide promises give the interpreter's answer.
 local function floats(nd)
-  if is_num(nd.T) and not is_float(nd.T) and chance(0.7) then
+  if is_num(nd.T) and not is_float(nd.T) and chance(0.9) then
     local to = pick { "f32", "f64" }
     nd = node(lacc.map(function(x) return lacc.cast(x, to) end, nd.a), S(to), copy(nd.sh),
               "map (cast<" .. to .. ">) " .. nd.id, { nd })
@@ -993,13 +1011,34 @@ gen_arr = function(d, r)
     local c = gen_arr(d - 1, r)
     return node(lacc.compute(c.a), c.T, copy(c.sh), "compute " .. c.id, { c })
   end }
+  if lacc.acond then
+    opts[#opts + 1] = { 0.8, function()   -- acond: only the branch taken is computed
+      local a = gen_arr(d - 1, r)
+      local b = #same > 0 and chance(0.3) and pick(same) or gen_arr(d - 1, r)
+      b = to_type(b, a.T)
+      -- the condition reads rank-0 arrays built so far (lacc.the) and indexes others
+      local env, used = {}, {}
+      for _, nd in ipairs(ctx.pool) do
+        if #nd.sh == 0 and nd.T.k == "s" and chance(0.7) then
+          env[#env + 1] = { e = lacc.the(nd.a), s = "the(" .. nd.id .. ")", T = nd.T }
+          used[#used + 1] = nd
+        end
+      end
+      local c = with_captures(nil, function() return gen(S("bool"), env, rint(1, 3)) end)
+      local sh = {}
+      for j = 1, r do sh[j] = a.sh[j] == b.sh[j] and a.sh[j] or -1 end
+      used[#used + 1] = a
+      used[#used + 1] = b
+      return node(lacc.acond(c.e, a.a, b.a), a.T, sh, "acond (" .. c.s .. ") " .. a.id .. " " .. b.id, used)
+    end }
+  end
   if r <= 2 then
     opts[#opts + 1] = { 1.5, function()   -- fold / fold1 along the innermost dimension
-      local c = child(d, r + 1)
+      local c = chance(0.15) and leaf(r + 1, true) or child(d, r + 1)
       local sh = copy(c.sh)
       sh[#sh] = nil
       local n = c.sh[#c.sh]
-      if chance(n >= 65536 and 0.4 or 0.15) then
+      if chance(n >= 65536 and 0.5 or 0.15) then
         -- float min / max: the documentation promises the interpreter's answer exactly
         c = floats(c)
         local op = pick { "min", "max" }

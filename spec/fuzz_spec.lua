@@ -1,0 +1,24 @@
+-- Differential fuzzing (issue 9): random well-typed programs (tools/fuzz.lua) run on the
+-- reference interpreter and on the cpu backend (and, for some, through lacc.compile and
+-- with fusion or sharing switched off) must agree exactly, or fail with the same error.
+-- A fixed seed and a few programs keep this short (most of the time is compiling new
+-- kernels, about 0.1 s each with a cold cache); `lua5.4 tools/fuzz_main.lua [seconds]
+-- [seed]` runs the same generator for longer.
+local fuzz = dofile("tools/fuzz.lua")
+
+local SEED, PROGRAMS = 1, 40
+
+describe("differential fuzzing, interp against cpu", function()
+  it(("agrees on %d random programs (seed %d)"):format(PROGRAMS, SEED), function()
+    local res = fuzz.run { seed = SEED, programs = PROGRAMS }
+    assert.are.equal(PROGRAMS, res.programs)
+    if #res.failures > 0 then
+      local lines = { ("%d of %d programs disagree (replay one with `lua5.4 tools/fuzz_main.lua replay SEED`):")
+                        :format(#res.failures, res.programs) }
+      for i, f in ipairs(res.failures) do
+        lines[#lines + 1] = ("\nfailure %d (program seed %d): %s\n%s"):format(i, f.seed, f.message, f.description)
+      end
+      error(table.concat(lines, "\n"), 0)
+    end
+  end)
+end)
