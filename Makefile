@@ -12,14 +12,20 @@ LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 B ?= build
 
 CORE_SRC = $(wildcard core/*.c)
-CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC))
-HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h core/text.h
+CL_SRC = $(wildcard opencl/*.c)
+CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$(B)/obj/cl_%.o,$(CL_SRC))
+HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h core/text.h \
+  opencl/clrt.h opencl/exec.h opencl/hostfn.h
 
 .PHONY: all test demo deps check-asan clean cdef check-cdef install-lua bench fuzz
 
 all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core
 
 $(B)/obj/%.o: core/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(B)/obj/cl_%.o: opencl/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -30,7 +30,7 @@ ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur tags o
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
-ROWS=${BENCH_ROWS:-C NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_luajit}
+ROWS=${BENCH_ROWS:-C NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_luajit}
 export LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
 export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
   BENCH_ROW_BUDGET="${BENCH_ROW_BUDGET:-30}"
@@ -131,7 +131,7 @@ run_bench() {
   elif wanted LuaJIT_loop; then
     echo "NA $bench LuaJIT_loop luajit not found" >> "$RES"
   fi
-  for mode in default fusion_off sharing_off compile; do
+  for mode in default fusion_off sharing_off compile opencl; do
     case $mode in
       default) id=lacc ;;
       *) id=lacc_$mode ;;
@@ -240,7 +240,7 @@ for bench in $ONLY; do
   fi
   awk -v bench="$bench" '
     BEGIN {
-      split("C C_vectorised C_fresh_output NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_luajit", ids, " ")
+      split("C C_vectorised C_fresh_output NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_luajit", ids, " ")
       split("C|C vectorised|C fresh output|NumPy|LuaJIT loop|lacc|lacc fusion off|lacc sharing off|lacc compile|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
     }

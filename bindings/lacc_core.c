@@ -411,6 +411,15 @@ static int l_layout(lua_State *L) {
   return 1;
 }
 
+/* devices() -> text */
+static int l_devices(lua_State *L) {
+  char *s = lacc_devices(get_ctx(L));
+  if (s == NULL) return raise(L);
+  lua_pushstring(L, s);
+  lacc_string_free(s);
+  return 1;
+}
+
 static int l_set_layout(lua_State *L) {
   if (lacc_set_layout(get_ctx(L), luaL_checkstring(L, 1)) != LACC_OK) return raise(L);
   return 0;
@@ -460,7 +469,7 @@ static const luaL_Reg funcs[] = {
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
   { "node_cast", l_node_cast }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
-  { "explain", l_explain }, { "layout", l_layout }, { "set_layout", l_set_layout },
+  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
   { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node },
   { "set_option", l_set_option }, { "node_param", l_node_param },

@@ -12,8 +12,6 @@
 #include <sys/mman.h>
 #include "internal.h"
 
-/* Largest element count: keeps every byte size and index computation far from overflow. */
-#define LACC_MAX_ELEMS ((int64_t)1 << 40)
 
 /* Large buffers come straight from mmap, 2 MiB aligned and marked for huge pages:
  * the first touch of fresh memory otherwise costs more than a memory-bound kernel
@@ -190,6 +188,28 @@ void array_load(const lacc_array *a, int64_t i, lacc_val *leaves) {
 
 void array_store(lacc_array *a, int64_t i, const lacc_val *leaves) {
   layout_store(a->plan, a->type, a->buf, i, leaves);
+}
+
+lacc_array *array_relayout(lacc_ctx *ctx, lacc_array *a, const layout_plan *plan) {
+  if (plan == NULL || a->plan == plan) {
+    lacc_array_retain(a);
+    return a;
+  }
+  lacc_array *r = array_alloc_out(ctx, a->type, a->rank, a->extent, plan);
+  lacc_val small[64];
+  int nl = a->type->nleaves;
+  lacc_val *v = nl <= 64 ? small : malloc(sizeof *v * (size_t)nl);
+  if (r == NULL || v == NULL) {
+    lacc_array_release(r);
+    if (r != NULL) ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  for (int64_t i = 0; i < a->size; i++) {
+    array_load(a, i, v);
+    array_store(r, i, v);
+  }
+  if (v != small) free(v);
+  return r;
 }
 
 lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int64_t *extents) {

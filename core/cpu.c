@@ -139,7 +139,7 @@ static uint64_t fnv(uint64_t h, const char *s) {
   return h;
 }
 
-static int cache_dir(char *out, size_t size) {
+int cache_dir(char *out, size_t size) {
   const char *d = getenv("LACC_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
   if (d != NULL && *d) snprintf(out, size, "%s", d);
   else if (x != NULL && *x) snprintf(out, size, "%s/lacc", x);
@@ -292,37 +292,7 @@ static void rt_fail(krt *rt, int64_t key, int check, const int64_t *vals, int n)
 }
 
 static int raise_check(lacc_ctx *ctx, const kplan *P, const krt *rt) {
-  const pcheck *c = &P->checks[rt->check];
-  const char *at = c->where != NULL ? c->where : "?";
-  char what[300];
-  int len;
-  switch (c->kind) {
-  case CK_INDEX:
-    len = snprintf(what, sizeof what, "index (");
-    for (int k = 0; k < c->rank && len < 200; k++)
-      len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
-                      (long long)rt->vals[k] + 1);
-    len += snprintf(what + len, sizeof what - (size_t)len, ") out of bounds for shape (");
-    for (int k = 0; k < c->rank && len < 240; k++)
-      len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
-                      (long long)rt->vals[c->rank + k]);
-    snprintf(what + len, sizeof what - (size_t)len, ")");
-    return ctx_error(ctx, LACC_ERR_BOUNDS, "%s (at %s)", what, at);
-  case CK_BACKPERMUTE:
-    return ctx_error(ctx, LACC_ERR_BOUNDS,
-                     "backpermute: index function result out of bounds (at %s)", at);
-  case CK_PERMUTE:
-    return ctx_error(ctx, LACC_ERR_BOUNDS, "permute: target index out of bounds (at %s)", at);
-  case CK_DIVZERO:
-    return ctx_error(ctx, LACC_ERR_DIVZERO, "%s: integer division by zero (at %s)", c->what, at);
-  case CK_RESHAPE:
-    return ctx_error(ctx, LACC_ERR_SHAPE,
-                     "reshape: %lld elements cannot take a shape of %lld (at %s)",
-                     (long long)rt->vals[0], (long long)rt->vals[1], at);
-  default:
-    return ctx_error(ctx, LACC_ERR_SHAPE, "%s: negative extent %lld in dimension %lld (at %s)",
-                     c->what, (long long)rt->vals[0], (long long)rt->vals[1], at);
-  }
+  return plan_check_error(ctx, P, rt->check, rt->vals);
 }
 
 /* ---- running a plan */
@@ -492,9 +462,22 @@ static int guarded_in(const exec *E, int g) {
   return 1;
 }
 
+/* awhile: the condition and the body, programs of their own, alternate. */
+static int run_while(exec *E, const pstep *st) {
+  lacc_array **in = malloc(sizeof *in * (size_t)st->nloop_in);
+  if (in == NULL) return ctx_error(E->ctx, LACC_ERR_MEMORY, "out of memory");
+  for (int i = 0; i < st->nloop_in; i++) in[i] = E->arrays[st->loop_in[i]];
+  lacc_array *r = NULL;
+  int rc = awhile_run(E->ctx, st->loop[0], st->loop[1], E->P->slots[st->out].plan,
+                      st->nloop_in, in, &r);
+  free(in);
+  return rc == LACC_OK ? set_slot(E, st->out, r) : rc;
+}
+
 static int run_step(exec *E, int k) {
   const pstep *st = &E->P->steps[k];
   if (!guarded_in(E, st->guard)) return LACC_OK;
+  if (st->kind == SK_WHILE) return run_while(E, st);
   if (st->kind == SK_SELECT) {
     const lacc_array *t = E->arrays[st->sel_test];
     lacc_array *a = E->arrays[*(const uint8_t *)t->buf[0] ? st->sel_then : st->sel_else];

@@ -1,8 +1,10 @@
-/* emit_c.c: the kernel IR printed as C11 for the system compiler.
+/* emit_c.c: the kernel IR printed as C11 for the system compiler, or as OpenCL C 1.2.
  *
- * Owns: the C spelling of every IR instruction, and a prelude of small helpers that
- * give each primitive exactly prim.c's meaning (wrapping integers, total division,
- * Lua's float modulo, saturating float->int casts) without undefined behaviour.
+ * Owns: the spelling of every IR instruction in both dialects (they differ only in
+ * function headers, atomics, bit casts, constants and failure reports), and preludes of
+ * small helpers that give each primitive exactly prim.c's meaning (wrapping integers,
+ * total division, Lua's float modulo, saturating float->int casts) without undefined
+ * behaviour.
  * Must not: decide anything about the program: it prints what lower.c built.
  */
 #include <inttypes.h>
@@ -14,13 +16,16 @@
 #include "kir.h"
 #include "text.h"
 
-typedef text sbuf;
+typedef struct {
+  text t;
+  int cl;              /* printing OpenCL C (opencl/exec.c runs it), else C (cpu.c) */
+} sbuf;
 
 static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(sbuf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  text_vput(b, fmt, ap);
+  text_vput(&b->t, fmt, ap);
   va_end(ap);
 }
 
@@ -44,13 +49,8 @@ static const char *utype(scalar_kind k) {
   }
 }
 
-static const char *const prelude =
-  "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
-  "typedef struct { void **buf; const int64_t *ext; int64_t size; } lacc_kslot;\n"
-  "typedef struct lacc_krt lacc_krt;\n"
-  "typedef union { int64_t i; uint64_t u; double d; float f; } lacc_kval;\n"
-  "struct lacc_krt { void (*fail)(lacc_krt *, int64_t, int, const int64_t *, int);"
-  " const lacc_kval *K; };\n"
+/* Helpers both dialects share (OpenCL C spells the types through typedefs and macros). */
+static const char *const helpers =
   "static inline int64_t lacc_sfdiv(int64_t x, int64_t y) {\n"
   "  if (y == -1) return (int64_t)(0 - (uint64_t)x);\n"
   "  int64_t q = x / y;\n  if (x % y != 0 && ((x < 0) != (y < 0))) q--;\n  return q;\n}\n"
@@ -70,12 +70,73 @@ static const char *const prelude =
   "static inline uint64_t lacc_f2u(double d, uint64_t hi) {\n"
   "  if (isnan(d) || d <= 0) return 0;\n"
   "  uint64_t v = d >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)d;\n"
-  "  return v > hi ? hi : v;\n}\n"
+  "  return v > hi ? hi : v;\n}\n";
+
+static const char *const prelude =
+  "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
+  "typedef struct { void **buf; const int64_t *ext; int64_t size; } lacc_kslot;\n"
+  "typedef struct lacc_krt lacc_krt;\n"
+  "typedef union { int64_t i; uint64_t u; double d; float f; } lacc_kval;\n"
+  "struct lacc_krt { void (*fail)(lacc_krt *, int64_t, int, const int64_t *, int);"
+  " const lacc_kval *K; };\n"
   "static inline uint64_t lacc_bits_f32(float x) { uint32_t b; memcpy(&b, &x, 4); return b; }\n"
   "static inline uint64_t lacc_bits_f64(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }\n"
   "static inline float lacc_f32_bits(uint64_t x) { uint32_t b = (uint32_t)x; float f;"
   " memcpy(&f, &b, 4); return f; }\n"
   "static inline double lacc_f64_bits(uint64_t x) { double f; memcpy(&f, &x, 8); return f; }\n";
+
+/* OpenCL C: the C prelude's types and helpers, spelled for OpenCL C 1.2. Programs that
+ * use f64 are only run on devices with cl_khr_fp64 (LACC_FP64); on others the helpers'
+ * double arithmetic is float. 64-bit atomics need LACC_I64_ATOMICS; without it the
+ * executor never launches a kernel that uses them. */
+static const char *const cl_prelude =
+  "#pragma OPENCL FP_CONTRACT OFF\n"
+  "#ifdef LACC_FP64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#else\n#define double float\n#endif\n"
+  "#ifdef LACC_I64_ATOMICS\n#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+  "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n#endif\n"
+  "typedef char int8_t; typedef uchar uint8_t; typedef short int16_t; typedef ushort uint16_t;\n"
+  "typedef int int32_t; typedef uint uint32_t; typedef long int64_t; typedef ulong uint64_t;\n"
+  "#define INT64_C(x) (x##L)\n#define UINT64_C(x) (x##UL)\n"
+  "#define INT64_MAX LONG_MAX\n#define INT64_MIN LONG_MIN\n#define UINT64_MAX ULONG_MAX\n"
+  "#define sqrtf sqrt\n#define expf exp\n#define logf log\n#define sinf sin\n#define cosf cos\n"
+  "#define tanf tan\n#define asinf asin\n#define acosf acos\n#define atanf atan\n"
+  "#define atan2f atan2\n#define powf pow\n#define fabsf fabs\n#define floorf floor\n"
+  "#define ceilf ceil\n#define roundf round\n#define truncf trunc\n#define fmodf fmod\n"
+  "static inline uint64_t lacc_bits_f32(float x) { return as_uint(x); }\n"
+  "static inline float lacc_f32_bits(uint64_t x) { return as_float((uint)x); }\n"
+  "#ifdef LACC_FP64\n"
+  "static inline uint64_t lacc_bits_f64(double x) { return as_ulong(x); }\n"
+  "static inline double lacc_f64_bits(uint64_t x) { return as_double(x); }\n"
+  "#endif\n"
+  /* compare-and-swap on the bits of an element; 8- and 16-bit elements through their
+   * aligned 32-bit word (device buffers are padded to 8 bytes) */
+  "static inline int lacc_cas32(volatile __global void *p, uint e, uint d) {\n"
+  "  return atomic_cmpxchg((volatile __global uint *)p, e, d) == e;\n}\n"
+  "static inline int lacc_cas_narrow(volatile __global void *p, uint e, uint d, uint mask) {\n"
+  "  ulong a = (ulong)p;\n  uint sh = (uint)(a & 3) * 8;\n"
+  "  volatile __global uint *w = (volatile __global uint *)(a - (a & 3));\n"
+  "  uint old = *w;\n  for (;;) {\n"
+  "    if (((old >> sh) & mask) != e) return 0;\n"
+  "    uint got = atomic_cmpxchg(w, old, (old & ~(mask << sh)) | (d << sh));\n"
+  "    if (got == old) return 1;\n    old = got;\n  }\n}\n"
+  "#ifdef LACC_I64_ATOMICS\n"
+  "static inline int lacc_cas64(volatile __global void *p, ulong e, ulong d) {\n"
+  "  return atom_cmpxchg((volatile __global ulong *)p, e, d) == e;\n}\n"
+  "#else\n"
+  "static inline int lacc_cas64(volatile __global void *p, ulong e, ulong d) {\n"
+  "  volatile __global ulong *q = (volatile __global ulong *)p;\n"
+  "  if (*q != e) return 0;\n  *q = d;\n  return 1;\n}\n"
+  "#endif\n"
+  /* F[0]: the smallest failing element (or a flag), F[1]: that element, F[2]: the check,
+   * F[3]: the number of values, F[4..]: the values */
+  "static void lacc_fail(__global long *F, long key, int check, const long *vals, int n) {\n"
+  "#ifdef LACC_I64_ATOMICS\n"
+  "  if (key > atom_min(&F[0], key)) return;\n"
+  "#else\n"
+  "  if (atomic_cmpxchg((volatile __global int *)F, 0, 1) != 0) return;\n"
+  "#endif\n"
+  "  F[1] = key;\n  F[2] = check;\n  F[3] = n;\n"
+  "  for (int i = 0; i < n && i < 16; i++) F[4 + i] = vals[i];\n}\n";
 
 /* Shifts by any count, negative counts shifting the other way (prim.c's shift). */
 static void shift_helpers(sbuf *b) {
@@ -100,7 +161,7 @@ static void constant(sbuf *b, scalar_kind k, lacc_val v) {
     const char *cast = k == S_F32 ? "(float)" : "";
     if (isnan(d)) put(b, "%s(%sNAN)", cast, signbit(d) ? "-" : "");
     else if (isinf(d)) put(b, "%s(%sINFINITY)", cast, d < 0 ? "-" : "");
-    else put(b, "%s%a", cast, d);
+    else put(b, "%s%a%s", cast, d, b->cl && k == S_F32 ? "f" : "");
     return;
   }
   default:
@@ -251,6 +312,12 @@ static void tobits(sbuf *b, scalar_kind from, int a) {
   else put(b, "(uint64_t)(%s)v%d", from == S_BOOL ? "uint8_t" : utype(from), a);
 }
 
+static void frombits_u(sbuf *b, scalar_kind to, const char *u) {
+  if (to == S_F32) put(b, "as_float((uint)%s)", u);
+  else if (to == S_F64) put(b, "as_double((ulong)%s)", u);
+  else put(b, "(%s)%s", ctype(to), u);
+}
+
 static void frombits(sbuf *b, scalar_kind to, int a) {
   if (to == S_F32) put(b, "lacc_f32_bits(v%d)", a);
   else if (to == S_F64) put(b, "lacc_f64_bits(v%d)", a);
@@ -259,6 +326,31 @@ static void frombits(sbuf *b, scalar_kind to, int a) {
 }
 
 static void indent(sbuf *b, int depth) { put(b, "%*s", 2 * depth, ""); }
+
+/* OpenCL: an atomic read is a volatile read of the element's bits. */
+static void cl_aload(sbuf *b, const kfn *F, const kinst *in) {
+  scalar_kind k = F->vt[in->dst];
+  const char *u = utype(k);
+  put(b, "{ %s u_ = *(volatile __global %s *)&b%d_%d[v%d]; v%d = ", u, u, in->slot, in->buf,
+      in->a, in->dst);
+  frombits_u(b, k, "u_");
+  put(b, "; }");
+}
+
+/* OpenCL: compare-and-swap of the element's bits (narrow ones through their word). */
+static void cl_cas(sbuf *b, const kfn *F, const kinst *in) {
+  scalar_kind k = F->vt[in->b];
+  int bits = scalar_bits(k);
+  put(b, "v%d = ", in->dst);
+  if (bits >= 32) put(b, "lacc_cas%d(&b%d_%d[v%d], ", bits, in->slot, in->buf, in->a);
+  else put(b, "lacc_cas_narrow(&b%d_%d[v%d], ", in->slot, in->buf, in->a);
+  put(b, "(%s)", bits == 64 ? "ulong" : "uint");
+  tobits(b, k, in->args[0]);
+  put(b, ", (%s)", bits == 64 ? "ulong" : "uint");
+  tobits(b, k, in->b);
+  if (bits < 32) put(b, ", 0x%xu", (1u << bits) - 1);
+  put(b, ")");
+}
 
 static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
   if (in->op == KO_ELSE || in->op == KO_END) (*depth)--;
@@ -272,7 +364,10 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
   case KO_FROMBITS: vname(b, in->dst); put(b, " = "); frombits(b, F->vt[in->dst], in->a); break;
   case KO_LOAD: put(b, "v%d = b%d_%d[v%d]", in->dst, in->slot, in->buf, in->a); break;
   case KO_STORE: put(b, "b%d_%d[v%d] = v%d", in->slot, in->buf, in->a, in->b); break;
-  case KO_EXTENT: put(b, "v%d = S[%d].ext[%d]", in->dst, in->slot, (int)in->imm.i); break;
+  case KO_EXTENT:
+    if (b->cl) put(b, "v%d = E[%d]", in->dst, in->slot * LACC_MAX_RANK + (int)in->imm.i);
+    else put(b, "v%d = S[%d].ext[%d]", in->dst, in->slot, (int)in->imm.i);
+    break;
   case KO_OUT: put(b, "out[%d] = v%d", (int)in->imm.i, in->a); break;
   case KO_IF: put(b, "if (v%d) {\n", in->a); (*depth)++; return;
   case KO_ELSE: put(b, "} else {\n"); (*depth)++; return;
@@ -287,19 +382,33 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
   case KO_KCONST: {
     scalar_kind k = F->vt[in->dst];
     int i = (int)in->imm.i;
+    if (b->cl) {
+      if (k == S_F32) put(b, "v%d = as_float((uint)K[%d])", in->dst, i);
+      else if (k == S_F64) put(b, "v%d = as_double(K[%d])", in->dst, i);
+      else put(b, "v%d = (%s)K[%d]", in->dst, ctype(k), i);
+      break;
+    }
     if (k == S_F32) put(b, "v%d = rt->K[%d].f", in->dst, i);
     else if (k == S_F64) put(b, "v%d = rt->K[%d].d", in->dst, i);
     else put(b, "v%d = (%s)rt->K[%d].%s", in->dst, ctype(k), i, scalar_is_signed(k) ? "i" : "u");
     break;
   }
   case KO_LGET: put(b, "v%d = v%d[v%d]", in->dst, in->a, in->b); break;
-  case KO_ALOAD: {
+  case KO_ALOAD:
+    if (b->cl) {
+      cl_aload(b, F, in);
+      break;
+    } else {
     const char *u = utype(F->vt[in->dst]);
     put(b, "{ %s u_ = __atomic_load_n((%s *)&b%d_%d[v%d], __ATOMIC_RELAXED); "
            "memcpy(&v%d, &u_, sizeof u_); }", u, u, in->slot, in->buf, in->a, in->dst);
     break;
-  }
+    }
   case KO_CAS: {
+    if (b->cl) {
+      cl_cas(b, F, in);
+      break;
+    }
     const char *u = utype(F->vt[in->b]);
     put(b, "{ %s e_, d_; memcpy(&e_, &v%d, sizeof e_); memcpy(&d_, &v%d, sizeof d_); "
            "v%d = __atomic_compare_exchange_n((%s *)&b%d_%d[v%d], &e_, d_, 0, "
@@ -310,11 +419,12 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
   case KO_LSET: put(b, "v%d[v%d] = v%d", in->dst, in->a, in->b); break;
   case KO_FAIL:
     if (in->nargs == 0) {
-      put(b, "rt->fail(rt, v%d, %d, 0, 0)", in->a, in->check);
+      put(b, b->cl ? "lacc_fail(F, v%d, %d, 0, 0)" : "rt->fail(rt, v%d, %d, 0, 0)", in->a, in->check);
     } else {
       put(b, "{ const int64_t fv[%d] = {", in->nargs);
       for (int i = 0; i < in->nargs; i++) put(b, "%sv%d", i ? ", " : " ", in->args[i]);
-      put(b, " }; rt->fail(rt, v%d, %d, fv, %d); }", in->a, in->check, in->nargs);
+      put(b, b->cl ? " }; lacc_fail(F, v%d, %d, fv, %d); }" : " }; rt->fail(rt, v%d, %d, fv, %d); }",
+          in->a, in->check, in->nargs);
       put(b, "\n");
       return;
     }
@@ -323,7 +433,7 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
   put(b, ";\n");
 }
 
-static int uses_buffer(const kfn *F, int slot, int buf, int *written) {
+int kfn_uses_buffer(const kfn *F, int slot, int buf, int *written) {
   int used = 0;
   const klist *ls[2] = { &F->pro, &F->body };
   for (int l = 0; l < 2; l++)
@@ -344,23 +454,27 @@ static int lanes_of(const kfn *F, int v) {
   return 0;
 }
 
-static void function(sbuf *b, const kplan *P, int k) {
-  const kfn *F = &P->fns[k];
-  put(b, "\nvoid lacc_f%d(const lacc_kslot *S, lacc_krt *rt, int64_t p0, int64_t p1,"
-         " int64_t p2, int64_t p3, int64_t *out) {\n", k);
-  put(b, "  (void)S; (void)rt; (void)out;\n");
+static void declare_vars(sbuf *b, const kfn *F, int from_params) {
+  static const char *const p[4] = { "p0", "p1", "p2", "p3" };
   for (int v = 0; v < F->nvars; v++) {
     int lanes = lanes_of(F, v);
     if (lanes > 0)
       put(b, "  %s v%d[%d];\n", ctype(F->vt[v]), v, lanes);
     else
-      put(b, "  %s v%d = %s;\n", ctype(F->vt[v]), v, v < 4 ? (v == 0 ? "p0" : v == 1 ? "p1"
-                                                             : v == 2 ? "p2" : "p3") : "0");
+      put(b, "  %s v%d = %s;\n", ctype(F->vt[v]), v, from_params && v < 4 ? p[v] : "0");
   }
+}
+
+static void function(sbuf *b, const kplan *P, int k) {
+  const kfn *F = &P->fns[k];
+  put(b, "\nvoid lacc_f%d(const lacc_kslot *S, lacc_krt *rt, int64_t p0, int64_t p1,"
+         " int64_t p2, int64_t p3, int64_t *out) {\n", k);
+  put(b, "  (void)S; (void)rt; (void)out;\n");
+  declare_vars(b, F, 1);
   for (int s = 0; s < P->nslots; s++)
     for (int buf = 0; buf < P->slots[s].plan->nbufs; buf++) {
       int written = 0;
-      if (!uses_buffer(F, s, buf, &written)) continue;
+      if (!kfn_uses_buffer(F, s, buf, &written)) continue;
       const char *t = ctype(P->slots[s].plan->buf_kind[buf]);
       put(b, "  %s%s *restrict b%d_%d = (%s%s *)S[%d].buf[%d];\n", written ? "" : "const ", t,
           s, buf, written ? "" : "const ", t, s, buf);
@@ -371,14 +485,110 @@ static void function(sbuf *b, const kplan *P, int k) {
   put(b, "}\n");
 }
 
-char *emit_c(const kplan *P) {
-  sbuf b = { 0 };
-  put(&b, "/* generated by lacc */\n%s", prelude);
-  shift_helpers(&b);
-  for (int k = 0; k < P->nfns; k++) function(&b, P, k);
-  if (b.oom) {
-    free(b.s);
+/* OpenCL: work-item c_ of nch takes its share of the range the role splits (the same
+ * shares cpu.c gives its chunks): elements p0 <= i < p1, or a segment's elements below
+ * p2 with its chunk index in p3; combines and shapes run as one work-item. */
+static void cl_role(sbuf *b, const kfn *F) {
+  const char *v[4];
+  switch (F->role) {
+  case FN_BODY: case FN_SEG: case FN_SCATTER:
+    v[0] = "p0 + (p1 - p0) * c_ / nch";
+    v[1] = "p0 + (p1 - p0) * (c_ + 1) / nch";
+    v[2] = "p2";
+    v[3] = "p3";
+    break;
+  case FN_PART: case FN_CHUNK:
+    v[0] = "p0";
+    v[1] = "p2 * c_ / nch";
+    v[2] = "p2 * (c_ + 1) / nch";
+    v[3] = "c_";
+    break;
+  default:
+    v[0] = "p0";
+    v[1] = "p1";
+    v[2] = "p2";
+    v[3] = "p3";
+  }
+  for (int i = 0; i < 4 && i < F->nvars; i++) put(b, "  v%d = %s;\n", i, v[i]);
+}
+
+static void cl_function(sbuf *b, const kplan *P, int k) {
+  const kfn *F = &P->fns[k];
+  put(b, "\nstatic void lacc_f%d(__global const long *E, __global const ulong *K, "
+         "__global long *F, long p0, long p1, long p2, long p3, long nch, long c_", k);
+  for (int s = 0; s < P->nslots; s++)
+    for (int buf = 0; buf < P->slots[s].plan->nbufs; buf++) {
+      int written = 0;
+      if (!kfn_uses_buffer(F, s, buf, &written)) continue;
+      put(b, ",\n    __global %s%s *restrict b%d_%d", written ? "" : "const ",
+          ctype(P->slots[s].plan->buf_kind[buf]), s, buf);
+    }
+  put(b, ") {\n  (void)E; (void)K; (void)F;\n");
+  declare_vars(b, F, 0);
+  cl_role(b, F);
+  int depth = 1;
+  for (int i = 0; i < F->pro.n; i++) instr(b, F, &F->pro.v[i], &depth);
+  for (int i = 0; i < F->body.n; i++) instr(b, F, &F->body.v[i], &depth);
+  put(b, "}\n");
+}
+
+int cl_kernel_buffer(const kplan *P, int slot, int buf, int *written) {
+  int used = 0;
+  for (int k = 0; k < P->nfns; k++)
+    if (P->fns[k].role != FN_SHAPE) used |= kfn_uses_buffer(&P->fns[k], slot, buf, written);
+  return used;
+}
+
+/* The one kernel of a program: PoCL's cost of building a program grows with its number
+ * of kernels, not with their size, so the functions sit behind a switch on `which`. */
+static void cl_kernel_main(sbuf *b, const kplan *P) {
+  put(b, "\n__kernel void lacc_main(__global const long *E, __global const ulong *K, "
+         "__global long *F, long p0, long p1, long p2, long p3, long nch, int which");
+  for (int s = 0; s < P->nslots; s++)
+    for (int buf = 0; buf < P->slots[s].plan->nbufs; buf++) {
+      int written = 0;
+      if (cl_kernel_buffer(P, s, buf, &written))
+        put(b, ",\n    __global %s%s *b%d_%d", written ? "" : "const ",
+            ctype(P->slots[s].plan->buf_kind[buf]), s, buf);
+    }
+  put(b, ") {\n  const long c_ = get_global_id(0);\n  if (c_ >= nch) return;\n"
+         "  switch (which) {\n");
+  for (int k = 0; k < P->nfns; k++) {
+    const kfn *F = &P->fns[k];
+    if (F->role == FN_SHAPE) continue;
+    put(b, "  case %d: lacc_f%d(E, K, F, p0, p1, p2, p3, nch, c_", k, k);
+    for (int s = 0; s < P->nslots; s++)
+      for (int buf = 0; buf < P->slots[s].plan->nbufs; buf++) {
+        int written = 0;
+        if (kfn_uses_buffer(F, s, buf, &written)) put(b, ", b%d_%d", s, buf);
+      }
+    put(b, "); break;\n");
+  }
+  put(b, "  default: break;\n  }\n}\n");
+}
+
+static char *finish(sbuf *b) {
+  if (b->t.oom) {
+    free(b->t.s);
     return NULL;
   }
-  return b.s;
+  return b->t.s;
+}
+
+char *emit_cl(const kplan *P) {
+  sbuf b = { .cl = 1 };
+  put(&b, "/* generated by lacc */\n%s%s", cl_prelude, helpers);
+  shift_helpers(&b);
+  for (int k = 0; k < P->nfns; k++)
+    if (P->fns[k].role != FN_SHAPE) cl_function(&b, P, k);   /* the host runs those */
+  cl_kernel_main(&b, P);
+  return finish(&b);
+}
+
+char *emit_c(const kplan *P) {
+  sbuf b = { 0 };
+  put(&b, "/* generated by lacc */\n%s%s", prelude, helpers);
+  shift_helpers(&b);
+  for (int k = 0; k < P->nfns; k++) function(&b, P, k);
+  return finish(&b);
 }

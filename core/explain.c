@@ -222,11 +222,44 @@ char *explain_ast(lacc_ctx *ctx, const ast_arena *ast) {
 
 /* The AST, then one block per kernel of the plan: what it computes, the term it pulls
  * (a<k> are materialised arrays), and, when given, the generated source. */
-/* Steps that run a kernel (an acond's select only picks an array). */
+/* Kernels of a plan (an acond's select only picks an array; an awhile's are those of
+ * its condition and body). */
 int plan_kernels(const kplan *P) {
   int n = 0;
-  for (int k = 0; k < P->nsteps; k++) n += P->steps[k].kind != SK_SELECT;
+  for (int k = 0; k < P->nsteps; k++) {
+    const pstep *st = &P->steps[k];
+    if (st->kind == SK_WHILE) n += plan_kernels(&st->loop[0]->plan) + plan_kernels(&st->loop[1]->plan);
+    else n += st->kind != SK_SELECT;
+  }
   return n;
+}
+
+static void put_indented(buf *b, const char *text, int spaces) {
+  for (const char *line = text; *line;) {
+    const char *end = strchr(line, '\n');
+    int len = end != NULL ? (int)(end - line) : (int)strlen(line);
+    put(b, "%*s%.*s\n", spaces, "", len, line);
+    line += len + (end != NULL);
+  }
+}
+
+/* An awhile step: its inputs, then the condition's and the body's explanations. */
+static void while_print(buf *b, lacc_ctx *ctx, const pstep *st) {
+  put(b, "awhile: a%d from a%d", st->out, st->loop_in[0]);
+  if (st->nloop_in > 1) put(b, ", reading");
+  for (int i = 1; i < st->nloop_in; i++) put(b, " a%d", st->loop_in[i]);
+  put(b, " (at %s); in the condition and body, param 1 is the loop's array%s\n",
+      st->node->where != NULL ? st->node->where : "?",
+      st->nloop_in > 1 ? ", params 2.. what it reads" : "");
+  static const char *const names[2] = { "condition", "body" };
+  for (int i = 0; i < 2; i++) {
+    const lacc_program *p = st->loop[i];
+    char *sub = explain_plan(ctx, &p->ast, &p->plan, NULL);
+    put(b, "  %s:\n", names[i]);
+    if (sub != NULL) put_indented(b, sub, 4);
+    else b->t.oom = 1;
+    free(sub);
+  }
 }
 
 char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source) {
@@ -243,6 +276,10 @@ char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const ch
     }
     if (st->guard >= 0)
       put(&b, "if a%d is %s:\n", P->guards[st->guard].slot, P->guards[st->guard].want ? "true" : "false");
+    if (st->kind == SK_WHILE) {
+      while_print(&b, ctx, st);
+      continue;
+    }
     put(&b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", ++n, st->out,
         kind_name(st->node->kind), out->rank, out->type->sig, out->result ? "" : ", intermediate",
         st->node->where != NULL ? st->node->where : "?");

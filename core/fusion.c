@@ -144,6 +144,15 @@ static void mark(lacc_node *t, const fenv *env, int fuse, int top) {
     t->manifest = 1;
     return;
   }
+  case K_AWHILE:
+    /* the loop's sub-programs read its initial array and what it reads from outside */
+    mark_kids(t, env, fuse);
+    for (int i = 0; i < t->nkids; i++) {
+      lacc_node *x = end_of(t->kids[i]);
+      if (is_producer(x->kind)) x->manifest = 1;
+    }
+    t->manifest = 1;
+    return;
   case K_STENCIL: {
     /* its array is read once per neighbour: materialised unless a cheap index transform */
     mark_kids(t, env, fuse);

@@ -16,7 +16,7 @@ static const char *const kind_names[K_NKINDS] = {
   "iterate", "while", "con", "case", "lam",
   "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
   "scanl", "scanl1", "scanr", "scanr1", "compute", "permute",
-  "append", "interleave", "stencil", "acond", "param",
+  "append", "interleave", "stencil", "acond", "awhile", "param",
   "let", "var", "let", "avar", "results"
 };
 
@@ -35,8 +35,8 @@ int scan_with_z(node_kind k) { return k == K_SCANL || k == K_SCANR; }
 
 static const char *place(const char *where) { return where != NULL ? where : "?"; }
 
-static lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
-                           lacc_node *const *kids, const char *where) {
+lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
+                    lacc_node *const *kids, const char *where) {
   int depth = 0;
   for (int i = 0; i < nkids; i++)
     if (kids[i]->depth > depth) depth = kids[i]->depth;
@@ -76,6 +76,9 @@ void lacc_node_retain(lacc_node *n) { n->refs++; }
 
 static void node_free(lacc_node *n) {
   if (n->array != NULL) lacc_array_release(n->array);
+  if (n->sub != NULL)
+    for (int i = 0; i < 3; i++) lacc_node_release(n->sub[i]);
+  free(n->sub);
   lacc_ctx *ctx = n->ctx;
   free(n->kids);
   free(n->where);
@@ -662,6 +665,31 @@ static lacc_node *build_acond(lacc_ctx *ctx, int nargs, lacc_node *const *args, 
   return node_new(ctx, K_ACOND, args[1]->type, args[1]->rank, 3, args, w);
 }
 
+/* awhile(init, var, cond, body): var the parameter node the two were traced with. */
+static lacc_node *build_awhile(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+  if (expect_arity(ctx, "awhile", 4, nargs, w) != LACC_OK) return NULL;
+  for (int i = 0; i < 4; i++)
+    if (expect_level(ctx, "awhile", i, args[i], L_ACC, w) != LACC_OK) return NULL;
+  lacc_node *init = args[0], *var = args[1], *cond = args[2], *body = args[3];
+  const lacc_type *b = type_parse(ctx, "bool");
+  if (b == NULL) return NULL;
+  if (var->kind != K_PARAM || var->type != init->type || var->rank != init->rank) {
+    ctx_error(ctx, LACC_ERR_ARG, "awhile: the loop's variable must be a fresh parameter of "
+              "the initial array's type (at %s)", place(w));
+    return NULL;
+  }
+  if (expect_type(ctx, "awhile", "condition's element", b, cond->type, w) != LACC_OK ||
+      expect_type(ctx, "awhile", "body's element", init->type, body->type, w) != LACC_OK)
+    return NULL;
+  if (cond->rank != 0 || body->rank != init->rank) {
+    ctx_error(ctx, LACC_ERR_TYPE, "awhile: %s (at %s)",
+              cond->rank != 0 ? "the condition must give an array of rank 0"
+                              : "the body must keep the array's rank", place(w));
+    return NULL;
+  }
+  return awhile_build(ctx, init, var, cond, body, w);
+}
+
 static lacc_node *build_reshape(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
   int rank;
   if (expect_arity(ctx, "reshape", 2, nargs, w) != LACC_OK ||
@@ -689,6 +717,7 @@ lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
   if (strcmp(op, "append") == 0) return build_push(ctx, K_APPEND, nargs, args, where);
   if (strcmp(op, "stencil") == 0) return build_stencil(ctx, nargs, args, where);
   if (strcmp(op, "acond") == 0) return build_acond(ctx, nargs, args, where);
+  if (strcmp(op, "awhile") == 0) return build_awhile(ctx, nargs, args, where);
   if (strcmp(op, "interleave") == 0) return build_push(ctx, K_INTERLEAVE, nargs, args, where);
   ctx_error(ctx, LACC_ERR_ARG, "unknown array operation '%s' (at %s)", op, place(where));
   return NULL;

@@ -12,6 +12,8 @@
 #include "lacc.h"
 
 #define LACC_MAX_RANK 8
+/* Largest element count: keeps every byte size and index computation far from overflow. */
+#define LACC_MAX_ELEMS ((int64_t)1 << 40)
 #define LACC_MAX_ARGS 16
 #define LACC_ERRMAX 1024
 #define LACC_MAX_DEPTH 2000
@@ -146,6 +148,8 @@ lacc_array *array_alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank, const 
 lacc_array *array_alloc_out(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent,
                             const layout_plan *plan);
 void array_load(const lacc_array *a, int64_t i, lacc_val *leaves);
+/* a in the layout plan: a itself, retained, when it is already; else a copy. */
+lacc_array *array_relayout(lacc_ctx *ctx, lacc_array *a, const layout_plan *plan);
 void array_store(lacc_array *a, int64_t i, const lacc_val *leaves);
 
 /* ---- graph and AST nodes: one kind enum for both (graph.c builds, sharing.c converts) */
@@ -162,6 +166,8 @@ typedef enum {
   K_APPEND, K_INTERLEAVE,      /* push arrays along the innermost dimension */
   K_STENCIL,                   /* f, xs [, constant]; field: stencil_spec */
   K_ACOND,                     /* c (a bool expression), then-array, else-array */
+  K_AWHILE,                    /* the initial array, then the arrays its condition and
+                                  body read from outside (sub: variable, cond, body) */
   K_PARAM,                     /* an argument of a compiled program (field: its index) */
   /* only in the closed AST */
   K_ELET, K_EVAR, K_ALET, K_AVAR, K_RESULTS,
@@ -203,12 +209,17 @@ struct lacc_node {
   int depth;                   /* longest path to a leaf, bounded by LACC_MAX_DEPTH */
   int nkids;
   struct lacc_node **kids;     /* K_LAM: params first, body last */
+  struct lacc_node **sub;      /* K_AWHILE: the loop's variable, condition and body:
+                                  graphs of their own (graph: retained; AST: borrowed) */
   /* scratch for sharing recovery, valid during one conversion */
   int tmp;
   uint64_t mark;
 };
 
 node_level node_level_of(node_kind k);
+/* A graph node of kind k over kids (retained), its depth checked (graph.c). */
+lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
+                    lacc_node *const *kids, const char *where);
 int is_scan(node_kind k);
 /* K_STENCIL's field: the boundary (low 4 bits) and the window size of dimension d in
  * bits 4 + 4d. */
@@ -232,6 +243,34 @@ typedef struct ast_arena {
 
 /* Graph -> closed AST with lets and de Bruijn indices at both levels. */
 int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out);
+/* The same for a sub-program (awhile's condition or body): the graph nodes bound[i]
+ * become parameter i, in layout st[i]. */
+int sharing_recover_sub(lacc_ctx *ctx, lacc_node *root, int nbound, lacc_node *const *bound,
+                        const layout_strategy *st, ast_arena *out);
+
+/* The directory of lacc's disk caches ($LACC_CACHE, $XDG_CACHE_HOME/lacc,
+ * ~/.cache/lacc or /tmp/lacc-<uid>), created if missing; 0, or -1 (cpu.c). */
+int cache_dir(char *out, size_t size);
+
+/* ---- programs (run.c) and awhile (loop.c) */
+typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;
+
+/* A sub-program (awhile's condition or body): the graph under root, the nodes bound[i]
+ * its parameters in layouts st[i]; on the cpu backend planned, compiled with the
+ * program that holds it. NULL with the error in ctx. */
+lacc_program *program_sub(lacc_ctx *ctx, backend_kind b, lacc_node *root, int nbound,
+                          lacc_node *const *bound, const layout_strategy *st);
+/* Run a program on its backend; no checks of the arguments. */
+int program_exec(lacc_ctx *ctx, lacc_program *p, lacc_array *const *args, lacc_array **out);
+/* The loop: the initial array args[0], the arrays the loop reads args[1..n-1]; state:
+ * the layout the loop's array is kept in (NULL: as it comes). */
+int awhile_run(lacc_ctx *ctx, lacc_program *cond, lacc_program *body, const layout_plan *state,
+               int n, lacc_array *const *args, lacc_array **out);
+
+/* The node for awhile(cond, body, init): var is the parameter node cond and body were
+ * traced with; what they read that does not depend on it becomes the node's kids. */
+lacc_node *awhile_build(lacc_ctx *ctx, lacc_node *init, lacc_node *var, lacc_node *cond,
+                        lacc_node *body, const char *where);
 void ast_free(ast_arena *a);
 void *ast_alloc(ast_arena *a, size_t n);
 

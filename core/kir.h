@@ -96,8 +96,9 @@ typedef struct {
 } pslot;
 
 /* SK_TEST computes an acond's condition into a rank-0 bool slot; SK_SELECT (no
- * functions) makes its output slot the array of the branch taken. */
-typedef enum { SK_MAP, SK_FOLD, SK_SCAN, SK_PERMUTE, SK_TEST, SK_SELECT } step_kind;
+ * functions) makes its output slot the array of the branch taken. SK_WHILE (no
+ * functions) runs an awhile's condition and body, programs of their own. */
+typedef enum { SK_MAP, SK_FOLD, SK_SCAN, SK_PERMUTE, SK_TEST, SK_SELECT, SK_WHILE } step_kind;
 
 /* A step runs only if its guard chain holds: slot's bool == want, then the parent's. */
 typedef struct {
@@ -115,6 +116,8 @@ typedef struct {
   int ordered;             /* fold/scan: rows only in order (no chunks: float min/max) */
   int guard;               /* index into the plan's guards, -1: always runs */
   int sel_test, sel_then, sel_else;  /* SK_SELECT: slots */
+  int *loop_in, nloop_in;  /* SK_WHILE: the initial array's slot, then what the loop reads */
+  struct lacc_program *loop[2];      /* SK_WHILE: the condition and the body (owned) */
   int rank;                /* of the output */
   char *desc;              /* what the kernel pulls, as a term (explain) */
 } pstep;
@@ -146,6 +149,7 @@ typedef struct kplan {
                               kernels' source (and the compile cache) does not vary */
   int nconsts, kcap;
   int nparams;
+  backend_kind backend;    /* that the plan is for (awhile's sub-programs use it too) */
   struct kblock *mem;      /* arena for IR arguments and lowering scratch */
 } kplan;
 
@@ -153,15 +157,43 @@ int kplan_init(kplan *P, lacc_ctx *ctx);
 void kplan_free(kplan *P);
 void *kplan_alloc(kplan *P, size_t n);
 
+/* A program ready to run (run.c): its AST and, on the cpu backend, its plan and
+ * kernels. awhile's condition and body are programs of the same kind. */
+struct lacc_program {
+  lacc_ctx *ctx;
+  backend_kind backend;
+  int nparams;
+  ast_arena ast;
+  int compiled;                /* plan valid */
+  kplan plan;
+  void **fns;                  /* cpu: the plan's kernels, once loaded */
+  struct clprog *cl;           /* opencl: the plan's kernels on their device */
+  char *device;                /* opencl: the device asked for (NULL: the default) */
+  const lacc_node **params;    /* each parameter's node (type, rank, layout) */
+};
+
 /* Fusion (fusion.c): mark in the AST which array terms are materialised. */
 void fusion_mark(ast_arena *ast, int enabled);
 
 /* Lowering (lower.c): the AST (after fusion_mark) into a plan. */
-int lower_plan(lacc_ctx *ctx, const ast_arena *ast, kplan *P);
+int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend, kplan *P);
 
 /* C printing (emit_c.c): the whole plan as one translation unit (malloc'd text).
  * Function k is named lacc_f<k>. */
 char *emit_c(const kplan *P);
+/* OpenCL C printing (emit_c.c): one kernel, lacc_main, with the arguments
+ *   E (every slot's extents, slot s at E[s * LACC_MAX_RANK]), K (constants' bits),
+ *   F (failure record), p0 p1 p2 p3, nch (work-items), which (the function to run),
+ *   then the buffers cl_kernel_buffer finds, by slot, then buffer. Shape functions are
+ *   left out: the executor runs them on the host. */
+char *emit_cl(const kplan *P);
+/* Whether function F reads or writes buffer buf of slot (and *written if it writes). */
+int kfn_uses_buffer(const kfn *F, int slot, int buf, int *written);
+/* Whether any function of P but the shape functions uses buffer buf of slot. */
+int cl_kernel_buffer(const kplan *P, int slot, int buf, int *written);
+
+/* The error for check `check` of P failing with values vals (checks.c). */
+int plan_check_error(lacc_ctx *ctx, const kplan *P, int check, const int64_t *vals);
 
 /* Text for people (explain.c): the AST and the plan's kernels, and source if given. */
 char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source);

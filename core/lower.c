@@ -59,7 +59,11 @@ void kplan_free(kplan *P) {
   }
   free(P->fns);
   free(P->slots);
-  for (int i = 0; i < P->nsteps; i++) free(P->steps[i].desc);
+  for (int i = 0; i < P->nsteps; i++) {
+    free(P->steps[i].desc);
+    if (P->steps[i].kind == SK_WHILE)
+      for (int j = 0; j < 2; j++) lacc_program_release(P->steps[i].loop[j]);
+  }
   free(P->steps);
   free(P->checks);
   free(P->results);
@@ -1855,6 +1859,34 @@ static int step_acond(lower *L, lacc_node *t, const aenv *env) {
   return out;
 }
 
+/* ---- awhile: its inputs materialised, then one step that runs the condition and the
+ * body (programs planned here, of the loop's array and the arrays read from outside) */
+
+static int step_while(lower *L, lacc_node *t, const aenv *env) {
+  int n = t->nkids;
+  int *in = ints(L, n);
+  layout_strategy *st = alloc(L, sizeof *st * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    const aenv *d;
+    in[i] = plan_acc(L, t->kids[i], env, &d);
+    if (in[i] < 0) in[i] = step_map(L, d->node, d->env);
+    st[i] = L->P->slots[in[i]].plan->strategy;
+  }
+  st[0] = L->ctx->layout;   /* the loop's array stays in the layout results are made in */
+  int k = new_step(L, SK_WHILE, t, t->rank);
+  pstep *s = &L->P->steps[k];
+  s->loop_in = in;
+  s->nloop_in = n;
+  for (int i = 0; i < 2; i++) {
+    /* t->sub: condition, body, then the nodes that become their parameters */
+    s->loop[i] = program_sub(L->ctx, L->P->backend, t->sub[i], n, t->sub + 2, st);
+    if (s->loop[i] == NULL) oom(L);   /* the error is in ctx */
+  }
+  s->out = new_slot(L, SLOT_KERNEL, t->type, t->rank, out_plan(L, t->type));
+  for (int i = 0; i < n; i++) use_slot(L, in[i]);
+  return L->P->steps[k].out;
+}
+
 /* ---- planning: walk the AST, materialise what fusion marked */
 
 static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed);
@@ -1893,6 +1925,9 @@ static int plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delaye
   }
   case K_ACOND:
     t->slot = step_acond(L, t, env) + 1;
+    return t->slot - 1;
+  case K_AWHILE:
+    t->slot = step_while(L, t, env) + 1;
     return t->slot - 1;
   default: break;
   }
@@ -1934,8 +1969,9 @@ static int plan_results(lower *L, lacc_node *t, const aenv *env) {
   return LACC_OK;
 }
 
-int lower_plan(lacc_ctx *ctx, const ast_arena *ast, kplan *P) {
+int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend, kplan *P) {
   kplan_init(P, ctx);
+  P->backend = backend;
   lower *L = calloc(1, sizeof *L);
   if (L == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   L->ctx = ctx;

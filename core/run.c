@@ -1,17 +1,19 @@
 /* run.c: the entry points that take a program through the stages.
  *
  * Owns: lacc_run and lacc_explain: sharing recovery, then a backend: the reference
- * interpreter ("interp") or the compiled CPU backend ("cpu": fusion, lowering, C).
+ * interpreter ("interp"), the compiled CPU backend ("cpu": fusion, lowering, C) or an
+ * OpenCL device ("opencl", "opencl:<device>": fusion, lowering, OpenCL C).
  * Must not: implement a stage itself.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include "cpu.h"
+#include "../opencl/exec.h"
 
-typedef enum { B_INTERP, B_CPU } backend_kind;
-
-static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out) {
+/* The backend a name asks for; for "opencl:<device>" also the device (malloc'd). */
+static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out, char **device) {
+  *device = NULL;
   if (backend == NULL) backend = getenv("LACC_BACKEND");
   if (backend == NULL || *backend == '\0' || strcmp(backend, "cpu") == 0) {
     *out = B_CPU;
@@ -21,25 +23,23 @@ static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out) {
     *out = B_INTERP;
     return LACC_OK;
   }
-  return ctx_error(ctx, LACC_ERR_BACKEND,
-                   "run: unknown backend '%s' (expected \"cpu\" or \"interp\")", backend);
+  if (strncmp(backend, "opencl", 6) == 0 && (backend[6] == '\0' || backend[6] == ':')) {
+    *out = B_OPENCL;
+    if (backend[6] == ':' && backend[7] != '\0') {
+      *device = strdup(backend + 7);
+      if (*device == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    }
+    return LACC_OK;
+  }
+  return ctx_error(ctx, LACC_ERR_BACKEND, "run: unknown backend '%s' (expected \"cpu\", "
+                   "\"opencl\" or \"interp\")", backend);
 }
-
-/* A program ready to run: its AST and, on the cpu backend, its plan and kernels. */
-struct lacc_program {
-  lacc_ctx *ctx;
-  backend_kind backend;
-  int nparams;
-  ast_arena ast;
-  int compiled;                /* plan and fns valid */
-  kplan plan;
-  void **fns;
-  const lacc_node **params;    /* each parameter's node (type, rank, layout) */
-};
 
 void lacc_program_release(lacc_program *p) {
   if (p == NULL) return;
   if (p->compiled) kplan_free(&p->plan);
+  cl_release(p->cl);
+  free(p->device);
   free(p->fns);
   free(p->params);
   ast_free(&p->ast);
@@ -49,20 +49,48 @@ void lacc_program_release(lacc_program *p) {
 
 int lacc_program_nresults(const lacc_program *p) { return p->ast.nroots; }
 
-static void find_params(lacc_program *p, const lacc_node *t) {
-  if (t->kind == K_PARAM && t->field < p->nparams) p->params[t->field] = t;
+/* Each parameter's node; a parameter node of another program (a compiled function's
+ * argument or awhile's array used outside the function that received it) is an error. */
+static int find_params(lacc_program *p, const lacc_node *t) {
+  if (t->kind == K_PARAM) {
+    if (t->field < 0 || t->field >= p->nparams)
+      return ctx_error(p->ctx, LACC_ERR_SCOPE, "an array parameter made at %s is used outside "
+                       "the function that received it", t->where != NULL ? t->where : "?");
+    p->params[t->field] = t;
+  }
   for (int i = 0; i < t->nkids; i++)
-    if (node_level_of(t->kids[i]->kind) == L_ACC) find_params(p, t->kids[i]);
+    if (node_level_of(t->kids[i]->kind) == L_ACC && find_params(p, t->kids[i]) != LACC_OK)
+      return p->ctx->errcode;
+  return LACC_OK;
 }
 
-/* Fusion, lowering, C, then the compiler or the caches. */
+/* Fusion and lowering: the plan (also of every awhile's sub-programs). */
+static int plan_program(lacc_program *p) {
+  fusion_mark(&p->ast, p->ctx->fusion);
+  p->compiled = 1;
+  return lower_plan(p->ctx, &p->ast, p->backend, &p->plan);
+}
+
+static int compile_plan(lacc_program *p);
+
+/* An awhile's condition and body, for the same backend and device. */
+static int compile_subs(lacc_program *p) {
+  int rc = LACC_OK;
+  for (int k = 0; rc == LACC_OK && k < p->plan.nsteps; k++)
+    for (int i = 0; rc == LACC_OK && p->plan.steps[k].kind == SK_WHILE && i < 2; i++) {
+      lacc_program *sub = p->plan.steps[k].loop[i];
+      if (p->device != NULL && (sub->device = strdup(p->device)) == NULL)
+        return ctx_error(p->ctx, LACC_ERR_MEMORY, "out of memory");
+      rc = compile_plan(sub);
+    }
+  return rc;
+}
+
+/* C for the plan, then the compiler or the caches. */
 static int compile_cpu(lacc_program *p) {
   lacc_ctx *ctx = p->ctx;
-  fusion_mark(&p->ast, ctx->fusion);
-  int rc = lower_plan(ctx, &p->ast, &p->plan);
-  p->compiled = 1;
-  char *src = rc == LACC_OK ? emit_c(&p->plan) : NULL;
-  if (rc == LACC_OK && src == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  char *src = emit_c(&p->plan);
+  int rc = src == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
   void *dl = NULL;
   if (rc == LACC_OK) rc = cpu_load(ctx, src, &dl);
   if (rc == LACC_OK) {
@@ -74,11 +102,21 @@ static int compile_cpu(lacc_program *p) {
   return rc;
 }
 
-lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, int nroots,
-                               lacc_node *const *roots) {
-  ctx_clear(ctx);
-  backend_kind b = B_CPU;
-  if (pick_backend(ctx, backend, &b) != LACC_OK) return NULL;
+static int compile_plan(lacc_program *p) {
+  int rc = p->backend == B_OPENCL ? cl_compile(p->ctx, p->device, &p->plan, &p->cl)
+                                  : compile_cpu(p);
+  return rc == LACC_OK ? compile_subs(p) : rc;
+}
+
+/* Sharing recovery done: the parameters found, simplified, planned (cpu). */
+static int prepare(lacc_program *p) {
+  simplify_ast(&p->ast);
+  int rc = find_params(p, p->ast.root);
+  if (rc == LACC_OK && p->backend != B_INTERP) rc = plan_program(p);
+  return rc;
+}
+
+static lacc_program *program_alloc(lacc_ctx *ctx, backend_kind b, int nparams) {
   lacc_program *p = ctx_alloc(ctx, sizeof *p);
   if (p == NULL) return NULL;
   p->params = ctx_alloc(ctx, sizeof *p->params * (size_t)(nparams > 0 ? nparams : 1));
@@ -89,23 +127,50 @@ lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, 
   ctx_retain(ctx);
   p->ctx = ctx;
   p->nparams = nparams;
-  p->backend = b == B_CPU && !cpu_available() ? B_INTERP : b;
-  if (sharing_recover(ctx, nroots, roots, &p->ast) != LACC_OK) {
-    free(p->params);
-    lacc_ctx_release(ctx);
-    free(p);
+  p->backend = b;
+  return p;
+}
+
+/* Release p, keeping the error that made it fail. */
+static lacc_program *failed(lacc_program *p) {
+  lacc_ctx *ctx = p->ctx;
+  int code = ctx->errcode ? ctx->errcode : LACC_ERR_MEMORY;
+  char msg[LACC_ERRMAX];
+  snprintf(msg, sizeof msg, "%s", ctx->errmsg);
+  lacc_program_release(p);
+  ctx_error(ctx, code, "%s", msg);
+  return NULL;
+}
+
+lacc_program *program_sub(lacc_ctx *ctx, backend_kind b, lacc_node *root, int nbound,
+                          lacc_node *const *bound, const layout_strategy *st) {
+  lacc_program *p = program_alloc(ctx, b, nbound);
+  if (p == NULL) return NULL;
+  if (sharing_recover_sub(ctx, root, nbound, bound, st, &p->ast) != LACC_OK) return failed(p);
+  return prepare(p) == LACC_OK ? p : failed(p);
+}
+
+int program_exec(lacc_ctx *ctx, lacc_program *p, lacc_array *const *args, lacc_array **out) {
+  if (p->backend == B_INTERP) return interp_run(ctx, &p->ast, args, out);
+  if (p->backend == B_OPENCL) return cl_exec(ctx, &p->plan, p->cl, args, out);
+  return cpu_exec(ctx, &p->plan, p->fns, args, out);
+}
+
+lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, int nroots,
+                               lacc_node *const *roots) {
+  ctx_clear(ctx);
+  backend_kind b = B_CPU;
+  char *device = NULL;
+  if (pick_backend(ctx, backend, &b, &device) != LACC_OK) return NULL;
+  lacc_program *p = program_alloc(ctx, b == B_CPU && !cpu_available() ? B_INTERP : b, nparams);
+  if (p == NULL) {
+    free(device);
     return NULL;
   }
-  simplify_ast(&p->ast);
-  find_params(p, p->ast.root);
-  if (p->backend == B_CPU && compile_cpu(p) != LACC_OK) {
-    int code = ctx->errcode;
-    char msg[LACC_ERRMAX];
-    snprintf(msg, sizeof msg, "%s", ctx->errmsg);
-    lacc_program_release(p);
-    ctx_error(ctx, code, "%s", msg);
-    return NULL;
-  }
+  p->device = device;
+  if (sharing_recover(ctx, nroots, roots, &p->ast) != LACC_OK) return failed(p);
+  if (prepare(p) != LACC_OK || (p->backend != B_INTERP && compile_plan(p) != LACC_OK))
+    return failed(p);
   return p;
 }
 
@@ -135,8 +200,7 @@ int lacc_program_run(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *cons
   if (p->ctx != ctx) return ctx_error(ctx, LACC_ERR_ARG, "program belongs to another context");
   int rc = check_args(ctx, p, nargs, args);
   if (rc != LACC_OK) return rc;
-  if (p->backend == B_INTERP) return interp_run(ctx, &p->ast, args, out);
-  return cpu_exec(ctx, &p->plan, p->fns, args, out);
+  return program_exec(ctx, p, args, out);
 }
 
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
@@ -165,7 +229,7 @@ char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stat
   fusion_mark(&ast, ctx->fusion);
   kplan P;
   char *s = NULL, *src = NULL;
-  if (lower_plan(ctx, &ast, &P) == LACC_OK) {
+  if (lower_plan(ctx, &ast, B_CPU, &P) == LACC_OK) {
     if (ctx->explain_source) src = emit_c(&P);
     s = explain_plan(ctx, &ast, &P, src);
     if (stats != NULL) {

@@ -93,7 +93,15 @@ typedef struct {
   entry *e;            /* e[0..n-1] graph nodes in postorder, e[n] the virtual root */
   int n, cap;
   uint64_t gen;
+  lacc_node *const *bound;   /* array nodes that are a sub-program's parameters: leaves */
+  int nbound;
 } dag;
+
+static int bound_index(const dag *g, const lacc_node *x) {
+  for (int i = 0; i < g->nbound; i++)
+    if (g->bound[i] == x) return i;
+  return -1;
+}
 
 static int is_level(const dag *g, const lacc_node *x) {
   node_level l = node_level_of(x->kind);
@@ -120,6 +128,7 @@ static int find_array_refs(dag *g, lacc_node *x, uint64_t gen, nodevec *out) {
 }
 
 static int successors(dag *g, lacc_node *x, nodevec *succ, nodevec *refs) {
+  if (g->level == L_ACC && bound_index(g, x) >= 0) return LACC_OK;
   if (g->level == L_EXP && x->kind == K_LAM) {
     lacc_node *body = x->kids[x->nkids - 1];
     return is_level(g, body) ? vec_push(g->ctx, succ, body) : LACC_OK;
@@ -259,6 +268,7 @@ static lacc_node *ast_node(conv *c, const lacc_node *src, node_kind k, int nkids
     n->array = src->array;
     n->where = src->where;
     n->id = src->id;
+    n->sub = src->sub;
   }
   return n;
 }
@@ -383,11 +393,27 @@ static lacc_node *exp_root(conv *c, lacc_node *x) {
 typedef struct {
   conv *c;
   dag g;
+  const layout_strategy *st;   /* layouts of the bound nodes */
 } aconv;
 
 static lacc_node *acc_ref(aconv *ac, lacc_node *x);
 
+/* A bound node as the sub-program's parameter i. */
+static lacc_node *param_node(aconv *ac, const lacc_node *x, int i) {
+  lacc_node *n = ast_node(ac->c, NULL, K_PARAM, 0);
+  if (n == NULL) return NULL;
+  n->type = x->type;
+  n->rank = x->rank;
+  n->where = x->where;
+  n->id = x->id;
+  n->field = i;
+  n->cval.i = (int64_t)ac->st[i];
+  return n;
+}
+
 static lacc_node *acc_core(aconv *ac, lacc_node *x) {
+  int b = bound_index(&ac->g, x);
+  if (b >= 0) return param_node(ac, x, b);
   lacc_node *n = ast_node(ac->c, x, x->kind, x->nkids);
   if (n == NULL) return NULL;
   for (int i = 0; i < x->nkids; i++) {
@@ -424,7 +450,8 @@ static lacc_node *acc_ref(aconv *ac, lacc_node *x) {
   return acc_def_with(ac, entry_of(&ac->g, x), x);
 }
 
-int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out) {
+static int recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, int nbound,
+                   lacc_node *const *bound, const layout_strategy *st, ast_arena *out) {
   ctx_clear(ctx);
   memset(out, 0, sizeof *out);
   out->ctx = ctx;
@@ -445,7 +472,8 @@ int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_aren
   }
   out->nretained = out->nroots = nroots;
   conv c = { .ctx = ctx, .out = out };
-  aconv ac = { .c = &c, .g = { .ctx = ctx, .level = L_ACC } };
+  aconv ac = { .c = &c, .g = { .ctx = ctx, .level = L_ACC, .bound = bound, .nbound = nbound },
+               .st = st };
   int rc = dag_analyse(&ac.g, nroots, roots);
   if (rc == LACC_OK) {
     out->root = acc_def_with(&ac, &ac.g.e[ac.g.n], NULL);
@@ -455,4 +483,13 @@ int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_aren
   free(c.aenv.v);
   if (rc != LACC_OK) ast_free(out);
   return rc;
+}
+
+int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out) {
+  return recover(ctx, nroots, roots, 0, NULL, NULL, out);
+}
+
+int sharing_recover_sub(lacc_ctx *ctx, lacc_node *root, int nbound, lacc_node *const *bound,
+                        const layout_strategy *st, ast_arena *out) {
+  return recover(ctx, 1, &root, nbound, bound, st, out);
 }

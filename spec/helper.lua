@@ -3,8 +3,22 @@ local lacc = require "lacc"
 local assert = require "luassert"
 local H = { lacc = lacc }
 
--- Every spec runs on each backend available here.
+-- Every spec runs on each backend available here: OpenCL when a device answers (PoCL
+-- gives one on any machine; LACC_TEST_OPENCL=0 leaves it out).
+-- LACC_TEST_BACKENDS="interp,cpu" (say) picks some: tools/runtests.sh runs the OpenCL
+-- specs in a process of their own, beside the others.
 H.backends = { "interp", "cpu" }
+if os.getenv("LACC_TEST_OPENCL") ~= "0" and #lacc.devices() > 0 then
+  H.backends[#H.backends + 1] = "opencl"
+end
+local only = os.getenv("LACC_TEST_BACKENDS")
+if only and only ~= "" then
+  local keep = {}
+  for _, b in ipairs(H.backends) do
+    if ("," .. only .. ","):find("," .. b .. ",", 1, true) then keep[#keep + 1] = b end
+  end
+  H.backends = keep
+end
 
 -- Deterministic pseudo-random numbers (the same on Lua 5.4 and LuaJIT).
 local seed = 12345

@@ -84,6 +84,64 @@ for _, b in ipairs(H.backends) do
       assert.are.same({ 1, 2, 3 }, lacc.run(lacc.concat { a }, opts):totable())
     end)
 
+    it("reverse and rotate of push arrays (rewritten over the parts) on ranks 1 and 2", function()
+      H.seed(907)
+      local function rows_map(flat, sh, f)   -- apply f to each row of a row-major table
+        local out = {}
+        local rs = rows(flat, sh)
+        if sh[#sh] == 0 then return out end
+        for _, row in ipairs(rs) do
+          for _, v in ipairs(f(row)) do out[#out + 1] = v end
+        end
+        return out
+      end
+      local function rev(row)
+        local r = {}
+        for j = #row, 1, -1 do r[#r + 1] = row[j] end
+        return r
+      end
+      local function rot(k)
+        return function(row)
+          local n, r = #row, {}
+          for j = 1, n do r[j] = row[(j - 1 + k) % n + 1] end
+          return r
+        end
+      end
+      for _ = 1, 10 do
+        local rank = H.randint(1, 2)
+        local ash = rank == 1 and { H.randint(0, 6) } or { H.randint(0, 3), H.randint(0, 5) }
+        local bsh = rank == 1 and { H.randint(0, 6) } or { H.randint(0, 3), H.randint(0, 5) }
+        local xa, fa = H.random_array("i32", ash)
+        local xb, fb = H.random_array("i32", bsh)
+        for _, kind in ipairs { "append", "interleave" } do
+          local want, sh = ref_push(kind, fa, ash, fb, bsh)
+          local got = lacc.run(lacc.reverse(lacc[kind](xa, xb)), opts)
+          assert.are.same(sh, got:shape(), kind)
+          H.check_array(got, rows_map(want, sh, rev))
+          for _, k in ipairs { 0, 1, 3, -2, 17 } do
+            local kk = k == 3 and lacc.constant(3, "i32") or k   -- a scalar expression too
+            got = lacc.run(lacc.rotate(kk, lacc[kind](xa, xb)), opts)
+            assert.are.same(sh, got:shape(), kind .. " rotate " .. k)
+            H.check_array(got, rows_map(want, sh, rot(k)))
+          end
+        end
+        -- nested: reverse of a concat of three, rotated
+        local want = {}
+        for _, v in ipairs(fa) do want[#want + 1] = v end
+        if rank == 1 then
+          local fc = {}
+          for _, v in ipairs(fb) do fc[#fc + 1] = v end
+          for _, v in ipairs(fa) do fc[#fc + 1] = v end
+          for _, v in ipairs(fb) do fc[#fc + 1] = v end
+          local n = #fc
+          local r = lacc.run(lacc.rotate(2, lacc.reverse(lacc.concat { xb, xa, xb })), opts)
+          local w = {}
+          for j = 1, n do w[j] = fc[n - ((j - 1 + 2) % n)] end
+          H.check_array(r, w)
+        end
+      end
+    end)
+
     it("tuples and sum types", function()
       local T = lacc.Maybe("f64")
       local x = lacc.fromtable({ { tag = "Just", 1.5 }, { tag = "Nothing" } }, T)
@@ -117,6 +175,24 @@ describe("push arrays in generated code", function()
     assert.are.equal(5, loops)   -- the rows, then the four parts
     local inner = body:match("for %(.-for %((.*)")
     assert.is_nil(inner:find("if %("))
+  end)
+
+  it("reverse and rotate of a push array materialise without a test in the loops", function()
+    -- the parts are gathers (backpermute): their index checks (a failure report, then a
+    -- clamped index) are the only tests left; a pulled push array tests which part
+    local function tests(p)
+      local fns = body_of(p)
+      local inner = fns[#fns]:match("for %((.*)")
+      inner = inner:gsub("if %(v%d+%) {%s*rt%->fail%b();%s*}", "")
+      inner = inner:gsub("if %(v%d+%) {%s*v%d+ = v%d+;%s*} else {%s*v%d+ = v%d+;%s*}", "")
+      return inner:find("if %(") ~= nil
+    end
+    for _, p in ipairs { lacc.reverse(a .. c), lacc.rotate(2, a .. c), lacc.reverse(lacc.interleave(a, c)) } do
+      assert.is_false(tests(p))
+    end
+    assert.is_true(tests(lacc.backpermute({ 5 }, function(i) return 8 - i end, a .. c)))
+    assert.are.same({ 40, 30, 20, 10, 3, 2, 1 }, lacc.run(lacc.reverse(a .. c)):totable())
+    assert.are.same({ 3, 10, 20, 30, 40, 1, 2 }, lacc.run(lacc.rotate(2, a .. c)):totable())
   end)
 
   it("pulled by a consumer: one kernel that tests the index", function()

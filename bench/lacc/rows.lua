@@ -3,6 +3,8 @@
 --   fusion_off   lacc.run(p, {fusion = false})
 --   sharing_off  lacc.run(p, {sharing = false})
 --   compile      f = lacc.compile(fn) once, then f(inputs...) is timed
+--   opencl       lacc.run(p, {backend = "opencl"}) (inputs are copied to the device
+--                in each timed run: what a run of host arrays costs today)
 -- Inputs are made once, untimed, by lacc itself (lacc.run(lacc.generate(...))) with the
 -- formulas of bench/c/common.h, so every row of a benchmark sees the very same data.
 local lacc = require "lacc"
@@ -41,6 +43,7 @@ local modes = {
   default = {},
   fusion_off = { fusion = false },
   sharing_off = { sharing = false },
+  opencl = { backend = "opencl" },
 }
 
 local function free(r)

@@ -111,6 +111,11 @@ const char *lacc_node_level(const lacc_node *n);
  *   | bits N | minimum N
  * Sum types are written Name<Con(t1,t2)|Con2|...> (nominal) or <t1|t2|...> (structural). */
 char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
+/* The OpenCL devices, one line each (malloc'd; free with lacc_string_free): 1-based
+ * index, name, vendor, "cpu" or "gpu", compute units, global memory in bytes, 1 if it
+ * has f64, its OpenCL version, separated by tabs. An empty text when there is no
+ * OpenCL; NULL with an error only when the loader fails in an unexpected way. */
+char *lacc_devices(lacc_ctx *ctx);
 /* The strategy for arrays made from now on in this context (default "compact"). */
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);

@@ -62,6 +62,7 @@ const char *lacc_node_type(const lacc_node *n);
 int lacc_node_rank(const lacc_node *n);
 const char *lacc_node_level(const lacc_node *n);
 char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
+char *lacc_devices(lacc_ctx *ctx);
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,

@@ -308,6 +308,14 @@ function M.layout(t, strategy)
   return text
 end
 
+function M.devices()
+  local s = C.lacc_devices(ctx)
+  if s == nil then raise() end
+  local text = ffi.string(s)
+  C.lacc_string_free(s)
+  return text
+end
+
 function M.set_layout(strategy)
   if C.lacc_set_layout(ctx, strategy) ~= 0 then raise() end
 end

@@ -304,7 +304,9 @@ end
 local function push(name)
   return function(xs, ys)
     xs, ys = to_acc(xs, name), to_acc(ys, name)
-    return acc(name, xs.node, ys.node)
+    local r = acc(name, xs.node, ys.node)
+    r._push = { name, xs, ys }   -- reverse and rotate rewrite over the parts
+    return r
   end
 end
 lacc.append, lacc.interleave = push("append"), push("interleave")
@@ -534,6 +536,24 @@ function lacc.acond(c, a, b)
   return acc("acond", cc.node, a.node, b.node)
 end
 
+-- awhile(cond, body, init): apply body to init while cond holds. cond and body are Lua
+-- functions of an array program, traced once: cond gives a rank-0 bool array (or a
+-- bool expression), body an array of init's type and rank (its shape may change). What
+-- they read from outside the loop is computed once, before it.
+function lacc.awhile(cond, body, init)
+  if type(cond) ~= "function" or type(body) ~= "function" then
+    fail("awhile: expected two functions and an array, got %s, %s", type(cond), type(body))
+  end
+  init = to_acc(init, "awhile")
+  -- the loop's array: a parameter node (its layout is decided when the loop is planned)
+  local x = wrap(core.node_param(0, init.t, init.rank, "unboxed", where()))
+  local c = cond(x)
+  if type(c) == "boolean" or exp.is_exp(c) then c = lacc.unit(exp.lift(c, "bool", "awhile")) end
+  c = to_acc(c, "awhile: the condition")
+  local b = to_acc(body(x), "awhile: the body")
+  return acc("awhile", init.node, x.node, c.node, b.node)
+end
+
 -- the(xs): the element of a rank-0 array, as a scalar expression.
 function lacc.the(xs)
   xs = to_acc(xs, "the")
@@ -666,16 +686,49 @@ local function along_inner(what, xs, g)
   end, xs)
 end
 
+-- Elements lo + 1 .. lo + len of each row (innermost dimension) of xs.
+local function inner_slice(xs, lo, len)
+  local s = lacc.shape(xs)
+  local r = xs.rank
+  s[r] = len
+  return lacc.backpermute(s, function(...)
+    local ix = { ... }
+    ix[r] = ix[r] + lo
+    return unpack(ix, 1, r)
+  end, xs)
+end
+
+local function inner_extent(xs) return lacc.shape(xs)[xs.rank] end
+
+-- reverse and rotate of a push array stay push arrays (seed 001): the parts reversed or
+-- cut and reordered, so that materialising the result still writes each part in a loop
+-- of its own, with no test per element.
 function lacc.reverse(xs)
+  xs = to_acc(xs, "reverse")
+  local p = xs._push
+  if p and p[1] == "append" then return lacc.append(lacc.reverse(p[3]), lacc.reverse(p[2])) end
+  if p then   -- interleave: the pairs in reverse order, each pair swapped
+    local m = exp.min(inner_extent(p[2]), inner_extent(p[3]))
+    return lacc.interleave(lacc.reverse(inner_slice(p[3], 0, m)), lacc.reverse(inner_slice(p[2], 0, m)))
+  end
   return along_inner("reverse", xs, function(i, n) return n - i + 1 end)
 end
 
 -- rotate(k, xs): result[i] = xs[(i - 1 + k) mod n + 1], so rotate(1, {1,2,3}) = {2,3,1}.
 function lacc.rotate(k, xs)
-  return along_inner("rotate", xs, function(i, n)
-    local kk = exp.is_exp(k) and k:cast("i64") or k
-    return exp.imod(i - 1 + kk, n) + 1
-  end)
+  xs = to_acc(xs, "rotate")
+  local kk = exp.is_exp(k) and k:cast("i64") or k
+  local p = xs._push
+  if p and p[1] == "append" then
+    -- xs = a .. b rotated by k' = k mod (n1 + n2): the a and b after k', then those before
+    local a, b = p[2], p[3]
+    local n1, n2 = inner_extent(a), inner_extent(b)
+    local k0 = exp.imod(kk, exp.max(n1 + n2, 1))
+    local k1, k2 = exp.min(k0, n1), exp.max(k0 - n1, 0)
+    return lacc.concat { inner_slice(a, k1, n1 - k1), inner_slice(b, k2, n2 - k2),
+                         inner_slice(a, 0, k1), inner_slice(b, 0, k2) }
+  end
+  return along_inner("rotate", xs, function(i, n) return exp.imod(i - 1 + kk, n) + 1 end)
 end
 
 -- lacc.all is both the "whole dimension" marker of replicate and slice specs and, called,
@@ -763,10 +816,19 @@ end
 
 local function pack(...) return { n = select("#", ...), ... } end
 
+-- The backend name the core takes: "cpu", "interp", or "opencl[:device]" (opts.device
+-- or $LACC_DEVICE: a 1-based index or part of a device's name).
 local function check_backend(opts, what)
   local backend = opts.backend or os.getenv("LACC_BACKEND") or "cpu"
-  if backend ~= "cpu" and backend ~= "interp" then
-    fail("%s: unknown backend '%s' (expected \"cpu\" or \"interp\")", what, tostring(backend))
+  if backend ~= "cpu" and backend ~= "interp" and backend ~= "opencl" then
+    fail("%s: unknown backend '%s' (expected \"cpu\", \"opencl\" or \"interp\")", what,
+         tostring(backend))
+  end
+  if backend == "opencl" and opts.device ~= nil then
+    if type(opts.device) ~= "number" and type(opts.device) ~= "string" then
+      fail("%s: device must be an index or a name, got %s", what, type(opts.device))
+    end
+    backend = "opencl:" .. tostring(opts.device)
   end
   return backend
 end
@@ -805,6 +867,20 @@ function lacc.explain(p, opts)
   local roots = roots_of(p, "explain")
   local text, kernels, intermediates, lets = with_options(opts, core.explain, nodes(roots))
   return text, { kernels = kernels, intermediates = intermediates, lets = lets }
+end
+
+-- devices() -> { {index, name, vendor, type = "cpu"|"gpu", compute_units, memory, fp64,
+-- version}, ... }: the OpenCL devices (none without OpenCL).
+function lacc.devices()
+  local r = {}
+  for line in core.devices():gmatch("[^\n]+") do
+    local f = {}
+    for x in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = x end
+    r[#r + 1] = { index = tonumber(f[1]), name = f[2], vendor = f[3], type = f[4],
+                  compute_units = tonumber(f[5]), memory = tonumber(f[6]), fp64 = f[7] == "1",
+                  version = f[8] }
+  end
+  return r
 end
 
 -- compile(fn [, opts]) -> a function of host arrays. fn is traced once per kind of
@@ -917,7 +993,7 @@ end
 -- ---- methods: xs:map(f) == lacc.map(f, xs)
 
 for _, name in ipairs { "map", "imap", "fold", "fold1", "sum", "product", "maximum", "minimum",
-                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_", "and_", "or_", "compute", "filter",
+                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_", "and_", "or_", "compute", "filter", "awhile",
                         "backpermute", "reshape", "replicate", "transpose", "reverse", "rotate",
                         "flatten", "unzip" } do
   amethods[name] = function(self, ...)

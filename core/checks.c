@@ -1,0 +1,46 @@
+/* checks.c: a failed run-time check of a kernel as a Lua-facing error message.
+ *
+ * Owns: the wording of index, backpermute, permute, division, reshape and extent
+ * failures, shared by every backend that runs a plan.
+ * Must not: decide which failure is reported (the backend keeps the one of the smallest
+ * element).
+ */
+#include <stdio.h>
+#include "kir.h"
+
+int plan_check_error(lacc_ctx *ctx, const kplan *P, int check, const int64_t *vals) {
+  if (check < 0 || check >= P->nchecks)
+    return ctx_error(ctx, LACC_ERR_BACKEND, "a kernel reported an unknown check (%d)", check);
+  const pcheck *c = &P->checks[check];
+  const char *at = c->where != NULL ? c->where : "?";
+  char what[300];
+  int len;
+  switch (c->kind) {
+  case CK_INDEX:
+    len = snprintf(what, sizeof what, "index (");
+    for (int k = 0; k < c->rank && len < 200; k++)
+      len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
+                      (long long)vals[k] + 1);
+    len += snprintf(what + len, sizeof what - (size_t)len, ") out of bounds for shape (");
+    for (int k = 0; k < c->rank && len < 240; k++)
+      len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
+                      (long long)vals[c->rank + k]);
+    snprintf(what + len, sizeof what - (size_t)len, ")");
+    return ctx_error(ctx, LACC_ERR_BOUNDS, "%s (at %s)", what, at);
+  case CK_BACKPERMUTE:
+    return ctx_error(ctx, LACC_ERR_BOUNDS,
+                     "backpermute: index function result out of bounds (at %s)", at);
+  case CK_PERMUTE:
+    return ctx_error(ctx, LACC_ERR_BOUNDS, "permute: target index out of bounds (at %s)", at);
+  case CK_DIVZERO:
+    return ctx_error(ctx, LACC_ERR_DIVZERO, "%s: integer division by zero (at %s)", c->what, at);
+  case CK_RESHAPE:
+    return ctx_error(ctx, LACC_ERR_SHAPE,
+                     "reshape: %lld elements cannot take a shape of %lld (at %s)",
+                     (long long)vals[0], (long long)vals[1], at);
+  default:
+    return ctx_error(ctx, LACC_ERR_SHAPE, "%s: negative extent %lld in dimension %lld (at %s)",
+                     c->what, (long long)vals[0], (long long)vals[1], at);
+  }
+}
+

@@ -1,0 +1,129 @@
+/* loop.c: awhile.
+ *
+ * Owns: what an awhile's condition and body read from outside the loop, found when the
+ * node is built (every array that does not depend on the loop's array: the enclosing
+ * program computes it once, before the loop, and passes it in), and running the loop on
+ * either backend: the two sub-programs alternate until the condition is false.
+ * Must not: plan or compile the sub-programs (lower.c and run.c do) or change what the
+ * condition and body compute.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "kir.h"
+
+/* Scratch bits in tmp while mark == gen. */
+enum { DEP_KNOWN = 1, DEP_YES = 2, SEEN = 4 };
+
+static void touch(lacc_node *x, uint64_t gen) {
+  if (x->mark != gen) {
+    x->mark = gen;
+    x->tmp = 0;
+  }
+}
+
+/* Whether x depends on var. Nested loops need no special case: what an inner loop's
+ * condition and body read from outside it, the outer variable included, are its kids. */
+static int depends(lacc_node *x, const lacc_node *var, uint64_t gen) {
+  touch(x, gen);
+  if (x->tmp & DEP_KNOWN) return (x->tmp & DEP_YES) != 0;
+  int d = x == var;
+  for (int i = 0; !d && i < x->nkids; i++) d = depends(x->kids[i], var, gen);
+  x->tmp |= DEP_KNOWN | (d ? DEP_YES : 0);
+  return d;
+}
+
+typedef struct {
+  lacc_ctx *ctx;
+  const lacc_node *var;
+  uint64_t gen;
+  lacc_node **v;       /* the arrays read from outside, in order of discovery */
+  int n, cap;
+} outside;
+
+/* The largest array terms under x that do not depend on the variable (scalar code is
+ * walked through: it may index such arrays). */
+static int collect(outside *o, lacc_node *x) {
+  int d = depends(x, o->var, o->gen);
+  if (x->tmp & SEEN) return LACC_OK;
+  x->tmp |= SEEN;
+  if (!d && node_level_of(x->kind) == L_ACC) {
+    if (o->n == o->cap) {
+      int cap = o->cap ? 2 * o->cap : 8;
+      lacc_node **v = realloc(o->v, sizeof *v * (size_t)cap);
+      if (v == NULL) return ctx_error(o->ctx, LACC_ERR_MEMORY, "out of memory");
+      o->v = v;
+      o->cap = cap;
+    }
+    o->v[o->n++] = x;
+    return LACC_OK;
+  }
+  for (int i = 0; i < x->nkids; i++)
+    if (collect(o, x->kids[i]) != LACC_OK) return o->ctx->errcode;
+  return LACC_OK;
+}
+
+lacc_node *awhile_build(lacc_ctx *ctx, lacc_node *init, lacc_node *var, lacc_node *cond,
+                        lacc_node *body, const char *where) {
+  outside o = { .ctx = ctx, .var = var, .gen = ++ctx->next_mark };
+  lacc_node *n = NULL, **kids = NULL;
+  if (collect(&o, cond) != LACC_OK || collect(&o, body) != LACC_OK) goto done;
+  kids = ctx_alloc(ctx, sizeof *kids * (size_t)(o.n + 3));
+  if (kids == NULL) goto done;
+  kids[0] = init;
+  memcpy(kids + 1, o.v, sizeof *kids * (size_t)o.n);
+  n = node_new(ctx, K_AWHILE, init->type, init->rank, o.n + 1, kids, where);
+  if (n == NULL) goto done;
+  /* sub: condition, body, then the nodes that become their parameters 0..n-1 */
+  n->sub = kids;
+  kids = NULL;
+  n->sub[0] = cond;
+  n->sub[1] = body;
+  n->sub[2] = var;
+  memcpy(n->sub + 3, o.v, sizeof *n->sub * (size_t)o.n);
+  for (int i = 0; i < o.n + 3; i++) lacc_node_retain(n->sub[i]);
+  /* a parameter of no compiled program: if the variable escapes the loop, using it is
+   * an error rather than a silent read of some program's argument */
+  var->field = -1;
+done:
+  free(kids);
+  free(o.v);
+  return n;
+}
+
+/* The loop's array after one more step of a program. */
+static int advance(lacc_ctx *ctx, lacc_program *p, const layout_plan *state, lacc_array **args,
+                   lacc_array **result) {
+  lacc_array *r = NULL;
+  int rc = program_exec(ctx, p, args, &r);
+  if (rc != LACC_OK) return rc;
+  *result = state != NULL ? array_relayout(ctx, r, state) : r;
+  if (state != NULL) lacc_array_release(r);
+  return *result != NULL ? LACC_OK : ctx->errcode;
+}
+
+int awhile_run(lacc_ctx *ctx, lacc_program *cond, lacc_program *body, const layout_plan *state,
+               int n, lacc_array *const *args, lacc_array **out) {
+  lacc_array **in = malloc(sizeof *in * (size_t)n);
+  if (in == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  memcpy(in, args, sizeof *in * (size_t)n);
+  in[0] = state != NULL ? array_relayout(ctx, args[0], state) : args[0];
+  if (state == NULL) lacc_array_retain(in[0]);
+  int rc = in[0] != NULL ? LACC_OK : ctx->errcode;
+  while (rc == LACC_OK) {
+    lacc_array *c = NULL, *next = NULL;
+    rc = program_exec(ctx, cond, in, &c);
+    if (rc != LACC_OK) break;
+    lacc_val go;
+    array_load(c, 0, &go);
+    lacc_array_release(c);
+    if (!go.u) break;
+    rc = advance(ctx, body, state, in, &next);
+    if (rc != LACC_OK) break;
+    lacc_array_release(in[0]);
+    in[0] = next;
+  }
+  if (rc == LACC_OK) *out = in[0];
+  else lacc_array_release(in[0]);
+  free(in);
+  return rc;
+}

@@ -1,0 +1,589 @@
+/* exec.c: running a lowered plan on an OpenCL device.
+ *
+ * Owns: the device side of a run: device buffers for the plan's slots (inputs uploaded,
+ * intermediates kept on the device and freed after their last use, results read back),
+ * launching each function of a step with the work-items its role splits over (the same
+ * shares the cpu backend gives its chunks), and the failure record kernels fill.
+ * Must not: lower, print or build kernels (lower.c, emit_c.c, clrt.c do), or decide
+ * semantics: a plan runs here exactly as cpu.c runs it.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "clrt.h"
+#include "exec.h"
+#include "hostfn.h"
+
+struct clprog {
+  int dev;
+  const clrt_info *info;
+  cl_context context;
+  cl_device_id id;
+  cl_command_queue q;
+  cl_program prog;
+  cl_kernel k;             /* lacc_main: every function of the plan behind a switch */
+  int *bufs;               /* its buffer arguments: slot, buffer pairs */
+  int nbufs;
+  cl_mem K;                /* the program's constants */
+};
+
+void cl_release(clprog *cp) {
+  if (cp == NULL) return;
+  if (cp->k != NULL) CL.ReleaseKernel(cp->k);
+  free(cp->bufs);
+  if (cp->K != NULL) CL.ReleaseMemObject(cp->K);
+  if (cp->prog != NULL) CL.ReleaseProgram(cp->prog);
+  if (cp->q != NULL) CL.ReleaseCommandQueue(cp->q);
+  free(cp);
+}
+
+/* Whether the plan computes with f64 anywhere (devices without cl_khr_fp64 refuse). */
+static int uses_f64(const kplan *P) {
+  for (int k = 0; k < P->nfns; k++)
+    for (int v = 0; v < P->fns[k].nvars; v++)
+      if (P->fns[k].vt[v] == S_F64) return 1;
+  for (int s = 0; s < P->nslots; s++)
+    for (int b = 0; b < P->slots[s].plan->nbufs; b++)
+      if (P->slots[s].plan->buf_kind[b] == S_F64) return 1;
+  return 0;
+}
+
+static int device_of(lacc_ctx *ctx, const char *spec, clprog *cp) {
+  int rc = clrt_load(ctx);
+  if (rc == LACC_OK) rc = clrt_pick(ctx, spec, &cp->dev);
+  if (rc == LACC_OK) rc = clrt_device(ctx, cp->dev, &cp->id, &cp->context);
+  if (rc == LACC_OK) rc = clrt_queue(ctx, cp->dev, &cp->q);
+  cp->info = clrt_info_of(cp->dev);
+  return rc;
+}
+
+int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
+  *out = NULL;
+  clprog *cp = ctx_alloc(ctx, sizeof *cp);
+  if (cp == NULL) return ctx->errcode;
+  int rc = device_of(ctx, spec, cp);
+  if (rc == LACC_OK && uses_f64(P) && !cp->info->fp64)
+    rc = ctx_error(ctx, LACC_ERR_BACKEND, "opencl: the program uses f64, which device '%s' "
+                   "does not support (no cl_khr_fp64)", cp->info->name);
+  char *src = rc == LACC_OK ? emit_cl(P) : NULL;
+  if (rc == LACC_OK && src == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (rc == LACC_OK) {
+    /* LACC_CL_OPTIONS: more build options (e.g. -cl-opt-disable: faster builds) */
+    const char *more = getenv("LACC_CL_OPTIONS");
+    char opts[512];
+    snprintf(opts, sizeof opts, "-cl-fp32-correctly-rounded-divide-sqrt%s%s %.300s",
+             cp->info->fp64 ? " -D LACC_FP64" : "",
+             cp->info->int64_atomics ? " -D LACC_I64_ATOMICS" : "", more != NULL ? more : "");
+    rc = clrt_build(ctx, cp->dev, src, opts, &cp->prog);
+  }
+  free(src);
+  if (rc == LACC_OK) {
+    cl_int err;
+    cp->k = CL.CreateKernel(cp->prog, "lacc_main", &err);
+    if (err != CL_SUCCESS) rc = clrt_fail(ctx, "clCreateKernel", err, "lacc_main");
+  }
+  for (int s = 0; rc == LACC_OK && s < P->nslots; s++)
+    for (int b = 0; rc == LACC_OK && b < P->slots[s].plan->nbufs; b++) {
+      int written = 0;
+      if (!cl_kernel_buffer(P, s, b, &written)) continue;
+      int *v = realloc(cp->bufs, sizeof *v * (size_t)(2 * cp->nbufs + 2));
+      if (v == NULL) {
+        rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+        break;
+      }
+      cp->bufs = v;
+      v[2 * cp->nbufs] = s;
+      v[2 * cp->nbufs + 1] = b;
+      cp->nbufs++;
+    }
+  if (rc == LACC_OK) {
+    /* at least one word: a zero-sized buffer is an error */
+    size_t n = P->nconsts > 0 ? (size_t)P->nconsts : 1;
+    uint64_t *bits = calloc(n, sizeof *bits);
+    cl_int err = CL_SUCCESS;
+    if (bits == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    for (int i = 0; bits != NULL && i < P->nconsts; i++) bits[i] = P->consts[i].u;
+    if (bits != NULL)
+      cp->K = CL.CreateBuffer(cp->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                              n * sizeof *bits, bits, &err);
+    if (bits != NULL && err != CL_SUCCESS) rc = clrt_fail(ctx, "clCreateBuffer", err, "constants");
+    free(bits);
+  }
+  if (rc != LACC_OK) {
+    cl_release(cp);
+    return rc;
+  }
+  *out = cp;
+  return LACC_OK;
+}
+
+/* ---- device arrays */
+
+/* An array on the device: one buffer per layout buffer, shared by slots (an acond's
+ * select) through its count. */
+typedef struct darr {
+  int refs;
+  int nbufs;
+  int64_t ext[LACC_MAX_RANK];
+  int64_t size;
+  cl_mem *mem;
+} darr;
+
+static void darr_release(darr *d) {
+  if (d == NULL || --d->refs > 0) return;
+  for (int b = 0; b < d->nbufs; b++)
+    if (d->mem[b] != NULL) CL.ReleaseMemObject(d->mem[b]);
+  free(d->mem);
+  free(d);
+}
+
+/* Bytes of a buffer of n elements of kind k on the device: padded to 8 (atomics on
+ * narrow elements use their aligned word; an empty buffer is an error). */
+static size_t dev_bytes(scalar_kind k, int64_t n) {
+  size_t b = scalar_size(k) * (size_t)n;
+  return b < 8 ? 8 : (b + 7) / 8 * 8;
+}
+
+typedef struct {
+  lacc_ctx *ctx;
+  const kplan *P;
+  clprog *cp;
+  darr **d;                /* per slot */
+  int64_t *E;              /* extents of every slot, as the kernels see them */
+  cl_mem dE, F;
+  int64_t fail_init;       /* F[0] before a kernel: no failure */
+} exec;
+
+static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
+  lacc_ctx *ctx = X->ctx;
+  darr *d = calloc(1, sizeof *d);
+  if (d == NULL) {
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  d->refs = 1;
+  d->size = 1;
+  for (int i = 0; i < rank; i++) {
+    if (ext[i] < 0) {
+      free(d);
+      ctx_error(ctx, LACC_ERR_SHAPE, "negative extent %lld", (long long)ext[i]);
+      return NULL;
+    }
+    d->ext[i] = ext[i];
+    if (ext[i] > 0 && d->size > LACC_MAX_ELEMS / ext[i]) {
+      free(d);
+      ctx_error(ctx, LACC_ERR_MEMORY, "array too large (more than %lld elements)",
+                (long long)LACC_MAX_ELEMS);
+      return NULL;
+    }
+    d->size *= ext[i];
+  }
+  d->nbufs = ps->plan->nbufs;
+  d->mem = calloc((size_t)(d->nbufs ? d->nbufs : 1), sizeof *d->mem);
+  if (d->mem == NULL) {
+    free(d);
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  for (int b = 0; b < d->nbufs; b++) {
+    size_t bytes = dev_bytes(ps->plan->buf_kind[b], d->size);
+    cl_int err;
+    if ((int64_t)bytes > X->cp->info->max_alloc) {
+      ctx_error(ctx, LACC_ERR_MEMORY, "opencl: an array of %lld bytes is too large for device "
+                "'%s' (it allocates at most %lld bytes at once)", (long long)bytes,
+                X->cp->info->name, (long long)X->cp->info->max_alloc);
+      darr_release(d);
+      return NULL;
+    }
+    d->mem[b] = CL.CreateBuffer(X->cp->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+      clrt_fail(ctx, "clCreateBuffer", err, "an array");
+      darr_release(d);
+      return NULL;
+    }
+  }
+  return d;
+}
+
+static void set_slot(exec *X, int s, darr *d) {
+  darr_release(X->d[s]);
+  X->d[s] = d;
+  for (int i = 0; i < LACC_MAX_RANK; i++) X->E[s * LACC_MAX_RANK + i] = d->ext[i];
+}
+
+/* A host array on the device (uploaded with blocking writes: the host may change it
+ * after the run). */
+static int upload(exec *X, int s, const lacc_array *a) {
+  const pslot *ps = &X->P->slots[s];
+  darr *d = darr_new(X, ps, a->rank, a->extent);
+  if (d == NULL) return X->ctx->errcode;
+  for (int b = 0; b < d->nbufs; b++) {
+    size_t bytes = scalar_size(ps->plan->buf_kind[b]) * (size_t)a->size;
+    if (bytes == 0) continue;
+    cl_int err = CL.EnqueueWriteBuffer(X->cp->q, d->mem[b], CL_TRUE, 0, bytes, a->buf[b], 0,
+                                       NULL, NULL);
+    if (err != CL_SUCCESS) {
+      darr_release(d);
+      return clrt_fail(X->ctx, "clEnqueueWriteBuffer", err, "an input array");
+    }
+  }
+  set_slot(X, s, d);
+  return LACC_OK;
+}
+
+/* A device array as a new host array in the slot's layout. */
+static lacc_array *download(exec *X, int s) {
+  const pslot *ps = &X->P->slots[s];
+  const darr *d = X->d[s];
+  lacc_array *a = array_alloc_out(X->ctx, ps->type, ps->rank, d->ext, ps->plan);
+  if (a == NULL) return NULL;
+  for (int b = 0; b < d->nbufs; b++) {
+    size_t bytes = scalar_size(ps->plan->buf_kind[b]) * (size_t)a->size;
+    if (bytes == 0) continue;
+    cl_int err = CL.EnqueueReadBuffer(X->cp->q, d->mem[b], CL_TRUE, 0, bytes, a->buf[b], 0,
+                                      NULL, NULL);
+    if (err != CL_SUCCESS) {
+      lacc_array_release(a);
+      clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a result");
+      return NULL;
+    }
+  }
+  return a;
+}
+
+/* ---- launching */
+
+static int set_arg(exec *X, cl_kernel k, cl_uint i, size_t size, const void *v) {
+  cl_int err = CL.SetKernelArg(k, i, size, v);
+  return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clSetKernelArg", err, NULL);
+}
+
+/* Function fn over nch work-items (none: nothing to do), its roles' p0..p3. Buffers of
+ * slots that do not exist yet are passed as NULL (function fn does not touch them). */
+static int launch(exec *X, int fn, int64_t nch, int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+  if (nch <= 0) return LACC_OK;
+  const clprog *cp = X->cp;
+  cl_kernel k = cp->k;
+  cl_long p[5] = { p0, p1, p2, p3, nch };
+  cl_mem fixed[3] = { X->dE, cp->K, X->F };
+  cl_int which = fn;
+  int rc = LACC_OK;
+  cl_uint i = 0;
+  for (; rc == LACC_OK && i < 3; i++) rc = set_arg(X, k, i, sizeof(cl_mem), &fixed[i]);
+  for (int j = 0; rc == LACC_OK && j < 5; j++, i++) rc = set_arg(X, k, i, sizeof(cl_long), &p[j]);
+  if (rc == LACC_OK) rc = set_arg(X, k, i++, sizeof which, &which);
+  for (int j = 0; rc == LACC_OK && j < cp->nbufs; j++, i++) {
+    const darr *d = X->d[cp->bufs[2 * j]];
+    cl_mem m = d != NULL ? d->mem[cp->bufs[2 * j + 1]] : NULL;
+    rc = set_arg(X, k, i, sizeof(cl_mem), &m);
+  }
+  if (rc != LACC_OK) return rc;
+  /* On a CPU device a work-group of one work-item: each takes a chunk anyway, and PoCL
+   * compiles a kernel once per work-group size (a size of its choosing would vary with
+   * the global size and cost a build each time). */
+  size_t g = (size_t)nch, one = 1;
+  cl_int err = CL.EnqueueNDRangeKernel(X->cp->q, k, 1, NULL, &g, X->cp->info->is_cpu ? &one : NULL,
+                                       0, NULL, NULL);
+  return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueNDRangeKernel", err, NULL);
+}
+
+/* The extents as kernels see them, and a clean failure record. */
+static int prepare_step(exec *X) {
+  cl_long f[4] = { X->fail_init, 0, 0, 0 };
+  cl_int err = CL.EnqueueWriteBuffer(X->cp->q, X->dE, CL_TRUE, 0,
+                                     sizeof(int64_t) * LACC_MAX_RANK * (size_t)X->P->nslots, X->E,
+                                     0, NULL, NULL);
+  if (err == CL_SUCCESS)
+    err = CL.EnqueueWriteBuffer(X->cp->q, X->F, CL_TRUE, 0, sizeof f, f, 0, NULL, NULL);
+  return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueWriteBuffer", err, "extents");
+}
+
+/* After a step's kernels: the failure they recorded, if any, as an error. */
+static int checked(exec *X) {
+  cl_long f[4 + 16];
+  cl_int err = CL.EnqueueReadBuffer(X->cp->q, X->F, CL_TRUE, 0, sizeof f, f, 0, NULL, NULL);
+  if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "failures");
+  if (f[0] == X->fail_init) return LACC_OK;
+  int64_t vals[16];
+  for (int i = 0; i < 16; i++) vals[i] = f[4 + i];
+  return plan_check_error(X->ctx, X->P, (int)f[2], vals);
+}
+
+/* One element of a device array, for a shape function that reads data. */
+static int load_one(void *arg, int slot, int buf, int64_t i, uint64_t *bits) {
+  exec *X = arg;
+  const darr *d = X->d[slot];
+  if (d == NULL || i < 0 || i >= d->size)
+    return ctx_error(X->ctx, LACC_ERR_BACKEND, "opencl: a shape reads outside its array");
+  size_t sz = scalar_size(X->P->slots[slot].plan->buf_kind[buf]);
+  *bits = 0;
+  cl_int err = CL.EnqueueReadBuffer(X->cp->q, d->mem[buf], CL_TRUE, (size_t)i * sz, sz, bits, 0,
+                                    NULL, NULL);
+  return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a shape");
+}
+
+/* The step's output extents from its shape function, run on the host. */
+static int shape_of(exec *X, const pstep *st, int64_t *ext) {
+  hostfn_fail f;
+  int rc = hostfn_run(X->ctx, X->P, st->fn_shape, X->E, load_one, X, ext, &f);
+  if (rc == LACC_OK && f.failed) rc = plan_check_error(X->ctx, X->P, f.check, f.vals);
+  return rc;
+}
+
+static int alloc_out(exec *X, const pstep *st, int slot, const int64_t *ext) {
+  const pslot *ps = &X->P->slots[slot];
+  darr *d = darr_new(X, ps, ps->rank, ext);
+  if (d == NULL) {
+    if (X->ctx->errcode == LACC_ERR_SHAPE) {
+      char msg[LACC_ERRMAX];
+      snprintf(msg, sizeof msg, "%s: %.900s", kind_name(st->node->kind), X->ctx->errmsg);
+      ctx_error(X->ctx, LACC_ERR_SHAPE, "%s (at %s)", msg,
+                st->node->where != NULL ? st->node->where : "?");
+    }
+    return X->ctx->errcode;
+  }
+  set_slot(X, slot, d);
+  return prepare_step(X);
+}
+
+/* Work-items for n elements: on a CPU device a few per compute unit, each a contiguous
+ * chunk (PoCL runs a work-item's loop vectorised); on a GPU one element each, up to a
+ * bound past which work-items take several. */
+#define CPU_GRAIN 4096
+#define GPU_ITEMS (1 << 22)
+static int64_t items_for(const exec *X, int64_t n) {
+  if (n <= 0) return 0;
+  if (!X->cp->info->is_cpu) return n < GPU_ITEMS ? n : GPU_ITEMS;
+  if (n <= CPU_GRAIN) return 1;
+  int64_t c = (int64_t)X->cp->info->compute_units * 8;
+  return n / CPU_GRAIN < c ? n / CPU_GRAIN : c;
+}
+
+/* Chunks of a few long rows (fold partials, scan passes): as on the cpu backend. */
+#define PART_GRAIN 32768
+static int64_t parts_for(const exec *X, int64_t n) {
+  int64_t c = (int64_t)(X->cp->info->is_cpu ? X->cp->info->compute_units * 4 : 1024);
+  return n / PART_GRAIN < c ? n / PART_GRAIN : c;
+}
+
+static int units(const exec *X) {
+  return X->cp->info->is_cpu ? X->cp->info->compute_units : 1 << 16;
+}
+
+static int run_rows(exec *X, const pstep *st, int64_t R) {
+  int64_t nch = items_for(X, R);
+  int rc = launch(X, st->fn_body, nch, 0, R, 0, 0);
+  return rc == LACC_OK ? checked(X) : rc;
+}
+
+static int run_fold(exec *X, const pstep *st, int64_t n) {
+  int64_t R = X->d[st->out]->size;
+  if (!st->with_z && n == 0 && R > 0)
+    return ctx_error(X->ctx, LACC_ERR_SHAPE, "fold1: the innermost dimension is empty (at %s)",
+                     st->node->where != NULL ? st->node->where : "?");
+  if (R == 0) return LACC_OK;
+  int part = n >= 2 * PART_GRAIN && !st->ordered && R < units(X);
+  if (!part) return run_rows(X, st, R);
+  int64_t nch = parts_for(X, n);
+  int rc = alloc_out(X, st, st->partial, &nch);
+  for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
+    rc = launch(X, st->fn_part, nch, o, 0, n, 0);
+    if (rc == LACC_OK) rc = launch(X, st->fn_combine, 1, o, nch, 0, 0);
+  }
+  if (rc == LACC_OK) rc = checked(X);
+  darr_release(X->d[st->partial]);
+  X->d[st->partial] = NULL;
+  return rc;
+}
+
+static int run_scan(exec *X, const pstep *st, int64_t n) {
+  int64_t m = X->d[st->out]->ext[st->rank - 1];
+  int64_t R = m > 0 ? X->d[st->out]->size / m : 0;
+  if (R == 0) return LACC_OK;
+  if (R >= units(X) || n < 2 * PART_GRAIN || st->ordered) return run_rows(X, st, R);
+  int64_t nch = parts_for(X, n);
+  int rc = alloc_out(X, st, st->partial, &nch);
+  for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
+    rc = launch(X, st->fn_part, nch, o, 0, n, 0);
+    if (rc == LACC_OK) rc = launch(X, st->fn_combine, 1, o, nch, 0, 0);
+    if (rc == LACC_OK) rc = launch(X, st->fn_chunk, nch, o, 0, n, 0);
+  }
+  if (rc == LACC_OK) rc = checked(X);
+  darr_release(X->d[st->partial]);
+  X->d[st->partial] = NULL;
+  return rc;
+}
+
+/* Permute: the defaults copied, then the source scattered: with compare-and-swap
+ * loops over many work-items when the kernel has them (one scalar per element; 64-bit
+ * ones need the device's 64-bit atomics), else in order by one work-item. */
+static int run_permute(exec *X, const pstep *st, int64_t nsrc) {
+  int64_t size = X->d[st->out]->size;
+  int rc = launch(X, st->fn_body, items_for(X, size), 0, size, 0, 0);
+  if (rc != LACC_OK || nsrc == 0) return rc == LACC_OK ? checked(X) : rc;
+  const pslot *ps = &X->P->slots[st->out];
+  int wide = ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64;
+  if (st->atomic && (!wide || X->cp->info->int64_atomics))
+    rc = launch(X, st->fn_ascatter, items_for(X, nsrc), 0, nsrc, 0, 0);
+  else
+    rc = launch(X, st->fn_scatter, 1, 0, nsrc, 0, 0);
+  return rc == LACC_OK ? checked(X) : rc;
+}
+
+/* Whether a step's guard chain holds (acond branches): the test arrays are read back. */
+static int guarded_in(exec *X, int g, int *in) {
+  *in = 1;
+  for (; g >= 0 && *in; g = X->P->guards[g].parent) {
+    const darr *t = X->d[X->P->guards[g].slot];
+    if (t == NULL) {
+      *in = 0;
+      break;
+    }
+    uint8_t v = 0;
+    cl_int err = CL.EnqueueReadBuffer(X->cp->q, t->mem[0], CL_TRUE, 0, 1, &v, 0, NULL, NULL);
+    if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a condition");
+    *in = (v != 0) == X->P->guards[g].want;
+  }
+  return LACC_OK;
+}
+
+/* awhile: the loop's inputs as host arrays, the condition and body run as programs of
+ * their own (on this backend), the result back on the device. */
+static int run_while(exec *X, const pstep *st) {
+  int n = st->nloop_in, rc = LACC_OK;
+  lacc_array **in = calloc((size_t)n, sizeof *in);
+  if (in == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+  for (int i = 0; rc == LACC_OK && i < n; i++) {
+    in[i] = download(X, st->loop_in[i]);
+    if (in[i] == NULL) rc = X->ctx->errcode;
+  }
+  lacc_array *r = NULL;
+  if (rc == LACC_OK)
+    rc = awhile_run(X->ctx, st->loop[0], st->loop[1], X->P->slots[st->out].plan, n, in, &r);
+  if (rc == LACC_OK) rc = upload(X, st->out, r);
+  lacc_array_release(r);
+  for (int i = 0; i < n; i++) lacc_array_release(in[i]);
+  free(in);
+  return rc;
+}
+
+static int run_step(exec *X, int k) {
+  const pstep *st = &X->P->steps[k];
+  int in;
+  int rc = guarded_in(X, st->guard, &in);
+  if (rc != LACC_OK || !in) return rc;
+  if (st->kind == SK_SELECT) {
+    uint8_t v = 0;
+    cl_int err = CL.EnqueueReadBuffer(X->cp->q, X->d[st->sel_test]->mem[0], CL_TRUE, 0, 1, &v,
+                                      0, NULL, NULL);
+    if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a condition");
+    darr *d = X->d[v ? st->sel_then : st->sel_else];
+    d->refs++;
+    set_slot(X, st->out, d);
+    return LACC_OK;
+  }
+  if (st->kind == SK_WHILE) return run_while(X, st);
+  rc = prepare_step(X);
+  int64_t ext[LACC_MAX_RANK + 1] = { 0 };
+  if (rc == LACC_OK) rc = shape_of(X, st, ext);
+  if (rc == LACC_OK) rc = alloc_out(X, st, st->out, ext);
+  if (rc != LACC_OK) return rc;
+  if (st->kind == SK_FOLD) return run_fold(X, st, ext[st->rank]);
+  if (st->kind == SK_SCAN) return run_scan(X, st, ext[st->rank]);
+  if (st->kind == SK_PERMUTE) return run_permute(X, st, ext[st->rank]);
+  return run_rows(X, st, X->d[st->out]->size);
+}
+
+static void release_after(exec *X, int k) {
+  for (int s = 0; s < X->P->nslots; s++) {
+    const pslot *ps = &X->P->slots[s];
+    if (ps->kind == SLOT_KERNEL && !ps->result && ps->last_use <= k && X->d[s] != NULL) {
+      darr_release(X->d[s]);
+      X->d[s] = NULL;
+    }
+  }
+}
+
+static cl_mem small_buffer(exec *X, size_t bytes, int *rc) {
+  cl_int err;
+  cl_mem m = CL.CreateBuffer(X->cp->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  if (err != CL_SUCCESS && *rc == LACC_OK) *rc = clrt_fail(X->ctx, "clCreateBuffer", err, NULL);
+  return err == CL_SUCCESS ? m : NULL;
+}
+
+int cl_exec(lacc_ctx *ctx, const kplan *P, clprog *cp, lacc_array *const *params,
+            lacc_array **out) {
+  exec X = { .ctx = ctx, .P = P, .cp = cp };
+  X.fail_init = cp->info->int64_atomics ? INT64_MAX : 0;
+  size_t ns = (size_t)(P->nslots ? P->nslots : 1);
+  X.d = calloc(ns, sizeof *X.d);
+  X.E = calloc(ns * LACC_MAX_RANK, sizeof *X.E);
+  int rc = X.d == NULL || X.E == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
+  if (rc == LACC_OK) {
+    X.dE = small_buffer(&X, ns * LACC_MAX_RANK * sizeof(int64_t), &rc);
+    X.F = small_buffer(&X, (4 + 16) * sizeof(int64_t), &rc);
+  }
+  for (int s = 0; rc == LACC_OK && s < P->nslots; s++) {
+    if (P->slots[s].kind == SLOT_INPUT) rc = upload(&X, s, P->slots[s].array);
+    if (P->slots[s].kind == SLOT_PARAM) rc = upload(&X, s, params[P->slots[s].param]);
+  }
+  for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
+    rc = run_step(&X, k);
+    if (rc == LACC_OK) release_after(&X, k);
+  }
+  int got = 0;
+  for (; rc == LACC_OK && got < P->nresults; got++) {
+    int s = P->results[got];
+    /* a result that is an input comes back as that very array */
+    if (P->slots[s].kind == SLOT_INPUT || P->slots[s].kind == SLOT_PARAM) {
+      out[got] = P->slots[s].kind == SLOT_INPUT ? P->slots[s].array : params[P->slots[s].param];
+      lacc_array_retain(out[got]);
+      continue;
+    }
+    out[got] = download(&X, s);
+    if (out[got] == NULL) rc = ctx->errcode;
+  }
+  if (rc != LACC_OK)
+    for (int i = 0; i < got; i++) lacc_array_release(out[i]);
+  for (int s = 0; X.d != NULL && s < P->nslots; s++) darr_release(X.d[s]);
+  if (X.dE != NULL) CL.ReleaseMemObject(X.dE);
+  if (X.F != NULL) CL.ReleaseMemObject(X.F);
+  free(X.d);
+  free(X.E);
+  return rc;
+}
+
+char *lacc_devices(lacc_ctx *ctx) {
+  ctx_clear(ctx);
+  clrt_load(ctx);   /* no OpenCL: no devices */
+  ctx_clear(ctx);
+  size_t cap = 256, len = 0;
+  char *s = malloc(cap);
+  if (s == NULL) {
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  s[0] = '\0';
+  for (int i = 0; i < clrt_count(); i++) {
+    const clrt_info *d = clrt_info_of(i);
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%d\t%s\t%s\t%s\t%d\t%lld\t%d\t%s\n", i + 1, d->name,
+                     d->vendor, d->is_cpu ? "cpu" : "gpu", d->compute_units,
+                     (long long)d->global_mem, d->fp64, d->version);
+    if (n < 0) continue;
+    if (len + (size_t)n + 1 > cap) {
+      cap = 2 * (len + (size_t)n + 1);
+      char *t = realloc(s, cap);
+      if (t == NULL) {
+        free(s);
+        ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+        return NULL;
+      }
+      s = t;
+    }
+    memcpy(s + len, line, (size_t)n + 1);
+    len += (size_t)n;
+  }
+  return s;
+}

@@ -1,0 +1,112 @@
+-- The OpenCL backend (issue 6): devices, device choice, and the paths that only large
+-- arrays take (chunked folds and scans, parallel scatters), against the cpu backend and
+-- plain Lua. Every other spec also runs on "opencl" when a device answers (helper.lua).
+local H = require "helper"
+local lacc = H.lacc
+
+local devices = lacc.devices()
+local have = false
+for _, b in ipairs(H.backends) do have = have or b == "opencl" end
+
+describe("lacc.devices", function()
+  it("lists each device with its properties", function()
+    assert.are.equal("table", type(devices))
+    for i, d in ipairs(devices) do
+      assert.are.equal(i, d.index)
+      assert.truthy(#d.name > 0)
+      assert.truthy(d.type == "cpu" or d.type == "gpu")
+      assert.truthy(d.compute_units >= 1)
+      assert.truthy(d.memory > 0)
+      assert.are.equal("boolean", type(d.fp64))
+      assert.truthy(d.version:find("OpenCL", 1, true))
+    end
+  end)
+end)
+
+if have then
+  describe("opencl device choice", function()
+    local xs = lacc.fromtable({ 1, 2, 3 }, "i32")
+    local p = lacc.map(function(v) return v * 2 end, xs)
+
+    it("takes an index or part of a name", function()
+      assert.are.same({ 2, 4, 6 }, lacc.run(p, { backend = "opencl", device = 1 }):totable())
+      local part = devices[1].name:sub(2, 6):upper()
+      assert.are.same({ 2, 4, 6 }, lacc.run(p, { backend = "opencl", device = part }):totable())
+    end)
+
+    it("says which devices there are when none matches", function()
+      for _, dev in ipairs { #devices + 1, "no such device here" } do
+        local ok, err = pcall(lacc.run, p, { backend = "opencl", device = dev })
+        assert.is_false(ok)
+        assert.truthy(err:find(devices[1].name, 1, true), err)
+      end
+      local ok, err = pcall(lacc.run, p, { backend = "opencl", device = {} })
+      assert.is_false(ok)
+      assert.truthy(err:find("device must be", 1, true), err)
+    end)
+  end)
+
+  describe("opencl on large arrays", function()
+    local cl, cpu = { backend = "opencl" }, { backend = "cpu" }
+    local n = 300007   -- odd, above the sizes where rows split into chunks
+
+    local function big(ty, f)
+      return lacc.generate({ n }, function(i) return lacc.cast(f(i), ty) end)
+    end
+
+    it("folds and scans a few long rows in chunks", function()
+      local xs = big("i64", function(i) return (i * 7919) % 1000 - 500 end)
+      local want = 0
+      for i = 1, n do want = want + (i * 7919) % 1000 - 500 end
+      assert.are.equal(want, H.num(lacc.run(lacc.sum(xs), cl):get()))
+      local s = lacc.run(lacc.scanl1(function(a, b) return a + b end, xs), cl)
+      local r = lacc.run(lacc.scanl1(function(a, b) return a + b end, xs), cpu)
+      assert.are.equal(n, s:size())
+      for _, i in ipairs { 1, 2, 65536, 65537, 150000, n } do
+        assert.are.equal(H.num(r:get(i)), H.num(s:get(i)))
+      end
+      assert.are.equal(want, H.num(s:get(n)))
+      -- a non-commutative, associative function: order must hold across chunks
+      local pairs_ = lacc.map(function(v) return lacc.tuple(v, lacc.constant(1, "i64")) end, xs)
+      local c1 = lacc.run(lacc.fold1(function(a, b) return lacc.tuple(a[1] * b[2] + b[1], a[2] * b[2]) end,
+                                     pairs_), cl):get()
+      local c2 = lacc.run(lacc.fold1(function(a, b) return lacc.tuple(a[1] * b[2] + b[1], a[2] * b[2]) end,
+                                     pairs_), cpu):get()
+      assert.are.same({ H.num(c2[1]), H.num(c2[2]) }, { H.num(c1[1]), H.num(c1[2]) })
+    end)
+
+    it("scatters many elements in parallel, with every combination counted", function()
+      local bins = 70001
+      local xs = big("i32", function(i) return (i * 31) % bins end)
+      local ones = lacc.map(function() return lacc.constant(1, "i32") end, xs)
+      for _, ty in ipairs { "i32", "f64", "i16", "u8" } do
+        local o = lacc.map(function(v) return lacc.cast(v, ty) end, ones)
+        local h = lacc.permute(function(a, b) return a + b end,
+                               lacc.fill({ bins }, lacc.constant(0, ty)),
+                               function(i) return xs[i] + 1 end, o)
+        local got = lacc.run(h, cl)
+        local want = lacc.run(h, cpu)
+        local total = 0
+        for i = 1, bins, 997 do assert.are.equal(H.num(want:get(i)), H.num(got:get(i)), ty) end
+        for i = 1, bins do total = total + H.num(got:get(i)) end
+        -- u8 wraps: each bin gets 4 or 5 elements, so no bin overflows
+        assert.are.equal(n, total, ty)
+      end
+    end)
+
+    it("reports the failing element with the smallest index, as the cpu backend does", function()
+      local xs = big("i32", function(i) return i end)
+      local p = lacc.map(function(v) return lacc.idiv(v, lacc.cond(lacc.gt(v, 200000), lacc.constant(0, "i32"), lacc.constant(1, "i32"))) end, xs)
+      local ok1, e1 = pcall(lacc.run, p, cl)
+      local ok2, e2 = pcall(lacc.run, p, cpu)
+      assert.is_false(ok1)
+      assert.is_false(ok2)
+      assert.are.equal(e2, e1)
+      local q = lacc.backpermute({ n }, function(i) return lacc.cond(lacc.gt(i, 250000), i + n, i) end, xs)
+      ok1, e1 = pcall(lacc.run, q, cl)
+      ok2, e2 = pcall(lacc.run, q, cpu)
+      assert.is_false(ok1)
+      assert.are.equal(e2, e1)
+    end)
+  end)
+end
