@@ -17,7 +17,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h core/text.h \
   opencl/clrt.h opencl/exec.h opencl/hostfn.h
 
-.PHONY: all test demo deps check-asan clean cdef check-cdef install-lua bench fuzz
+.PHONY: all test test-opencl demo deps check-asan clean cdef check-cdef install-lua bench fuzz
 
 all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core
 
@@ -51,6 +51,11 @@ check-cdef:
 test: deps
 	@$(MAKE) --no-print-directory all
 	@B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
+
+# make test with every test on OpenCL too (make test samples the type sweeps there).
+test-opencl: deps
+	@$(MAKE) --no-print-directory all
+	@LACC_TEST_OPENCL=all B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
 
 deps:
 	@sh tools/deps.sh

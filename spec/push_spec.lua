@@ -187,12 +187,14 @@ describe("push arrays in generated code", function()
       inner = inner:gsub("if %(v%d+%) {%s*v%d+ = v%d+;%s*} else {%s*v%d+ = v%d+;%s*}", "")
       return inner:find("if %(") ~= nil
     end
-    for _, p in ipairs { lacc.reverse(a .. c), lacc.rotate(2, a .. c), lacc.reverse(lacc.interleave(a, c)) } do
+    for _, p in ipairs { lacc.reverse(a .. c), lacc.rotate(2, a .. c), lacc.reverse(lacc.interleave(a, c)),
+                         lacc.rotate(3, lacc.interleave(a, c)), lacc.rotate(-2, lacc.interleave(c, a)) } do
       assert.is_false(tests(p))
     end
     assert.is_true(tests(lacc.backpermute({ 5 }, function(i) return 8 - i end, a .. c)))
     assert.are.same({ 40, 30, 20, 10, 3, 2, 1 }, lacc.run(lacc.reverse(a .. c)):totable())
     assert.are.same({ 3, 10, 20, 30, 40, 1, 2 }, lacc.run(lacc.rotate(2, a .. c)):totable())
+    assert.are.same({ 20, 3, 30, 1, 10, 2 }, lacc.run(lacc.rotate(3, lacc.interleave(a, c))):totable())
   end)
 
   it("pulled by a consumer: one kernel that tests the index", function()

@@ -728,6 +728,14 @@ function lacc.rotate(k, xs)
     return lacc.concat { inner_slice(a, k1, n1 - k1), inner_slice(b, k2, n2 - k2),
                          inner_slice(a, 0, k1), inner_slice(b, 0, k2) }
   end
+  if p and type(k) == "number" and k == math.floor(k) then
+    -- an interleave of the first m of a and b: rotating by an even k rotates both by k/2;
+    -- by an odd k, b (rotated by (k-1)/2) comes first, then a (rotated by (k+1)/2)
+    local m = exp.min(inner_extent(p[2]), inner_extent(p[3]))
+    local a, b = inner_slice(p[2], 0, m), inner_slice(p[3], 0, m)
+    if k % 2 == 0 then return lacc.interleave(lacc.rotate(k / 2, a), lacc.rotate(k / 2, b)) end
+    return lacc.interleave(lacc.rotate((k - 1) / 2, b), lacc.rotate((k + 1) / 2, a))
+  end
   return along_inner("rotate", xs, function(i, n) return exp.imod(i - 1 + kk, n) + 1 end)
 end
 
