@@ -46,6 +46,44 @@ if have then
     end)
   end)
 
+  describe("opencl builds", function()
+    local lua = arg and arg[-1] or "lua5.4"
+    local prog = [[local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
+      io.write(table.concat(lacc.run(lacc.map(function(v) return v * 3 + 2 end, x),
+                                     {backend = "opencl"}):totable(), ","))]]
+
+    local function child(env)
+      local h = io.popen(("%s %s -e '%s' 2>&1"):format(env, lua, prog))
+      local out = h:read("a") or h:read("*a")
+      h:close()
+      return out
+    end
+
+    it("a failed build is an error that shows the compiler's log", function()
+      -- an option that breaks the generated source: the kernel helper's name
+      local out = child("LACC_CL_OPTIONS='-D lacc_fail=1'")
+      assert.truthy(out:find("opencl: build failed", 1, true), out)
+      assert.truthy(out:find("error", 1, true), out)
+    end)
+
+    it("a fresh process finds the program in the disk cache", function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      local env = ("LACC_CACHE='%s'"):format(dir)
+      assert.are.equal("5,8,11,14", child(env))
+      local files = 0
+      for _ in io.popen(("ls '%s/opencl'"):format(dir)):lines() do files = files + 1 end
+      assert.are.equal(1, files)
+      assert.are.equal("5,8,11,14", child(env))
+      os.execute(("rm -rf '%s'"):format(dir))
+    end)
+
+    it("without an OpenCL platform the backend says so", function()
+      local out = child("OCL_ICD_VENDORS=/nonexistent")
+      assert.truthy(out:find("opencl", 1, true) and out:find("platform", 1, true), out)
+    end)
+  end)
+
   describe("opencl on large arrays", function()
     local cl, cpu = { backend = "opencl" }, { backend = "cpu" }
     local n = 300007   -- odd, above the sizes where rows split into chunks
