@@ -76,8 +76,8 @@ void lacc_node_retain(lacc_node *n) { n->refs++; }
 
 static void node_free(lacc_node *n) {
   if (n->array != NULL) lacc_array_release(n->array);
-  if (n->sub != NULL)
-    for (int i = 0; i < 3; i++) lacc_node_release(n->sub[i]);
+  if (n->sub != NULL)   /* K_AWHILE: condition, body, variable, then one per kid but the first */
+    for (int i = 0; i < n->nkids + 2; i++) lacc_node_release(n->sub[i]);
   free(n->sub);
   lacc_ctx *ctx = n->ctx;
   free(n->kids);

@@ -209,8 +209,9 @@ struct lacc_node {
   int depth;                   /* longest path to a leaf, bounded by LACC_MAX_DEPTH */
   int nkids;
   struct lacc_node **kids;     /* K_LAM: params first, body last */
-  struct lacc_node **sub;      /* K_AWHILE: the loop's variable, condition and body:
-                                  graphs of their own (graph: retained; AST: borrowed) */
+  struct lacc_node **sub;      /* K_AWHILE: condition, body, the loop's variable, then the
+                                  arrays read from outside (kids 1..): nkids + 2 graph
+                                  nodes (graph: retained; AST: borrowed) */
   /* scratch for sharing recovery, valid during one conversion */
   int tmp;
   uint64_t mark;

@@ -70,7 +70,7 @@ lacc_node *awhile_build(lacc_ctx *ctx, lacc_node *init, lacc_node *var, lacc_nod
   kids = ctx_alloc(ctx, sizeof *kids * (size_t)(o.n + 3));
   if (kids == NULL) goto done;
   kids[0] = init;
-  memcpy(kids + 1, o.v, sizeof *kids * (size_t)o.n);
+  for (int i = 0; i < o.n; i++) kids[1 + i] = o.v[i];
   n = node_new(ctx, K_AWHILE, init->type, init->rank, o.n + 1, kids, where);
   if (n == NULL) goto done;
   /* sub: condition, body, then the nodes that become their parameters 0..n-1 */
@@ -79,7 +79,7 @@ lacc_node *awhile_build(lacc_ctx *ctx, lacc_node *init, lacc_node *var, lacc_nod
   n->sub[0] = cond;
   n->sub[1] = body;
   n->sub[2] = var;
-  memcpy(n->sub + 3, o.v, sizeof *n->sub * (size_t)o.n);
+  for (int i = 0; i < o.n; i++) n->sub[3 + i] = o.v[i];
   for (int i = 0; i < o.n + 3; i++) lacc_node_retain(n->sub[i]);
   /* a parameter of no compiled program: if the variable escapes the loop, using it is
    * an error rather than a silent read of some program's argument */

@@ -14,6 +14,7 @@
 #include "clrt.h"
 #include "exec.h"
 #include "hostfn.h"
+#include "../core/pool.h"
 
 struct clprog {
   int dev;
@@ -50,6 +51,9 @@ static int uses_f64(const kplan *P) {
 }
 
 static int device_of(lacc_ctx *ctx, const char *spec, clprog *cp) {
+  /* the runtime's contexts and program cache live as long as the process: so must the
+   * library that holds them (a Lua state that closes would unload it) */
+  pool_pin_library();
   int rc = clrt_load(ctx);
   if (rc == LACC_OK) rc = clrt_pick(ctx, spec, &cp->dev);
   if (rc == LACC_OK) rc = clrt_device(ctx, cp->dev, &cp->id, &cp->context);

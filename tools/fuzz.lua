@@ -1308,14 +1308,19 @@ end
 
 -- ---- comparing results
 
-local function same_value(x, y)
+-- tol: a relative tolerance for numbers (OpenCL's math functions have the device's
+-- accuracy), nil: exact.
+local function same_value(x, y, tol)
   if type(x) == "table" or type(y) == "table" then
     if type(x) ~= "table" or type(y) ~= "table" then return false end
     if x.tag ~= y.tag or #x ~= #y then return false end
-    for i = 1, #x do if not same_value(x[i], y[i]) then return false end end
+    for i = 1, #x do if not same_value(x[i], y[i], tol) then return false end end
     return true
   end
   if type(x) == "number" and type(y) == "number" and x ~= x then return y ~= y end
+  if tol and type(x) == "number" and type(y) == "number" and x ~= y then
+    return math.abs(x - y) <= tol * math.max(math.abs(x), math.abs(y))
+  end
   return x == y
 end
 
@@ -1326,10 +1331,11 @@ local function shape_str(sh)
 end
 
 -- nil if a and b agree, else a message.
-local function compare_arrays(k, a, b)
+local function compare_arrays(k, a, b, approx)
   if a:type() ~= b:type() then
     return ("result %d: element type %s (interp) vs %s (cpu)"):format(k, a:type(), b:type())
   end
+  local tol = approx and (a:type():find("f32") and 1e-5 or a:type():find("f64") and 1e-12) or nil
   local sa, sb = a:shape(), b:shape()
   if shape_str(sa) ~= shape_str(sb) then
     return ("result %d: shape %s (interp) vs %s (cpu)"):format(k, shape_str(sa), shape_str(sb))
@@ -1337,7 +1343,7 @@ local function compare_arrays(k, a, b)
   local n = #a
   for i = 0, n - 1 do
     local x, y = a:at_linear(i), b:at_linear(i)
-    if not same_value(x, y) then
+    if not same_value(x, y, tol) then
       local ix = #sa > 0 and unravel(sa, i) or {}
       return ("result %d: element %s of %s: %s (interp) vs %s (cpu)"):format(k,
         "(" .. table.concat(ix, ",") .. ")", shape_str(sa), fmtval(x), fmtval(y))
@@ -1414,13 +1420,13 @@ end
 
 -- Compare two runs (pack(pcall(...)) results): nil if they agree, else a message; and
 -- whether both raised (the same) error.
-local function compare_runs(ri, rc, what, roots)
+local function compare_runs(ri, rc, what, roots, approx)
   if ri[1] and rc[1] then
     if ri.n ~= rc.n then
       return ("interp gives %d results, %s %d"):format(ri.n - 1, what, rc.n - 1)
     end
     for k = 2, ri.n do
-      local msg = compare_arrays(k - 1, ri[k], rc[k])
+      local msg = compare_arrays(k - 1, ri[k], rc[k], approx)
       if msg then return what .. ": " .. msg end
       msg = roots and check_model(k - 1, roots[k - 1], ri[k])
       if msg then return msg end
@@ -1477,6 +1483,12 @@ local function check()
     msg = compare_runs(ri, rv, "cpu with " .. variant .. " = false", roots)
     free_results(rv)
   end
+  -- and on OpenCL (make fuzz, when a device answers), floats within a tolerance
+  if not msg and M.opencl then
+    local ro = pack(pcall(lacc.run, progs, { backend = "opencl", layout = c.layout_out }))
+    msg = compare_runs(ri, ro, "opencl", nil, true)
+    free_results(ro)
+  end
   free_results(ri)
   return msg, errored
 end
@@ -1511,6 +1523,7 @@ end
 --      only = true (seed is a program's own seed) } -> { programs, failures, errored }
 function M.run(opts)
   opts = opts or {}
+  M.opencl = opts.opencl
   local seed = opts.seed or 1
   local log = opts.log or function() end
   local avoid = {}

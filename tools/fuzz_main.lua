@@ -18,12 +18,14 @@ local seed = tonumber(arg[2] or "1")
 local trace = os.getenv("FUZZ_TRACE") == "1"
 local t0 = os.time()
 io.stdout:setvbuf("line")
+-- OpenCL too when a device answers (FUZZ_OPENCL=0: not)
+local opencl = os.getenv("FUZZ_OPENCL") ~= "0" and #require("lacc").devices() > 0
 local res = fuzz.run {
-  seed = seed, seconds = seconds, trace = trace, progress = true,
+  seed = seed, seconds = seconds, trace = trace, progress = true, opencl = opencl,
   log = function(msg) io.stdout:write(msg, "\n") end,
 }
-print(("%d programs in %d s (seed %d), %d ended in the same error on both backends, %d failures")
-  :format(res.programs, os.time() - t0, seed, res.errored, #res.failures))
+print(("%d programs in %d s (seed %d, backends interp, cpu%s), %d ended in the same error on every backend, %d failures")
+  :format(res.programs, os.time() - t0, seed, opencl and ", opencl" or "", res.errored, #res.failures))
 for i, f in ipairs(res.failures) do
   print(("\nfailure %d (program seed %d): %s\n%s"):format(i, f.seed, f.message, f.description))
 end
