@@ -69,7 +69,7 @@ struct lacc_ctx {
   uint64_t next_mark;           /* generations for graph walks (sharing.c) */
   layout_strategy layout;        /* for arrays made now (lacc_set_layout) */
   int fusion, sharing;           /* optimisation switches (lacc_set_option), default on */
-  int explain_source;            /* lacc_explain appends the generated C */
+  int explain_source;            /* lacc_explain appends the generated C (2: OpenCL C) */
 };
 
 void ctx_retain(lacc_ctx *ctx);

@@ -216,8 +216,10 @@ int lacc_set_option(lacc_ctx *ctx, const char *name, int value) {
   if (strcmp(name, "fusion") == 0) ctx->fusion = value != 0;
   else if (strcmp(name, "sharing") == 0) ctx->sharing = value != 0;
   else if (strcmp(name, "source") == 0) ctx->explain_source = value != 0;
+  else if (strcmp(name, "source_opencl") == 0) ctx->explain_source = value != 0 ? 2 : 0;
   else return ctx_error(ctx, LACC_ERR_ARG,
-                        "unknown option '%s' (expected fusion, sharing or source)", name);
+                        "unknown option '%s' (expected fusion, sharing, source or "
+                        "source_opencl)", name);
   return LACC_OK;
 }
 
@@ -230,7 +232,7 @@ char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stat
   kplan P;
   char *s = NULL, *src = NULL;
   if (lower_plan(ctx, &ast, B_CPU, &P) == LACC_OK) {
-    if (ctx->explain_source) src = emit_c(&P);
+    if (ctx->explain_source) src = ctx->explain_source == 2 ? emit_cl(&P) : emit_c(&P);
     s = explain_plan(ctx, &ast, &P, src);
     if (stats != NULL) {
       memset(stats, 0, sizeof *stats);

@@ -8,6 +8,20 @@ local devices = lacc.devices()
 local have = false
 for _, b in ipairs(H.backends) do have = have or b == "opencl" end
 
+describe("explain with the OpenCL source", function()
+  it("shows the one kernel, the functions behind its switch, and no shape function", function()
+    local xs = lacc.fromtable({ 1, 2, 3 }, "f32")
+    local text = lacc.explain(lacc.sum(lacc.map(function(v) return v * 2.5 end, xs)), { source = "opencl" })
+    local _, kernels = text:gsub("__kernel void", "")
+    assert.are.equal(1, kernels)
+    assert.truthy(text:find("__kernel void lacc_main(", 1, true), text)
+    assert.truthy(text:find("switch (which)", 1, true))
+    assert.is_nil(text:find("out%[0%] ="))   -- shape functions run on the host
+    local c = lacc.explain(lacc.sum(xs), { source = true })
+    assert.is_nil(c:find("__kernel", 1, true))
+  end)
+end)
+
 describe("lacc.devices", function()
   it("lists each device with its properties", function()
     assert.are.equal("table", type(devices))

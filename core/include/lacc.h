@@ -125,7 +125,8 @@ const char *lacc_array_layout(const lacc_array *a);
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
              lacc_array **out);
 /* Switches of the context: "fusion", "sharing" (optimisations, for ablation; default
- * on) and "source" (lacc_explain appends the generated C; default off). */
+ * on), "source" (lacc_explain appends the generated C; default off) and "source_opencl"
+ * (appends the OpenCL C instead). */
 int lacc_set_option(lacc_ctx *ctx, const char *name, int value);
 /* The program after sharing recovery and fusion, then its kernels, as text (malloc'd; free with lacc_string_free). */
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);

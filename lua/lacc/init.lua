@@ -851,7 +851,10 @@ local function with_options(opts, f, ...)
   if not opts.layout and #switches == 0 then return f(...) end
   local saved = current_layout
   if opts.layout then core.set_layout(opts.layout) end
-  for _, name in ipairs(switches) do core.set_option(name, opts[name]) end
+  for _, name in ipairs(switches) do
+    if name == "source" and opts.source == "opencl" then core.set_option("source_opencl", true)
+    else core.set_option(name, opts[name]) end
+  end
   local r = pack(pcall(f, ...))
   core.set_layout(saved)
   for _, name in ipairs(switches) do core.set_option(name, name ~= "source") end
@@ -869,7 +872,7 @@ function lacc.run(p, opts)
 end
 
 -- explain(p [, opts]) -> text, { kernels, intermediates, lets }; opts.source = true
--- appends the generated C.
+-- appends the generated C, opts.source = "opencl" the OpenCL C.
 function lacc.explain(p, opts)
   opts = opts or {}
   local roots = roots_of(p, "explain")
