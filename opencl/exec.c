@@ -421,14 +421,18 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
 
 /* Permute: the defaults copied, then the source scattered: with compare-and-swap
  * loops over many work-items when the kernel has them (one scalar per element; 64-bit
- * ones need the device's 64-bit atomics), else in order by one work-item. */
+ * ones need the device's 64-bit atomics) and, on a CPU device, the targets are many (as
+ * on the cpu backend: on few, the cores would contend for the same lines), else in order
+ * by one work-item. */
+#define PERMUTE_SPREAD (1 << 16)
 static int run_permute(exec *X, const pstep *st, int64_t nsrc) {
   int64_t size = X->d[st->out]->size;
   int rc = launch(X, st->fn_body, items_for(X, size), 0, size, 0, 0);
   if (rc != LACC_OK || nsrc == 0) return rc == LACC_OK ? checked(X) : rc;
   const pslot *ps = &X->P->slots[st->out];
   int wide = ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64;
-  if (st->atomic && (!wide || X->cp->info->int64_atomics))
+  int spread = !X->cp->info->is_cpu || size >= PERMUTE_SPREAD;
+  if (st->atomic && spread && (!wide || X->cp->info->int64_atomics))
     rc = launch(X, st->fn_ascatter, items_for(X, nsrc), 0, nsrc, 0, 0);
   else
     rc = launch(X, st->fn_scatter, 1, 0, nsrc, 0, 0);
