@@ -44,3 +44,13 @@ int plan_check_error(lacc_ctx *ctx, const kplan *P, int check, const int64_t *va
   }
 }
 
+
+int plan_alloc_error(lacc_ctx *ctx, const pstep *st) {
+  if (ctx->errcode == LACC_ERR_SHAPE) {
+    char msg[LACC_ERRMAX];
+    snprintf(msg, sizeof msg, "%s: %.900s", kind_name(st->node->kind), ctx->errmsg);
+    ctx_error(ctx, LACC_ERR_SHAPE, "%s (at %s)", msg,
+              st->node->where != NULL ? st->node->where : "?");
+  }
+  return ctx->errcode;
+}

@@ -355,15 +355,7 @@ static int set_slot(exec *E, int s, lacc_array *a) {
 static int alloc_out(exec *E, const pstep *st, int slot, const int64_t *ext) {
   const pslot *s = &E->P->slots[slot];
   lacc_array *a = array_alloc_out(E->ctx, s->type, s->rank, ext, s->plan);
-  if (a == NULL) {
-    if (E->ctx->errcode == LACC_ERR_SHAPE) {
-      char msg[LACC_ERRMAX];
-      snprintf(msg, sizeof msg, "%s: %.900s", kind_name(st->node->kind), E->ctx->errmsg);
-      ctx_error(E->ctx, LACC_ERR_SHAPE, "%s (at %s)", msg,
-                st->node->where != NULL ? st->node->where : "?");
-    }
-    return E->ctx->errcode;
-  }
+  if (a == NULL) return plan_alloc_error(E->ctx, st);
   return set_slot(E, slot, a);
 }
 

@@ -292,7 +292,8 @@ static int launch(exec *X, int fn, int64_t nch, int64_t p0, int64_t p1, int64_t 
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueNDRangeKernel", err, NULL);
 }
 
-/* The extents as kernels see them, and a clean failure record. */
+/* The extents as kernels see them, and a clean failure record: written whenever a step
+ * allocates an array, before its kernels run. */
 static int prepare_step(exec *X) {
   cl_long f[4] = { X->fail_init, 0, 0, 0 };
   cl_int err = CL.EnqueueWriteBuffer(X->cp->q, X->dE, CL_TRUE, 0,
@@ -338,15 +339,7 @@ static int shape_of(exec *X, const pstep *st, int64_t *ext) {
 static int alloc_out(exec *X, const pstep *st, int slot, const int64_t *ext) {
   const pslot *ps = &X->P->slots[slot];
   darr *d = darr_new(X, ps, ps->rank, ext);
-  if (d == NULL) {
-    if (X->ctx->errcode == LACC_ERR_SHAPE) {
-      char msg[LACC_ERRMAX];
-      snprintf(msg, sizeof msg, "%s: %.900s", kind_name(st->node->kind), X->ctx->errmsg);
-      ctx_error(X->ctx, LACC_ERR_SHAPE, "%s (at %s)", msg,
-                st->node->where != NULL ? st->node->where : "?");
-    }
-    return X->ctx->errcode;
-  }
+  if (d == NULL) return plan_alloc_error(X->ctx, st);
   set_slot(X, slot, d);
   return prepare_step(X);
 }
@@ -439,6 +432,15 @@ static int run_permute(exec *X, const pstep *st, int64_t nsrc) {
   return rc == LACC_OK ? checked(X) : rc;
 }
 
+/* The value of a rank-0 bool array on the device (an acond's test). */
+static int read_bool(exec *X, const darr *t, int *v) {
+  uint8_t b = 0;
+  cl_int err = CL.EnqueueReadBuffer(X->cp->q, t->mem[0], CL_TRUE, 0, 1, &b, 0, NULL, NULL);
+  if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a condition");
+  *v = b != 0;
+  return LACC_OK;
+}
+
 /* Whether a step's guard chain holds (acond branches): the test arrays are read back. */
 static int guarded_in(exec *X, int g, int *in) {
   *in = 1;
@@ -448,10 +450,9 @@ static int guarded_in(exec *X, int g, int *in) {
       *in = 0;
       break;
     }
-    uint8_t v = 0;
-    cl_int err = CL.EnqueueReadBuffer(X->cp->q, t->mem[0], CL_TRUE, 0, 1, &v, 0, NULL, NULL);
-    if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a condition");
-    *in = (v != 0) == X->P->guards[g].want;
+    int v, rc = read_bool(X, t, &v);
+    if (rc != LACC_OK) return rc;
+    *in = v == X->P->guards[g].want;
   }
   return LACC_OK;
 }
@@ -482,19 +483,17 @@ static int run_step(exec *X, int k) {
   int rc = guarded_in(X, st->guard, &in);
   if (rc != LACC_OK || !in) return rc;
   if (st->kind == SK_SELECT) {
-    uint8_t v = 0;
-    cl_int err = CL.EnqueueReadBuffer(X->cp->q, X->d[st->sel_test]->mem[0], CL_TRUE, 0, 1, &v,
-                                      0, NULL, NULL);
-    if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a condition");
+    int v;
+    rc = read_bool(X, X->d[st->sel_test], &v);
+    if (rc != LACC_OK) return rc;
     darr *d = X->d[v ? st->sel_then : st->sel_else];
     d->refs++;
     set_slot(X, st->out, d);
     return LACC_OK;
   }
   if (st->kind == SK_WHILE) return run_while(X, st);
-  rc = prepare_step(X);
   int64_t ext[LACC_MAX_RANK + 1] = { 0 };
-  if (rc == LACC_OK) rc = shape_of(X, st, ext);
+  rc = shape_of(X, st, ext);   /* on the host: reads X->E, not the device's copy */
   if (rc == LACC_OK) rc = alloc_out(X, st, st->out, ext);
   if (rc != LACC_OK) return rc;
   if (st->kind == SK_FOLD) return run_fold(X, st, ext[st->rank]);
