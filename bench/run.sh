@@ -11,7 +11,7 @@
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
 #   BENCH_ROWS       rows to run (default all: "C NumPy LuaJIT_loop lacc lacc_fusion_off
-#                    lacc_sharing_off lacc_compile lacc_opencl lacc_luajit"; the C process also gives
+#                    lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit"; the C process also gives
 #                    "C vectorised" (dotp) and "C fresh output" (saxpy, blackscholes))
 #   BENCH_LUAJIT_LACC  0 to skip the "lacc (LuaJIT)" rows (default 1)
 #   BENCH_CFLAGS     flags of the C baselines (default "-O3 -march=native -fopenmp")
@@ -30,7 +30,7 @@ ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur tags o
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
-ROWS=${BENCH_ROWS:-C NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_luajit}
+ROWS=${BENCH_ROWS:-C NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit}
 export LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
 export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
   BENCH_ROW_BUDGET="${BENCH_ROW_BUDGET:-30}"
@@ -131,7 +131,7 @@ run_bench() {
   elif wanted LuaJIT_loop; then
     echo "NA $bench LuaJIT_loop luajit not found" >> "$RES"
   fi
-  for mode in default fusion_off sharing_off compile opencl; do
+  for mode in default fusion_off sharing_off compile opencl opencl_read; do
     case $mode in
       default) id=lacc ;;
       *) id=lacc_$mode ;;
@@ -240,8 +240,8 @@ for bench in $ONLY; do
   fi
   awk -v bench="$bench" '
     BEGIN {
-      split("C C_vectorised C_fresh_output NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_luajit", ids, " ")
-      split("C|C vectorised|C fresh output|NumPy|LuaJIT loop|lacc|lacc fusion off|lacc sharing off|lacc compile|lacc opencl|lacc (LuaJIT)", names, "|")
+      split("C C_vectorised C_fresh_output NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
+      split("C|C vectorised|C fresh output|NumPy|LuaJIT loop|lacc|lacc fusion off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
     }
     function name(id) { return (id in label) ? label[id] : id }
@@ -275,8 +275,8 @@ for bench in $ONLY; do
       s = s sprintf(" C %s ms", fmt_ms(c))
       if ("C_vectorised" in ms) s = s sprintf(", C vectorised %.2fx C", ms["C_vectorised"] / c)
       if ("C_fresh_output" in ms) s = s sprintf(", C fresh output %.2fx C", ms["C_fresh_output"] / c)
-      split("lacc lacc_compile lacc_opencl lacc_luajit NumPy LuaJIT_loop", want, " ")
-      for (k = 1; k <= 6; k++) {
+      split("lacc lacc_compile lacc_opencl lacc_opencl_read lacc_luajit NumPy LuaJIT_loop", want, " ")
+      for (k = 1; k <= 7; k++) {
         id = want[k]
         if (id in ms) {
           s = s sprintf("; %s %.2fx C", name(id), ms[id] / c)

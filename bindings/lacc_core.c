@@ -435,6 +435,16 @@ static int l_bytes(lua_State *L) {
   return 1;
 }
 
+static int l_transfers(lua_State *L) {
+  lacc_transfers t;
+  lacc_ctx_transfers(get_ctx(L), &t);
+  lua_pushinteger(L, t.uploads);
+  lua_pushinteger(L, t.downloads);
+  lua_pushinteger(L, t.bytes_up);
+  lua_pushinteger(L, t.bytes_down);
+  return 4;
+}
+
 static int l_abi_version(lua_State *L) {
   lua_pushinteger(L, lacc_abi_version());
   return 1;
@@ -469,7 +479,7 @@ static const luaL_Reg funcs[] = {
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
   { "node_cast", l_node_cast }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
-  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "set_layout", l_set_layout },
+  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
   { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node },
   { "set_option", l_set_option }, { "node_param", l_node_param },

@@ -2,8 +2,9 @@
  *
  * Owns: allocation of struct-of-arrays buffers (one per scalar leaf), the process-wide
  * cache of freed large buffers, the memory counter of the context, element access by
- * linear index for hosts.
- * Must not: interpret programs or know about nodes.
+ * linear index for hosts, and when an array's host buffers are valid: a backend may
+ * attach a mirror (a device copy) and leave the host buffers stale until the host reads.
+ * Must not: interpret programs, know about nodes, or look inside a mirror.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -190,11 +191,31 @@ void array_store(lacc_array *a, int64_t i, const lacc_val *leaves) {
   layout_store(a->plan, a->type, a->buf, i, leaves);
 }
 
+int array_host(lacc_array *a) {
+  if (!a->host_stale) return LACC_OK;
+  int rc = a->mirror->ops->fetch(a->mirror, a);
+  if (rc == LACC_OK) a->host_stale = 0;
+  return rc;
+}
+
+void array_host_written(lacc_array *a) {
+  if (a->mirror != NULL) a->mirror->ops->drop(a->mirror);
+  a->mirror = NULL;
+  a->host_stale = 0;
+}
+
+void array_set_mirror(lacc_array *a, array_mirror *m, int stale) {
+  if (a->mirror != NULL) a->mirror->ops->drop(a->mirror);
+  a->mirror = m;
+  a->host_stale = stale;
+}
+
 lacc_array *array_relayout(lacc_ctx *ctx, lacc_array *a, const layout_plan *plan) {
   if (plan == NULL || a->plan == plan) {
     lacc_array_retain(a);
     return a;
   }
+  if (array_host(a) != LACC_OK) return NULL;
   lacc_array *r = array_alloc_out(ctx, a->type, a->rank, a->extent, plan);
   lacc_val small[64];
   int nl = a->type->nleaves;
@@ -223,6 +244,7 @@ void lacc_array_retain(lacc_array *a) { a->refs++; }
 
 void lacc_array_release(lacc_array *a) {
   if (a == NULL || --a->refs > 0) return;
+  if (a->mirror != NULL) a->mirror->ops->drop(a->mirror);
   for (int k = 0; k < a->plan->nbufs; k++)
     buf_free(a->buf[k], scalar_size(a->plan->buf_kind[k]) * (size_t)a->size);
   free(a->buf);
@@ -250,6 +272,8 @@ const char *lacc_array_leaf_type(const lacc_array *a, int leaf) {
 void *lacc_array_leaf_data(lacc_array *a, int leaf) {
   if (leaf < 0 || leaf >= a->type->nleaves || a->plan->raw || a->plan->leaf_buf[leaf] < 0)
     return NULL;
+  if (array_host(a) != LACC_OK) return NULL;
+  array_host_written(a);
   return a->buf[a->plan->leaf_buf[leaf]];
 }
 
@@ -280,6 +304,8 @@ static int leaf_set(lacc_array *a, int leaf, int64_t i, lacc_val x) {
   return LACC_OK;
 }
 
+/* The host reads and writes only host buffers: a stale array's values are fetched from
+ * its mirror first (which changes the array, though the getters take it as const). */
 static int check_access(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i) {
   ctx_clear(ctx);
   if (a->ctx != ctx)
@@ -290,7 +316,7 @@ static int check_access(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i)
   if (i < 0 || i >= a->size)
     return ctx_error(ctx, LACC_ERR_BOUNDS, "index %lld out of bounds (size %lld)",
                      (long long)i + 1, (long long)a->size);
-  return LACC_OK;
+  return array_host((lacc_array *)a);
 }
 
 int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out) {
@@ -314,6 +340,7 @@ int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t 
   if (rc != LACC_OK) return rc;
   scalar_kind k = type_leaf(a->type, leaf);
   lacc_val x = { .i = v };
+  array_host_written(a);
   return leaf_set(a, leaf, i, val_cast(k, S_I64, x));
 }
 
@@ -322,5 +349,6 @@ int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v
   if (rc != LACC_OK) return rc;
   scalar_kind k = type_leaf(a->type, leaf);
   lacc_val x = { .d = v };
+  array_host_written(a);
   return leaf_set(a, leaf, i, val_cast(k, S_F64, x));
 }

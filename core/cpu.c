@@ -352,6 +352,12 @@ static int set_slot(exec *E, int s, lacc_array *a) {
   return LACC_OK;
 }
 
+/* An array from outside the program: its values on the host first. */
+static int set_input(exec *E, int s, lacc_array *a) {
+  int rc = array_host(a);
+  return rc == LACC_OK ? set_slot(E, s, a) : rc;
+}
+
 static int alloc_out(exec *E, const pstep *st, int slot, const int64_t *ext) {
   const pslot *s = &E->P->slots[slot];
   lacc_array *a = array_alloc_out(E->ctx, s->type, s->rank, ext, s->plan);
@@ -509,8 +515,8 @@ int cpu_exec(lacc_ctx *ctx, const kplan *P, void *const *fns, lacc_array *const 
   int rc = LACC_OK;
   if (E.S == NULL || E.arrays == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   for (int s = 0; rc == LACC_OK && s < P->nslots; s++) {
-    if (P->slots[s].kind == SLOT_INPUT) set_slot(&E, s, P->slots[s].array);
-    if (P->slots[s].kind == SLOT_PARAM) set_slot(&E, s, params[P->slots[s].param]);
+    if (P->slots[s].kind == SLOT_INPUT) rc = set_input(&E, s, P->slots[s].array);
+    if (P->slots[s].kind == SLOT_PARAM) rc = set_input(&E, s, params[P->slots[s].param]);
   }
   for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
     rc = run_step(&E, k);

@@ -40,6 +40,8 @@ const char *lacc_errmsg(const lacc_ctx *ctx) { return ctx->errmsg; }
 int lacc_errcode(const lacc_ctx *ctx) { return ctx->errcode; }
 int64_t lacc_ctx_bytes(const lacc_ctx *ctx) { return ctx->bytes; }
 
+void lacc_ctx_transfers(const lacc_ctx *ctx, lacc_transfers *out) { *out = ctx->moved; }
+
 int ctx_error(lacc_ctx *ctx, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -70,6 +70,7 @@ struct lacc_ctx {
   layout_strategy layout;        /* for arrays made now (lacc_set_layout) */
   int fusion, sharing;           /* optimisation switches (lacc_set_option), default on */
   int explain_source;            /* lacc_explain appends the generated C (2: OpenCL C) */
+  lacc_transfers moved;          /* copies between host and devices, for lacc_transfers */
 };
 
 void ctx_retain(lacc_ctx *ctx);
@@ -128,6 +129,19 @@ void layout_load(const layout_plan *p, const lacc_type *t, void *const *bufs, in
                  lacc_val *leaves);
 
 /* ---- host arrays (array.c) ---- */
+
+/* A copy of an array's buffers held elsewhere (an OpenCL device), made and owned by the
+ * backend that made it: fetch fills the host buffers from it, drop lets go of it. The
+ * core only calls these; it never looks inside. */
+typedef struct array_mirror array_mirror;
+typedef struct {
+  int (*fetch)(array_mirror *m, lacc_array *a);
+  void (*drop)(array_mirror *m);
+} mirror_ops;
+struct array_mirror {
+  const mirror_ops *ops;
+};
+
 struct lacc_array {
   int refs;
   lacc_ctx *ctx;
@@ -138,6 +152,8 @@ struct lacc_array {
   int64_t size;
   int64_t bytes;
   void **buf;                  /* plan->nbufs buffers of size elements */
+  array_mirror *mirror;        /* a copy on a device, or NULL */
+  int host_stale;              /* buf is not written yet: the mirror holds the values */
 };
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent);
@@ -151,6 +167,13 @@ void array_load(const lacc_array *a, int64_t i, lacc_val *leaves);
 /* a in the layout plan: a itself, retained, when it is already; else a copy. */
 lacc_array *array_relayout(lacc_ctx *ctx, lacc_array *a, const layout_plan *plan);
 void array_store(lacc_array *a, int64_t i, const lacc_val *leaves);
+/* Make a's host buffers hold its values (fetched from its mirror when they are stale).
+ * Everything that reads buf on the host calls it first; array_load does not. */
+int array_host(lacc_array *a);
+/* a's host buffers are about to change: its mirror is dropped (after array_host). */
+void array_host_written(lacc_array *a);
+/* m becomes a's mirror (the old one is dropped); stale: only m holds the values. */
+void array_set_mirror(lacc_array *a, array_mirror *m, int stale);
 
 /* ---- graph and AST nodes: one kind enum for both (graph.c builds, sharing.c converts) */
 typedef enum {

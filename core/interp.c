@@ -646,10 +646,17 @@ static lacc_array *eval_awhile(interp *I, const lacc_node *a) {
   return r;
 }
 
+/* An array from outside the program, its values on the host, retained. */
+static lacc_array *host_input(lacc_array *a) {
+  if (array_host(a) != LACC_OK) return NULL;
+  lacc_array_retain(a);
+  return a;
+}
+
 static lacc_array *eval_acc(interp *I, const lacc_node *a) {
   switch (a->kind) {
-  case K_USE: lacc_array_retain(a->array); return a->array;
-  case K_PARAM: lacc_array_retain(I->params[a->field]); return I->params[a->field];
+  case K_USE: return host_input(a->array);
+  case K_PARAM: return host_input(I->params[a->field]);
   case K_AVAR: {
     lacc_array *r = avar(I, a);
     lacc_array_retain(r);

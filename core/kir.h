@@ -34,8 +34,12 @@ typedef enum {
   KO_LGET,       /* dst = a[b], a a lane array */
   KO_LSET,       /* dst[a] = b, dst a lane array */
   KO_ALOAD,      /* dst = S[slot].buf[buf][a], read atomically */
-  KO_CAS         /* dst (bool) = compare-and-swap of S[slot].buf[buf][a] from args[0] to b,
+  KO_CAS,        /* dst (bool) = compare-and-swap of S[slot].buf[buf][a] from args[0] to b,
                     comparing bits */
+  /* work-group functions only (FN_GROUP, OpenCL): */
+  KO_LMSTORE,    /* the work-group's local word a = b (u64) */
+  KO_LMLOAD,     /* dst (u64) = the work-group's local word a */
+  KO_BARRIER     /* every work-item of the group arrives before any goes on */
 } kop;
 
 typedef struct {
@@ -65,7 +69,10 @@ typedef enum {
   FN_COMBINE,    /* fold segment p0 from partials 0 <= c < p1; scan: partials become
                     each chunk's carry-in */
   FN_CHUNK,      /* scan segment p0, elements p1 <= j < p2, chunk p3 (its carry-in) */
-  FN_SCATTER     /* permute source elements p0 <= i < p1 into the output */
+  FN_SCATTER,    /* permute source elements p0 <= i < p1 into the output */
+  FN_GROUP       /* OpenCL only: fold segment p0 from partials 0 <= c < p1 (p1 >= p3) by
+                    one work-group of p3 work-items, p2 this one: each folds its share in
+                    order, then the shares combine pairwise in local memory, in order */
 } fn_role;
 
 typedef struct kfn {
@@ -110,6 +117,7 @@ typedef struct {
   const lacc_node *node;   /* the AST node it computes (explain, messages) */
   int out, partial;        /* slots */
   int fn_shape, fn_body, fn_part, fn_combine, fn_chunk, fn_scatter, fn_ascatter;
+  int fn_group;            /* fold on the opencl backend: FN_GROUP, else -1 */
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int atomic;              /* permute: fn_ascatter updates targets with compare-and-swap */
@@ -150,6 +158,7 @@ typedef struct kplan {
   int nconsts, kcap;
   int nparams;
   backend_kind backend;    /* that the plan is for (awhile's sub-programs use it too) */
+  int group_words;         /* local words per work-item FN_GROUP functions need */
   struct kblock *mem;      /* arena for IR arguments and lowering scratch */
 } kplan;
 
@@ -185,8 +194,10 @@ char *emit_c(const kplan *P);
  *   E (every slot's extents, slot s at E[s * LACC_MAX_RANK]), K (constants' bits),
  *   F (failure record), p0 p1 p2 p3, nch (work-items), which (the function to run),
  *   then the buffers cl_kernel_buffer finds, by slot, then buffer. Shape functions are
- *   left out: the executor runs them on the host. */
-char *emit_cl(const kplan *P);
+ *   left out: the executor runs them on the host; so are FN_GROUP functions unless
+ *   groups (then lacc_main holds LACC_GROUP * group_words local words for them). */
+#define LACC_GROUP 256         /* the most work-items of an FN_GROUP work-group */
+char *emit_cl(const kplan *P, int groups);
 /* Whether function F reads or writes buffer buf of slot (and *written if it writes). */
 int kfn_uses_buffer(const kfn *F, int slot, int buf, int *written);
 /* Whether any function of P but the shape functions uses buffer buf of slot. */

@@ -113,10 +113,11 @@ int awhile_run(lacc_ctx *ctx, lacc_program *cond, lacc_program *body, const layo
     lacc_array *c = NULL, *next = NULL;
     rc = program_exec(ctx, cond, in, &c);
     if (rc != LACC_OK) break;
-    lacc_val go;
-    array_load(c, 0, &go);
+    lacc_val go = { .u = 0 };
+    rc = array_host(c);
+    if (rc == LACC_OK) array_load(c, 0, &go);
     lacc_array_release(c);
-    if (!go.u) break;
+    if (rc != LACC_OK || !go.u) break;
     rc = advance(ctx, body, state, in, &next);
     if (rc != LACC_OK) break;
     lacc_array_release(in[0]);

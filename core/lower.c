@@ -1054,6 +1054,7 @@ static int new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->node = node;
   s->rank = rank;
   s->fn_part = s->fn_combine = s->fn_chunk = s->fn_scatter = s->fn_ascatter = -1;
+  s->fn_group = -1;
   s->guard = L->guard;
   L->step = P->nsteps;
   return P->nsteps++;
@@ -1194,6 +1195,65 @@ static void fold_lanes(lower *L, const lacc_node *a, const aenv *env, const int 
 }
 
 
+static void k_lmstore(lower *L, int word, int bits) {
+  kinst *in = emit(L, KO_LMSTORE);
+  in->a = word;
+  in->b = bits;
+}
+
+static int k_lmload(lower *L, int word) { return k_unary(L, KO_LMLOAD, S_U64, word); }
+
+/* The work-group combine of a fold's partials (FN_GROUP): item p2 of p3 folds partials
+ * [p1 p2 / p3, p1 (p2 + 1) / p3), never empty; then in rounds s = 1, 2, 4, ... item l, a
+ * multiple of 2s, takes item l + s's value after its own (which keeps the order, so any
+ * associative function will do), through local words leaf * p3 + item. Every item meets
+ * every barrier: the rounds depend on p3 alone. Item 0 adds the start value and stores. */
+static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
+  const lacc_type *t = a->type;
+  const lacc_node *f = a->kids[0];
+  int part = L->P->steps[st].partial, out = L->P->steps[st].out, nl = t->nleaves;
+  if (nl > L->P->group_words) L->P->group_words = nl;
+  L->P->steps[st].fn_group = new_fn(L, FN_GROUP);
+  int one = k_int(L, S_I64, 1), zero = k_int(L, S_I64, 0);
+  int lo = k_prim(L, P_QUOT, k_prim(L, P_MUL, 1, 2), 3);
+  int hi = k_prim(L, P_QUOT, k_prim(L, P_MUL, 1, k_prim(L, P_ADD, 2, one)), 3);
+  int *acc = fresh(L, t);
+  assign(L, t, acc, load_elem(L, part, lo));
+  int c = var(L, S_I64);
+  k_for(L, c, k_prim(L, P_ADD, lo, one), hi, 1);
+  accumulate(L, f, t, acc, load_elem(L, part, c), env);
+  k_end(L);
+  int s = var(L, S_I64);
+  k_mov(L, s, one);
+  emit(L, KO_LOOP);
+  int more = k_prim(L, P_LT, s, 3);
+  emit(L, KO_BREAKIFNOT)->a = more;
+  int twice = k_prim(L, P_ADD, s, s), m = k_prim(L, P_REM, 2, twice);
+  k_if(L, k_prim(L, P_EQ, m, s));
+  for (int l = 0; l < nl; l++)
+    k_lmstore(L, k_prim(L, P_ADD, k_prim(L, P_MUL, k_int(L, S_I64, l), 3), 2), bits_of(L, acc[l]));
+  k_end(L);
+  emit(L, KO_BARRIER);
+  k_if(L, k_prim(L, P_LAND, k_prim(L, P_EQ, m, zero), k_prim(L, P_LT, k_prim(L, P_ADD, 2, s), 3)));
+  int *other = ints(L, nl);
+  for (int l = 0; l < nl; l++) {
+    int w = k_prim(L, P_ADD, k_prim(L, P_MUL, k_int(L, S_I64, l), 3), k_prim(L, P_ADD, 2, s));
+    other[l] = from_bits(L, type_leaf(t, l), k_lmload(L, w));
+  }
+  accumulate(L, f, t, acc, other, env);
+  k_end(L);
+  emit(L, KO_BARRIER);
+  k_mov(L, s, twice);
+  k_end(L);
+  k_if(L, k_prim(L, P_EQ, 2, zero));
+  if (a->kind == K_FOLD) {
+    int *z = copy(L, t, lower_exp(L, a->kids[1], NULL, env));
+    acc = combine(L, f, t, z, acc, env);
+  }
+  store_elem(L, out, 0, acc);
+  k_end(L);
+}
+
 static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   int with_z = a->kind == K_FOLD;
   const lacc_node *xs = a->kids[with_z ? 2 : 1], *f = a->kids[0];
@@ -1274,6 +1334,7 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   accumulate(L, f, t, acc, load_elem(L, part, c), env);
   k_end(L);
   store_elem(L, out, 0, acc);
+  if (L->P->backend == B_OPENCL) fold_group(L, st, a, env);
   return out;
 }
 

@@ -232,7 +232,7 @@ char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stat
   kplan P;
   char *s = NULL, *src = NULL;
   if (lower_plan(ctx, &ast, B_CPU, &P) == LACC_OK) {
-    if (ctx->explain_source) src = ctx->explain_source == 2 ? emit_cl(&P) : emit_c(&P);
+    if (ctx->explain_source) src = ctx->explain_source == 2 ? emit_cl(&P, 0) : emit_c(&P);
     s = explain_plan(ctx, &ast, &P, src);
     if (stats != NULL) {
       memset(stats, 0, sizeof *stats);

@@ -44,6 +44,7 @@ typedef struct {
   cl_device_id id;
   cl_device_type type;
   cl_context context;           /* created on first use, never released */
+  cl_command_queue transfers;   /* reads of arrays kept on the device, likewise */
 } device;
 
 /* A built program kept for the rest of the process; the cache holds one reference. */
@@ -271,7 +272,7 @@ static int describe(device *d, const char *platform_name) {
   for (size_t k = 0; k < sizeof strings / sizeof strings[0] && err == CL_SUCCESS; k++)
     err = info_string(NULL, d->id, strings[k].param, strings[k].out, strings[k].size, NULL);
   cl_uint units = 0;
-  cl_ulong global = 0, alloc = 0;
+  cl_ulong global = 0, alloc = 0, local = 0;
   if (err == CL_SUCCESS)
     err = CL.GetDeviceInfo(d->id, CL_DEVICE_TYPE, sizeof d->type, &d->type, NULL);
   if (err == CL_SUCCESS)
@@ -283,6 +284,8 @@ static int describe(device *d, const char *platform_name) {
     err = CL.GetDeviceInfo(d->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL);
   if (err == CL_SUCCESS)
     err = CL.GetDeviceInfo(d->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof alloc, &alloc, NULL);
+  if (err == CL_SUCCESS)
+    err = CL.GetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
   char *exts = NULL;
   if (err == CL_SUCCESS) err = info_string(NULL, d->id, CL_DEVICE_EXTENSIONS, NULL, 0, &exts);
   if (err != CL_SUCCESS) {
@@ -297,6 +300,7 @@ static int describe(device *d, const char *platform_name) {
   in->compute_units = (int)units;
   in->global_mem = global > INT64_MAX ? INT64_MAX : (int64_t)global;
   in->max_alloc = alloc > INT64_MAX ? INT64_MAX : (int64_t)alloc;
+  in->local_mem = local > INT64_MAX ? INT64_MAX : (int64_t)local;
   in->fp64 = has_extension(exts, "cl_khr_fp64") || fp64 != 0;
   in->int64_atomics = has_extension(exts, "cl_khr_int64_base_atomics") &&
                       has_extension(exts, "cl_khr_int64_extended_atomics");
@@ -502,6 +506,26 @@ int clrt_queue(lacc_ctx *ctx, int i, cl_command_queue *q) {
   if (err != CL_SUCCESS || made == NULL)
     return clrt_fail(ctx, "clCreateCommandQueue", err, devices[i].info.name);
   *q = made;
+  return LACC_OK;
+}
+
+int clrt_transfer_queue(lacc_ctx *ctx, int i, cl_command_queue *q) {
+  int rc = clrt_load(ctx);
+  if (rc != LACC_OK) return rc;
+  if (i < 0 || i >= ndevices) return bad_index(ctx, i);
+  pthread_mutex_lock(&lock);
+  *q = devices[i].transfers;
+  pthread_mutex_unlock(&lock);
+  if (*q != NULL) return LACC_OK;
+  /* made outside the lock (clrt_queue takes it); a thread that lost the race drops its own */
+  cl_command_queue made;
+  rc = clrt_queue(ctx, i, &made);
+  if (rc != LACC_OK) return rc;
+  pthread_mutex_lock(&lock);
+  if (devices[i].transfers == NULL) devices[i].transfers = made;
+  else CL.ReleaseCommandQueue(made);
+  *q = devices[i].transfers;
+  pthread_mutex_unlock(&lock);
   return LACC_OK;
 }
 

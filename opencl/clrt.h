@@ -75,6 +75,7 @@ typedef struct {
   size_t max_work_group;
   int64_t global_mem;
   int64_t max_alloc;          /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+  int64_t local_mem;          /* CL_DEVICE_LOCAL_MEM_SIZE */
   int fp64;                   /* cl_khr_fp64 (or a double_fp_config that is not 0) */
   int int64_atomics;          /* cl_khr_int64_base_atomics and cl_khr_int64_extended_atomics */
 } clrt_info;
@@ -96,6 +97,9 @@ int clrt_pick(lacc_ctx *ctx, const char *spec, int *index);
 int clrt_device(lacc_ctx *ctx, int i, cl_device_id *dev, cl_context *context);
 /* A new in-order command queue on device i (the caller releases it). */
 int clrt_queue(lacc_ctx *ctx, int i, cl_command_queue *q);
+/* Device i's queue for reading arrays back, shared by the whole process (created at first
+ * use; OpenCL queues may be used from several threads). */
+int clrt_transfer_queue(lacc_ctx *ctx, int i, cl_command_queue *q);
 /* The program for source src built with options for device i: from memory, from the
  * disk cache (a binary file, rebuilt from source if it fails to load or build), or
  * built from source (then written to the disk cache; a write failure is not an error).

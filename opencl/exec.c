@@ -1,7 +1,8 @@
 /* exec.c: running a lowered plan on an OpenCL device.
  *
- * Owns: the device side of a run: device buffers for the plan's slots (inputs uploaded,
- * intermediates kept on the device and freed after their last use, results read back),
+ * Owns: the device side of a run: device buffers for the plan's slots (inputs uploaded
+ * unless they are on the device already, intermediates kept on the device and freed
+ * after their last use, results left there as mirrors of host arrays read lazily),
  * launching each function of a step with the work-items its role splits over (the same
  * shares the cpu backend gives its chunks), and the failure record kernels fill.
  * Must not: lower, print or build kernels (lower.c, emit_c.c, clrt.c do), or decide
@@ -27,6 +28,8 @@ struct clprog {
   int *bufs;               /* its buffer arguments: slot, buffer pairs */
   int nbufs;
   cl_mem K;                /* the program's constants */
+  int groups;              /* folds combine partials in a work-group (FN_GROUP) */
+  size_t group_size;       /* its work-items */
 };
 
 void cl_release(clprog *cp) {
@@ -62,6 +65,19 @@ static int device_of(lacc_ctx *ctx, const char *spec, clprog *cp) {
   return rc;
 }
 
+/* Work-items of a fold's work-group: LACC_GROUP, or fewer where the device or the
+ * kernel allows fewer; fewer than two and folds do without. */
+static int group_size(lacc_ctx *ctx, clprog *cp) {
+  size_t most = 0;
+  cl_int err = CL.GetKernelWorkGroupInfo(cp->k, cp->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof most,
+                                         &most, NULL);
+  if (err != CL_SUCCESS) return clrt_fail(ctx, "clGetKernelWorkGroupInfo", err, "lacc_main");
+  if (most > cp->info->max_work_group) most = cp->info->max_work_group;
+  cp->group_size = most < LACC_GROUP ? most : LACC_GROUP;
+  cp->groups = cp->group_size >= 2;
+  return LACC_OK;
+}
+
 int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
   *out = NULL;
   clprog *cp = ctx_alloc(ctx, sizeof *cp);
@@ -70,7 +86,15 @@ int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
   if (rc == LACC_OK && uses_f64(P) && !cp->info->fp64)
     rc = ctx_error(ctx, LACC_ERR_BACKEND, "opencl: the program uses f64, which device '%s' "
                    "does not support (no cl_khr_fp64)", cp->info->name);
-  char *src = rc == LACC_OK ? emit_cl(P) : NULL;
+  /* GPUs fold in work-groups; LACC_CL_TREE=1 makes any device do so (to test it on a
+   * CPU device) */
+  const char *tree = getenv("LACC_CL_TREE");
+  cp->groups = rc == LACC_OK && (!cp->info->is_cpu || (tree != NULL && strcmp(tree, "1") == 0));
+  /* the local words are declared for every launch of the kernel: half the device's
+   * local memory at most */
+  if (cp->groups && (int64_t)LACC_GROUP * P->group_words * 8 > cp->info->local_mem / 2)
+    cp->groups = 0;
+  char *src = rc == LACC_OK ? emit_cl(P, cp->groups) : NULL;
   if (rc == LACC_OK && src == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   if (rc == LACC_OK) {
     /* LACC_CL_OPTIONS: more build options (e.g. -cl-opt-disable: faster builds) */
@@ -87,6 +111,7 @@ int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
     cp->k = CL.CreateKernel(cp->prog, "lacc_main", &err);
     if (err != CL_SUCCESS) rc = clrt_fail(ctx, "clCreateKernel", err, "lacc_main");
   }
+  if (rc == LACC_OK && cp->groups) rc = group_size(ctx, cp);
   for (int s = 0; rc == LACC_OK && s < P->nslots; s++)
     for (int b = 0; rc == LACC_OK && b < P->slots[s].plan->nbufs; b++) {
       int written = 0;
@@ -124,10 +149,14 @@ int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
 
 /* ---- device arrays */
 
-/* An array on the device: one buffer per layout buffer, shared by slots (an acond's
- * select) through its count. */
+/* An array on the device: one buffer per layout buffer, shared through its count by
+ * slots (an acond's select) and by host arrays it mirrors (inputs kept on the device,
+ * results not read back yet). Kernels never write a buffer once it is shared. */
 typedef struct darr {
+  array_mirror base;       /* first: a darr is a host array's mirror */
   int refs;
+  int dev;
+  const layout_plan *plan;
   int nbufs;
   int64_t ext[LACC_MAX_RANK];
   int64_t size;
@@ -141,6 +170,27 @@ static void darr_release(darr *d) {
   free(d->mem);
   free(d);
 }
+
+/* A host array's values read back from the device it was computed on, through the
+ * device's shared queue (the run that computed them has finished). */
+static int darr_fetch(array_mirror *m, lacc_array *a) {
+  darr *d = (darr *)m;
+  cl_command_queue q;
+  int rc = clrt_transfer_queue(a->ctx, d->dev, &q);
+  for (int b = 0; rc == LACC_OK && b < d->nbufs; b++) {
+    size_t bytes = scalar_size(d->plan->buf_kind[b]) * (size_t)a->size;
+    if (bytes == 0) continue;
+    cl_int err = CL.EnqueueReadBuffer(q, d->mem[b], CL_TRUE, 0, bytes, a->buf[b], 0, NULL, NULL);
+    if (err != CL_SUCCESS) rc = clrt_fail(a->ctx, "clEnqueueReadBuffer", err, "a result");
+    a->ctx->moved.bytes_down += (int64_t)bytes;
+  }
+  if (rc == LACC_OK) a->ctx->moved.downloads++;
+  return rc;
+}
+
+static void darr_drop(array_mirror *m) { darr_release((darr *)m); }
+
+static const mirror_ops darr_ops = { darr_fetch, darr_drop };
 
 /* Bytes of a buffer of n elements of kind k on the device: padded to 8 (atomics on
  * narrow elements use their aligned word; an empty buffer is an error). */
@@ -166,7 +216,10 @@ static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
     ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
     return NULL;
   }
+  d->base.ops = &darr_ops;
   d->refs = 1;
+  d->dev = X->cp->dev;
+  d->plan = ps->plan;
   d->size = 1;
   for (int i = 0; i < rank; i++) {
     if (ext[i] < 0) {
@@ -231,28 +284,43 @@ static int upload(exec *X, int s, const lacc_array *a) {
       darr_release(d);
       return clrt_fail(X->ctx, "clEnqueueWriteBuffer", err, "an input array");
     }
+    X->ctx->moved.bytes_up += (int64_t)bytes;
   }
+  X->ctx->moved.uploads++;
   set_slot(X, s, d);
   return LACC_OK;
 }
 
-/* A device array as a new host array in the slot's layout. */
-static lacc_array *download(exec *X, int s) {
-  const pslot *ps = &X->P->slots[s];
-  const darr *d = X->d[s];
-  lacc_array *a = array_alloc_out(X->ctx, ps->type, ps->rank, d->ext, ps->plan);
-  if (a == NULL) return NULL;
-  for (int b = 0; b < d->nbufs; b++) {
-    size_t bytes = scalar_size(ps->plan->buf_kind[b]) * (size_t)a->size;
-    if (bytes == 0) continue;
-    cl_int err = CL.EnqueueReadBuffer(X->cp->q, d->mem[b], CL_TRUE, 0, bytes, a->buf[b], 0,
-                                      NULL, NULL);
-    if (err != CL_SUCCESS) {
-      lacc_array_release(a);
-      clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a result");
-      return NULL;
+/* An array from outside the program in slot s: its copy on this device when it has one
+ * (a result of an earlier run, or an input uploaded before), else uploaded from the host
+ * and kept as its mirror for the next run. */
+static int take_input(exec *X, int s, lacc_array *a) {
+  if (a->mirror != NULL && a->mirror->ops == &darr_ops) {
+    darr *d = (darr *)a->mirror;
+    if (d->dev == X->cp->dev && d->plan == X->P->slots[s].plan) {
+      d->refs++;
+      set_slot(X, s, d);
+      return LACC_OK;
     }
   }
+  int rc = array_host(a);   /* its values may be on another device */
+  if (rc == LACC_OK) rc = upload(X, s, a);
+  if (rc == LACC_OK) {
+    X->d[s]->refs++;
+    array_set_mirror(a, &X->d[s]->base, 0);
+  }
+  return rc;
+}
+
+/* A device array as a new host array in the slot's layout, read back when the host
+ * first needs its values. */
+static lacc_array *lazy_result(exec *X, int s) {
+  const pslot *ps = &X->P->slots[s];
+  darr *d = X->d[s];
+  lacc_array *a = array_alloc_out(X->ctx, ps->type, ps->rank, d->ext, ps->plan);
+  if (a == NULL) return NULL;
+  d->refs++;
+  array_set_mirror(a, &d->base, 1);
   return a;
 }
 
@@ -263,9 +331,11 @@ static int set_arg(exec *X, cl_kernel k, cl_uint i, size_t size, const void *v) 
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clSetKernelArg", err, NULL);
 }
 
-/* Function fn over nch work-items (none: nothing to do), its roles' p0..p3. Buffers of
- * slots that do not exist yet are passed as NULL (function fn does not touch them). */
-static int launch(exec *X, int fn, int64_t nch, int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+/* Function fn over nch work-items (none: nothing to do) in work-groups of local (0: the
+ * driver's choice), its roles' p0..p3. Buffers of slots that do not exist yet are passed
+ * as NULL (function fn does not touch them). */
+static int launch_in(exec *X, int fn, int64_t nch, size_t local, int64_t p0, int64_t p1,
+                     int64_t p2, int64_t p3) {
   if (nch <= 0) return LACC_OK;
   const clprog *cp = X->cp;
   cl_kernel k = cp->k;
@@ -283,13 +353,17 @@ static int launch(exec *X, int fn, int64_t nch, int64_t p0, int64_t p1, int64_t 
     rc = set_arg(X, k, i, sizeof(cl_mem), &m);
   }
   if (rc != LACC_OK) return rc;
-  /* On a CPU device a work-group of one work-item: each takes a chunk anyway, and PoCL
-   * compiles a kernel once per work-group size (a size of its choosing would vary with
-   * the global size and cost a build each time). */
-  size_t g = (size_t)nch, one = 1;
-  cl_int err = CL.EnqueueNDRangeKernel(X->cp->q, k, 1, NULL, &g, X->cp->info->is_cpu ? &one : NULL,
+  size_t g = (size_t)nch;
+  cl_int err = CL.EnqueueNDRangeKernel(X->cp->q, k, 1, NULL, &g, local > 0 ? &local : NULL,
                                        0, NULL, NULL);
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueNDRangeKernel", err, NULL);
+}
+
+/* On a CPU device work-groups of one work-item: each takes a chunk anyway, and PoCL
+ * compiles a kernel once per work-group size (a size of its choosing would vary with
+ * the global size and cost a build each time). */
+static int launch(exec *X, int fn, int64_t nch, int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+  return launch_in(X, fn, nch, X->cp->info->is_cpu ? 1 : 0, p0, p1, p2, p3);
 }
 
 /* The extents as kernels see them, and a clean failure record: written whenever a step
@@ -374,19 +448,31 @@ static int run_rows(exec *X, const pstep *st, int64_t R) {
   return rc == LACC_OK ? checked(X) : rc;
 }
 
+/* Folds in work-groups (GPUs): many short chunks, a work-item each, whose partials one
+ * work-group then combines in local memory (FN_GROUP). */
+#define GROUP_CHUNK 256
+#define GROUP_PARTS (1 << 16)
+
 static int run_fold(exec *X, const pstep *st, int64_t n) {
   int64_t R = X->d[st->out]->size;
   if (!st->with_z && n == 0 && R > 0)
     return ctx_error(X->ctx, LACC_ERR_SHAPE, "fold1: the innermost dimension is empty (at %s)",
                      st->node->where != NULL ? st->node->where : "?");
   if (R == 0) return LACC_OK;
-  int part = n >= 2 * PART_GRAIN && !st->ordered && R < units(X);
+  const clprog *cp = X->cp;
+  int grouped = cp->groups && st->fn_group >= 0 && !st->ordered && R < units(X) &&
+                n / GROUP_CHUNK >= (int64_t)cp->group_size;
+  int part = grouped || (n >= 2 * PART_GRAIN && !st->ordered && R < units(X));
   if (!part) return run_rows(X, st, R);
-  int64_t nch = parts_for(X, n);
+  int64_t nch = !grouped ? parts_for(X, n) : n / GROUP_CHUNK < GROUP_PARTS ? n / GROUP_CHUNK
+                                                                          : GROUP_PARTS;
   int rc = alloc_out(X, st, st->partial, &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
     rc = launch(X, st->fn_part, nch, o, 0, n, 0);
-    if (rc == LACC_OK) rc = launch(X, st->fn_combine, 1, o, nch, 0, 0);
+    if (rc == LACC_OK && grouped)
+      rc = launch_in(X, st->fn_group, (int64_t)cp->group_size, cp->group_size, o, nch, 0, 0);
+    else if (rc == LACC_OK)
+      rc = launch(X, st->fn_combine, 1, o, nch, 0, 0);
   }
   if (rc == LACC_OK) rc = checked(X);
   darr_release(X->d[st->partial]);
@@ -457,20 +543,21 @@ static int guarded_in(exec *X, int g, int *in) {
   return LACC_OK;
 }
 
-/* awhile: the loop's inputs as host arrays, the condition and body run as programs of
- * their own (on this backend), the result back on the device. */
+/* awhile: the condition and body run as programs of their own on this device; the
+ * loop's arrays are host arrays whose values stay on the device (only the condition's
+ * one bool is read back each time round). */
 static int run_while(exec *X, const pstep *st) {
   int n = st->nloop_in, rc = LACC_OK;
   lacc_array **in = calloc((size_t)n, sizeof *in);
   if (in == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
   for (int i = 0; rc == LACC_OK && i < n; i++) {
-    in[i] = download(X, st->loop_in[i]);
+    in[i] = lazy_result(X, st->loop_in[i]);
     if (in[i] == NULL) rc = X->ctx->errcode;
   }
   lacc_array *r = NULL;
   if (rc == LACC_OK)
     rc = awhile_run(X->ctx, st->loop[0], st->loop[1], X->P->slots[st->out].plan, n, in, &r);
-  if (rc == LACC_OK) rc = upload(X, st->out, r);
+  if (rc == LACC_OK) rc = take_input(X, st->out, r);
   lacc_array_release(r);
   for (int i = 0; i < n; i++) lacc_array_release(in[i]);
   free(in);
@@ -532,8 +619,8 @@ int cl_exec(lacc_ctx *ctx, const kplan *P, clprog *cp, lacc_array *const *params
     X.F = small_buffer(&X, (4 + 16) * sizeof(int64_t), &rc);
   }
   for (int s = 0; rc == LACC_OK && s < P->nslots; s++) {
-    if (P->slots[s].kind == SLOT_INPUT) rc = upload(&X, s, P->slots[s].array);
-    if (P->slots[s].kind == SLOT_PARAM) rc = upload(&X, s, params[P->slots[s].param]);
+    if (P->slots[s].kind == SLOT_INPUT) rc = take_input(&X, s, P->slots[s].array);
+    if (P->slots[s].kind == SLOT_PARAM) rc = take_input(&X, s, params[P->slots[s].param]);
   }
   for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
     rc = run_step(&X, k);
@@ -548,9 +635,12 @@ int cl_exec(lacc_ctx *ctx, const kplan *P, clprog *cp, lacc_array *const *params
       lacc_array_retain(out[got]);
       continue;
     }
-    out[got] = download(&X, s);
+    out[got] = lazy_result(&X, s);
     if (out[got] == NULL) rc = ctx->errcode;
   }
+  /* later runs and reads use other queues: this run's commands must be done */
+  cl_int err = rc == LACC_OK ? CL.Finish(cp->q) : CL_SUCCESS;
+  if (err != CL_SUCCESS) rc = clrt_fail(ctx, "clFinish", err, NULL);
   if (rc != LACC_OK)
     for (int i = 0; i < got; i++) lacc_array_release(out[i]);
   for (int s = 0; X.d != NULL && s < P->nslots; s++) darr_release(X.d[s]);

@@ -92,6 +92,15 @@ if have then
       os.execute(("rm -rf '%s'"):format(dir))
     end)
 
+    it("folds as on a GPU: short chunks, then a work-group tree in local memory", function()
+      -- LACC_CL_TREE=1 takes the GPU path on this device; the script checks the order
+      -- of combination and compares with plain Lua and the cpu backend
+      local h = io.popen(("LACC_CL_TREE=1 %s spec/opencl_tree.lua 2>&1"):format(lua))
+      local out = h:read("a") or h:read("*a")
+      h:close()
+      assert.are.equal("ok", out)
+    end)
+
     it("without an OpenCL platform the backend says so", function()
       local out = child("OCL_ICD_VENDORS=/nonexistent")
       assert.truthy(out:find("opencl", 1, true) and out:find("platform", 1, true), out)
@@ -159,6 +168,116 @@ if have then
       ok2, e2 = pcall(lacc.run, q, cpu)
       assert.is_false(ok1)
       assert.are.equal(e2, e1)
+    end)
+  end)
+
+  describe("arrays kept on the device", function()
+    local cl = { backend = "opencl" }
+    local function moved()
+      local t = lacc.transfers()
+      return t.uploads, t.downloads, t.bytes_up, t.bytes_down
+    end
+    local function delta(before)
+      local u, d, bu, bd = moved()
+      return { u - before[1], d - before[2], bu - before[3], bd - before[4] }
+    end
+    local function now() return { moved() } end
+    -- odd sizes, the empty array, NaN and infinities among the values
+    local function data(n)
+      local t = {}
+      for i = 1, n do t[i] = H.rand() * 200 - 100 end
+      if n >= 3 then t[2], t[3] = 0 / 0, -math.huge end
+      return t
+    end
+
+    it("reads results back only when the host reads them, and uploads an input once", function()
+      for _, n in ipairs { 0, 1, 7, 1001 } do
+        local src = data(n)
+        local xs = lacc.fromtable(src, "f64")
+        local before = now()
+        local b = lacc.run(lacc.map(function(v) return v * 2 end, xs), cl)
+        local c = lacc.run(lacc.map(function(v) return v + 1 end, b), cl)
+        local again = lacc.run(lacc.map(function(v) return v - 1 end, xs), cl)
+        -- xs went up once; b, c and again have not come back
+        assert.are.same({ 1, 0, 8 * n, 0 }, delta(before), "n = " .. n)
+        for i = 1, n do
+          assert.truthy(H.same(src[i] * 2 + 1, c:get(i)), i)
+          assert.truthy(H.same(src[i] - 1, again:get(i)), i)
+        end
+        local read = n > 0 and 1 or 0     -- an empty array has nothing to read
+        assert.are.same({ 1, 2 * read, 8 * n, 16 * n }, delta(before))
+        for i = 1, n do assert.truthy(H.same(src[i] * 2, b:get(i)), i) end
+        assert.are.same({ 1, 3 * read, 8 * n, 24 * n }, delta(before))
+      end
+    end)
+
+    it("sees what the host wrote into an array after the device copied it", function()
+      local xs = lacc.fromtable({ 1, 2, 3, 4, 5 }, "i32")
+      local double = function(a) return lacc.map(function(v) return v * 2 end, a) end
+      local b = lacc.run(double(xs), cl)
+      xs[1] = 100                       -- an uploaded input
+      assert.are.same({ 200, 4, 6, 8, 10 }, lacc.run(double(xs), cl):totable())
+      b[5] = -7                         -- a result still on the device: read, then written
+      assert.are.same({ 4, 8, 12, 16, -14 }, lacc.run(double(b), cl):totable())
+      assert.are.same({ 2, 4, 6, 8, -7 }, b:totable())
+    end)
+
+    it("gives device results to the other backends with their values", function()
+      local src = data(13)
+      local xs = lacc.fromtable(src, "f64")
+      local pair = lacc.run(lacc.map(function(v) return lacc.tuple(v * 3, lacc.cast(lacc.floor(v), "i32")) end,
+                                     lacc.reshape({ 13 }, xs)), cl)
+      for _, b in ipairs { "interp", "cpu" } do
+        local r = lacc.run(lacc.map(function(t) return t[1] + lacc.cast(t[2], "f64") end, pair), { backend = b })
+        for i = 1, 13 do
+          local want = src[i] ~= src[i] and src[i] or src[i] * 3 + math.max(-2^31, math.min(2^31 - 1, math.floor(src[i])))
+          if src[i] == src[i] and src[i] ~= -math.huge then assert.truthy(H.same(want, r:get(i)), b .. " " .. i) end
+        end
+      end
+    end)
+
+    it("keeps sum types in every layout on the device", function()
+      local T = lacc.Either("i32", "f32")
+      for _, layout in ipairs { "unboxed", "rtu", "compact" } do
+        local opts = { backend = "opencl", layout = layout }
+        local xs = lacc.fromtable({ 1, -2, 3, -4, 5 }, "i32")
+        local ms = lacc.run(lacc.map(function(v)
+          return lacc.cond(lacc.gt(v, 0), T.Left(v * 10), T.Right(lacc.cast(v, "f32") * 0.5))
+        end, xs), opts)
+        local flipped = lacc.run(lacc.map(function(m)
+          return lacc.match(m, { Left = function(v) return T.Right(lacc.cast(v, "f32")) end,
+                                 Right = function(f) return T.Left(lacc.cast(f, "i32")) end })
+        end, ms), opts)
+        assert.are.same({ { tag = "Right", 10 }, { tag = "Left", -1 }, { tag = "Right", 30 },
+                          { tag = "Left", -2 }, { tag = "Right", 50 } }, flipped:totable(), layout)
+        assert.are.same({ { tag = "Left", 10 }, { tag = "Right", -1 }, { tag = "Left", 30 },
+                          { tag = "Right", -2 }, { tag = "Left", 50 } }, ms:totable(), layout)
+      end
+    end)
+
+    it("runs a compiled function on the same input without copying it again", function()
+      local f = lacc.compile(function(a) return lacc.sum(a) end, cl)
+      local xs = lacc.fromtable(data(1001), "f64")
+      local want = lacc.run(lacc.sum(xs), { backend = "cpu" }):get()
+      local before = now()
+      for _ = 1, 3 do assert.truthy(H.same(want, f(xs):get(), 1e-12)) end
+      local d = delta(before)
+      assert.are.equal(1, d[1])
+      assert.are.equal(3, d[2])         -- the three sums, one element each
+      assert.are.equal(3 * 8, d[4])
+    end)
+
+    it("keeps an awhile loop's array on the device between iterations", function()
+      local n = 4096
+      local xs = lacc.generate({ n }, function(i) return lacc.cast(i, "i64") end)
+      local p = lacc.awhile(function(a) return lacc.lt(lacc.the(lacc.maximum(a)), 100000) end,
+                            function(a) return lacc.map(function(v) return v * 2 end, a) end, xs)
+      local before = now()
+      local r = lacc.run(p, cl)
+      local d = delta(before)
+      -- 4096 doubles 5 times to pass 100000: six conditions read back, one byte each
+      assert.are.same({ 0, 6, 0, 6 }, d)
+      for _, i in ipairs { 1, 2, 777, n } do assert.are.equal(i * 32, H.num(r:get(i))) end
     end)
   end)
 end

@@ -39,6 +39,14 @@ typedef struct lacc_stats {
   int lets;           /* let bindings after sharing recovery (both levels) */
 } lacc_stats;
 
+/* Copies between the host and devices since the context was made: the OpenCL backend
+ * keeps arrays on its device across runs and reads one back only when the host needs
+ * its values. */
+typedef struct lacc_transfers {
+  int64_t uploads, downloads;   /* arrays copied to a device, back to the host */
+  int64_t bytes_up, bytes_down;
+} lacc_transfers;
+
 int lacc_abi_version(void);
 
 /* A context belongs to one thread at a time (one per Lua state). Handles made in a
@@ -49,6 +57,7 @@ const char *lacc_errmsg(const lacc_ctx *ctx);
 int lacc_errcode(const lacc_ctx *ctx);
 /* Bytes of array memory the context holds now (for the host's garbage collector). */
 int64_t lacc_ctx_bytes(const lacc_ctx *ctx);
+void lacc_ctx_transfers(const lacc_ctx *ctx, lacc_transfers *out);
 
 /* Host arrays: struct-of-arrays, one buffer per scalar leaf of the element type. */
 lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int64_t *extents);
@@ -62,6 +71,10 @@ int64_t lacc_array_size(const lacc_array *a);
 int lacc_array_nleaves(const lacc_array *a);
 /* Scalar type name of leaf k ("f32", ...), NULL when k is out of range. */
 const char *lacc_array_leaf_type(const lacc_array *a, int leaf);
+/* Leaf k's host buffer: NULL where leaves share buffers (rtu, compact) or k is out of
+ * range, and NULL with an error in the array's context when its values could not be read
+ * back from a device. The pointer may be written to until the array is next used by a
+ * run; for writes after that, ask for it again. */
 void *lacc_array_leaf_data(lacc_array *a, int leaf);
 /* Element access by linear index and leaf; integers as int64 bit patterns
  * (u64 values above INT64_MAX come back negative), floats and bools as doubles. */

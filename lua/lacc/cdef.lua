@@ -19,12 +19,17 @@ typedef struct lacc_stats {
   int intermediates;
   int lets;
 } lacc_stats;
+typedef struct lacc_transfers {
+  int64_t uploads, downloads;
+  int64_t bytes_up, bytes_down;
+} lacc_transfers;
 int lacc_abi_version(void);
 lacc_ctx *lacc_ctx_new(void);
 void lacc_ctx_release(lacc_ctx *ctx);
 const char *lacc_errmsg(const lacc_ctx *ctx);
 int lacc_errcode(const lacc_ctx *ctx);
 int64_t lacc_ctx_bytes(const lacc_ctx *ctx);
+void lacc_ctx_transfers(const lacc_ctx *ctx, lacc_transfers *out);
 lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int64_t *extents);
 void lacc_array_retain(lacc_array *a);
 void lacc_array_release(lacc_array *a);

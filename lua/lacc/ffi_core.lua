@@ -89,6 +89,12 @@ function M.is_node(x) return type(x) == "cdata" and ffi.istype(node_ptr_t, x) en
 function M.abi_version() return C.lacc_abi_version() end
 function M.array_metatable() return hooks end
 function M.bytes() return tonumber(C.lacc_ctx_bytes(ctx)) end
+local transfers_box = ffi.new("lacc_transfers[1]")
+function M.transfers()
+  C.lacc_ctx_transfers(ctx, transfers_box)
+  local t = transfers_box[0]
+  return tonumber(t.uploads), tonumber(t.downloads), tonumber(t.bytes_up), tonumber(t.bytes_down)
+end
 
 function M.array_new(t, shape)
   local rank = #shape

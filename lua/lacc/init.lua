@@ -894,6 +894,15 @@ function lacc.devices()
   return r
 end
 
+-- transfers() -> { uploads, downloads, bytes_up, bytes_down }: arrays (and bytes) copied
+-- between the host and OpenCL devices by this Lua state so far. Device results are read
+-- back only when the host first reads them; arrays used on a device stay there for
+-- later runs.
+function lacc.transfers()
+  local up, down, bup, bdown = core.transfers()
+  return { uploads = up, downloads = down, bytes_up = bup, bytes_down = bdown }
+end
+
 -- compile(fn [, opts]) -> a function of host arrays. fn is traced once per kind of
 -- arguments (element types, ranks, layouts) and optimised and compiled once; each call
 -- then only binds the arrays and runs the kernels (Accelerate's runN).
