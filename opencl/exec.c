@@ -28,6 +28,7 @@ struct clprog {
   int *bufs;               /* its buffer arguments: slot, buffer pairs */
   int nbufs;
   cl_mem K;                /* the program's constants */
+  int fp64, i64_atomics;   /* what the device offers that kernels use */
   int groups;              /* folds combine partials in a work-group (FN_GROUP) */
   size_t group_size;       /* its work-items */
 };
@@ -78,18 +79,26 @@ static int group_size(lacc_ctx *ctx, clprog *cp) {
   return LACC_OK;
 }
 
+static int env_on(const char *name) {
+  const char *v = getenv(name);
+  return v != NULL && strcmp(v, "1") == 0;
+}
+
 int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
   *out = NULL;
   clprog *cp = ctx_alloc(ctx, sizeof *cp);
   if (cp == NULL) return ctx->errcode;
   int rc = device_of(ctx, spec, cp);
-  if (rc == LACC_OK && uses_f64(P) && !cp->info->fp64)
+  /* LACC_CL_NO_FP64=1 and LACC_CL_NO_I64_ATOMICS=1 run as on a device without them (to
+   * test those paths on any device) */
+  cp->fp64 = rc == LACC_OK && cp->info->fp64 && !env_on("LACC_CL_NO_FP64");
+  cp->i64_atomics = rc == LACC_OK && cp->info->int64_atomics && !env_on("LACC_CL_NO_I64_ATOMICS");
+  if (rc == LACC_OK && uses_f64(P) && !cp->fp64)
     rc = ctx_error(ctx, LACC_ERR_BACKEND, "opencl: the program uses f64, which device '%s' "
                    "does not support (no cl_khr_fp64)", cp->info->name);
   /* GPUs fold in work-groups; LACC_CL_TREE=1 makes any device do so (to test it on a
    * CPU device) */
-  const char *tree = getenv("LACC_CL_TREE");
-  cp->groups = rc == LACC_OK && (!cp->info->is_cpu || (tree != NULL && strcmp(tree, "1") == 0));
+  cp->groups = rc == LACC_OK && (!cp->info->is_cpu || env_on("LACC_CL_TREE"));
   /* the local words are declared for every launch of the kernel: half the device's
    * local memory at most */
   if (cp->groups && (int64_t)LACC_GROUP * P->group_words * 8 > cp->info->local_mem / 2)
@@ -101,8 +110,8 @@ int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
     const char *more = getenv("LACC_CL_OPTIONS");
     char opts[512];
     snprintf(opts, sizeof opts, "-cl-fp32-correctly-rounded-divide-sqrt%s%s %.300s",
-             cp->info->fp64 ? " -D LACC_FP64" : "",
-             cp->info->int64_atomics ? " -D LACC_I64_ATOMICS" : "", more != NULL ? more : "");
+             cp->fp64 ? " -D LACC_FP64" : "", cp->i64_atomics ? " -D LACC_I64_ATOMICS" : "",
+             more != NULL ? more : "");
     rc = clrt_build(ctx, cp->dev, src, opts, &cp->prog);
   }
   free(src);
@@ -207,6 +216,9 @@ typedef struct {
   int64_t *E;              /* extents of every slot, as the kernels see them */
   cl_mem dE, F;
   int64_t fail_init;       /* F[0] before a kernel: no failure */
+  int unordered;           /* a failure was recorded without 64-bit atomics: the first to
+                              arrive, not necessarily the lowest element */
+  int serial;              /* run steps in order on one work-item */
 } exec;
 
 static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
@@ -384,6 +396,7 @@ static int checked(exec *X) {
   cl_int err = CL.EnqueueReadBuffer(X->cp->q, X->F, CL_TRUE, 0, sizeof f, f, 0, NULL, NULL);
   if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "failures");
   if (f[0] == X->fail_init) return LACC_OK;
+  X->unordered = !X->cp->i64_atomics;
   int64_t vals[16];
   for (int i = 0; i < 16; i++) vals[i] = f[4 + i];
   return plan_check_error(X->ctx, X->P, (int)f[2], vals);
@@ -425,6 +438,7 @@ static int alloc_out(exec *X, const pstep *st, int slot, const int64_t *ext) {
 #define GPU_ITEMS (1 << 22)
 static int64_t items_for(const exec *X, int64_t n) {
   if (n <= 0) return 0;
+  if (X->serial) return 1;
   if (!X->cp->info->is_cpu) return n < GPU_ITEMS ? n : GPU_ITEMS;
   if (n <= CPU_GRAIN) return 1;
   int64_t c = (int64_t)X->cp->info->compute_units * 8;
@@ -463,7 +477,7 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
   int grouped = cp->groups && st->fn_group >= 0 && !st->ordered && R < units(X) &&
                 n / GROUP_CHUNK >= (int64_t)cp->group_size;
   int part = grouped || (n >= 2 * PART_GRAIN && !st->ordered && R < units(X));
-  if (!part) return run_rows(X, st, R);
+  if (!part || X->serial) return run_rows(X, st, R);
   int64_t nch = !grouped ? parts_for(X, n) : n / GROUP_CHUNK < GROUP_PARTS ? n / GROUP_CHUNK
                                                                           : GROUP_PARTS;
   int rc = alloc_out(X, st, st->partial, &nch);
@@ -484,7 +498,7 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
   int64_t m = X->d[st->out]->ext[st->rank - 1];
   int64_t R = m > 0 ? X->d[st->out]->size / m : 0;
   if (R == 0) return LACC_OK;
-  if (R >= units(X) || n < 2 * PART_GRAIN || st->ordered) return run_rows(X, st, R);
+  if (R >= units(X) || n < 2 * PART_GRAIN || st->ordered || X->serial) return run_rows(X, st, R);
   int64_t nch = parts_for(X, n);
   int rc = alloc_out(X, st, st->partial, &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
@@ -510,8 +524,8 @@ static int run_permute(exec *X, const pstep *st, int64_t nsrc) {
   if (rc != LACC_OK || nsrc == 0) return rc == LACC_OK ? checked(X) : rc;
   const pslot *ps = &X->P->slots[st->out];
   int wide = ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64;
-  int spread = !X->cp->info->is_cpu || size >= PERMUTE_SPREAD;
-  if (st->atomic && spread && (!wide || X->cp->info->int64_atomics))
+  int spread = (!X->cp->info->is_cpu || size >= PERMUTE_SPREAD) && !X->serial;
+  if (st->atomic && spread && (!wide || X->cp->i64_atomics))
     rc = launch(X, st->fn_ascatter, items_for(X, nsrc), 0, nsrc, 0, 0);
   else
     rc = launch(X, st->fn_scatter, 1, 0, nsrc, 0, 0);
@@ -564,6 +578,13 @@ static int run_while(exec *X, const pstep *st) {
   return rc;
 }
 
+static int step_kernels(exec *X, const pstep *st, const int64_t *ext) {
+  if (st->kind == SK_FOLD) return run_fold(X, st, ext[st->rank]);
+  if (st->kind == SK_SCAN) return run_scan(X, st, ext[st->rank]);
+  if (st->kind == SK_PERMUTE) return run_permute(X, st, ext[st->rank]);
+  return run_rows(X, st, X->d[st->out]->size);
+}
+
 static int run_step(exec *X, int k) {
   const pstep *st = &X->P->steps[k];
   int in;
@@ -583,12 +604,18 @@ static int run_step(exec *X, int k) {
   rc = shape_of(X, st, ext);   /* on the host: reads X->E, not the device's copy */
   if (rc == LACC_OK) rc = alloc_out(X, st, st->out, ext);
   if (rc != LACC_OK) return rc;
-  if (st->kind == SK_FOLD) return run_fold(X, st, ext[st->rank]);
-  if (st->kind == SK_SCAN) return run_scan(X, st, ext[st->rank]);
-  if (st->kind == SK_PERMUTE) return run_permute(X, st, ext[st->rank]);
-  return run_rows(X, st, X->d[st->out]->size);
+  rc = step_kernels(X, st, ext);
+  if (rc != LACC_OK && X->unordered && !X->serial) {
+    /* the failure record kept the first failure to arrive: the step again, in order on
+     * one work-item, finds the lowest, as the other backends report it */
+    X->unordered = 0;
+    X->serial = 1;
+    rc = prepare_step(X);
+    if (rc == LACC_OK) rc = step_kernels(X, st, ext);
+    X->serial = 0;
+  }
+  return rc;
 }
-
 static void release_after(exec *X, int k) {
   for (int s = 0; s < X->P->nslots; s++) {
     const pslot *ps = &X->P->slots[s];
@@ -609,7 +636,7 @@ static cl_mem small_buffer(exec *X, size_t bytes, int *rc) {
 int cl_exec(lacc_ctx *ctx, const kplan *P, clprog *cp, lacc_array *const *params,
             lacc_array **out) {
   exec X = { .ctx = ctx, .P = P, .cp = cp };
-  X.fail_init = cp->info->int64_atomics ? INT64_MAX : 0;
+  X.fail_init = cp->i64_atomics ? INT64_MAX : 0;
   size_t ns = (size_t)(P->nslots ? P->nslots : 1);
   X.d = calloc(ns, sizeof *X.d);
   X.E = calloc(ns * LACC_MAX_RANK, sizeof *X.E);

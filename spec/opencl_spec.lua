@@ -101,6 +101,13 @@ if have then
       assert.are.equal("ok", out)
     end)
 
+    it("runs as on a device without f64 and 64-bit atomics", function()
+      local h = io.popen(("LACC_CL_NO_FP64=1 LACC_CL_NO_I64_ATOMICS=1 %s spec/opencl_lesser.lua 2>&1"):format(lua))
+      local out = h:read("a") or h:read("*a")
+      h:close()
+      assert.are.equal("ok", out)
+    end)
+
     it("without an OpenCL platform the backend says so", function()
       local out = child("OCL_ICD_VENDORS=/nonexistent")
       assert.truthy(out:find("opencl", 1, true) and out:find("platform", 1, true), out)
