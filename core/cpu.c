@@ -197,6 +197,7 @@ static int build(lacc_ctx *ctx, const char *dir, const char *src, const char *id
     return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s", cfile);
   }
   char flags[2048], fixed[] = FIXED_FLAGS;
+  struct timespec t0;
   snprintf(flags, sizeof flags, "%s", cc_flags());
   char *argv[MAX_ARGS];
   int n = 0;
@@ -208,7 +209,15 @@ static int build(lacc_ctx *ctx, const char *dir, const char *src, const char *id
     argv[n++] = cfile;
     argv[n++] = "-lm";
     argv[n] = NULL;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = run_tool(argv, logfile);
+  }
+  if (rc == 0 && verbose()) {
+    char *log = read_log(logfile);
+    fprintf(stderr, "lacc: compiled kernels (%zu bytes of C) in %.2f s into %s%s%s\n",
+            strlen(src), seconds_since(&t0), path, log != NULL && *log ? ":\n" : "",
+            log != NULL ? log : "");
+    free(log);
   }
   if (rc != 0) {
     char *log = read_log(logfile);

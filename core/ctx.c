@@ -61,3 +61,14 @@ void *ctx_alloc(lacc_ctx *ctx, size_t n) {
   if (p == NULL) ctx_error(ctx, LACC_ERR_MEMORY, "out of memory (%zu bytes)", n);
   return p;
 }
+
+int verbose(void) {
+  const char *v = getenv("LACC_VERBOSE");
+  return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
+double seconds_since(const struct timespec *t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}

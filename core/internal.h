@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include "lacc.h"
 
 #define LACC_MAX_RANK 8
@@ -78,6 +79,9 @@ int ctx_error(lacc_ctx *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void ctx_clear(lacc_ctx *ctx);
 void *ctx_alloc(lacc_ctx *ctx, size_t n);   /* calloc; error "out of memory" on failure */
+/* LACC_VERBOSE is set (not empty, not "0"): first builds of kernels are reported on stderr. */
+int verbose(void);
+double seconds_since(const struct timespec *t0);
 
 void type_free(lacc_type *t);
 const lacc_type *type_scalar(lacc_ctx *ctx, scalar_kind k);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "clrt.h"
@@ -699,9 +700,19 @@ static int build_source(lacc_ctx *ctx, const device *d, const char *src, const c
   cl_program prog = CL.CreateProgramWithSource(d->context, 1, &src, &len, &err);
   if (err != CL_SUCCESS || prog == NULL)
     return clrt_fail(ctx, "clCreateProgramWithSource", err, d->info.name);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   err = CL.BuildProgram(prog, 1, &d->id, options, NULL, NULL);
   if (err == CL_SUCCESS) {
     *out = prog;
+    /* LACC_VERBOSE: each first build (a disk-cache miss) and the compiler's messages */
+    if (verbose()) {
+      char *log = build_log(prog, d->id);
+      fprintf(stderr, "lacc: built an OpenCL program (%zu bytes) for %s in %.2f s%s%s\n", len,
+              d->info.name, seconds_since(&t0), log != NULL && *log ? ":\n" : "",
+              log != NULL ? log : "");
+      free(log);
+    }
     return LACC_OK;
   }
   char *log = build_log(prog, d->id);

@@ -106,10 +106,12 @@ int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
   char *src = rc == LACC_OK ? emit_cl(P, cp->groups) : NULL;
   if (rc == LACC_OK && src == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   if (rc == LACC_OK) {
-    /* LACC_CL_OPTIONS: more build options (e.g. -cl-opt-disable: faster builds) */
+    /* LACC_CL_OPTIONS: more build options (e.g. -cl-opt-disable: faster builds). -w: the
+     * generated code may compare a value with itself and so on, as the Lua code did; the
+     * compiler's warnings about it would only be noise on the user's stderr. */
     const char *more = getenv("LACC_CL_OPTIONS");
     char opts[512];
-    snprintf(opts, sizeof opts, "-cl-fp32-correctly-rounded-divide-sqrt%s%s %.300s",
+    snprintf(opts, sizeof opts, "-w -cl-fp32-correctly-rounded-divide-sqrt%s%s %.300s",
              cp->fp64 ? " -D LACC_FP64" : "", cp->i64_atomics ? " -D LACC_I64_ATOMICS" : "",
              more != NULL ? more : "");
     rc = clrt_build(ctx, cp->dev, src, opts, &cp->prog);

@@ -320,6 +320,26 @@ describe("kernel cache", function()
     assert.are.equal(table.concat(before, ","), out)
   end)
 
+  it("LACC_VERBOSE reports each first build, once, with the time it took", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local cmd = ([[LACC_VERBOSE=1 LACC_CACHE='%s' %s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
+      for _ = 1, 2 do io.write(table.concat(lacc.run(lacc.map(function(v) return v * 5 - 1 end, x)):totable(), ","), ";") end' 2>&1]])
+      :format(dir, arg and arg[-1] or "lua5.4")
+    local function child()
+      local h = io.popen(cmd)
+      local out = h:read("a")
+      h:close()
+      return out
+    end
+    local first = child()
+    local _, n = first:gsub("lacc: compiled kernels %(%d+ bytes of C%) in [%d.]+ s into ", "")
+    assert.are.equal(1, n, first)
+    assert.truthy(first:find("4,9,14,19;4,9,14,19;", 1, true), first)
+    assert.are.equal("4,9,14,19;4,9,14,19;", child())   -- from the disk cache: nothing to say
+    os.execute(("rm -rf '%s'"):format(dir))
+  end)
+
   it("a process whose Lua state closes after parallel work exits cleanly", function()
     -- closing the state unloads the C module; the pool's workers must not be left
     -- waiting in unmapped code (caught under make check-asan)

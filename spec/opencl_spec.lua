@@ -108,6 +108,18 @@ if have then
       assert.are.equal("ok", out)
     end)
 
+    it("LACC_VERBOSE reports a first build, once", function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      local env = ("LACC_VERBOSE=1 LACC_CACHE='%s'"):format(dir)
+      local out = child(env)
+      local _, n = out:gsub("lacc: built an OpenCL program %(%d+ bytes%) for [^\n]* in [%d.]+ s", "")
+      assert.are.equal(1, n, out)
+      assert.truthy(out:find("5,8,11,14", 1, true), out)
+      assert.are.equal("5,8,11,14", child(env))
+      os.execute(("rm -rf '%s'"):format(dir))
+    end)
+
     it("without an OpenCL platform the backend says so", function()
       local out = child("OCL_ICD_VENDORS=/nonexistent")
       assert.truthy(out:find("opencl", 1, true) and out:find("platform", 1, true), out)
