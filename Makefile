@@ -68,10 +68,11 @@ fuzz: deps
 	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(B)/?.so;;' LACC_CACHE='$(B)/kcache' \
 	  $(LUA54) tools/fuzz_main.lua $(FUZZ_SECONDS) $(FUZZ_SEED)
 
+NAME ?= dotp
 demo: deps
 	@$(MAKE) --no-print-directory all
-	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(B)/?.so;;' $(LUA54) examples/dotp.lua
-	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LACC_LIB=$(B)/liblacc.so $(LUAJIT) examples/dotp.lua
+	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(B)/?.so;;' $(LUA54) examples/$(NAME).lua
+	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LACC_LIB=$(B)/liblacc.so $(LUAJIT) examples/$(NAME).lua
 
 # AddressSanitizer + UBSan over the whole suite. The sanitizer runtime must be loaded
 # before the Lua interpreter starts, hence LD_PRELOAD.

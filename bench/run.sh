@@ -6,7 +6,7 @@
 # See bench/README.md. Environment:
 #   BENCH_SCALE      problem size factor (default 1: 20M, 20M, 10M options, 1024x1024)
 #   BENCH_ONLY       benchmarks to run (default "dotp saxpy blackscholes mandelbrot scan
-#                    histogram blur tags overhead")
+#                    histogram blur tags nearest overhead")
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
@@ -26,7 +26,7 @@ LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 SCALE=${BENCH_SCALE:-1}
-ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur tags overhead}
+ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur tags nearest overhead}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
@@ -59,7 +59,7 @@ note() { printf '%s\n' "$*" >&2; }
 
 # ---- build the C baselines and the Lua 5.4 wall clock
 CFLAGS_BENCH=${BENCH_CFLAGS:--O3 -march=native -fopenmp}
-for b in dotp saxpy blackscholes mandelbrot scan histogram blur; do
+for b in dotp saxpy blackscholes mandelbrot scan histogram blur nearest; do
   if ! $CC $CFLAGS_BENCH -o "$OUT/$b" "bench/c/$b.c" -lm 2> "$LOGS/cc_$b.err"; then
     note "bench: building bench/c/$b.c failed (see $LOGS/cc_$b.err)"
     rm -f "$OUT/$b"
@@ -177,6 +177,32 @@ run_tags() {
   ROWS=$saved_rows
 }
 
+# The nearest hit of a ray (seed 002 §4.3) among 3,000 and 300,000 primitives (not
+# scaled: the seed's sizes): the C row, then every lacc row on cpu and, with a device,
+# on opencl (bench/lacc/nearest.lua).
+NEAREST_ROWS="split joined unboxed_random unboxed_sorted rtu_random rtu_sorted compact_random compact_sorted"
+run_nearest() {
+  [ $HAVE_LUA54 = 1 ] || { echo "NA nearest lacc $LUA54 not found" >> "$RES"; return 0; }
+  have_cl=$(env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" "$LUA54" -e \
+    'io.write(#require("lacc").devices() > 0 and 1 or 0)' 2>/dev/null || echo 0)
+  saved_rows=$ROWS
+  for n in 3000 300000; do
+    note "bench nearest (size $n, $THREADS threads):"
+    ROWS="C"
+    if [ -x "$OUT/nearest" ]; then row "nearest_$n" C "$OUT/nearest" "$n"; fi
+    for r in $NEAREST_ROWS; do
+      ROWS="lacc_$r lacc_${r}_opencl"
+      row "nearest_$n" "lacc_$r" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
+        "$LUA54" bench/lacc/nearest.lua "lacc_$r" "$n" cpu
+      if [ "$have_cl" = 1 ] && case " $saved_rows " in *" lacc_opencl "*) true ;; *) false ;; esac; then
+        row "nearest_$n" "lacc_${r}_opencl" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
+          "$LUA54" bench/lacc/nearest.lua "lacc_${r}_opencl" "$n" opencl
+      fi
+    done
+  done
+  ROWS=$saved_rows
+}
+
 LOAD=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 BUSY=$(awk -v l="$LOAD" -v t="$THREADS" 'BEGIN { print (l + 0 >= 0.5) ? 1 : 0 }')
 [ "$BUSY" = 1 ] && note "bench: warning: load average $LOAD before starting: other processes compete for the cores, timings (above all the multi-threaded rows) will be noisy"
@@ -191,6 +217,7 @@ for bench in $ONLY; do
     histogram) run_bench histogram "$N_HIST" ;;
     blur) run_bench blur "$W_BLUR" ;;
     tags) run_tags ;;
+    nearest) run_nearest ;;
     overhead) run_overhead ;;
     *) note "bench: unknown benchmark '$bench'" ;;
   esac
@@ -208,6 +235,7 @@ describe() {
     blur) echo "3x3 box blur, ${W_BLUR}x${W_BLUR} f32, clamped edges: stencil" ;;
     tags) echo "tag encodings, $N_TAGS pairs of a 3-constructor sum: sum of area a - area b (match)" ;;
     overhead) echo "fixed costs of one-kernel programs on 1 element (times in ms)" ;;
+    nearest) echo "nearest hit of a ray among 3,000 and 300,000 spheres, planes and triangles (seed 002 §4.3)" ;;
   esac
 }
 
@@ -231,6 +259,27 @@ for bench in $ONLY; do
           printf "summary tags: mixed radix %.2fx bit-packed (compact), %.2fx (rtu)\n",
             ms["compact_radix"] / ms["compact"], ("rtu" in ms && "rtu_radix" in ms) ? ms["rtu_radix"] / ms["rtu"] : 0
       }' "$RES"
+    continue
+  fi
+  if [ "$bench" = nearest ]; then
+    for n in 3000 300000; do
+      echo "-- $n primitives"
+      awk -v b="nearest_$n" '$2 == b {
+        if ($1 == "NA") { print; next }
+        id[++n] = $3; ms[$3] = $4; nt = ""; for (i = 7; i <= NF; i++) nt = nt " " $i; note[$3] = nt }
+        END {
+          printf "%-26s %12s %9s  %s\n", "row", "median ms", "x C", "note"
+          best = ""
+          for (k = 1; k <= n; k++) {
+            printf "%-26s %12.3f %9s %s\n", id[k], ms[id[k]], ("C" in ms) ? sprintf("%.2f", ms[id[k]] / ms["C"]) : "-", note[id[k]]
+            if (id[k] ~ /^lacc_/ && id[k] !~ /_opencl$/ && (best == "" || ms[id[k]] < ms[best])) best = id[k]
+          }
+          if (("C" in ms) && best != "")
+            printf "summary %s: best lacc row %s %.2fx C; compact/unboxed (random) %.2fx faster, (sorted) %.2fx\n", b, best,
+              ms[best] / ms["C"], ("lacc_unboxed_random" in ms && "lacc_compact_random" in ms) ? ms["lacc_unboxed_random"] / ms["lacc_compact_random"] : 0,
+              ("lacc_unboxed_sorted" in ms && "lacc_compact_sorted" in ms) ? ms["lacc_unboxed_sorted"] / ms["lacc_compact_sorted"] : 0
+        }' "$RES"
+    done
     continue
   fi
   if [ "$bench" = overhead ]; then

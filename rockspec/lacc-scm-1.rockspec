@@ -36,6 +36,7 @@ build = {
     lacc = "lua/lacc/init.lua",
     ["lacc.array"] = "lua/lacc/array.lua",
     ["lacc.cdef"] = "lua/lacc/cdef.lua",
+    ["lacc.collection"] = "lua/lacc/collection.lua",
     ["lacc.exp"] = "lua/lacc/exp.lua",
     ["lacc.ffi_core"] = "lua/lacc/ffi_core.lua",
     ["lacc.types"] = "lua/lacc/types.lua",

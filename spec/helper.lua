@@ -20,6 +20,14 @@ if only and only ~= "" then
   H.backends = keep
 end
 
+-- A sum type several specs use, and an element's area in plain Lua (f32 arithmetic).
+H.Shape = lacc.data("Shape", { { "Circle", "f32" }, { "Rect", "f32", "f32" }, { "Empty" } })
+function H.area_ref(s)
+  if s.tag == "Circle" then return H.f32(H.f32(s[1] * s[1]) * 3) end
+  if s.tag == "Rect" then return H.f32(s[1] * s[2]) end
+  return 0
+end
+
 -- Deterministic pseudo-random numbers (the same on Lua 5.4 and LuaJIT).
 local seed = 12345
 function H.seed(s) seed = s end

@@ -3,13 +3,7 @@
 local H = require "helper"
 local lacc = H.lacc
 
-local Shape = lacc.data("Shape", { { "Circle", "f32" }, { "Rect", "f32", "f32" }, { "Empty" } })
-
-local function area_ref(s)
-  if s.tag == "Circle" then return H.f32(H.f32(s[1] * s[1]) * 3) end
-  if s.tag == "Rect" then return H.f32(s[1] * s[2]) end
-  return 0
-end
+local Shape, area_ref = H.Shape, H.area_ref
 
 local function random_shape()
   local r = H.rand()

@@ -320,9 +320,14 @@ function M.constructor(t, c)
     if n ~= #fields then
       fail("%s: expected %d field%s, got %d", con.name, #fields, #fields == 1 and "" or "s", n)
     end
-    local nodes = {}
-    for i = 1, n do nodes[i] = M.lift(select(i, ...), fields[i].sig, con.name).node end
-    return wrap(core.node_con(t.sig, c - 1, where(), (table.unpack or unpack)(nodes, 1, n)))
+    local nodes, exps = {}, {}
+    for i = 1, n do
+      exps[i] = M.lift(select(i, ...), fields[i].sig, con.name)
+      nodes[i] = exps[i].node
+    end
+    local v = wrap(core.node_con(t.sig, c - 1, where(), (table.unpack or unpack)(nodes, 1, n)))
+    v._con, v._fields = c, exps   -- known here: a match on v needs no tag test
+    return v
   end
 end
 
@@ -361,6 +366,18 @@ function M.match(v, cases)
     for i, f in ipairs(con.payload.fields) do ptypes[i] = f.sig end
     traces[c] = trace(alts[c], ptypes, nil, "match " .. con.name)
     want = want or result_type(traces[c])
+  end
+  -- a value made by a constructor in this program: its alternative alone, applied to the
+  -- fields (pattern matching done while tracing; no case node, no tag test)
+  local agree = true   -- else the case node below reports the arms' disagreement
+  for c = 1, #traces do
+    local rt = result_type(traces[c])
+    agree = agree and (rt == nil or rt == want)
+  end
+  if v._con and agree then
+    local c = v._con
+    return M.result(want, "match " .. t.constructors[c].name,
+                    alts[c]((table.unpack or unpack)(v._fields, 1, #v._fields)))
   end
   local lams = {}
   for c = 1, #traces do lams[c] = finish(traces[c], want) end

@@ -1060,4 +1060,7 @@ hmeta.__concat = function(a, b) return lacc.append(a, b) end
 hmeta.__close = function(a) core.array_free(a) end
 hmeta.__name = "lacc.array"
 
+-- Variant-wise collections: partition, merge, and the combinators that accept them.
+require("lacc.collection").install(lacc)
+
 return lacc
