@@ -187,6 +187,7 @@ run_nearest() {
     'io.write(#require("lacc").devices() > 0 and 1 or 0)' 2>/dev/null || echo 0)
   saved_rows=$ROWS
   for n in 3000 300000; do
+    LACC_TIMED_OUT=0
     note "bench nearest (size $n, $THREADS threads):"
     ROWS="C"
     if [ -x "$OUT/nearest" ]; then row "nearest_$n" C "$OUT/nearest" "$n"; fi

@@ -464,7 +464,11 @@ static void load_rec(lower *L, int slot, int idx, const lacc_type *t, int active
     lacc_val z = { .u = 0 };
     int v = b >= 0 ? from_bits(L, t->scalar, k_cast(L, S_U64, k_load(L, slot, b, idx)))
                    : k_const(L, t->scalar, z);
-    out[(*pos)++] = active >= 0 ? k_select(L, active, v, k_const(L, t->scalar, z)) : v;
+    /* a field of an alternative the element is not keeps whatever bits its slot holds:
+     * only that alternative's arm of a match reads it (selecting zero here cost the
+     * compact layout a select per leaf per element) */
+    (void)active;
+    out[(*pos)++] = v;
     return;
   }
   if (t->kind == T_TUPLE) {

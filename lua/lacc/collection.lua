@@ -263,6 +263,61 @@ function M.run(coll, opts)
   return new(coll.type, groups)
 end
 
+-- compile(fn) where fn takes collections: a collection argument (computed: lacc.run) is
+-- passed as its arrays, and rebuilt inside from the parameters, so the compiled program
+-- sees one parameter per array; its shape (element type, groups) joins the key.
+local function compile_collections(compile)
+  return function(fn, opts)
+    local by_shape = {}
+    return function(...)
+      local args, flat, shape = { ... }, {}, {}
+      for i = 1, select("#", ...) do
+        local a = args[i]
+        if M.is(a) then
+          local parts = { a.type }
+          for _, g in ipairs(a.groups) do
+            if not g.host then fail("compiled function: argument %d is a collection not computed yet (lacc.run it)", i) end
+            flat[#flat + 1] = g.host.pos
+            if g.host.data then flat[#flat + 1] = g.host.data end
+            parts[#parts + 1] = tostring(g.con) .. (g.host.data and "+" or "")
+          end
+          shape[i] = table.concat(parts, ":")
+        else
+          flat[#flat + 1] = a
+          shape[i] = "-"
+        end
+      end
+      local key = table.concat(shape, " ")
+      local f = by_shape[key]
+      if not f then
+        local n = #args
+        f = compile(function(...)
+          local ps, k, rebuilt = { ... }, 0, {}
+          for i = 1, n do
+            local a = args[i]
+            if M.is(a) then
+              local groups = {}
+              for j, g in ipairs(a.groups) do
+                k = k + 1
+                local pos, data = ps[k], nil
+                if g.host.data then k = k + 1; data = ps[k] end
+                groups[j] = { con = g.con, data = data, pos = pos }
+              end
+              rebuilt[i] = new(a.type, groups)
+            else
+              k = k + 1
+              rebuilt[i] = ps[k]
+            end
+          end
+          return fn(unpack(rebuilt, 1, n))
+        end, opts)
+        by_shape[key] = f
+      end
+      return f(unpack(flat, 1, #flat))
+    end
+  end
+end
+
 function C:totable(opts) return L.run(M.merge(self), opts):totable() end
 function C:map(f, opts) return M.map(f, self, opts) end
 function C:imap(f, opts) return M.imap(f, self, opts) end
@@ -278,6 +333,7 @@ function M.install(lacc)
   lacc.merge = M.merge
   lacc.is_collection = M.is
   local map, imap, zipWith, run = lacc.map, lacc.imap, lacc.zipWith, lacc.run
+  lacc.compile = compile_collections(lacc.compile)
   lacc.map = function(f, xs, opts)
     if M.is(xs) then return M.map(f, xs, opts) end
     return map(f, xs)
