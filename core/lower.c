@@ -115,8 +115,19 @@ typedef struct {
   int describe;            /* recording what elem() pulls into the step's desc */
   size_t dlen, dcap;
   int guard;               /* the guard of steps being planned (acond branches), -1 */
+  struct leaf_load *loads; /* this function's element leaves read from buffers */
+  int nloads, lcap;
   jmp_buf oom;
 } lower;
+
+/* How a leaf variable of a loaded element was read, so that a match arm can read its
+ * alternative's fields again inside the arm: the element-wide reads before the tag test
+ * are then dead wherever only arms use the fields, and the C compiler drops them (a
+ * random mix of constructors reads only each element's own fields). */
+typedef struct leaf_load {
+  int var, slot, buf, idx, raw;
+  scalar_kind kind;
+} leaf_load;
 
 static void oom(lower *L) { longjmp(L->oom, 1); }
 
@@ -348,6 +359,7 @@ static int new_fn(lower *L, fn_role role) {
   F->step = L->step;
   L->fi = P->nfns++;
   L->memos = NULL;
+  L->nloads = 0;
   L->pro = 0;
   for (int i = 0; i < 4; i++) var(L, S_I64);
   L->key = k_int(L, S_I64, -1);
@@ -456,6 +468,23 @@ static void k_lset(lower *L, int arr, int lane, int v) {
   in->b = v;
 }
 
+static void note_load(lower *L, int v, int slot, int buf, int idx, int raw, scalar_kind k) {
+  grow(L, (void **)&L->loads, &L->lcap, L->nloads, sizeof *L->loads);
+  L->loads[L->nloads++] = (leaf_load){ .var = v, .slot = slot, .buf = buf, .idx = idx, .raw = raw,
+                                       .kind = k };
+}
+
+/* Leaf variable v read again here, if it was read from a buffer in this function. */
+static int reload(lower *L, int v) {
+  for (int i = L->nloads - 1; i >= 0; i--) {
+    const leaf_load *r = &L->loads[i];
+    if (r->var != v) continue;
+    int x = k_load(L, r->slot, r->buf, r->idx);
+    return r->raw ? from_bits(L, r->kind, k_cast(L, S_U64, x)) : k_cast(L, r->kind, x);
+  }
+  return v;
+}
+
 static void load_rec(lower *L, int slot, int idx, const lacc_type *t, int active, int tag,
                      int *pos, int *out) {
   const layout_plan *p = L->P->slots[slot].plan;
@@ -464,6 +493,7 @@ static void load_rec(lower *L, int slot, int idx, const lacc_type *t, int active
     lacc_val z = { .u = 0 };
     int v = b >= 0 ? from_bits(L, t->scalar, k_cast(L, S_U64, k_load(L, slot, b, idx)))
                    : k_const(L, t->scalar, z);
+    if (b >= 0 && active >= 0) note_load(L, v, slot, b, idx, 1, t->scalar);
     /* a field of an alternative the element is not keeps whatever bits its slot holds:
      * only that alternative's arm of a match reads it (selecting zero here cost the
      * compact layout a select per leaf per element) */
@@ -533,6 +563,7 @@ static int *load_elem(lower *L, int slot, int idx) {
       lacc_val z = { .u = 0 };
       scalar_kind lk = type_leaf(t, k);
       out[k] = b >= 0 ? k_cast(L, lk, k_load(L, slot, b, idx)) : k_const(L, lk, z);
+      if (b >= 0 && t->has_sum) note_load(L, out[k], slot, b, idx, 0, lk);
     }
     return out;
   }
@@ -754,9 +785,11 @@ static int *lower_case(lower *L, const lacc_node *e, const senv *se, const aenv 
     lacc_val cv = { .u = (uint64_t)c };
     if (c + 1 < t->n) k_if(L, k_prim(L, P_EQ, v[0], k_const(L, S_U32, cv)));
     const lacc_node *alt = e->kids[c + 1];
+    int n = t->fields[c]->nleaves, *args = ints(L, n);
+    for (int i = 0; i < n; i++) args[i] = reload(L, v[off + i]);
     assign(L, e->type, out,
-           apply(L, alt, se, ae, (const lacc_type *const *)t->fields[c]->fields, v + off));
-    off += t->fields[c]->nleaves;
+           apply(L, alt, se, ae, (const lacc_type *const *)t->fields[c]->fields, args));
+    off += n;
     if (c + 1 < t->n) k_else(L);
   }
   for (int c = 0; c + 1 < t->n; c++) k_end(L);
@@ -2048,6 +2081,7 @@ int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend, kplan 
   } else {
     rc = ctx->errcode ? ctx->errcode : ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   }
+  free(L->loads);
   free(L);
   return rc;
 }

@@ -179,6 +179,10 @@ for _, backend in ipairs(H.backends) do
           local im = lacc.imap(function(i, s) return area(s) + lacc.cast(i, "f32") end, coll, { strategy = strategy })
           same_list(iwant, lacc.run(lacc.merge(im), opts):totable(), "imap " .. strategy)
         end
+        local z3 = lacc.zipWith3(function(s, y, x) return area(s) + y - x end, coll, ws, ws)
+        local w3 = {}
+        for i, v in ipairs(vals) do w3[i] = H.f32(H.f32(area_ref(v) + w[i]) - w[i]) end
+        same_list(w3, lacc.run(lacc.merge(z3), opts):totable(), "zipWith3")
         -- a collection as a partner: merged back first
         local z2 = lacc.zipWith(function(s, a) return area(s) + a end, coll, lacc.map(area, coll))
         local twice = {}

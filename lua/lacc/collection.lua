@@ -346,6 +346,16 @@ function M.install(lacc)
     if M.is(xs) then return M.zipWith(f, xs, ...) end
     return zipWith(f, xs, ...)
   end
+  for n = 3, 9 do
+    local plain = lacc["zipWith" .. n]
+    lacc["zipWith" .. n] = function(f, xs, ...)
+      if M.is(xs) then
+        if select("#", ...) ~= n - 1 then fail("zipWith%d: expected %d arrays, got %d", n, n, select("#", ...) + 1) end
+        return M.zipWith(f, xs, ...)
+      end
+      return plain(f, xs, ...)
+    end
+  end
   lacc.run = function(p, opts)
     if M.is(p) then return M.run(p, opts) end
     return run(p, opts)
