@@ -46,6 +46,9 @@ else
   echo "core: crashed"; failed=$((failed + 1))
 fi
 
+echo "== rock (luarocks make into a temporary tree)"
+if LUA54="$LUA54" LUAJIT="$LUAJIT" sh tools/rockcheck.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
 export LUA_CPATH="$PWD/$B/?.so;;"
 export LACC_LIB="$PWD/$B/liblacc.so"
