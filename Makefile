@@ -5,6 +5,7 @@ LUA54 ?= lua5.4
 LUAJIT ?= luajit
 BUSTED ?= /usr/bin/busted
 LUA_INC ?= $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+LUA_LIB ?= $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 OPT ?= -O2 -g
 WARN = -Wall -Wextra -Werror -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore/include $(SAN) $(CFLAGS)
@@ -19,7 +20,7 @@ HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h cor
 
 .PHONY: all test test-opencl demo deps check-asan clean cdef check-cdef install-lua bench fuzz
 
-all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core
+all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core $(B)/examples/saxpy $(B)/examples/threads
 
 $(B)/obj/%.o: core/%.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -39,6 +40,15 @@ $(B)/lacc/core.so: bindings/lacc_core.c core/include/lacc.h $(B)/liblacc.so
 
 $(B)/test_core: core/test/test_core.c $(B)/liblacc.so
 	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(B) -llacc -Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL) -lm
+
+# Embedding (examples/c): a C program on the C API, and Lua states in threads.
+$(B)/examples/saxpy: examples/c/saxpy.c $(B)/liblacc.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(B) -llacc -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_ALL)
+
+$(B)/examples/threads: examples/c/threads.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LUA_INC) -o $@ $< $(LDFLAGS_ALL) $(LUA_LIB) -lpthread
 
 # The LuaJIT cdef is generated from lacc.h and committed; the test fails on a diff.
 cdef:

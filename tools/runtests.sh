@@ -53,6 +53,12 @@ export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
 export LUA_CPATH="$PWD/$B/?.so;;"
 export LACC_LIB="$PWD/$B/liblacc.so"
 export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
+echo "== embedding (examples/c): the C API, and Lua states in threads"
+for cmd in "$B/examples/saxpy cpu" "$B/examples/saxpy interp" "$B/examples/threads 8 cpu" \
+           "$B/examples/threads 4 interp"; do
+  if run $cmd; then passed=$((passed + 1)); else echo "failed: $cmd"; failed=$((failed + 1)); fi
+done
+
 # OpenCL programs build slowly on PoCL (about 0.2-0.4 s each, where cc takes 0.06 s), so
 # the OpenCL specs run in a process of their own beside the others, built with
 # -cl-opt-disable (the benchmarks build optimised). Under Lua 5.4 the type sweeps run on
@@ -65,6 +71,10 @@ have_cl=0
 if [ "${LACC_TEST_OPENCL:-1}" != 0 ] &&
    run "$LUA54" -e 'os.exit(#require("lacc").devices() > 0 and 0 or 1)' >/dev/null 2>&1; then
   have_cl=1
+fi
+if [ $have_cl = 1 ]; then
+  echo "== embedding on OpenCL"
+  if run "$B/examples/threads" 4 opencl; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 fi
 busted_cl() {   # vm, log: the OpenCL tests, sampled under Lua 5.4 unless LACC_TEST_OPENCL=all
   if [ "$1" = "$LUA54" ] && [ "${LACC_TEST_OPENCL:-1}" != all ]; then

@@ -133,8 +133,9 @@ char *lacc_devices(lacc_ctx *ctx);
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
 
-/* Running. backend: "interp" or "cpu" (NULL: $LACC_BACKEND, else "cpu"). Results are new arrays
- * written to out[0..nroots-1]; the caller releases them. */
+/* Running. backend: "interp", "cpu", "opencl" or "opencl:<device>" (NULL: $LACC_BACKEND,
+ * else "cpu"). Results are new arrays written to out[0..nroots-1]; the caller releases
+ * them. examples/c/ shows a program on this API, and Lua states in several threads. */
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
              lacc_array **out);
 /* Switches of the context: "fusion", "sharing" (optimisations, for ablation; default
