@@ -18,7 +18,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h core/text.h \
   opencl/clrt.h opencl/exec.h opencl/hostfn.h
 
-.PHONY: all test test-opencl demo deps check-asan clean cdef check-cdef install-lua bench fuzz
+.PHONY: all test test-opencl demo deps check-asan check-tsan clean cdef check-cdef install-lua bench fuzz
 
 all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core $(B)/examples/saxpy $(B)/examples/threads
 
@@ -95,8 +95,20 @@ check-asan:
 	  SAN_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 	  B=build-asan LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
 
+# ThreadSanitizer over the embedding test: Lua states in several threads compiling and
+# running programs at once (kernel caches, disk cache, thread pool, OpenCL contexts).
+check-tsan:
+	$(MAKE) --no-print-directory B=build-tsan OPT='-O1 -g' SAN='-fsanitize=thread' all
+	@rm -rf build-tsan/kcache
+	@for args in "8 cpu" "8 cpu" "6 interp" $$(build-tsan/examples/saxpy opencl >/dev/null 2>&1 && echo 4,opencl); do \
+	  args=$$(echo $$args | tr , ' '); \
+	  TSAN_OPTIONS="suppressions=$(CURDIR)/tools/tsan.supp halt_on_error=1 exitcode=66 report_signal_unsafe=0" \
+	    LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build-tsan/?.so;;' LACC_CACHE=build-tsan/kcache \
+	    build-tsan/examples/threads $$args || { echo "check-tsan: threads $$args failed"; exit 1; }; \
+	done; echo "check-tsan: clean"
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan
 
 # Benchmarks of issue 4 (bench/README.md): C, NumPy, LuaJIT and lacc rows, one table per
 # benchmark with ratios against hand-written C. BENCH_SCALE=0.05 for a quick run.
