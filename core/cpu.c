@@ -262,6 +262,9 @@ int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
     unlink(path);   /* missing, truncated or foreign: rebuilt, never trusted */
     int rc = build(ctx, dir, src, id, path, &dl);
     if (rc != LACC_OK) return rc;
+    diskcache_trim(path);
+  } else {
+    diskcache_touch(path);
   }
   pool_pin_library();   /* the cache below outlives any one Lua state */
   loaded *l = malloc(sizeof *l);

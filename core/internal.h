@@ -279,6 +279,11 @@ int sharing_recover_sub(lacc_ctx *ctx, lacc_node *root, int nbound, lacc_node *c
 /* The directory of lacc's disk caches ($LACC_CACHE, $XDG_CACHE_HOME/lacc,
  * ~/.cache/lacc or /tmp/lacc-<uid>), created if missing; 0, or -1 (cpu.c). */
 int cache_dir(char *out, size_t size);
+/* The cache kept within LACC_CACHE_MB: after writing a file (keep, never evicted now),
+ * the least recently used kernel files go; a file used from the cache is touched
+ * (diskcache.c). Errors are ignored. */
+void diskcache_trim(const char *keep);
+void diskcache_touch(const char *path);
 
 /* ---- programs (run.c) and awhile (loop.c) */
 typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;

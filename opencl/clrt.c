@@ -633,6 +633,7 @@ static void write_binary(const disk_file *df, const unsigned char *bin, size_t l
   int ok = fwrite(head, 1, sizeof head, f) == sizeof head && fwrite(bin, 1, len, f) == len;
   ok = fclose(f) == 0 && ok;
   if (!ok || rename(tmp, df->path) != 0) unlink(tmp);
+  else diskcache_trim(df->path);
 }
 
 /* The program's binary for its one device, or NULL (then nothing is cached). */
@@ -665,8 +666,10 @@ static cl_program load_cached(const device *d, const disk_file *df, const char *
   cl_program prog = CL.CreateProgramWithBinary(d->context, 1, &d->id, &len, bins, &status, &err);
   free(bin);
   if (err == CL_SUCCESS && prog != NULL && status == CL_SUCCESS &&
-      CL.BuildProgram(prog, 1, &d->id, options, NULL, NULL) == CL_SUCCESS)
+      CL.BuildProgram(prog, 1, &d->id, options, NULL, NULL) == CL_SUCCESS) {
+    diskcache_touch(df->path);
     return prog;
+  }
   if (prog != NULL) CL.ReleaseProgram(prog);
   unlink(df->path);
   return NULL;

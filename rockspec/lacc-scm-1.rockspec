@@ -12,7 +12,7 @@ description = {
 }
 dependencies = { "lua >= 5.1" }
 local core_sources = {
-  "core/array.c", "core/checks.c", "core/cpu.c", "core/ctx.c", "core/emit_c.c",
+  "core/array.c", "core/checks.c", "core/cpu.c", "core/ctx.c", "core/diskcache.c", "core/emit_c.c",
   "core/explain.c", "core/fusion.c", "core/graph.c", "core/interp.c", "core/layout.c",
   "core/loop.c", "core/lower.c", "core/pool.c", "core/prim.c", "core/run.c",
   "core/sharing.c", "core/simplify.c", "core/text.c", "core/type.c",

@@ -320,6 +320,57 @@ describe("kernel cache", function()
     assert.are.equal(table.concat(before, ","), out)
   end)
 
+  it("keeps the disk cache within LACC_CACHE_MB, evicting the least recently used", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local function child(body, mb)
+      local cmd = ([[%sLACC_CACHE='%s' %s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i32");
+        io.write(table.concat(lacc.run(lacc.map(function(v) return %s end, x)):totable(), ","))' 2>&1]])
+        :format(mb and ("LACC_CACHE_MB=" .. mb .. " ") or "", dir, arg and arg[-1] or "lua5.4", body)
+      local h = io.popen(cmd)
+      local out = h:read("a")
+      h:close()
+      return out
+    end
+    local function kernels()
+      local files = {}
+      for name in io.popen(("ls '%s'"):format(dir)):lines() do
+        if name:match("^k.*%.so$") then
+          local h = io.popen(("stat -c %%s '%s/%s'"):format(dir, name))
+          files[name] = tonumber(h:read("a"))
+          h:close()
+        end
+      end
+      return files
+    end
+    local function names(t)
+      local r = {}
+      for k in pairs(t) do r[#r + 1] = k end
+      table.sort(r)
+      return r
+    end
+    assert.are.equal("5,8,11,14", child("v * 3 + 2"))          -- A
+    local a = names(kernels())
+    assert.are.equal(1, #a)
+    assert.are.equal("1,4,7,10", child("v * 3 - 2"))           -- B
+    local ab = kernels()
+    local b
+    for k in pairs(ab) do if k ~= a[1] then b = k end end
+    assert.truthy(b)
+    assert.are.equal("5,8,11,14", child("v * 3 + 2"))          -- A again: now the newer
+    -- C pushes the total past the limit: B, the least recently used, goes
+    local mb = (ab[a[1]] + ab[b] + 4096) / 1048576
+    assert.are.equal("6,12,18,24", child("v * 3 * 2", mb))
+    local left = kernels()
+    assert.truthy(left[a[1]], "A was used last before C: kept")
+    assert.is_nil(left[b], "B was the least recently used")
+    assert.are.equal(2, #names(left))
+    -- a limit of 0 keeps only the file just written; everything still runs
+    assert.are.equal("1,4,7,10", child("v * 3 - 2", 0))
+    assert.are.equal(1, #names(kernels()))
+    os.execute(("rm -rf '%s'"):format(dir))
+  end)
+
   it("LACC_VERBOSE reports each first build, once, with the time it took", function()
     local dir = os.tmpname()
     os.remove(dir)
