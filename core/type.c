@@ -174,17 +174,26 @@ const lacc_type *type_sum(lacc_ctx *ctx, const char *name, int n, const char *co
 }
 
 #define MAX_PARTS (LACC_MAX_ARGS * 4)
+#define MAX_NESTING 64
+
+/* A type past one of the limits (docs/guide.md, Limits): the reason, not just "not an
+ * element type". */
+static const lacc_type *too_big(lacc_ctx *ctx, const char *what) {
+  ctx_error(ctx, LACC_ERR_ARG, "element type too large: %s", what);
+  return NULL;
+}
 
 static void skip_space(const char **s) {
   while (**s == ' ') (*s)++;
 }
 
+/* 1, 0 (no identifier here) or -1 (one longer than size - 1 characters). */
 static int ident(const char **s, char *out, size_t size) {
   size_t l = 0;
   const char *p = *s;
   if (!(isalpha((unsigned char)*p) || *p == '_')) return 0;
   while (isalnum((unsigned char)p[l]) || p[l] == '_') l++;
-  if (l >= size) return 0;
+  if (l >= size) return -1;
   memcpy(out, p, l);
   out[l] = '\0';
   *s += l;
@@ -207,14 +216,16 @@ static const lacc_type *parse_constructors(lacc_ctx *ctx, const char **s, const 
   (*s)++;   /* '<' */
   for (;;) {
     skip_space(s);
-    if (n == MAX_CONSTRUCTORS) return NULL;
+    if (n == MAX_CONSTRUCTORS) return too_big(ctx, "a sum has at most 4096 constructors");
     if (name == NULL) {
       const lacc_type *f = parse(ctx, s, depth + 1);
       if (f == NULL) return NULL;
       p->pay[n] = type_tuple(ctx, 1, &f);
       snprintf(p->names[n], sizeof p->names[n], "%d", n + 1);
     } else {
-      if (!ident(s, p->names[n], sizeof p->names[n])) return NULL;
+      int id = ident(s, p->names[n], sizeof p->names[n]);
+      if (id < 0) return too_big(ctx, "names have at most 63 characters");
+      if (id == 0) return NULL;
       skip_space(s);
       if (**s == '(') p->pay[n] = parse(ctx, s, depth + 1);
       else p->pay[n] = type_tuple(ctx, 0, NULL);
@@ -255,7 +266,7 @@ static const lacc_type *parse_sum(lacc_ctx *ctx, const char **s, const char *nam
 
 static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
   while (**s == ' ') (*s)++;
-  if (depth > 64) return NULL;
+  if (depth > MAX_NESTING) return too_big(ctx, "types nest at most 64 levels deep");
   if (**s == '(') {
     const lacc_type *fields[MAX_PARTS] = { 0 };
     int n = 0;
@@ -266,7 +277,7 @@ static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
       return type_tuple(ctx, 0, fields);
     }
     for (;;) {
-      if (n == MAX_PARTS) return NULL;
+      if (n == MAX_PARTS) return too_big(ctx, "a tuple has at most 64 fields");
       const lacc_type *f = parse(ctx, s, depth + 1);
       if (f == NULL) return NULL;
       fields[n++] = f;
@@ -291,7 +302,9 @@ static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
   }
   if (**s == '<') return parse_sum(ctx, s, NULL, depth);
   char name[64];
-  if (!ident(s, name, sizeof name)) return NULL;
+  int id = ident(s, name, sizeof name);
+  if (id < 0) return too_big(ctx, "names have at most 63 characters");
+  if (id == 0) return NULL;
   skip_space(s);
   if (**s != '<') return NULL;
   return parse_sum(ctx, s, name, depth);
@@ -303,10 +316,11 @@ const lacc_type *type_parse(lacc_ctx *ctx, const char *sig) {
     return NULL;
   }
   const char *s = sig;
+  int before = ctx->errcode;
   const lacc_type *t = parse(ctx, &s, 0);
   while (t != NULL && *s == ' ') s++;
   if (t == NULL || *s != '\0') {
-    if (ctx->errcode != LACC_ERR_MEMORY)
+    if (ctx->errcode != LACC_ERR_MEMORY && (t != NULL || ctx->errcode == before))
       ctx_error(ctx, LACC_ERR_ARG, "not an element type: '%s'", sig);
     return NULL;
   }

@@ -165,6 +165,35 @@ describe("build-time errors", function()
     end, "run", "unknown backend", "5", at("backend5"))
   end)
 
+  it("element types past the limits say which limit, and lacc keeps working", function()
+    local function fields(n)
+      local t = {}
+      for i = 1, n do t[i] = "f32" end
+      return lacc.tuple((table.unpack or unpack)(t))
+    end
+    assert.are.equal(2, #lacc.array(fields(64), { 2 }))   -- the largest tuple
+    local ok, err = pcall(lacc.array, fields(65), { 2 })
+    assert.is_false(ok)
+    assert.truthy(err:find("a tuple has at most 64 fields", 1, true), err)
+    local cons = {}
+    for i = 1, 4097 do cons[i] = { "C" .. i } end
+    ok, err = pcall(function() return lacc.array(lacc.data("Big", cons), { 1 }) end)
+    assert.is_false(ok)
+    assert.truthy(err:find("a sum has at most 4096 constructors", 1, true), err)
+    cons[4097] = nil
+    assert.are.equal(1, #lacc.array(lacc.data("Big", cons), { 1 }))   -- the largest sum
+    local nest = "i32"
+    for _ = 1, 70 do nest = "(" .. nest .. ",i8)" end
+    ok, err = pcall(lacc.array, nest, { 1 })
+    assert.is_false(ok)
+    assert.truthy(err:find("types nest at most 64 levels deep", 1, true), err)
+    ok, err = pcall(function() return lacc.array(lacc.data(("N"):rep(64), { { "A" } }), { 1 }) end)
+    assert.is_false(ok)
+    assert.truthy(err:find("names have at most 63 characters", 1, true), err)
+    assert.are.equal(1, #lacc.array(lacc.data(("N"):rep(63), { { ("A"):rep(63) } }), { 1 }))
+    H.check_array(lacc.run(lacc.map(function(x) return x * 3 end, f32s)), { 3, 6, 9 })
+  end)
+
   describe("using an array after a:free()", function()
     local function freed()
       local a = lacc.fromtable({ 1, 2 }, "f64")
