@@ -22,6 +22,8 @@
 typedef struct {
   lacc_ctx *ctx;
   int64_t gc_mark;   /* bytes held at which to collect next */
+  lua_State *running;             /* the state inside lacc_run, for progress calls */
+  int progress_ref, progress_err; /* registry refs: the callback, its first error */
 } ctx_box;
 
 typedef struct {
@@ -325,15 +327,64 @@ static int l_node_info(lua_State *L) {
   return 3;
 }
 
+/* The progress callback, on the thread running the program: the Lua function, called
+ * protected; its first error is kept and raised once the run is over (an error must not
+ * unwind through the core). */
+static void on_progress(void *ud, double fraction) {
+  ctx_box *c = ud;
+  lua_State *L = c->running;
+  if (L == NULL || c->progress_ref == LUA_NOREF || c->progress_err != LUA_NOREF ||
+      !lua_checkstack(L, 3))
+    return;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->progress_ref);
+  lua_pushnumber(L, fraction);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) c->progress_err = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* set_progress(fn | nil [, after seconds]) */
+static int l_set_progress(lua_State *L) {
+  ctx_box *c = lua_touserdata(L, lua_upvalueindex(1));
+  luaL_unref(L, LUA_REGISTRYINDEX, c->progress_ref);
+  c->progress_ref = LUA_NOREF;
+  if (lua_isnoneornil(L, 1)) {
+    lacc_set_progress(c->ctx, NULL, NULL, 0);
+    return 0;
+  }
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  double after = luaL_optnumber(L, 2, 1.0);
+  lua_pushvalue(L, 1);
+  c->progress_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lacc_set_progress(c->ctx, on_progress, c, after);
+  return 0;
+}
+
+static ctx_box *begin_run(lua_State *L) {
+  ctx_box *c = lua_touserdata(L, lua_upvalueindex(1));
+  c->running = L;
+  return c;
+}
+
+/* After a run: the progress callback's error, if it raised one. */
+static void end_run(lua_State *L, ctx_box *c) {
+  c->running = NULL;
+  if (c->progress_err == LUA_NOREF) return;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->progress_err);
+  luaL_unref(L, LUA_REGISTRYINDEX, c->progress_err);
+  c->progress_err = LUA_NOREF;
+  lua_error(L);
+}
+
 /* run(backend, roots...) -> arrays... */
 static int l_run(lua_State *L) {
   const char *backend = luaL_optstring(L, 1, NULL);
   lacc_node *roots[MAX_ARGS];
   lacc_array *out[MAX_ARGS];
   int n = collect(L, 2, roots);
-  if (lacc_run(get_ctx(L), backend, n, roots, out) != LACC_OK) return raise(L);
-  for (int i = 0; i < n; i++) push_array(L, out[i]);
-  return n;
+  ctx_box *c = begin_run(L);
+  int rc = lacc_run(c->ctx, backend, n, roots, out);
+  for (int i = 0; rc == LACC_OK && i < n; i++) push_array(L, out[i]);
+  end_run(L, c);
+  return rc == LACC_OK ? n : raise(L);
 }
 
 static int l_set_option(lua_State *L) {
@@ -382,9 +433,11 @@ static int l_program_run(lua_State *L) {
   lacc_array *args[MAX_ARGS], *out[MAX_ARGS];
   for (int i = 0; i < n; i++) args[i] = check_array(L, i + 2);
   if (b->p == NULL) return fail(L, "program was freed");
-  if (lacc_program_run(get_ctx(L), b->p, n, args, out) != LACC_OK) return raise(L);
-  for (int i = 0; i < b->nresults; i++) push_array(L, out[i]);
-  return b->nresults;
+  ctx_box *c = begin_run(L);
+  int rc = lacc_program_run(c->ctx, b->p, n, args, out);
+  for (int i = 0; rc == LACC_OK && i < b->nresults; i++) push_array(L, out[i]);
+  end_run(L, c);
+  return rc == LACC_OK ? b->nresults : raise(L);
 }
 
 /* explain(roots...) -> text, kernels, intermediates, lets */
@@ -479,7 +532,7 @@ static const luaL_Reg funcs[] = {
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
   { "node_cast", l_node_cast }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
-  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "set_layout", l_set_layout },
+  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
   { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node },
   { "set_option", l_set_option }, { "node_param", l_node_param },
@@ -515,6 +568,8 @@ int luaopen_lacc_core(lua_State *L) {
     ctx_box *b = lua_newuserdatauv(L, sizeof *b, 0);
     b->ctx = NULL;
     b->gc_mark = 0;
+    b->running = NULL;
+    b->progress_ref = b->progress_err = LUA_NOREF;
     luaL_setmetatable(L, CTX_MT);
     b->ctx = lacc_ctx_new();
     if (b->ctx == NULL) return fail(L, "lacc: out of memory");

@@ -530,10 +530,15 @@ int cpu_exec(lacc_ctx *ctx, const kplan *P, void *const *fns, lacc_array *const 
     if (P->slots[s].kind == SLOT_INPUT) rc = set_input(&E, s, P->slots[s].array);
     if (P->slots[s].kind == SLOT_PARAM) rc = set_input(&E, s, params[P->slots[s].param]);
   }
+  progress_begin(ctx, P->nsteps);
+  pool_on_tick(progress_tick, ctx);
   for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
+    progress_at(ctx, k);
     rc = run_step(&E, k);
     if (rc == LACC_OK) release_after(&E, k);
   }
+  progress_end(ctx);
+  if (ctx->progress.depth == 0) pool_on_tick(NULL, NULL);
   for (int i = 0; rc == LACC_OK && i < P->nresults; i++) {
     out[i] = E.arrays[P->results[i]];
     lacc_array_retain(out[i]);

@@ -72,3 +72,42 @@ double seconds_since(const struct timespec *t0) {
   clock_gettime(CLOCK_MONOTONIC, &t1);
   return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
 }
+
+void lacc_set_progress(lacc_ctx *ctx, lacc_progress_fn fn, void *ud, double after) {
+  ctx->progress.fn = fn;
+  ctx->progress.ud = ud;
+  ctx->progress.after = after > 0 ? after : 0;
+}
+
+/* Only the outermost run reports: awhile's condition and body run as programs too. */
+void progress_begin(lacc_ctx *ctx, int nsteps) {
+  if (ctx->progress.depth++ > 0) return;
+  ctx->progress.nsteps = nsteps > 0 ? nsteps : 1;
+  ctx->progress.step = 0;
+  ctx->progress.reported = 0;
+  clock_gettime(CLOCK_MONOTONIC, &ctx->progress.start);
+}
+
+void progress_at(lacc_ctx *ctx, int step) {
+  if (ctx->progress.depth == 1) ctx->progress.step = step;
+  progress_tick(ctx, 0);
+}
+
+#define PROGRESS_EVERY 0.2
+
+void progress_tick(void *arg, double step_done) {
+  lacc_ctx *ctx = arg;
+  if (ctx->progress.fn == NULL || ctx->progress.depth != 1) return;
+  if (seconds_since(&ctx->progress.start) < ctx->progress.after) return;
+  if (ctx->progress.reported && seconds_since(&ctx->progress.last) < PROGRESS_EVERY) return;
+  clock_gettime(CLOCK_MONOTONIC, &ctx->progress.last);
+  ctx->progress.reported = 1;
+  double f = (ctx->progress.step + (step_done < 0 ? 0 : step_done > 1 ? 1 : step_done)) /
+             ctx->progress.nsteps;
+  ctx->progress.fn(ctx->progress.ud, f);
+}
+
+void progress_end(lacc_ctx *ctx) {
+  if (--ctx->progress.depth > 0) return;
+  if (ctx->progress.fn != NULL && ctx->progress.reported) ctx->progress.fn(ctx->progress.ud, 1.0);
+}

@@ -72,6 +72,13 @@ struct lacc_ctx {
   int fusion, sharing;           /* optimisation switches (lacc_set_option), default on */
   int explain_source;            /* lacc_explain appends the generated C (2: OpenCL C) */
   lacc_transfers moved;          /* copies between host and devices, for lacc_transfers */
+  struct {                       /* lacc_set_progress, and the run being reported */
+    lacc_progress_fn fn;
+    void *ud;
+    double after;
+    int depth, step, nsteps, reported;
+    struct timespec start, last;
+  } progress;
 };
 
 void ctx_retain(lacc_ctx *ctx);
@@ -79,6 +86,12 @@ int ctx_error(lacc_ctx *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void ctx_clear(lacc_ctx *ctx);
 void *ctx_alloc(lacc_ctx *ctx, size_t n);   /* calloc; error "out of memory" on failure */
+/* Progress of the outermost run of a context (ctx.c): begin/end around a plan's steps,
+ * at(step) before each, tick(ctx, share of the step done) from the running thread. */
+void progress_begin(lacc_ctx *ctx, int nsteps);
+void progress_at(lacc_ctx *ctx, int step);
+void progress_tick(void *ctx, double step_done);
+void progress_end(lacc_ctx *ctx);
 /* LACC_VERBOSE is set (not empty, not "0"): first builds of kernels are reported on stderr. */
 int verbose(void);
 double seconds_since(const struct timespec *t0);

@@ -53,14 +53,24 @@ static int threads_wanted(void) {
   return n > POOL_MAX ? POOL_MAX : (int)n;
 }
 
-/* Claim chunks until none is left; returns how many this thread ran. */
-static int64_t drain(job *j) {
+static _Thread_local void (*tick_fn)(void *, double);
+static _Thread_local void *tick_arg;
+
+void pool_on_tick(void (*tick)(void *arg, double done), void *arg) {
+  tick_fn = tick;
+  tick_arg = arg;
+}
+
+/* Claim chunks until none is left; returns how many this thread ran. The submitting
+ * thread reports after each of its chunks (workers never call into the host). */
+static int64_t drain(job *j, int submitter) {
   int64_t ran = 0;
   for (;;) {
     int64_t c = atomic_fetch_add(&j->next, 1);
     if (c >= j->nchunks) return ran;
     j->fn(j->arg, c);
     ran++;
+    if (submitter && tick_fn != NULL) tick_fn(tick_arg, (double)(c + 1) / (double)j->nchunks);
   }
 }
 
@@ -75,7 +85,7 @@ static void *worker(void *unused) {
     seen = j->generation;
     j->active++;
     pthread_mutex_unlock(&P.lock);
-    int64_t ran = drain(j);
+    int64_t ran = drain(j, 0);
     pthread_mutex_lock(&P.lock);
     j->finished += ran;
     j->active--;
@@ -126,7 +136,10 @@ int pool_threads(void) {
 void pool_run(int64_t nchunks, pool_fn fn, void *arg) {
   if (nchunks <= 0) return;
   if (nchunks == 1 || pool_threads() == 1 || pthread_mutex_trylock(&P.submit) != 0) {
-    for (int64_t c = 0; c < nchunks; c++) fn(arg, c);
+    for (int64_t c = 0; c < nchunks; c++) {
+      fn(arg, c);
+      if (tick_fn != NULL) tick_fn(tick_arg, (double)(c + 1) / (double)nchunks);
+    }
     return;
   }
   job j = { .fn = fn, .arg = arg, .nchunks = nchunks };
@@ -136,7 +149,7 @@ void pool_run(int64_t nchunks, pool_fn fn, void *arg) {
   P.current = &j;
   pthread_cond_broadcast(&P.work);
   pthread_mutex_unlock(&P.lock);
-  int64_t ran = drain(&j);
+  int64_t ran = drain(&j, 1);
   pthread_mutex_lock(&P.lock);
   j.finished += ran;
   while (j.finished < nchunks || j.active > 0) pthread_cond_wait(&P.done, &P.lock);

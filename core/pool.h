@@ -11,6 +11,9 @@ int pool_threads(void);
 /* fn(arg, c) for every chunk 0 <= c < nchunks, spread over the pool; returns when all
  * are done. Runs on the calling thread alone when the pool is busy with another job. */
 void pool_run(int64_t nchunks, pool_fn fn, void *arg);
+/* A hook for the jobs the calling thread submits: tick(arg, share of chunks claimed) runs
+ * on that thread after each chunk it runs itself (NULL: none). Per thread. */
+void pool_on_tick(void (*tick)(void *arg, double done), void *arg);
 /* Keeps this library mapped for the life of the process (process-wide state lives in
  * it); returns whether that worked. */
 int pool_pin_library(void);

@@ -651,10 +651,13 @@ int cl_exec(lacc_ctx *ctx, const kplan *P, clprog *cp, lacc_array *const *params
     if (P->slots[s].kind == SLOT_INPUT) rc = take_input(&X, s, P->slots[s].array);
     if (P->slots[s].kind == SLOT_PARAM) rc = take_input(&X, s, params[P->slots[s].param]);
   }
+  progress_begin(ctx, P->nsteps);
   for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
+    progress_at(ctx, k);
     rc = run_step(&X, k);
     if (rc == LACC_OK) release_after(&X, k);
   }
+  progress_end(ctx);
   int got = 0;
   for (; rc == LACC_OK && got < P->nresults; got++) {
     int s = P->results[got];

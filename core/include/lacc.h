@@ -138,6 +138,13 @@ const char *lacc_array_layout(const lacc_array *a);
  * them. examples/c/ shows a program on this API, and Lua states in several threads. */
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
              lacc_array **out);
+/* Progress of long runs: fn(ud, fraction) is called on the thread running a program (cpu
+ * and opencl backends), first once the run has taken `after` seconds, then at most every
+ * 0.2 s, and with 1.0 at its end if it was called before; fraction is the share of the
+ * run's steps done (a step's chunks counted as they finish). fn NULL turns it off. */
+typedef void (*lacc_progress_fn)(void *ud, double fraction);
+void lacc_set_progress(lacc_ctx *ctx, lacc_progress_fn fn, void *ud, double after);
+
 /* Switches of the context: "fusion", "sharing" (optimisations, for ablation; default
  * on), "source" (lacc_explain appends the generated C; default off) and "source_opencl"
  * (appends the OpenCL C instead). */

@@ -72,6 +72,8 @@ int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
              lacc_array **out);
+typedef void (*lacc_progress_fn)(void *ud, double fraction);
+void lacc_set_progress(lacc_ctx *ctx, lacc_progress_fn fn, void *ud, double after);
 int lacc_set_option(lacc_ctx *ctx, const char *name, int value);
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);
 void lacc_string_free(char *s);

@@ -261,13 +261,49 @@ function M.node_info(x)
 end
 
 local outbuf = ffi.new("lacc_array *[16]")
+-- Progress: a C callback into Lua, called on this thread while lacc_run runs. Its error
+-- cannot unwind through C: the first is kept and raised after the run. The calls that
+-- may call back stay interpreted (jit.off below): LuaJIT forbids callbacks from C
+-- functions called by compiled code.
+local progress_cb, progress_fn, progress_err
+function M.set_progress(fn, after)
+  if fn == nil then
+    C.lacc_set_progress(ctx, nil, nil, 0)
+    if progress_cb then progress_cb:free() end
+    progress_cb, progress_fn = nil, nil
+    return
+  end
+  if type(fn) ~= "function" then error("progress must be a function", 2) end
+  progress_fn = fn
+  if not progress_cb then
+    progress_cb = ffi.cast("lacc_progress_fn", function(_, fraction)
+      if progress_err == nil then
+        local ok, err = pcall(progress_fn, fraction)
+        if not ok then progress_err = err end
+      end
+    end)
+  end
+  C.lacc_set_progress(ctx, progress_cb, nil, after or 1.0)
+end
+
+local function after_run()
+  if progress_err ~= nil then
+    local err = progress_err
+    progress_err = nil
+    error(err, 0)
+  end
+end
+
 function M.run(backend, ...)
   local n = collect(...)
-  if C.lacc_run(ctx, backend, n, argbuf, outbuf) ~= 0 then raise() end
+  local rc = C.lacc_run(ctx, backend, n, argbuf, outbuf)
   local r = {}
-  for i = 1, n do r[i] = wrap_array(outbuf[i - 1]) end
+  for i = 1, rc == 0 and n or 0 do r[i] = wrap_array(outbuf[i - 1]) end
+  after_run()
+  if rc ~= 0 then raise() end
   return unpack(r, 1, n)
 end
+jit.off(M.run)
 
 function M.set_option(name, on)
   if C.lacc_set_option(ctx, name, on and 1 or 0) ~= 0 then raise() end
@@ -290,11 +326,14 @@ function M.program_run(prog, ...)
   local n = select("#", ...)
   if n > 16 then error("too many arguments (at most 16)", 0) end
   for i = 1, n do abuf[i - 1] = check_array((select(i, ...))) end
-  if C.lacc_program_run(ctx, prog.p, n, abuf, outbuf) ~= 0 then raise() end
+  local rc = C.lacc_program_run(ctx, prog.p, n, abuf, outbuf)
   local r = {}
-  for i = 1, prog.n do r[i] = wrap_array(outbuf[i - 1]) end
+  for i = 1, rc == 0 and prog.n or 0 do r[i] = wrap_array(outbuf[i - 1]) end
+  after_run()
+  if rc ~= 0 then raise() end
   return unpack(r, 1, prog.n)
 end
+jit.off(M.program_run)
 
 local stats = ffi.new("lacc_stats")
 function M.explain(...)

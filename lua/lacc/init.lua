@@ -848,14 +848,22 @@ local function with_options(opts, f, ...)
   for _, name in ipairs { "fusion", "sharing", "source" } do
     if opts[name] ~= nil then switches[#switches + 1] = name end
   end
-  if not opts.layout and #switches == 0 then return f(...) end
+  if opts.progress ~= nil and type(opts.progress) ~= "function" then
+    fail("progress must be a function, got %s", type(opts.progress))
+  end
+  if opts.progress_after ~= nil and type(opts.progress_after) ~= "number" then
+    fail("progress_after must be a number of seconds, got %s", type(opts.progress_after))
+  end
+  if not opts.layout and #switches == 0 and not opts.progress then return f(...) end
   local saved = current_layout
+  if opts.progress then core.set_progress(opts.progress, opts.progress_after or 1.0) end
   if opts.layout then core.set_layout(opts.layout) end
   for _, name in ipairs(switches) do
     if name == "source" and opts.source == "opencl" then core.set_option("source_opencl", true)
     else core.set_option(name, opts[name]) end
   end
   local r = pack(pcall(f, ...))
+  if opts.progress then core.set_progress(nil) end
   core.set_layout(saved)
   for _, name in ipairs(switches) do core.set_option(name, name ~= "source") end
   if not r[1] then error(r[2], 0) end
@@ -863,7 +871,9 @@ local function with_options(opts, f, ...)
 end
 
 -- run(p [, opts]) -> host array(s); p an array program, a table of them, or a scalar.
--- opts: backend, layout (of the results), fusion = false, sharing = false.
+-- opts: backend, layout (of the results), fusion = false, sharing = false,
+-- progress = function(fraction) (called once the run has taken progress_after seconds,
+-- default 1, then every 0.2 s or so, and with 1 at the end; cpu and opencl backends).
 function lacc.run(p, opts)
   opts = opts or {}
   local backend = check_backend(opts, "run")
@@ -934,6 +944,10 @@ function lacc.compile(fn, opts)
       local roots = roots_of(fn(unpack(params, 1, n)), "compile")
       prog = with_options(opts, core.program_new, backend, n, nodes(roots))
       programs[key] = prog
+    end
+    if opts.progress then
+      return with_options({ progress = opts.progress, progress_after = opts.progress_after },
+                          core.program_run, prog, ...)
     end
     return core.program_run(prog, ...)
   end
