@@ -6,9 +6,11 @@ LUAJIT ?= luajit
 BUSTED ?= /usr/bin/busted
 LUA_INC ?= $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 LUA_LIB ?= $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
+PNG_CFLAGS ?= $(shell pkg-config --cflags libpng 2>/dev/null)
+PNG_LIB ?= $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng16)
 OPT ?= -O2 -g
 WARN = -Wall -Wextra -Werror -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
-CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore/include $(SAN) $(CFLAGS)
+CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore/include $(PNG_CFLAGS) $(SAN) $(CFLAGS)
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 B ?= build
 
@@ -31,7 +33,7 @@ $(B)/obj/cl_%.o: opencl/%.c $(HDRS)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(B)/liblacc.so: $(CORE_OBJ)
-	$(CC) -shared -o $@ $(CORE_OBJ) $(LDFLAGS_ALL) -lm -ldl -lpthread
+	$(CC) -shared -o $@ $(CORE_OBJ) $(LDFLAGS_ALL) $(PNG_LIB) -lm -ldl -lpthread
 
 $(B)/lacc/core.so: bindings/lacc_core.c core/include/lacc.h $(B)/liblacc.so
 	@mkdir -p $(dir $@)
@@ -39,7 +41,7 @@ $(B)/lacc/core.so: bindings/lacc_core.c core/include/lacc.h $(B)/liblacc.so
 	  -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_ALL)
 
 $(B)/test_core: core/test/test_core.c $(B)/liblacc.so
-	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(B) -llacc -Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL) -lm
+	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(B) -llacc -Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL) $(PNG_LIB) -lm
 
 # Embedding (examples/c): a C program on the C API, and Lua states in threads.
 $(B)/examples/saxpy: examples/c/saxpy.c $(B)/liblacc.so

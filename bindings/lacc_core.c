@@ -478,6 +478,13 @@ static int l_set_layout(lua_State *L) {
   return 0;
 }
 
+/* array_write_png(array, path) */
+static int l_array_write_png(lua_State *L) {
+  if (lacc_array_write_png(get_ctx(L), check_array(L, 1), luaL_checkstring(L, 2)) != LACC_OK)
+    return raise(L);
+  return 0;
+}
+
 static int l_array_layout(lua_State *L) {
   lua_pushstring(L, lacc_array_layout(check_array(L, 1)));
   return 1;
@@ -533,7 +540,7 @@ static const luaL_Reg funcs[] = {
   { "node_cast", l_node_cast }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
   { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
-  { "array_layout", l_array_layout }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
+  { "array_layout", l_array_layout }, { "array_write_png", l_array_write_png }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
   { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node },
   { "set_option", l_set_option }, { "node_param", l_node_param },
   { "program_new", l_program_new }, { "program_run", l_program_run }, { NULL, NULL }

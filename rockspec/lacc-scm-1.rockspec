@@ -14,7 +14,7 @@ dependencies = { "lua >= 5.1" }
 local core_sources = {
   "core/array.c", "core/checks.c", "core/cpu.c", "core/ctx.c", "core/diskcache.c", "core/emit_c.c",
   "core/explain.c", "core/fusion.c", "core/graph.c", "core/interp.c", "core/layout.c",
-  "core/loop.c", "core/lower.c", "core/pool.c", "core/prim.c", "core/run.c",
+  "core/loop.c", "core/lower.c", "core/png.c", "core/pool.c", "core/prim.c", "core/run.c",
   "core/sharing.c", "core/simplify.c", "core/text.c", "core/type.c",
   -- the OpenCL backend: built against Debian's opencl-headers, libOpenCL.so.1 opened at
   -- run time (no link dependency)
@@ -23,7 +23,7 @@ local core_sources = {
 local lacc_core_sources = { "bindings/lacc_core.c" }
 for i = 1, #core_sources do lacc_core_sources[i + 1] = core_sources[i] end
 local defines = { "_DEFAULT_SOURCE", "_POSIX_C_SOURCE=200809L" }
-local libraries = { "m", "dl", "pthread" }
+local libraries = { "png16", "m", "dl", "pthread" }
 build = {
   type = "builtin",
   modules = {

@@ -76,6 +76,9 @@ const char *lacc_array_leaf_type(const lacc_array *a, int leaf);
  * back from a device. The pointer may be written to until the array is next used by a
  * run; for writes after that, ask for it again. */
 void *lacc_array_leaf_data(lacc_array *a, int leaf);
+/* A rank-2 array (rows, columns) as a PNG image at path: elements u8, f32 or f64 are grey
+ * levels, tuples of 3 or 4 of them RGB or RGBA; floats are clamped to [0, 1]. */
+int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path);
 /* Element access by linear index and leaf; integers as int64 bit patterns
  * (u64 values above INT64_MAX come back negative), floats and bools as doubles. */
 int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out);

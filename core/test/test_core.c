@@ -3,7 +3,9 @@
  * interpreter's run-time errors. Prints "N passed, N failed" last.
  */
 #include <math.h>
+#include <png.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "lacc.h"
@@ -126,12 +128,57 @@ static void test_divzero(void) {
   lacc_ctx_release(c);
 }
 
+/* An image written by lacc_array_write_png and read back with libpng: every pixel, in
+ * RGB (a tuple of u8) and grey (f32, clamped and rounded). */
+static void test_png(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  int64_t ext[2] = { 3, 5 };
+  lacc_array *rgb = lacc_array_new(c, "(u8,u8,u8)", 2, ext);
+  lacc_array *grey = lacc_array_new(c, "f32", 2, ext);
+  const double levels[5] = { -1.0, 0.0, 0.5, 0.999, 7.0 };   /* 0, 0, 128, 255, 255 */
+  for (int i = 0; i < 15; i++) {
+    for (int ch = 0; ch < 3; ch++) lacc_array_set_i(c, rgb, ch, i, (i * 17 + ch * 80) % 256);
+    lacc_array_set_f(c, grey, 0, i, levels[i % 5]);
+  }
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/lacc-test-%ld.png", (long)clock());
+  int ok = 1;
+  for (int pass = 0; pass < 2; pass++) {
+    ok = ok && lacc_array_write_png(c, pass ? grey : rgb, path) == LACC_OK;
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    ok = ok && png_image_begin_read_from_file(&img, path);
+    img.format = pass ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+    unsigned char buf[3 * 15];
+    ok = ok && img.width == 5 && img.height == 3 && png_image_finish_read(&img, NULL, buf, 0, NULL);
+    for (int i = 0; ok && i < 15; i++) {
+      if (pass) {
+        const unsigned char want[5] = { 0, 0, 128, 255, 255 };
+        ok = buf[i] == want[i % 5];
+      } else {
+        for (int ch = 0; ch < 3; ch++) ok = ok && buf[3 * i + ch] == (i * 17 + ch * 80) % 256;
+      }
+    }
+    png_image_free(&img);
+  }
+  remove(path);
+  check(ok, "write_png: RGB and grey images read back pixel for pixel");
+  lacc_array *bad = lacc_array_new(c, "i32", 2, ext);
+  check(lacc_array_write_png(c, bad, path) == LACC_ERR_TYPE, "write_png refuses i32 elements");
+  lacc_array_release(rgb);
+  lacc_array_release(grey);
+  lacc_array_release(bad);
+  lacc_ctx_release(c);
+}
+
 int main(void) {
   check(lacc_abi_version() == LACC_ABI_VERSION, "abi version");
   test_seed_example();
   test_chain();
   test_type_error();
   test_divzero();
+  test_png();
   printf("core: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

@@ -109,6 +109,8 @@ function methods.type(a) return core.array_type(alive(a, "type")) end
 function methods.size(a) return core.array_size(alive(a, "size")) end
 function methods.free(a) core.array_free(a) end
 function methods.layout(a) return core.array_layout(alive(a, "layout")) end
+-- a:write_png(path): a rank-2 array as an image (u8/f32/f64 grey, tuples of 3 or 4 RGB(A))
+function methods.write_png(a, path) core.array_write_png(alive(a, "write_png"), path) end
 
 function methods.get(a, ...)
   alive(a, "get")

@@ -41,6 +41,7 @@ int64_t lacc_array_size(const lacc_array *a);
 int lacc_array_nleaves(const lacc_array *a);
 const char *lacc_array_leaf_type(const lacc_array *a, int leaf);
 void *lacc_array_leaf_data(lacc_array *a, int leaf);
+int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path);
 int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out);
 int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, double *out);
 int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t v);

@@ -366,6 +366,10 @@ function M.set_layout(strategy)
 end
 
 function M.array_layout(b) return ffi.string(C.lacc_array_layout(check_array(b))) end
+function M.array_write_png(b, path)
+  if type(path) ~= "string" then error("write_png: expected a file name, got " .. type(path), 0) end
+  if C.lacc_array_write_png(ctx, check_array(b), path) ~= 0 then raise() end
+end
 
 registry["lacc.ffi_core"] = M
 return M

@@ -956,6 +956,11 @@ end
 -- ---- host arrays
 
 lacc.fromtable = array.fromtable
+-- write_png(path, a): a host array (or a program, run first) as a PNG image.
+function lacc.write_png(path, a)
+  if not array.is_array(a) then a = lacc.run(a) end
+  array.methods.write_png(a, path)
+end
 lacc.array = array.new
 
 -- ---- scalar functions
