@@ -78,5 +78,82 @@ describe("examples", function()
     assert.truthy(math.abs(tonumber(before) - tonumber(after)) < 0.02, out)
   end)
 
+  it("saxpy computes 1 + 4 a x in f32", function()
+    local n, f = 1001, H.f32
+    local out = run("saxpy", "N=" .. n)
+    local function ref(i)
+      local x, y = f(f(i) / f(n)), 1
+      for _ = 1, 4 do y = f(f(2.5 * x) + y) end
+      return y
+    end
+    local y1, yn = out:match("y%[1%] = ([%d.]+), y%[%d+%] = ([%d.]+)")
+    assert.truthy(y1, out)
+    assert.are.equal(("%.6f"):format(ref(1)), y1)
+    assert.are.equal(("%.6f"):format(ref(n)), yn)
+  end)
+
+  it("histogram counts what plain Lua counts, bin by bin", function()
+    local n = 5003
+    local out = run("histogram", "N=" .. n)
+    local want = {}
+    for b = 1, 20 do want[b] = 0 end
+    local function u(i, mul, add) return math.floor((i * mul + add) / 128) % 0x1000000 / 0x1000000 end
+    for i = 1, n do
+      local v = (u(i, 2654435761, 17) + u(i, 2246822519, 9973) + u(i, 3266489917, 40503)) / 3
+      local b = math.floor(v * 20) + 1
+      want[b] = want[b] + 1
+    end
+    local got = {}
+    for c in out:gmatch("%d%.%d%d%-%d%.%d%d +(%d+)") do got[#got + 1] = tonumber(c) end
+    assert.are.same(want, got)
+  end)
+
+  it("blackscholes prices satisfy put-call parity", function()
+    local n, f = 2001, H.f32
+    local out = run("blackscholes", "N=" .. n)
+    local got = tonumber(out:match("sum%(call %- put%) = ([%-%d.]+)"))
+    assert.truthy(got, out)
+    local want = 0
+    for i = 1, n do
+      local t = f(f(i) / f(n))
+      local s, x, y = f(5 + f(30 * t)), f(1 + f(100 * f(1 - t))), f(0.25 + f(8 * t))
+      want = want + (s - x * math.exp(-0.02 * y))
+    end
+    assert.truthy(math.abs(got - want) <= 1e-4 * math.abs(want) + 1, got .. " vs " .. want)
+  end)
+
+  it("nbody follows the same orbits as plain Lua", function()
+    local n, steps = 40, 3
+    local out = run("nbody", ("N=%d STEPS=%d"):format(n, steps))
+    local x, y, e0, e1 = out:match("body 1 at %(([%-%d.]+), ([%-%d.]+)%); kinetic energy ([%d.]+) %-> ([%d.]+)")
+    assert.truthy(x, out)
+    local s, mass, dt, soft = {}, 1 / n, 0.01, 0.01
+    for i = 1, n do
+      local a = i * (2 * math.pi / n)
+      s[i] = { math.cos(a), math.sin(a), -math.sin(a) * 0.3, math.cos(a) * 0.3 }
+    end
+    for _ = 1, steps do
+      local nxt = {}
+      for i = 1, n do
+        local ax, ay = 0, 0
+        for j = 1, n do
+          local dx, dy = s[j][1] - s[i][1], s[j][2] - s[i][2]
+          local d2 = dx * dx + dy * dy + soft * soft
+          local inv = mass / (d2 * math.sqrt(d2))
+          ax, ay = ax + dx * inv, ay + dy * inv
+        end
+        local vx, vy = s[i][3] + ax * dt, s[i][4] + ay * dt
+        nxt[i] = { s[i][1] + vx * dt, s[i][2] + vy * dt, vx, vy }
+      end
+      s = nxt
+    end
+    local e = 0
+    for i = 1, n do e = e + 0.5 * mass * (s[i][3] ^ 2 + s[i][4] ^ 2) end
+    assert.are.equal(("%.4f"):format(s[1][1]), x)
+    assert.are.equal(("%.4f"):format(s[1][2]), y)
+    assert.are.equal("0.045000", e0)
+    assert.are.equal(("%.6f"):format(e), e1)
+  end)
+
   it("cleans up", function() os.execute(("rm -rf '%s'"):format(dir)) end)
 end)
