@@ -1,4 +1,6 @@
--- Every Lua code block in the README and docs/ runs without error on this VM.
+-- Every Lua code block in the README and docs/ runs without error on this VM, and what
+-- its `--> ...` comments promise is among what it prints; the guide's reference names
+-- every function of the module.
 local function blocks(path)
   local f = assert(io.open(path))
   local text = f:read("a") or f:read("*a")
@@ -8,13 +10,68 @@ local function blocks(path)
   return r
 end
 
+-- Words of a printed line, numbers in one spelling (Lua 5.4 prints 20.0 where LuaJIT
+-- prints 20; LuaJIT's 64-bit integers print with LL).
+local function tokens(line)
+  local r = {}
+  for w in line:gsub("[%[%],]", " %0 "):gsub("(%d)LL", "%1"):gmatch("%S+") do
+    local n = tonumber(w)
+    r[#r + 1] = n and ("%.10g"):format(n) or w
+  end
+  return r
+end
+
+-- A word of a comment matches a printed one; "…" in it stands for the rest of the word.
+local function same_word(w, g)
+  local at = w:find("…", 1, true)
+  if not at then return w == g end
+  return g:sub(1, at - 1) == w:sub(1, at - 1)
+end
+
+-- want[k..] matched at got[g..] (a word with "…" may also swallow more printed words);
+-- the position after the match, or nil.
+local function match_from(got, want, k, g)
+  if k > #want then return g end
+  if g > #got or not same_word(want[k], got[g]) then return nil end
+  local r = match_from(got, want, k + 1, g + 1)
+  if r or not want[k]:find("…", 1, true) then return r end
+  for extra = g + 1, #got do
+    r = match_from(got, want, k + 1, extra + 1)
+    if r then return r end
+  end
+  return nil
+end
+
+-- Whether want's words appear in got side by side, from position `from`; the position
+-- after them, or nil.
+local function find_words(got, want, from)
+  for s = from, #got do
+    local r = match_from(got, want, 1, s)
+    if r then return r end
+  end
+  return #want == 0 and from or nil
+end
+
+-- A comment's parts (split at runs of 3 or more blanks) appear in got, in order.
+local function contains(got, parts)
+  local at = 1
+  for _, want in ipairs(parts) do
+    at = find_words(got, want, at)
+    if not at then return false end
+  end
+  return true
+end
+
 describe("documentation examples", function()
   for _, path in ipairs { "README.md", "docs/guide.md", "docs/core.md" } do
     for i, code in ipairs(blocks(path)) do
       it(("%s block %d runs"):format(path, i), function()
         local out = {}
         local env = setmetatable({ print = function(...)
-          out[#out + 1] = select("#", ...) end }, { __index = _G })
+          local parts = {}
+          for k = 1, select("#", ...) do parts[k] = tostring((select(k, ...))) end
+          out[#out + 1] = table.concat(parts, " ")
+        end }, { __index = _G })
         local chunk, err
         if setfenv then
           chunk, err = loadstring(code, path)
@@ -25,7 +82,46 @@ describe("documentation examples", function()
         assert.is_nil(err)
         chunk()
         assert.is_true(#out > 0)   -- every example shows something
+        -- what a "--> ..." comment promises appears in what the block printed
+        local printed = {}
+        for k, line in ipairs(out) do printed[k] = tokens(line) end
+        for expected in code:gmatch("%-%->([^\n]*)") do
+          local parts = {}
+          for part in (expected:gsub("%s%s+%(.*%)%s*$", "") .. "   "):gmatch("(.-)%s%s%s+") do
+            if part:find("%S") then parts[#parts + 1] = tokens(part) end
+          end
+          local want = parts
+          local found = false
+          for _, got in ipairs(printed) do found = found or contains(got, want) end
+          assert.is_true(found, ("%s block %d: '-->%s' not among what it printed:\n%s")
+            :format(path, i, expected, table.concat(out, "\n")))
+        end
       end)
     end
   end
+end)
+
+describe("the reference in docs/guide.md", function()
+  it("names every function of lacc, and nothing else", function()
+    local lacc = require "lacc"
+    local f = assert(io.open("docs/guide.md"))
+    local text = f:read("a") or f:read("*a")
+    f:close()
+    local ref = text:match("\n## Reference\n(.*)$")
+    assert.truthy(ref, "docs/guide.md has a Reference section")
+    local named = {}
+    for name in ref:gmatch("lacc%.([%a_][%w_]*)") do named[name] = true end
+    local missing, stale = {}, {}
+    for k, v in pairs(lacc) do
+      local callable = type(v) == "function" or (type(v) == "table" and getmetatable(v) and getmetatable(v).__call)
+      if callable and not k:match("^_") and not named[k] then missing[#missing + 1] = k end
+    end
+    for k in pairs(named) do
+      if lacc[k] == nil then stale[#stale + 1] = k end
+    end
+    table.sort(missing)
+    table.sort(stale)
+    assert.are.same({}, missing)
+    assert.are.same({}, stale)
+  end)
 end)
