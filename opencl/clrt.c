@@ -8,6 +8,8 @@
  * Must not: know about plans, kernels' meaning or arrays (opencl/exec.c does), nor touch
  * the CPU backend's cache files.
  */
+#include "have.h"
+#ifdef LACC_HAVE_OPENCL
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -801,3 +803,4 @@ int clrt_build(lacc_ctx *ctx, int i, const char *src, const char *options, cl_pr
   pthread_mutex_unlock(&lock);
   return rc;
 }
+#endif /* LACC_HAVE_OPENCL */

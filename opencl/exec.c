@@ -8,6 +8,8 @@
  * Must not: lower, print or build kernels (lower.c, emit_c.c, clrt.c do), or decide
  * semantics: a plan runs here exactly as cpu.c runs it.
  */
+#include "have.h"
+#ifdef LACC_HAVE_OPENCL
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -716,3 +718,4 @@ char *lacc_devices(lacc_ctx *ctx) {
   }
   return s;
 }
+#endif /* LACC_HAVE_OPENCL */

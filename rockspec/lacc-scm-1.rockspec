@@ -16,9 +16,9 @@ local core_sources = {
   "core/explain.c", "core/fusion.c", "core/graph.c", "core/interp.c", "core/layout.c",
   "core/loop.c", "core/lower.c", "core/png.c", "core/pool.c", "core/prim.c", "core/run.c",
   "core/sharing.c", "core/simplify.c", "core/text.c", "core/type.c",
-  -- the OpenCL backend: built against Debian's opencl-headers, libOpenCL.so.1 opened at
-  -- run time (no link dependency)
-  "opencl/clrt.c", "opencl/exec.c", "opencl/hostfn.c",
+  -- the OpenCL backend: built against Debian's opencl-headers when they are there (else
+  -- without it: opencl/none.c), libOpenCL.so.1 opened at run time (no link dependency)
+  "opencl/clrt.c", "opencl/exec.c", "opencl/hostfn.c", "opencl/none.c",
 }
 local lacc_core_sources = { "bindings/lacc_core.c" }
 for i = 1, #core_sources do lacc_core_sources[i + 1] = core_sources[i] end

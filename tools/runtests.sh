@@ -59,6 +59,26 @@ for cmd in "$B/examples/saxpy cpu" "$B/examples/saxpy interp" "$B/examples/threa
   if run $cmd; then passed=$((passed + 1)); else echo "failed: $cmd"; failed=$((failed + 1)); fi
 done
 
+echo "== a build without OpenCL (-DLACC_NO_OPENCL, as where the headers are missing)"
+nocl="$B-nocl"
+if make -s -j2 B="$nocl" CFLAGS=-DLACC_NO_OPENCL "$nocl/liblacc.so" "$nocl/lacc/core.so" >"$log" 2>&1; then
+  check='local lacc = require "lacc"
+    assert(#lacc.devices() == 0, "devices")
+    local ok, err = pcall(lacc.run, lacc.map(function(v) return v + 1 end, lacc.fromtable({1, 2}, "i32")), {backend = "opencl"})
+    assert(not ok and tostring(err):find("built without OpenCL", 1, true), tostring(err))
+    assert(lacc.run(lacc.sum(lacc.fromtable({1, 2}, "i32"))):get() == 3, "cpu")
+    print("ok")'
+  for vm in "$LUA54" "$LUAJIT"; do
+    if [ "$(env LUA_CPATH="$PWD/$nocl/?.so;;" LACC_LIB="$PWD/$nocl/liblacc.so" "$vm" -e "$check" 2>&1)" = ok ]; then
+      echo "$vm: the cpu backend works, opencl says it was left out"; passed=$((passed + 1))
+    else
+      echo "$vm: the build without OpenCL misbehaves"; failed=$((failed + 1))
+    fi
+  done
+else
+  cat "$log"; echo "the build without OpenCL failed"; failed=$((failed + 1))
+fi
+
 # OpenCL programs build slowly on PoCL (about 0.2-0.4 s each, where cc takes 0.06 s), so
 # the OpenCL specs run in a process of their own beside the others, built with
 # -cl-opt-disable (the benchmarks build optimised). Under Lua 5.4 the type sweeps run on
