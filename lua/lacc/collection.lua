@@ -268,9 +268,12 @@ end
 -- sees one parameter per array; its shape (element type, groups) joins the key.
 local function compile_collections(compile)
   return function(fn, opts)
+    local plain = compile(fn, opts)   -- checks fn and opts now; runs calls without collections
     local by_shape = {}
     return function(...)
-      local args, flat, shape = { ... }, {}, {}
+      local args, flat, shape, any = { ... }, {}, {}, false
+      for i = 1, select("#", ...) do any = any or M.is(args[i]) end
+      if not any then return plain(...) end
       for i = 1, select("#", ...) do
         local a = args[i]
         if M.is(a) then
