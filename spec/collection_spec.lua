@@ -242,6 +242,27 @@ for _, backend in ipairs(H.backends) do
       end)
     end)
 
+    it("runs a collection of many constructors (more arrays than one run returns)", function()
+      local cons = {}
+      for k = 1, 12 do cons[k] = { "K" .. k, "i32" } end
+      local Many = lacc.data("Many", cons)
+      local vals = {}
+      for i = 1, 50 do vals[i] = { tag = "K" .. (i % 12 + 1), i * 7 } end
+      local xs = lacc.fromtable(vals, Many)
+      local coll = lacc.run(lacc.partition(xs), opts)
+      assert.are.equal(12, #coll.groups)
+      for k, g in ipairs(coll.groups) do
+        local want = {}
+        for i, v in ipairs(vals) do if v.tag == "K" .. k then want[#want + 1] = i * 7 end end
+        same_list(want, g.host.data:totable(), "K" .. k)
+      end
+      local back = lacc.run(lacc.merge(coll), opts):totable()
+      for i, v in ipairs(vals) do
+        assert.are.equal(v.tag, back[i].tag)
+        assert.are.equal(v[1], H.num(back[i][1]))
+      end
+    end)
+
     it("says what is wrong", function()
       local xs = lacc.fromtable({ 1, 2 }, "i32")
       local ok, err = pcall(lacc.partition, xs)

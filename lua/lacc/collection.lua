@@ -251,7 +251,14 @@ function M.run(coll, opts)
     roots[#roots + 1] = g.pos
     if g.data then roots[#roots + 1] = g.data end
   end
-  local hs = { L.run(roots, opts) }
+  -- one run shares the partition's work among the groups; a run takes at most 16
+  -- results, so a collection of more arrays runs in batches
+  local hs = {}
+  for first = 1, #roots, 16 do
+    local batch = { unpack(roots, first, math.min(#roots, first + 15)) }
+    local got = { L.run(batch, opts) }
+    for i = 1, #batch do hs[first + i - 1] = got[i] end
+  end
   local groups, k = {}, 0
   for i, g in ipairs(coll.groups) do
     k = k + 1
