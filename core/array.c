@@ -191,6 +191,11 @@ void array_store(lacc_array *a, int64_t i, const lacc_val *leaves) {
   layout_store(a->plan, a->type, a->buf, i, leaves);
 }
 
+static void drop_mirror(lacc_array *a) {
+  if (a->mirror != NULL) a->mirror->ops->drop(a->mirror);
+  a->mirror = NULL;
+}
+
 int array_host(lacc_array *a) {
   if (!a->host_stale) return LACC_OK;
   int rc = a->mirror->ops->fetch(a->mirror, a);
@@ -199,13 +204,12 @@ int array_host(lacc_array *a) {
 }
 
 void array_host_written(lacc_array *a) {
-  if (a->mirror != NULL) a->mirror->ops->drop(a->mirror);
-  a->mirror = NULL;
+  drop_mirror(a);
   a->host_stale = 0;
 }
 
 void array_set_mirror(lacc_array *a, array_mirror *m, int stale) {
-  if (a->mirror != NULL) a->mirror->ops->drop(a->mirror);
+  drop_mirror(a);
   a->mirror = m;
   a->host_stale = stale;
 }
@@ -244,7 +248,7 @@ void lacc_array_retain(lacc_array *a) { a->refs++; }
 
 void lacc_array_release(lacc_array *a) {
   if (a == NULL || --a->refs > 0) return;
-  if (a->mirror != NULL) a->mirror->ops->drop(a->mirror);
+  drop_mirror(a);
   for (int k = 0; k < a->plan->nbufs; k++)
     buf_free(a->buf[k], scalar_size(a->plan->buf_kind[k]) * (size_t)a->size);
   free(a->buf);

@@ -531,7 +531,7 @@ int cpu_exec(lacc_ctx *ctx, const kplan *P, void *const *fns, lacc_array *const 
     if (P->slots[s].kind == SLOT_PARAM) rc = set_input(&E, s, params[P->slots[s].param]);
   }
   progress_begin(ctx, P->nsteps);
-  pool_on_tick(progress_tick, ctx);
+  if (ctx->progress.fn != NULL) pool_on_tick(progress_tick, ctx);   /* no call per chunk else */
   for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
     progress_at(ctx, k);
     rc = run_step(&E, k);

@@ -497,7 +497,6 @@ static void load_rec(lower *L, int slot, int idx, const lacc_type *t, int active
     /* a field of an alternative the element is not keeps whatever bits its slot holds:
      * only that alternative's arm of a match reads it (selecting zero here cost the
      * compact layout a select per leaf per element) */
-    (void)active;
     out[(*pos)++] = v;
     return;
   }
@@ -1240,6 +1239,11 @@ static void k_lmstore(lower *L, int word, int bits) {
 
 static int k_lmload(lower *L, int word) { return k_unary(L, KO_LMLOAD, S_U64, word); }
 
+/* The local word of leaf l of work-item `item` (p3 items: variable 3). */
+static int group_word(lower *L, int l, int item) {
+  return k_prim(L, P_ADD, k_prim(L, P_MUL, k_int(L, S_I64, l), 3), item);
+}
+
 /* The work-group combine of a fold's partials (FN_GROUP): item p2 of p3 folds partials
  * [p1 p2 / p3, p1 (p2 + 1) / p3), never empty; then in rounds s = 1, 2, 4, ... item l, a
  * multiple of 2s, takes item l + s's value after its own (which keeps the order, so any
@@ -1266,17 +1270,15 @@ static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
   int more = k_prim(L, P_LT, s, 3);
   emit(L, KO_BREAKIFNOT)->a = more;
   int twice = k_prim(L, P_ADD, s, s), m = k_prim(L, P_REM, 2, twice);
+  int partner = k_prim(L, P_ADD, 2, s);
   k_if(L, k_prim(L, P_EQ, m, s));
-  for (int l = 0; l < nl; l++)
-    k_lmstore(L, k_prim(L, P_ADD, k_prim(L, P_MUL, k_int(L, S_I64, l), 3), 2), bits_of(L, acc[l]));
+  for (int l = 0; l < nl; l++) k_lmstore(L, group_word(L, l, 2), bits_of(L, acc[l]));
   k_end(L);
   emit(L, KO_BARRIER);
-  k_if(L, k_prim(L, P_LAND, k_prim(L, P_EQ, m, zero), k_prim(L, P_LT, k_prim(L, P_ADD, 2, s), 3)));
+  k_if(L, k_prim(L, P_LAND, k_prim(L, P_EQ, m, zero), k_prim(L, P_LT, partner, 3)));
   int *other = ints(L, nl);
-  for (int l = 0; l < nl; l++) {
-    int w = k_prim(L, P_ADD, k_prim(L, P_MUL, k_int(L, S_I64, l), 3), k_prim(L, P_ADD, 2, s));
-    other[l] = from_bits(L, type_leaf(t, l), k_lmload(L, w));
-  }
+  for (int l = 0; l < nl; l++)
+    other[l] = from_bits(L, type_leaf(t, l), k_lmload(L, group_word(L, l, partner)));
   accumulate(L, f, t, acc, other, env);
   k_end(L);
   emit(L, KO_BARRIER);

@@ -71,12 +71,13 @@ if have then
       io.write(table.concat(lacc.run(lacc.map(function(v) return v * 3 + 2 end, x),
                                      {backend = "opencl"}):totable(), ","))]]
 
-    local function child(env)
-      local h = io.popen(("%s %s -e '%s' 2>&1"):format(env, lua, prog))
+    local function output(cmd)
+      local h = io.popen(cmd .. " 2>&1")
       local out = h:read("a") or h:read("*a")
       h:close()
       return out
     end
+    local function child(env) return output(("%s %s -e '%s'"):format(env, lua, prog)) end
 
     it("a failed build is an error that shows the compiler's log", function()
       -- an option that breaks the generated source: the kernel helper's name
@@ -100,17 +101,12 @@ if have then
     it("folds as on a GPU: short chunks, then a work-group tree in local memory", function()
       -- LACC_CL_TREE=1 takes the GPU path on this device; the script checks the order
       -- of combination and compares with plain Lua and the cpu backend
-      local h = io.popen(("LACC_CL_TREE=1 %s spec/opencl_tree.lua 2>&1"):format(lua))
-      local out = h:read("a") or h:read("*a")
-      h:close()
-      assert.are.equal("ok", out)
+      assert.are.equal("ok", output(("LACC_CL_TREE=1 %s spec/opencl_tree.lua"):format(lua)))
     end)
 
     it("runs as on a device without f64 and 64-bit atomics", function()
-      local h = io.popen(("LACC_CL_NO_FP64=1 LACC_CL_NO_I64_ATOMICS=1 %s spec/opencl_lesser.lua 2>&1"):format(lua))
-      local out = h:read("a") or h:read("*a")
-      h:close()
-      assert.are.equal("ok", out)
+      assert.are.equal("ok", output(("LACC_CL_NO_FP64=1 LACC_CL_NO_I64_ATOMICS=1 %s spec/opencl_lesser.lua")
+        :format(lua)))
     end)
 
     it("LACC_VERBOSE reports a first build, once", function()

@@ -227,9 +227,7 @@ end
 
 -- merge(coll) -> the element-wise array, every element at its position.
 function M.merge(coll)
-  local n = exp.constant(0, "i64")
-  for _, g in ipairs(coll.groups) do n = n + L.size(spine(g)) end
-  local out = L.fill({ n }, zero_of(coll.type))
+  local out = L.fill({ M.size(coll) }, zero_of(coll.type))
   for _, g in ipairs(coll.groups) do
     local vals = L.generate(L.shape(g.pos), function(j) return value(coll.type, g, j) end)
     out = L.permute(function(new) return new end, out, function(j) return g.pos[j] + 1 end, vals)
