@@ -20,7 +20,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h core/text.h \
   opencl/clrt.h opencl/exec.h opencl/hostfn.h opencl/have.h
 
-.PHONY: all test test-opencl demo deps check-asan check-tsan clean cdef check-cdef install-lua bench fuzz
+.PHONY: all test test-opencl demo deps check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
 
 all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core $(B)/examples/saxpy $(B)/examples/threads
 
@@ -110,6 +110,11 @@ check-tsan:
 	    LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build-tsan/?.so;;' LACC_CACHE=build-tsan/kcache \
 	    build-tsan/examples/threads $$args || { echo "check-tsan: threads $$args failed"; exit 1; }; \
 	done; echo "check-tsan: clean"
+
+# Valgrind's memcheck over the suite on Lua 5.4, interp and cpu (about an hour; see
+# tools/valgrind.sh). VALGRIND_SPECS='spec/sums_spec.lua' picks some specs.
+check-valgrind: all
+	@B=$(B) LUA54=$(LUA54) BUSTED=$(BUSTED) sh tools/valgrind.sh
 
 clean:
 	rm -rf build build-asan build-tsan

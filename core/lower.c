@@ -6,7 +6,9 @@
  * bit-cast slots included), scalar code, checks, and the loop structure of each
  * consumer: folds and scans (rows, chunk partials, carries), permute (copy, scatter,
  * compare-and-swap), materialised push arrays (a loop per part), stencils (border and
- * interior loops), acond (a test, guarded branches, a select).
+ * interior loops), acond (a test, guarded branches, a select); on the cpu backend, strips
+ * (a map's or fold's elements computed 256 at a time, matches and conds speculated, into
+ * a loop the C compiler vectorises).
  * Must not: decide what fuses (fusion.c marks that), print a language or run
  * anything. Values are lists of variables, one per leaf of the flattened type.
  */
@@ -117,6 +119,8 @@ typedef struct {
   int guard;               /* the guard of steps being planned (acond branches), -1 */
   struct leaf_load *loads; /* this function's element leaves read from buffers */
   int nloads, lcap;
+  int speculate;           /* matches and conds with cheap arms compute every arm */
+  int speculated;          /* how many did */
   jmp_buf oom;
 } lower;
 
@@ -775,9 +779,75 @@ static int *lower_loop(lower *L, const lacc_node *e, const senv *se, const aenv 
   return cur;
 }
 
+/* ---- speculation: every arm computed, the result selected
+ *
+ * A match on elements in random order mispredicts most of its tag tests. Inside a strip
+ * loop (fold_strips) every arm of a cheap match or cond is computed and the result
+ * selected, so the loop has no branch and the C compiler vectorises it. Only arms that
+ * cannot fail or loop (no indexing, no integer division, no iterate/while): whatever
+ * bits an inactive alternative's fields hold, the arithmetic on them is defined (float
+ * operations, wrapping integers, clamped casts) and its result is dropped. */
+
+enum { SPECULATE_NODES = 400 };   /* the arms' AST nodes, all together */
+
+static int speculable(const lacc_node *e, int *budget) {
+  if (--*budget < 0) return 0;
+  switch (e->kind) {
+  case K_CONST: case K_EVAR: return 1;
+  case K_PRIM:
+    if (is_division(e->prim) && scalar_is_int(e->kids[0]->type->scalar)) return 0;
+    break;
+  case K_TUPLE: case K_PRJ: case K_CAST: case K_COND: case K_CON: case K_CASE: case K_ELET:
+  case K_LAM:
+    break;
+  default: return 0;
+  }
+  for (int i = e->kind == K_LAM ? e->nparams : 0; i < e->nkids; i++)
+    if (!speculable(e->kids[i], budget)) return 0;
+  return 1;
+}
+
+static int speculate_arms(lower *L, const lacc_node *const *arms, int n) {
+  int budget = SPECULATE_NODES;
+  if (!L->speculate) return 0;
+  for (int i = 0; i < n; i++)
+    if (!speculable(arms[i], &budget)) return 0;
+  L->speculated++;
+  return 1;
+}
+
+/* c ? a : b, leaf by leaf */
+static int *select_value(lower *L, const lacc_type *t, int c, const int *a, const int *b) {
+  int *o = ints(L, t->nleaves);
+  for (int k = 0; k < t->nleaves; k++) o[k] = k_select(L, c, a[k], b[k]);
+  return o;
+}
+
+static int *lower_case_speculative(lower *L, const lacc_node *e, const senv *se,
+                                   const aenv *ae, const int *v) {
+  const lacc_type *t = e->kids[0]->type;
+  int **arm = alloc(L, sizeof *arm * (size_t)t->n);
+  int off = 1;
+  for (int c = 0; c < t->n; c++) {
+    int n = t->fields[c]->nleaves, *args = ints(L, n);
+    for (int i = 0; i < n; i++) args[i] = reload(L, v[off + i]);
+    arm[c] = apply(L, e->kids[c + 1], se, ae, (const lacc_type *const *)t->fields[c]->fields,
+                   args);
+    off += n;
+  }
+  int *out = arm[t->n - 1];
+  for (int c = t->n - 2; c >= 0; c--) {
+    lacc_val cv = { .u = (uint64_t)c };
+    out = select_value(L, e->type, k_prim(L, P_EQ, v[0], k_const(L, S_U32, cv)), arm[c], out);
+  }
+  return out;
+}
+
 static int *lower_case(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
   const lacc_type *t = e->kids[0]->type;
   int *v = lower_exp(L, e->kids[0], se, ae);
+  if (speculate_arms(L, (const lacc_node *const *)e->kids + 1, t->n))
+    return lower_case_speculative(L, e, se, ae, v);
   int *out = fresh(L, e->type);
   int off = 1;
   for (int c = 0; c < t->n; c++) {
@@ -828,6 +898,10 @@ static int *lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *
   }
   case K_COND: {
     int c = lower_exp(L, e->kids[0], se, ae)[0];
+    if (speculate_arms(L, (const lacc_node *const *)e->kids + 1, 2)) {
+      int *a = lower_exp(L, e->kids[1], se, ae);
+      return select_value(L, e->type, c, a, lower_exp(L, e->kids[2], se, ae));
+    }
     int *o = fresh(L, e->type);
     k_if(L, c);
     assign(L, e->type, o, lower_exp(L, e->kids[1], se, ae));
@@ -1102,6 +1176,123 @@ static void start_desc(lower *L) {
   describe(L, "", "");
 }
 
+static int strips_on(void) {
+  const char *e = getenv("LACC_STRIPS");
+  return e == NULL || *e != '0';
+}
+
+/* What the lowering has written so far, to take back an attempt (fold_strips). */
+typedef struct {
+  int body, lanes, loads;
+  size_t dlen;
+} mark;
+
+static mark mark_here(lower *L) {
+  kfn *F = fn(L);
+  return (mark){ F->body.n, F->nlanes, L->nloads, L->dlen };
+}
+
+static void back_to(lower *L, mark m) {
+  kfn *F = fn(L);
+  F->body.n = m.body;
+  F->nlanes = m.lanes;
+  L->nloads = m.loads;
+  if (L->describe && L->dlen > m.dlen) {
+    L->dlen = m.dlen;
+    L->P->steps[L->step].desc[m.dlen] = '\0';
+  }
+}
+
+/* Whether the code since m is straight-line for the C compiler's vectoriser: no loop,
+ * store or failure report, and every conditional only selects values. */
+static int straight_since(lower *L, mark m) {
+  const klist *l = &fn(L)->body;
+  int depth = 0;
+  for (int i = m.body; i < l->n; i++) {
+    switch (l->v[i].op) {
+    case KO_IF: depth++; break;
+    case KO_ELSE: break;
+    case KO_END: depth--; break;
+    case KO_MOV: case KO_CONST: break;
+    case KO_PRIM: case KO_CAST: case KO_TOBITS: case KO_FROMBITS: case KO_LOAD: case KO_LGET:
+    case KO_LSET:
+      if (depth > 0) return 0;
+      break;
+    default: return 0;
+    }
+  }
+  return 1;
+}
+
+enum { STRIP = 256 };
+
+/* Strips: for s in [lo, hi) by STRIP, first for q in [0, STRIP) element s + q into lane
+ * arrays, its matches and conds speculated (a loop with no branch and no store to an
+ * array that might alias an input, which the C compiler vectorises), then for q again
+ * with the element read back. */
+typedef struct {
+  mark m, inner;
+  int *arr, nl, s, q, zero, len, before;
+} strip;
+
+/* Opens both loops; returns the element index s + q for the caller to lower. */
+static int strip_open(lower *L, strip *S, const lacc_type *t, int lo, int hi) {
+  S->nl = t->nleaves;
+  S->arr = ints(L, S->nl);
+  S->m = mark_here(L);
+  for (int l = 0; l < S->nl; l++) S->arr[l] = lane_array(L, type_leaf(t, l), STRIP);
+  S->s = var(L, S_I64);
+  S->q = var(L, S_I64);
+  S->zero = k_int(L, S_I64, 0);
+  S->len = k_int(L, S_I64, STRIP);
+  k_for(L, S->s, lo, hi, STRIP);
+  k_for(L, S->q, S->zero, S->len, 1);
+  S->inner = mark_here(L);
+  S->before = L->speculated;
+  L->speculate = 1;
+  return k_prim(L, P_ADD, S->s, S->q);
+}
+
+/* Puts element x into the strip and opens the loop that reads it back: returns the
+ * element read back, or NULL with everything since strip_open taken back when the
+ * element's code is not straight-line (or, with need_spec, nothing was speculated). */
+static int *strip_fill(lower *L, strip *S, const int *x, int need_spec) {
+  L->speculate = 0;
+  for (int l = 0; l < S->nl; l++) k_lset(L, S->arr[l], S->q, x[l]);
+  if ((need_spec && L->speculated == S->before) || !straight_since(L, S->inner)) {
+    back_to(L, S->m);
+    return NULL;
+  }
+  k_end(L);
+  k_for(L, S->q, S->zero, S->len, 1);
+  int *y = ints(L, S->nl);
+  for (int l = 0; l < S->nl; l++) y[l] = k_lget(L, S->arr[l], S->q);
+  return y;
+}
+
+/* Closes both loops; returns the first element left after the strips. */
+static int strip_close(lower *L, strip *S) {
+  k_end(L);
+  k_end(L);
+  return S->s;
+}
+
+/* Elements [lo, hi) of a rank-1 map on the cpu backend in strips, then stored. Returns
+ * the first element left: lo when there is nothing to speculate (the plain loop then
+ * vectorises as well, without the copy) or the element's code is not straight-line even
+ * so. Other ranks unravel the index with divisions, which no vector unit has. */
+static int map_strips(lower *L, const lacc_node *t, const aenv *env, int out, int lo, int hi) {
+  if (L->P->backend != B_CPU || t->rank != 1 || !strips_on()) return lo;
+  strip S;
+  kindex k;
+  k.lin = k.ix[0] = strip_open(L, &S, t->type, lo, hi);
+  L->key = k.lin;
+  int *y = strip_fill(L, &S, elem(L, t, env, &k), 1);
+  if (y == NULL) return lo;
+  store_elem(L, out, k_prim(L, P_ADD, S.s, S.q), y);
+  return strip_close(L, &S);
+}
+
 /* Materialise the delayed array (t, env): a map-like kernel. */
 static int step_map(lower *L, const lacc_node *t, const aenv *env) {
   int st = new_step(L, SK_MAP, t, t->rank);
@@ -1116,13 +1307,15 @@ static int step_map(lower *L, const lacc_node *t, const aenv *env) {
   }
   L->P->steps[st].fn_body = new_fn(L, FN_BODY);
   int *oext = slot_ext(L, out);
+  start_desc(L);
+  int lo = map_strips(L, t, env, out, 0, 1);
+  if (lo != 0) L->describe = 0;   /* the strips described the elements */
   int i = var(L, S_I64);
-  k_for(L, i, 0, 1, 1);
+  k_for(L, i, lo, 1, 1);
   L->key = i;
   kindex k;
   k.lin = i;
   unravel(L, t->rank, oext, i, k.ix);
-  start_desc(L);
   int *v = elem(L, t, env, &k);
   L->describe = 0;
   store_elem(L, out, i, v);
@@ -1156,14 +1349,40 @@ static void accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *ac
   assign(L, t, acc, r);
 }
 
+/* Elements [lo, hi) of one segment folded in strips. Returns the first element left
+ * (lo when the element's code is not straight-line even with speculation). */
+static int fold_strips(lower *L, const lacc_node *a, const aenv *env, const int *sx,
+                       const int *oix, int o, int lo, int hi, int *acc) {
+  const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
+  strip S;
+  int j = strip_open(L, &S, a->type, lo, hi);
+  int *y = strip_fill(L, &S, fold_elem(L, xs, env, sx, oix, o, j), 0);
+  if (y == NULL) return lo;
+  accumulate(L, a->kids[0], a->type, acc, y, env);
+  return strip_close(L, &S);
+}
+
 /* Sequential loop j in [lo, hi) over one segment into acc. */
-static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int *sx,
+static void fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
                        const int *oix, int o, int lo, int hi, int *acc) {
   const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
   int j = var(L, S_I64);
   k_for(L, j, lo, hi, 1);
   accumulate(L, a->kids[0], a->type, acc, fold_elem(L, xs, env, sx, oix, o, j), env);
   k_end(L);
+}
+
+/* The same, on the cpu backend in strips where the elements' code allows. */
+static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int *sx,
+                       const int *oix, int o, int lo, int hi, int *acc) {
+  int described = L->describe;
+  if (L->P->backend == B_CPU && strips_on()) {
+    int rest = fold_strips(L, a, env, sx, oix, o, lo, hi, acc);
+    if (rest != lo) L->describe = 0;   /* the strips described the elements */
+    lo = rest;
+  }
+  fold_plain(L, a, env, sx, oix, o, lo, hi, acc);
+  L->describe = described;
 }
 
 /* A combining function whose operands may be swapped as well as regrouped: one
@@ -1227,7 +1446,7 @@ static void fold_lanes(lower *L, const lacc_node *a, const aenv *env, const int 
   int lane = k_lget(L, arr, l);
   accumulate(L, f, t, acc, &lane, env);
   k_end(L);
-  fold_range(L, a, env, sx, oix, o, j, hi, acc);
+  fold_plain(L, a, env, sx, oix, o, j, hi, acc);
 }
 
 

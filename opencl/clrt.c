@@ -397,6 +397,23 @@ int clrt_load(lacc_ctx *ctx) {
   return ctx_error(ctx, LACC_ERR_BACKEND, "%s", load_msg);
 }
 
+/* The device table and the program cache live as long as the library. When it is
+ * unloaded (a Lua state closing unloads lacc) our own memory goes too, so a leak checker
+ * sees nothing left; the OpenCL objects in them belong to the driver, which may already
+ * be shutting down, and are left to it. */
+__attribute__((destructor)) static void unload(void) {
+  while (programs != NULL) {
+    cached *next = programs->next;
+    free(programs->options);
+    free(programs->src);
+    free(programs);
+    programs = next;
+  }
+  free(devices);
+  devices = NULL;
+  ndevices = 0;
+}
+
 int clrt_count(void) {
   return loaded() ? ndevices : 0;
 }

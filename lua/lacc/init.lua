@@ -144,11 +144,20 @@ end
 -- imap(f, xs): f receives the 1-based indices, then the element.
 function lacc.imap(f, xs)
   xs = to_acc(xs, "imap")
-  return lacc.generate(lacc.shape(xs), function(...)
-    local ix = { ... }
-    ix[#ix + 1] = index(xs, ...)
-    return f(unpack(ix, 1, xs.rank + 1))
+  if xs.rank == 0 then return lacc.map(f, xs) end
+  -- the positions zipped with the elements rather than xs[i]: a zip reads the element
+  -- with no bounds check, so its code can stay branch-free (folds in strips)
+  local r = xs.rank
+  local pos = lacc.generate(lacc.shape(xs), function(...)
+    if r == 1 then return (...) end
+    return lacc.tuple(...)
   end)
+  return lacc.zipWith(function(ix, x)
+    local args = {}
+    for d = 1, r do args[d] = r == 1 and ix or ix[d] end
+    args[r + 1] = x
+    return f(unpack(args, 1, r + 1))
+  end, pos, xs)
 end
 
 -- ---- reductions along the innermost dimension
