@@ -22,20 +22,21 @@ M.alive = alive
 
 local function shape_of(a) return core.array_shape(a) end
 
--- Linear 0-based index of 1-based indices.
-local function linear(a, shape, ...)
+-- Linear 0-based index of 1-based indices (what: the method, for messages).
+local function linear(what, shape, ...)
   local n = select("#", ...)
   if n ~= #shape then
-    fail("index: expected %d indices for an array of rank %d, got %d", #shape, #shape, n)
+    fail("%s: expected %d indices for an array of rank %d, got %d", what, #shape, #shape, n)
   end
   local lin = 0
   for d = 1, n do
     local i = select(d, ...)
-    if type(i) ~= "number" or i ~= math.floor(i) then
-      fail("index %d is not an integer", d)
+    if type(i) ~= "number" or i ~= math.floor(i) or i - i ~= 0 then
+      fail("%s: index %d is not an integer (got %s)", what, d,
+        type(i) == "number" and tostring(i) or util.describe(i))
     end
     if i < 1 or i > shape[d] then
-      fail("index %d out of bounds: %d not in 1..%d", d, i, shape[d])
+      fail("%s: index %d out of bounds: %s not in 1..%d", what, d, ("%.0f"):format(i), shape[d])
     end
     lin = lin * shape[d] + (i - 1)
   end
@@ -64,31 +65,47 @@ local function read(a, t, lin, leaf)
   return r, leaf
 end
 
-local function constructor_of(t, tag)
+local function constructor_of(what, t, tag)
   for c, con in ipairs(t.constructors) do
     if con.name == tag or c == tag then return c, con end
   end
-  fail("%s has no constructor %s", t.sig, tostring(tag))
+  fail("%s: %s has no constructor %s", what, t.sig, tostring(tag))
 end
 
-local function write(a, t, lin, leaf, v)
+-- A Lua value for a scalar element of type name: an error naming what, else nothing.
+local function check_scalar(what, name, v)
+  local tv = type(v)
+  if name == "bool" then
+    if tv ~= "boolean" then fail("%s: expected a boolean for bool, got %s", what, util.describe(v)) end
+  elseif name == "f32" or name == "f64" then
+    if tv ~= "number" then fail("%s: expected a number for %s, got %s", what, name, util.describe(v)) end
+  elseif tv ~= "cdata" and (tv ~= "number" or v ~= math.floor(v) or v - v ~= 0) then
+    fail("%s: expected an integer for %s, got %s", what, name,
+      tv == "number" and tostring(v) or util.describe(v))
+  end
+end
+
+local function write(a, t, lin, leaf, v, what)
   if t.kind == "scalar" then
+    check_scalar(what, t.name, v)
     core.array_set(a, leaf, lin, v)
     return leaf + 1
   end
   if t.kind == "sum" then
     if type(v) ~= "table" or v.tag == nil then
-      fail("expected a table {tag = constructor, fields...} for %s, got %s", t.sig, type(v))
+      fail("%s: expected a table {tag = constructor, fields...} for %s, got %s", what, t.sig,
+        util.describe(v))
     end
-    local k, con = constructor_of(t, v.tag)
+    local k, con = constructor_of(what, t, v.tag)
     if #v ~= #con.payload.fields then
-      fail("%s: constructor %s takes %d fields, got %d", t.sig, con.name, #con.payload.fields, #v)
+      fail("%s: %s: constructor %s takes %d fields, got %d", what, t.sig, con.name,
+        #con.payload.fields, #v)
     end
     core.array_set(a, leaf, lin, k - 1)
     leaf = leaf + 1
     for c, other in ipairs(t.constructors) do
       if c == k then
-        for i, f in ipairs(con.payload.fields) do leaf = write(a, f, lin, leaf, v[i]) end
+        for i, f in ipairs(con.payload.fields) do leaf = write(a, f, lin, leaf, v[i], what) end
       else
         leaf = leaf + other.payload.nleaves
       end
@@ -96,9 +113,10 @@ local function write(a, t, lin, leaf, v)
     return leaf
   end
   if type(v) ~= "table" or #v ~= #t.fields then
-    fail("expected a table of %d fields for %s, got %s", #t.fields, t.sig, type(v))
+    fail("%s: expected a table of %d fields for %s, got %s", what, #t.fields, t.sig,
+      type(v) == "table" and "a table of " .. #v or util.describe(v))
   end
-  for i, f in ipairs(t.fields) do leaf = write(a, f, lin, leaf, v[i]) end
+  for i, f in ipairs(t.fields) do leaf = write(a, f, lin, leaf, v[i], what) end
   return leaf
 end
 
@@ -110,24 +128,37 @@ function methods.size(a) return core.array_size(alive(a, "size")) end
 function methods.free(a) core.array_free(a) end
 function methods.layout(a) return core.array_layout(alive(a, "layout")) end
 -- a:write_png(path): a rank-2 array as an image (u8/f32/f64 grey, tuples of 3 or 4 RGB(A))
-function methods.write_png(a, path) core.array_write_png(alive(a, "write_png"), path) end
+function methods.write_png(a, path)
+  alive(a, "write_png")
+  if type(path) ~= "string" then fail("write_png: expected a file name, got %s", type(path)) end
+  core.array_write_png(a, path)
+end
 
 function methods.get(a, ...)
   alive(a, "get")
-  return (read(a, elem_type(a), linear(a, shape_of(a), ...), 0))
+  return (read(a, elem_type(a), linear("get", shape_of(a), ...), 0))
 end
 
 function methods.set(a, ...)
   alive(a, "set")
   local n = select("#", ...)
+  if n == 0 then fail("set: expected the indices and a value, got nothing") end
   local v = select(n, ...)
   local idx = { ... }
   idx[n] = nil
-  write(a, elem_type(a), linear(a, shape_of(a), (table.unpack or unpack)(idx, 1, n - 1)), 0, v)
+  write(a, elem_type(a), linear("set", shape_of(a), (table.unpack or unpack)(idx, 1, n - 1)), 0, v,
+        "set")
 end
 
 -- Element at a 0-based linear index (for iteration without index arithmetic).
-function methods.at_linear(a, lin) return (read(alive(a, "at_linear"), elem_type(a), lin, 0)) end
+function methods.at_linear(a, lin)
+  local n = core.array_size(alive(a, "at_linear"))
+  if type(lin) ~= "number" or lin ~= math.floor(lin) or lin < 0 or lin >= n then
+    fail("at_linear: expected a 0-based index in 0..%d, got %s", n - 1,
+      type(lin) == "number" and tostring(lin) or util.describe(lin))
+  end
+  return (read(a, elem_type(a), lin, 0))
+end
 
 function methods.totable(a)
   alive(a, "totable")
@@ -203,12 +234,19 @@ end
 
 -- Nested tables give the shape; the innermost tables are elements when the element
 -- type is a tuple.
+-- A new array from the core, its errors (too large, out of memory) naming what.
+local function new_array(what, sig, shape)
+  local ok, a = pcall(core.array_new, sig, shape)
+  if not ok then fail("%s: %s", what, tostring(a)) end
+  return a
+end
+
 function M.fromtable(tbl, t)
   local pt, err = types.parse(t)
   if not pt then fail("fromtable: %s", err) end
   if type(tbl) ~= "table" then
-    local a = core.array_new(pt.sig, {})
-    write(a, pt, 0, 0, tbl)
+    local a = new_array("fromtable", pt.sig, {})
+    write(a, pt, 0, 0, tbl, "fromtable")
     return a
   end
   local function matches(x, et)
@@ -227,11 +265,11 @@ function M.fromtable(tbl, t)
     probe = probe[1]
   end
   if #shape > 8 then fail("fromtable: nesting deeper than rank 8") end
-  local a = core.array_new(pt.sig, shape)
+  local a = new_array("fromtable", pt.sig, shape)
   local lin = 0
   local function fill(x, d)
     if d > #shape then
-      write(a, pt, lin, 0, x)
+      write(a, pt, lin, 0, x, "fromtable")
       lin = lin + 1
       return
     end
@@ -248,9 +286,18 @@ function M.new(t, shape, fillv)
   local pt, err = types.parse(t)
   if not pt then fail("array: %s", err) end
   if type(shape) ~= "table" then fail("array: expected a shape table, got %s", type(shape)) end
-  local a = core.array_new(pt.sig, shape)
+  if #shape > 8 then fail("array: rank %d is out of range (0 to 8)", #shape) end
+  for d = 1, #shape do
+    local e = shape[d]
+    if type(e) ~= "number" or e ~= math.floor(e) or e - e ~= 0 then
+      fail("array: extent %d is not an integer (got %s)", d,
+        type(e) == "number" and tostring(e) or util.describe(e))
+    end
+    if e < 0 then fail("array: negative extent %.0f in dimension %d", e, d) end
+  end
+  local a = new_array("array", pt.sig, shape)
   if fillv ~= nil then
-    for lin = 0, core.array_size(a) - 1 do write(a, pt, lin, 0, fillv) end
+    for lin = 0, core.array_size(a) - 1 do write(a, pt, lin, 0, fillv, "array") end
   end
   return a
 end

@@ -32,6 +32,7 @@ function M.is(x) return getmetatable(x) == C end
 local function new(t, groups) return setmetatable({ type = t, groups = groups }, C) end
 
 local L   -- lacc itself (install)
+local to_acc   -- an array program of a host array or a program, or an error naming the caller
 
 -- The array that gives a group its length.
 local function spine(g) return g.data or g.pos end
@@ -73,7 +74,7 @@ local function value(t, g, j) return value_of(t, g.con, g.data and g.data[j]) en
 -- in the constructors' order, each with its elements in order. A parallel partition: per
 -- constructor a scan of its flags places its elements (lacc.filter).
 function M.partition(xs)
-  xs = L.use(xs)
+  xs = to_acc(xs, "partition")
   if xs.rank ~= 1 then fail("partition: expected an array of rank 1, got rank %d", xs.rank) end
   local p = types.parse(xs.t)
   if p.kind ~= "sum" then fail("partition: expected an array of a sum type, got %s", xs.t) end
@@ -227,6 +228,9 @@ end
 
 -- merge(coll) -> the element-wise array, every element at its position.
 function M.merge(coll)
+  if not M.is(coll) then
+    fail("merge: expected a collection (from lacc.partition), got %s", util.describe(coll))
+  end
   local out = L.fill({ M.size(coll) }, zero_of(coll.type))
   for _, g in ipairs(coll.groups) do
     local vals = L.generate(L.shape(g.pos), function(j) return value(coll.type, g, j) end)
@@ -335,8 +339,8 @@ function C:size() return M.size(self) end
 
 -- Install: lacc.partition / merge / is_collection, and the combinators that accept a
 -- collection where they take an array.
-function M.install(lacc)
-  L = lacc
+function M.install(lacc, to_acc_of_lacc)
+  L, to_acc = lacc, to_acc_of_lacc
   lacc.partition = M.partition
   lacc.merge = M.merge
   lacc.is_collection = M.is
@@ -350,18 +354,18 @@ function M.install(lacc)
     if M.is(xs) then return M.imap(f, xs, opts) end
     return imap(f, xs)
   end
-  lacc.zipWith = function(f, xs, ...)
-    if M.is(xs) then return M.zipWith(f, xs, ...) end
-    return zipWith(f, xs, ...)
+  lacc.zipWith = function(f, ...)
+    if M.is((...)) then return M.zipWith(f, ...) end
+    return zipWith(f, ...)
   end
   for n = 3, 9 do
     local plain = lacc["zipWith" .. n]
-    lacc["zipWith" .. n] = function(f, xs, ...)
-      if M.is(xs) then
-        if select("#", ...) ~= n - 1 then fail("zipWith%d: expected %d arrays, got %d", n, n, select("#", ...) + 1) end
-        return M.zipWith(f, xs, ...)
+    lacc["zipWith" .. n] = function(f, ...)
+      if M.is((...)) then
+        if select("#", ...) ~= n then fail("zipWith%d: expected %d arrays, got %d", n, n, select("#", ...)) end
+        return M.zipWith(f, ...)
       end
-      return plain(f, xs, ...)
+      return plain(f, ...)
     end
   end
   lacc.run = function(p, opts)

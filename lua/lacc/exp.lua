@@ -4,7 +4,7 @@
 -- and tracing a Lua function once with fresh variables. Must not: know combinators.
 local types = require "lacc.types"
 local util = require "lacc.util"
-local core, where, fail = util.core, util.where, util.fail
+local core, where, fail, describe = util.core, util.where, util.fail, util.describe
 
 local M = {}
 local E = {}          -- metatable of Exp values
@@ -49,7 +49,8 @@ function M.lift(x, t, what)
     end
     return M.constant(x, t)
   end
-  fail("%s: expected a scalar expression or a number, got %s", what or "value", type(x))
+  fail("%s: expected a scalar expression or a number, got %s%s", what or "value", describe(x),
+    describe(x):find("array", 1, true) and " (array combinators cannot run inside a scalar function)" or "")
 end
 
 -- Two operands: plain values take the type of the other.
@@ -200,7 +201,10 @@ function M.result(want, what, ...)
       return M.constant(v, want)
     end
     if not is_exp(v) then
-      fail("%s: the function returned a %s, not a scalar expression", what, type(v))
+      local d = describe(v)
+      fail("%s: the function returned %s, not a scalar expression%s", what,
+        (d == "nil" or d:find("^an? ")) and d or "a " .. d,
+        d:find("array", 1, true) and " (array combinators cannot run inside a scalar function)" or "")
     end
     return v
   end
@@ -266,8 +270,14 @@ function M.index_exp(list, what)
   for d = 1, n do
     local v = list[d]
     if is_exp(v) then
+      if not types.is_scalar[v.t] or not types.is_int(v.t) then
+        fail("%s: index %d must be an integer, got %s (cast it)", what, d, v.t)
+      end
       if v.t ~= "i64" then v = M.cast(v, "i64") end
     else
+      if type(v) == "number" and (v ~= math.floor(v) or v - v ~= 0) then
+        fail("%s: index %d is not an integer (got %s)", what, d, tostring(v))
+      end
       v = M.lift(v, "i64", what)
     end
     parts[d] = v - 1
@@ -288,10 +298,13 @@ function M.shape_exp(list, what)
   for d = 1, n do
     local v = list[d]
     if is_exp(v) then
+      if not types.is_scalar[v.t] or not types.is_int(v.t) then
+        fail("%s: extent %d must be an integer, got %s (cast it)", what, d, v.t)
+      end
       if v.t ~= "i64" then v = M.cast(v, "i64") end
     else
-      if type(v) ~= "number" or v ~= math.floor(v) then
-        fail("%s: extent %d is not an integer", what, d)
+      if type(v) ~= "number" or v ~= math.floor(v) or v - v ~= 0 then
+        fail("%s: extent %d is not an integer (got %s)", what, d, describe(v) == "number" and tostring(v) or describe(v))
       end
       if v < 0 then fail("%s: negative extent %d in dimension %d", what, v, d) end
       v = M.constant(v, "i64")
@@ -338,8 +351,16 @@ function M.match(v, cases)
   if type(v) == "boolean" then v = M.constant(v, "bool") end
   if not is_exp(v) then fail("match: expected a scalar expression, got %s", type(v)) end
   if v.t == "bool" then
+    for k in pairs(cases) do
+      if k ~= true and k ~= false and k ~= "true" and k ~= "false" and k ~= "_" then
+        fail("match: bool has no case %s (give true, false or _)", tostring(k))
+      end
+    end
     local t, e = cases[true] or cases["true"] or cases._, cases[false] or cases["false"] or cases._
     if not t or not e then fail("match: non-exhaustive match on bool: give true, false or _") end
+    for _, c in ipairs { { "true", t }, { "false", e } } do
+      if type(c[2]) ~= "function" then fail("match %s: expected a function, got %s", c[1], type(c[2])) end
+    end
     return M.cond(v, M.result(nil, "match", t()), M.result(nil, "match", e()))
   end
   local t = types.parse(v.t)
@@ -373,6 +394,8 @@ function M.match(v, cases)
   for c = 1, #traces do
     local rt = result_type(traces[c])
     agree = agree and (rt == nil or rt == want)
+    -- every alternative returns a value, even those a known constructor skips
+    M.result(want, traces[c].what, (table.unpack or unpack)(traces[c].out, 1, traces[c].out.n))
   end
   if v._con and agree then
     local c = v._con
@@ -386,6 +409,9 @@ end
 
 -- iterate(n, f, x) and while_(c, f, x): bounded sequential loops in scalar code.
 function M.iterate(n, f, x)
+  if type(n) == "number" and (n ~= math.floor(n) or n - n ~= 0) then
+    fail("iterate: the count must be an integer, got %s", tostring(n))
+  end
   x = M.lift(x, nil, "iterate")
   n = M.lift(n, "i64", "iterate")
   if n.t ~= "i64" then n = M.cast(n, "i64") end

@@ -31,7 +31,7 @@ local use_cache = setmetatable({}, { __mode = "k" })
 
 function lacc.use(a)
   if is_acc(a) then return a end
-  if not array.is_array(a) then fail("use: expected a host array, got %s", type(a)) end
+  if not array.is_array(a) then fail("use: expected a host array, got %s", util.describe(a)) end
   array.alive(a, "use")
   local hit = use_cache[a]
   if hit then return hit end
@@ -43,7 +43,7 @@ end
 local function to_acc(x, what)
   if is_acc(x) then return x end
   if array.is_array(x) then return lacc.use(array.alive(x, what)) end
-  fail("%s: expected an array, got %s", what, exp.is_exp(x) and "a scalar expression" or type(x))
+  fail("%s: expected an array, got %s", what, util.describe(x))
 end
 
 local function acc(op, ...) return wrap(core.node_acc(op, where(), ...)) end
@@ -97,12 +97,13 @@ end
 
 -- ---- element-wise
 
-local function zipwith(what, f, arrays)
-  if #arrays == 0 then fail("%s: expected at least one array", what) end
+local function zipwith(what, f, arrays, n)
+  n = n or #arrays
+  if n == 0 then fail("%s: expected at least one array", what) end
   local nodes, ts = {}, {}
   local rank
-  for i, xs in ipairs(arrays) do
-    xs = to_acc(xs, what)
+  for i = 1, n do
+    local xs = to_acc(arrays[i], what)
     rank = rank or xs.rank
     if xs.rank ~= rank then
       fail("%s: arrays of one rank expected, got ranks %d and %d", what, rank, xs.rank)
@@ -110,26 +111,26 @@ local function zipwith(what, f, arrays)
     nodes[i], ts[i] = xs.node, xs.t
   end
   local lam = exp.lambda(f, ts, nil, nil, what)
-  return acc("map", lam, unpack(nodes, 1, #arrays))
+  return acc("map", lam, unpack(nodes, 1, n))
 end
 
-function lacc.map(f, xs) return zipwith("map", f, { xs }) end
+function lacc.map(f, xs) return zipwith("map", f, { xs }, 1) end
 
 function lacc.zipWith(f, ...)
-  local arrays = { ... }
-  if #arrays < 2 then fail("zipWith: expected two arrays or more, got %d", #arrays) end
-  return zipwith("zipWith", f, arrays)
+  local n = select("#", ...)
+  if n < 2 then fail("zipWith: expected two arrays or more, got %d", n) end
+  return zipwith("zipWith", f, { ... }, n)
 end
 for n = 3, 9 do
   lacc["zipWith" .. n] = function(f, ...)
-    local arrays = { ... }
-    if #arrays ~= n then fail("zipWith%d: expected %d arrays, got %d", n, n, #arrays) end
-    return zipwith("zipWith" .. n, f, arrays)
+    local got = select("#", ...)
+    if got ~= n then fail("zipWith%d: expected %d arrays, got %d", n, n, got) end
+    return zipwith("zipWith" .. n, f, { ... }, n)
   end
 end
 
 function lacc.zip(...)
-  return zipwith("zip", function(...) return exp.tuple(...) end, { ... })
+  return zipwith("zip", function(...) return exp.tuple(...) end, { ... }, select("#", ...))
 end
 
 function lacc.unzip(xs)
@@ -144,6 +145,7 @@ end
 -- imap(f, xs): f receives the 1-based indices, then the element.
 function lacc.imap(f, xs)
   xs = to_acc(xs, "imap")
+  if type(f) ~= "function" then fail("imap: expected a function, got %s", type(f)) end
   if xs.rank == 0 then return lacc.map(f, xs) end
   -- the positions zipped with the elements rather than xs[i]: a zip reads the element
   -- with no bounds check, so its code can stay branch-free (folds in strips)
@@ -206,7 +208,9 @@ lacc.scanl1, lacc.scanr1 = scan1("scanl1"), scan1("scanr1")
 local function scan_split(name, scan, right)
   return function(f, z, xs)
     xs = to_acc(xs, name)
-    local s = scan(f, z, xs)
+    if type(f) ~= "function" then fail("%s: expected a function, got %s", name, type(f)) end
+    if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
+    local s = scan(f, exp.lift(z, xs.t, name), xs)
     local sh = lacc.shape(xs)
     local r = xs.rank
     local values = lacc.backpermute(sh, function(...)
@@ -291,7 +295,7 @@ function lacc.filter(p, xs)
   xs = to_acc(xs, "filter")
   if type(p) ~= "function" then fail("filter: expected a function, got %s", type(p)) end
   local flat = lacc.flatten(xs)
-  local keep = lacc.map(p, flat)
+  local keep = zipwith("filter", p, { flat }, 1)
   if keep.t ~= "bool" then fail("filter: the predicate must return bool, got %s", keep.t) end
   local places = lacc.scanl(exp.add, 0, lacc.map(function(k)
     return lacc.cond(k, exp.lift(1, "i64", "filter"), exp.lift(0, "i64", "filter"))
@@ -338,6 +342,9 @@ end
 -- outside the array come from the boundary: "clamp" (the nearest element), "mirror"
 -- (reflected, the edge not repeated), "wrap" (periodic) or lacc.constant(v).
 local function check_window(what, window, rank)
+  if window ~= nil and type(window) ~= "number" and type(window) ~= "table" then
+    fail("%s: window must be a size or a table of sizes, got %s", what, type(window))
+  end
   local w = {}
   for d = 1, rank do
     local k = window == nil and 3 or (type(window) == "number" and window or window[d])
@@ -602,7 +609,7 @@ function lacc.or_(xs) return lacc.fold(exp.lor, false, booleans("or_", xs)) end
 local function predicate(what, p, xs)
   if type(p) ~= "function" then fail("%s: expected a function, got %s", what, type(p)) end
   xs = to_acc(xs, what)
-  local m = lacc.map(p, xs)
+  local m = zipwith(what, p, { xs }, 1)
   local mt = m.t
   if mt ~= "bool" then fail("%s: the predicate must return bool, got %s", what, mt) end
   return m
@@ -726,6 +733,10 @@ end
 -- rotate(k, xs): result[i] = xs[(i - 1 + k) mod n + 1], so rotate(1, {1,2,3}) = {2,3,1}.
 function lacc.rotate(k, xs)
   xs = to_acc(xs, "rotate")
+  if not exp.is_exp(k) and (type(k) ~= "number" or k ~= math.floor(k) or k - k ~= 0) then
+    fail("rotate: expected an integer amount (a number or an expression), got %s",
+         type(k) == "number" and tostring(k) or util.describe(k))
+  end
   local kk = exp.is_exp(k) and k:cast("i64") or k
   local p = xs._push
   if p and p[1] == "append" then
@@ -758,6 +769,13 @@ lacc.all = setmetatable({}, { __tostring = function() return "lacc.all" end,
 function lacc.replicate(spec, xs)
   xs = to_acc(xs, "replicate")
   if type(spec) ~= "table" then fail("replicate: expected a table spec, got %s", type(spec)) end
+  for d, e in ipairs(spec) do
+    if not rawequal(e, lacc.all) and not exp.is_exp(e) and
+       (type(e) ~= "number" or e ~= math.floor(e) or e - e ~= 0 or e < 0) then
+      fail("replicate: entry %d of the spec must be lacc.all or an extent, got %s", d,
+           type(e) == "number" and tostring(e) or util.describe(e))
+    end
+  end
   local s = lacc.shape(xs)
   local shape, alls = {}, 0
   for d, e in ipairs(spec) do
@@ -785,6 +803,13 @@ function lacc.slice(xs, spec)
   xs = to_acc(xs, "slice")
   if type(spec) ~= "table" or #spec ~= xs.rank then
     fail("slice: expected a spec of %d entries", xs.rank)
+  end
+  for d, e in ipairs(spec) do
+    if not rawequal(e, lacc.all) and not exp.is_exp(e) and
+       (type(e) ~= "number" or e ~= math.floor(e) or e - e ~= 0) then
+      fail("slice: entry %d of the spec must be lacc.all or an index, got %s", d,
+           type(e) == "number" and tostring(e) or util.describe(e))
+    end
   end
   local s = lacc.shape(xs)
   local shape = {}
@@ -824,14 +849,54 @@ local function nodes(roots)
   return unpack(r, 1, #roots)
 end
 
+local layouts = { compact = true, rtu = true, unboxed = true, compact_radix = true, rtu_radix = true }
+local function check_layout(what, strategy)
+  if type(strategy) ~= "string" or not layouts[strategy] then
+    fail("%s: unknown layout %s (expected \"compact\", \"rtu\", \"unboxed\", \"compact_radix\" or "
+         .. "\"rtu_radix\")", what, type(strategy) == "string" and "'" .. strategy .. "'" or type(strategy))
+  end
+end
+
 -- The layout of arrays made from now on in this Lua state ("compact" by default).
 local current_layout = "compact"
 function lacc.set_layout(strategy)
+  check_layout("set_layout", strategy)
   core.set_layout(strategy)
   current_layout = strategy
 end
 
 local function pack(...) return { n = select("#", ...), ... } end
+
+-- The options of run, compile and explain, checked before anything runs: a misspelt
+-- option or a value of the wrong type is an error naming the function.
+local known_options = { backend = true, device = true, layout = true, progress = true,
+                        progress_after = true, fusion = true, sharing = true, source = true }
+local function check_opts(opts, what)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" then fail("%s: expected a table of options, got %s", what, type(opts)) end
+  for k in pairs(opts) do
+    if not known_options[k] then
+      fail("%s: unknown option '%s' (expected backend, device, layout, progress, progress_after, "
+           .. "fusion, sharing or source)", what, tostring(k))
+    end
+  end
+  for _, name in ipairs { "fusion", "sharing" } do
+    if opts[name] ~= nil and type(opts[name]) ~= "boolean" then
+      fail("%s: option %s must be true or false, got %s", what, name, type(opts[name]))
+    end
+  end
+  if opts.source ~= nil and type(opts.source) ~= "boolean" and opts.source ~= "opencl" then
+    fail("%s: option source must be true, false or \"opencl\", got %s", what, tostring(opts.source))
+  end
+  if opts.layout ~= nil then check_layout(what, opts.layout) end
+  if opts.progress ~= nil and type(opts.progress) ~= "function" then
+    fail("%s: progress must be a function, got %s", what, type(opts.progress))
+  end
+  if opts.progress_after ~= nil and type(opts.progress_after) ~= "number" then
+    fail("%s: progress_after must be a number of seconds, got %s", what, type(opts.progress_after))
+  end
+  return opts
+end
 
 -- The backend name the core takes: "cpu", "interp", or "opencl[:device]" (opts.device
 -- or $LACC_DEVICE: a 1-based index or part of a device's name).
@@ -857,12 +922,6 @@ local function with_options(opts, f, ...)
   for _, name in ipairs { "fusion", "sharing", "source" } do
     if opts[name] ~= nil then switches[#switches + 1] = name end
   end
-  if opts.progress ~= nil and type(opts.progress) ~= "function" then
-    fail("progress must be a function, got %s", type(opts.progress))
-  end
-  if opts.progress_after ~= nil and type(opts.progress_after) ~= "number" then
-    fail("progress_after must be a number of seconds, got %s", type(opts.progress_after))
-  end
   if not opts.layout and #switches == 0 and not opts.progress then return f(...) end
   local saved = current_layout
   if opts.progress then core.set_progress(opts.progress, opts.progress_after or 1.0) end
@@ -884,7 +943,7 @@ end
 -- progress = function(fraction) (called once the run has taken progress_after seconds,
 -- default 1, then every 0.2 s or so, and with 1 at the end; cpu and opencl backends).
 function lacc.run(p, opts)
-  opts = opts or {}
+  opts = check_opts(opts, "run")
   local backend = check_backend(opts, "run")
   local roots = roots_of(p, "run")
   return with_options(opts, core.run, backend, nodes(roots))
@@ -893,7 +952,8 @@ end
 -- explain(p [, opts]) -> text, { kernels, intermediates, lets }; opts.source = true
 -- appends the generated C, opts.source = "opencl" the OpenCL C.
 function lacc.explain(p, opts)
-  opts = opts or {}
+  opts = check_opts(opts, "explain")
+  check_backend(opts, "explain")
   local roots = roots_of(p, "explain")
   local text, kernels, intermediates, lets = with_options(opts, core.explain, nodes(roots))
   return text, { kernels = kernels, intermediates = intermediates, lets = lets }
@@ -927,7 +987,7 @@ end
 -- then only binds the arrays and runs the kernels (Accelerate's runN).
 function lacc.compile(fn, opts)
   if type(fn) ~= "function" then fail("compile: expected a function, got %s", type(fn)) end
-  opts = opts or {}
+  opts = check_opts(opts, "compile")
   local backend = check_backend(opts, "compile")
   local programs = {}
   return function(...)
@@ -950,7 +1010,12 @@ function lacc.compile(fn, opts)
         params[i] = wrap(core.node_param(i - 1, core.array_type(a), #core.array_shape(a),
                                          core.array_layout(a), where()))
       end
-      local roots = roots_of(fn(unpack(params, 1, n)), "compile")
+      local res = pack(fn(unpack(params, 1, n)))
+      if res.n > 1 then
+        fail("compile: the function returned %d values; return one array program or a table of them",
+             res.n)
+      end
+      local roots = roots_of(res[1], "compile")
       prog = with_options(opts, core.program_new, backend, n, nodes(roots))
       programs[key] = prog
     end
@@ -967,6 +1032,7 @@ end
 lacc.fromtable = array.fromtable
 -- write_png(path, a): a host array (or a program, run first) as a PNG image.
 function lacc.write_png(path, a)
+  if type(path) ~= "string" then fail("write_png: expected a file name, got %s", type(path)) end
   if not array.is_array(a) then a = lacc.run(a) end
   array.methods.write_png(a, path)
 end
@@ -991,6 +1057,13 @@ function lacc.tuple(...)
     if type(x) ~= "string" and getmetatable(x) ~= types.Data then all_types = false end
   end
   if all_types then return types.tuple(...) end
+  for i = 1, n do
+    local x = select(i, ...)
+    if type(x) == "string" or getmetatable(x) == types.Data then
+      fail("tuple: argument %d is a type and others are not: give all element types (a tuple type) "
+           .. "or all values (a tuple value)", i)
+    end
+  end
   return exp.tuple(...)
 end
 
@@ -1000,16 +1073,30 @@ types.constructor = exp.constructor
 lacc.data = types.data
 lacc.variant = types.variant
 lacc.match = exp.match
-function lacc.Maybe(t) return types.data("Maybe", { { "Nothing" }, { "Just", t } }) end
-function lacc.Either(a, b) return types.data("Either", { { "Left", a }, { "Right", b } }) end
+-- A type argument of Maybe / Either / Nothing / Left / Right (a missing one is an error).
+local function type_arg(what, t)
+  local _, err = types.parse(t)
+  if err then fail("%s: %s", what, err) end
+  return t
+end
+function lacc.Maybe(t) return types.data("Maybe", { { "Nothing" }, { "Just", type_arg("Maybe", t) } }) end
+function lacc.Either(a, b)
+  return types.data("Either", { { "Left", type_arg("Either", a) }, { "Right", type_arg("Either", b) } })
+end
 -- lacc.Just(x) takes its type from x; lacc.Nothing(t) needs one.
 function lacc.Just(x)
   x = exp.lift(x, nil, "Just")
   return lacc.Maybe(x.t).Just(x)
 end
-function lacc.Nothing(t) return lacc.Maybe(t).Nothing() end
-function lacc.Left(x, b) x = exp.lift(x, nil, "Left"); return lacc.Either(x.t, b).Left(x) end
-function lacc.Right(a, y) y = exp.lift(y, nil, "Right"); return lacc.Either(a, y.t).Right(y) end
+function lacc.Nothing(t) return lacc.Maybe(type_arg("Nothing", t)).Nothing() end
+function lacc.Left(x, b)
+  x = exp.lift(x, nil, "Left")
+  return lacc.Either(x.t, type_arg("Left", b)).Left(x)
+end
+function lacc.Right(a, y)
+  y = exp.lift(y, nil, "Right")
+  return lacc.Either(type_arg("Right", a), y.t).Right(y)
+end
 
 -- layout(T [, strategy]) -> { strategy, choices, tag_bits, tags = {...}, tag_encoding,
 -- fields = { {bits, types = {...}}, ... }, bits, minimum_bits }
@@ -1082,13 +1169,13 @@ hmeta.__newindex = function(a, k, v)
   if type(k) ~= "number" then fail("cannot set field '%s' of an array", tostring(k)) end
   array.methods.set(a, k, v)
 end
-hmeta.__len = function(a) return core.array_size(a) end
+hmeta.__len = function(a) return array.methods.size(a) end
 hmeta.__tostring = array.tostring
 hmeta.__concat = function(a, b) return lacc.append(a, b) end
 hmeta.__close = function(a) core.array_free(a) end
 hmeta.__name = "lacc.array"
 
 -- Variant-wise collections: partition, merge, and the combinators that accept them.
-require("lacc.collection").install(lacc)
+require("lacc.collection").install(lacc, to_acc)
 
 return lacc

@@ -1,6 +1,7 @@
 -- lacc.types: element types on the Lua side.
 -- Owns: type values (signature strings: "f32", "(f32,i64)"), their parsed trees and
 -- leaf counts, used to convert host values. Must not: check programs (the core does).
+local fail = require("lacc.util").fail
 local M = {}
 
 M.scalars = { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64" }
@@ -114,7 +115,7 @@ function M.tuple(...)
   for i = 1, select("#", ...) do
     local t = select(i, ...)
     local p, err = M.parse(t)
-    if not p then error("tuple: " .. err, 3) end
+    if not p then fail("tuple: %s", err) end
     sigs[i] = p.sig
   end
   return "(" .. table.concat(sigs, ",") .. ")"
@@ -128,43 +129,47 @@ M.Data = Data
 -- Shape.Circle, V[2]: constructor functions (built by lacc.exp, set by init.lua)
 M.constructor = nil
 Data.__index = function(d, k)
+  local names = {}
   for c, con in ipairs(d.parsed.constructors) do
     if con.name == k or (not d.parsed.name and c == k) then return M.constructor(d.parsed, c) end
+    names[c] = con.name
   end
-  return nil
+  fail("%s has no constructor %s (it has %s)", d.name or d.sig, tostring(k), table.concat(names, ", "))
 end
 
 local function sig_of(t, what)
   local p, err = M.parse(t)
-  if not p then error(what .. ": " .. err, 4) end
+  if not p then fail("%s: %s", what, err) end
   return p.sig
 end
 
 -- data(name, { {"Circle", "f32"}, {"Rect", "f32", "f32"}, {"Empty"} })
 function M.data(name, constructors)
   if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") or is_scalar[name] then
-    error("data: expected a type name (an identifier), got " .. tostring(name), 2)
+    fail("data: expected a type name (an identifier), got %s", tostring(name))
   end
   if type(constructors) ~= "table" or #constructors == 0 then
-    error("data " .. name .. ": expected a list of constructors", 2)
+    fail("data %s: expected a list of constructors", name)
   end
   local parts, seen = {}, {}
   for i, c in ipairs(constructors) do
     local cname = type(c) == "table" and c[1] or c
     if type(cname) ~= "string" or not cname:match("^[%a_][%w_]*$") then
-      error(("data %s: constructor %d needs a name"):format(name, i), 2)
+      fail("data %s: constructor %d needs a name", name, i)
     end
-    if seen[cname] then error(("data %s: constructor %s appears twice"):format(name, cname), 2) end
+    if seen[cname] then fail("data %s: constructor %s appears twice", name, cname) end
     seen[cname] = true
     local fields = {}
     for j = 2, type(c) == "table" and #c or 1 do
       local f = c[j]
       local fs = type(f) == "table" and f.sig or f
       -- only a field naming the type itself is recursion: a finished instance of a type
-      -- of the same name (Maybe of a Maybe) is a finite type like any other
-      if fs == name then
-        error(("data %s: constructor %s refers to %s itself: recursive types are not supported")
-          :format(name, cname, name), 2)
+      -- of the same name (Maybe of a Maybe) is a finite type like any other; a field
+      -- that is no type and names this one inside ("(f32,T)") is recursion too
+      if fs == name or (type(fs) == "string" and not M.parse(fs)
+                        and fs:find("%f[%w_]" .. name .. "%f[^%w_]")) then
+        fail("data %s: constructor %s refers to %s itself: recursive types are not supported",
+             name, cname, name)
       end
       fields[#fields + 1] = sig_of(f, "data " .. name)
     end
@@ -176,7 +181,7 @@ end
 
 function M.variant(members)
   if type(members) ~= "table" or #members == 0 then
-    error("variant: expected a list of member types", 2)
+    fail("variant: expected a list of member types")
   end
   local parts = {}
   for i, t in ipairs(members) do parts[i] = sig_of(t, "variant") end

@@ -22,6 +22,16 @@ function M.where()
   return "?"
 end
 
+-- What a value is, for messages: "a host array", "an array program", "a scalar
+-- expression", else its Lua type (the same words on Lua 5.4 and LuaJIT).
+function M.describe(x)
+  if M.core.is_array(x) then return "a host array" end
+  if type(x) == "table" and rawget(x, "node") ~= nil then
+    return rawget(x, "rank") ~= nil and "an array program" or "a scalar expression"
+  end
+  return type(x)
+end
+
 -- Raise an error at the user's place, in the style of the core's messages.
 function M.fail(fmt, ...)
   error(fmt:format(...) .. " (at " .. M.where() .. ")", 0)
