@@ -45,12 +45,14 @@ int plan_check_error(lacc_ctx *ctx, const kplan *P, int check, const int64_t *va
 }
 
 
-int plan_alloc_error(lacc_ctx *ctx, const pstep *st) {
-  if (ctx->errcode == LACC_ERR_SHAPE) {
+int node_alloc_error(lacc_ctx *ctx, const lacc_node *node) {
+  /* Shape and size failures are the user's: name the combinator and its place. */
+  if (ctx->errcode == LACC_ERR_SHAPE || ctx->errcode == LACC_ERR_MEMORY) {
     char msg[LACC_ERRMAX];
-    snprintf(msg, sizeof msg, "%s: %.900s", kind_name(st->node->kind), ctx->errmsg);
-    ctx_error(ctx, LACC_ERR_SHAPE, "%s (at %s)", msg,
-              st->node->where != NULL ? st->node->where : "?");
+    snprintf(msg, sizeof msg, "%s: %.900s", kind_name(node->kind), ctx->errmsg);
+    ctx_error(ctx, ctx->errcode, "%s (at %s)", msg, node->where != NULL ? node->where : "?");
   }
   return ctx->errcode;
 }
+
+int plan_alloc_error(lacc_ctx *ctx, const pstep *st) { return node_alloc_error(ctx, st->node); }

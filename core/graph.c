@@ -374,7 +374,9 @@ lacc_node *lacc_exp_con(lacc_ctx *ctx, const char *type, int con, int nargs,
   }
   const lacc_type *payload = t->fields[con];
   char op[96];
-  snprintf(op, sizeof op, "%s", t->cnames[con]);
+  /* a structural variant's members are numbered, not named */
+  const char *cn = t->cnames[con];
+  snprintf(op, sizeof op, "%s%s", cn[0] >= '0' && cn[0] <= '9' ? "variant member " : "", cn);
   if (expect_arity(ctx, op, payload->n, nargs, where) != LACC_OK) return NULL;
   for (int i = 0; i < nargs; i++) {
     char what[64];

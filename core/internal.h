@@ -258,6 +258,9 @@ struct lacc_node {
 };
 
 node_level node_level_of(node_kind k);
+/* The error in ctx after node failed to allocate its result: a shape or size error gets
+ * the node's combinator and place (checks.c). */
+int node_alloc_error(lacc_ctx *ctx, const lacc_node *node);
 /* A graph node of kind k over kids (retained), its depth checked (graph.c). */
 lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
                     lacc_node *const *kids, const char *where);

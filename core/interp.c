@@ -238,11 +238,7 @@ static int shape_of_exp(interp *I, const lacc_node *sh, int rank, int64_t *ext) 
 
 static lacc_array *new_array(interp *I, const lacc_node *a, const int64_t *ext) {
   lacc_array *r = array_alloc(I->ctx, a->type, a->rank, ext);
-  if (r == NULL && I->ctx->errcode == LACC_ERR_SHAPE) {
-    char msg[LACC_ERRMAX];
-    snprintf(msg, sizeof msg, "%s: %.900s", kind_name(a->kind), I->ctx->errmsg);
-    fail(I, LACC_ERR_SHAPE, "%s", msg, a->where);
-  }
+  if (r == NULL) node_alloc_error(I->ctx, a);
   return r;
 }
 

@@ -246,8 +246,7 @@ static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
     d->ext[i] = ext[i];
     if (ext[i] > 0 && d->size > LACC_MAX_ELEMS / ext[i]) {
       free(d);
-      ctx_error(ctx, LACC_ERR_MEMORY, "array too large (more than %lld elements)",
-                (long long)LACC_MAX_ELEMS);
+      ctx_error(ctx, LACC_ERR_MEMORY, "array too large (more than 2^40 elements)");
       return NULL;
     }
     d->size *= ext[i];

@@ -1,6 +1,6 @@
 /* test_core.c: unit tests of the core through the public C API, without Lua.
- * Covers sharing recovery (the seed's example, long chains), typing errors and the
- * interpreter's run-time errors. Prints "N passed, N failed" last.
+ * Covers sharing recovery (the seed's example, long chains), typing errors, the
+ * interpreter's run-time errors and values of one context used in another. Prints "N passed, N failed" last.
  */
 #include <math.h>
 #include <png.h>
@@ -172,6 +172,48 @@ static void test_png(void) {
   lacc_ctx_release(c);
 }
 
+/* Two contexts stand for two Lua states: nothing of one may be used by the other, and
+ * each refusal is an error in the context that was asked, which keeps working. */
+static void test_other_context(void) {
+  lacc_ctx *a = lacc_ctx_new(), *b = lacc_ctx_new();
+  int64_t ext[1] = { 4 };
+  lacc_array *arr = lacc_array_new(a, "i32", 1, ext);
+  for (int i = 0; i < 4; i++) lacc_array_set_i(a, arr, 0, i, i + 1);
+  lacc_node *u = lacc_acc_use(b, arr, "test");
+  check(u == NULL && lacc_errcode(b) == LACC_ERR_ARG && strstr(lacc_errmsg(b), "another"),
+        "use of another context's array is an error");
+  int64_t v = 0;
+  check(lacc_array_get_i(b, arr, 0, 0, &v) == LACC_ERR_ARG, "get from another context's array");
+  check(lacc_array_set_i(b, arr, 0, 0, 9) == LACC_ERR_ARG, "set of another context's array");
+  check(lacc_array_write_png(b, arr, "/tmp/lacc-never.png") == LACC_ERR_ARG,
+        "write_png of another context's array");
+  lacc_node *ka = ci(a, "i32", 1), *kb = ci(b, "i32", 2);
+  lacc_node *mixed = op2(b, "add", kb, ka);
+  check(mixed == NULL && strstr(lacc_errmsg(b), "another"), "an operand of another context");
+  lacc_node *ua = unit(a, ka);
+  lacc_array *out = NULL;
+  check(lacc_run(b, "interp", 1, &ua, &out) == LACC_ERR_ARG && out == NULL,
+        "running another context's program");
+  lacc_node *p0 = lacc_acc_param(b, 0, "i32", 1, NULL, "test");
+  lacc_program *prog = lacc_program_new(b, "interp", 1, 1, &p0);   /* the identity */
+  check(prog != NULL && lacc_program_run(b, prog, 1, &arr, &out) == LACC_ERR_ARG,
+        "a compiled program given another context's array");
+  lacc_array *mine = lacc_array_new(b, "i32", 1, ext);
+  for (int i = 0; mine != NULL && i < 4; i++) lacc_array_set_i(b, mine, 0, i, 10);
+  check(prog != NULL && lacc_program_run(b, prog, 1, &mine, &out) == LACC_OK &&
+            lacc_array_get_i(b, out, 0, 3, &v) == LACC_OK && v == 10,
+        "the context still runs programs after the refusals");
+  if (out != NULL) lacc_array_release(out);
+  check(lacc_array_get_i(a, arr, 0, 3, &v) == LACC_OK && v == 4, "the owner still reads its array");
+  lacc_program_release(prog);
+  lacc_node *all[] = { ka, kb, ua, p0 };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  lacc_array_release(mine);
+  lacc_array_release(arr);
+  lacc_ctx_release(a);
+  lacc_ctx_release(b);
+}
+
 int main(void) {
   check(lacc_abi_version() == LACC_ABI_VERSION, "abi version");
   test_seed_example();
@@ -179,6 +221,7 @@ int main(void) {
   test_type_error();
   test_divzero();
   test_png();
+  test_other_context();
   printf("core: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

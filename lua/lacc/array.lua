@@ -32,8 +32,7 @@ local function linear(what, shape, ...)
   for d = 1, n do
     local i = select(d, ...)
     if type(i) ~= "number" or i ~= math.floor(i) or i - i ~= 0 then
-      fail("%s: index %d is not an integer (got %s)", what, d,
-        type(i) == "number" and tostring(i) or util.describe(i))
+      fail("%s: index %d is not an integer (got %s)", what, d, util.show(i))
     end
     if i < 1 or i > shape[d] then
       fail("%s: index %d out of bounds: %s not in 1..%d", what, d, ("%.0f"):format(i), shape[d])
@@ -131,7 +130,8 @@ function methods.layout(a) return core.array_layout(alive(a, "layout")) end
 function methods.write_png(a, path)
   alive(a, "write_png")
   if type(path) ~= "string" then fail("write_png: expected a file name, got %s", type(path)) end
-  core.array_write_png(a, path)
+  local ok, err = pcall(core.array_write_png, a, path)
+  if not ok then fail("%s", tostring(err)) end   -- the core's message, at the user's place
 end
 
 function methods.get(a, ...)
@@ -290,8 +290,7 @@ function M.new(t, shape, fillv)
   for d = 1, #shape do
     local e = shape[d]
     if type(e) ~= "number" or e ~= math.floor(e) or e - e ~= 0 then
-      fail("array: extent %d is not an integer (got %s)", d,
-        type(e) == "number" and tostring(e) or util.describe(e))
+      fail("array: extent %d is not an integer (got %s)", d, util.show(e))
     end
     if e < 0 then fail("array: negative extent %.0f in dimension %d", e, d) end
   end

@@ -32,7 +32,8 @@ end
 
 local function is_plain(x)
   local tx = type(x)
-  return tx == "number" or tx == "boolean" or (tx == "cdata" and not is_exp(x))
+  -- on LuaJIT host arrays are cdata too: only the 64-bit integer boxes are plain values
+  return tx == "number" or tx == "boolean" or (tx == "cdata" and not core.is_array(x))
 end
 
 -- Lift a value to an Exp, taking type t for plain Lua values.
@@ -46,6 +47,11 @@ function M.lift(x, t, what)
     if types.is_scalar[t] and (t == "bool") ~= (type(x) == "boolean") then
       fail("%s: expected %s for %s, got %s", what or "value",
         t == "bool" and "a boolean" or "a number", t, type(x))
+    end
+    if type(x) == "number" and types.is_scalar[t] and types.is_int(t)
+        and (x ~= math.floor(x) or x - x ~= 0) then
+      fail("%s: %s is not a value of %s (cast the other operand?)", what or "value",
+        util.show(x), t)
     end
     return M.constant(x, t)
   end
@@ -176,7 +182,13 @@ E.__mod, E.__idiv, E.__unm = M.imod, M.idiv, M.neg
 E.__band, E.__bor, E.__bxor, E.__shl, E.__shr, E.__bnot = M.band, M.bor, M.bxor, M.shl, M.shr, M.bnot
 E.__index = function(x, k)
   if type(k) == "number" then return M.prj(x, k) end
-  return methods[k]
+  local m = methods[k]
+  -- keys starting with "_" are lacc's own optional fields (_con, _fields)
+  if m == nil and not (type(k) == "string" and k:sub(1, 1) == "_") then
+    fail("a scalar expression (%s) has no field or method %s%s", rawget(x, "t"), tostring(k),
+      type(k) == "string" and " (tuple fields are numbered: p[1])" or "")
+  end
+  return m
 end
 E.__tostring = function(x) return "lacc.exp<" .. x.t .. ">" end
 E.__eq = function() fail("use lacc.eq(a, b) or a:eq(b): Lua turns == into a boolean") end
@@ -276,7 +288,7 @@ function M.index_exp(list, what)
       if v.t ~= "i64" then v = M.cast(v, "i64") end
     else
       if type(v) == "number" and (v ~= math.floor(v) or v - v ~= 0) then
-        fail("%s: index %d is not an integer (got %s)", what, d, tostring(v))
+        fail("%s: index %d is not an integer (got %s)", what, d, util.show(v))
       end
       v = M.lift(v, "i64", what)
     end
@@ -304,7 +316,7 @@ function M.shape_exp(list, what)
       if v.t ~= "i64" then v = M.cast(v, "i64") end
     else
       if type(v) ~= "number" or v ~= math.floor(v) or v - v ~= 0 then
-        fail("%s: extent %d is not an integer (got %s)", what, d, describe(v) == "number" and tostring(v) or describe(v))
+        fail("%s: extent %d is not an integer (got %s)", what, d, util.show(v))
       end
       if v < 0 then fail("%s: negative extent %d in dimension %d", what, v, d) end
       v = M.constant(v, "i64")
@@ -327,15 +339,16 @@ end
 -- A constructor of sum type t (a parsed type), as a function of its fields.
 function M.constructor(t, c)
   local con = t.constructors[c]
+  local label = t.name and con.name or ("variant member " .. c)
   return function(...)
     local n = select("#", ...)
     local fields = con.payload.fields
     if n ~= #fields then
-      fail("%s: expected %d field%s, got %d", con.name, #fields, #fields == 1 and "" or "s", n)
+      fail("%s: expected %d field%s, got %d", label, #fields, #fields == 1 and "" or "s", n)
     end
     local nodes, exps = {}, {}
     for i = 1, n do
-      exps[i] = M.lift(select(i, ...), fields[i].sig, con.name)
+      exps[i] = M.lift(select(i, ...), fields[i].sig, label)
       nodes[i] = exps[i].node
     end
     local v = wrap(core.node_con(t.sig, c - 1, where(), (table.unpack or unpack)(nodes, 1, n)))
@@ -386,6 +399,8 @@ function M.match(v, cases)
     local ptypes = {}
     for i, f in ipairs(con.payload.fields) do ptypes[i] = f.sig end
     traces[c] = trace(alts[c], ptypes, nil, "match " .. con.name)
+    -- an alternative that returns nothing is the error, not the others' untyped numbers
+    if traces[c].out.n == 0 then M.result(nil, traces[c].what) end
     want = want or result_type(traces[c])
   end
   -- a value made by a constructor in this program: its alternative alone, applied to the
@@ -410,10 +425,13 @@ end
 -- iterate(n, f, x) and while_(c, f, x): bounded sequential loops in scalar code.
 function M.iterate(n, f, x)
   if type(n) == "number" and (n ~= math.floor(n) or n - n ~= 0) then
-    fail("iterate: the count must be an integer, got %s", tostring(n))
+    fail("iterate: the count must be an integer, got %s", util.show(n))
   end
   x = M.lift(x, nil, "iterate")
   n = M.lift(n, "i64", "iterate")
+  if not types.is_scalar[n.t] or not types.is_int(n.t) then
+    fail("iterate: the count must be an integer, got %s (cast it)", n.t)
+  end
   if n.t ~= "i64" then n = M.cast(n, "i64") end
   local step = M.lambda(f, { x.t }, x.t, nil, "iterate")
   return op("iterate", n.node, step, x.node)

@@ -548,6 +548,15 @@ function lacc.scanrSeg(f, z, xs, segs) return seg_scan_z("scanrSeg", f, z, xs, s
 function lacc.acond(c, a, b)
   if type(c) == "boolean" then return to_acc(c and a or b, "acond") end
   a, b = to_acc(a, "acond"), to_acc(b, "acond")
+  if is_acc(c) or array.is_array(c) then
+    -- a rank-0 bool array stands for its element, as awhile's condition does
+    c = to_acc(c, "acond")
+    if c.rank ~= 0 then
+      fail("acond: expected a bool expression or a rank-0 bool array as the condition, got rank %d",
+        c.rank)
+    end
+    c = lacc.the(c)
+  end
   local cc = exp.lift(c, "bool", "acond")
   return acc("acond", cc.node, a.node, b.node)
 end
@@ -1033,7 +1042,12 @@ lacc.fromtable = array.fromtable
 -- write_png(path, a): a host array (or a program, run first) as a PNG image.
 function lacc.write_png(path, a)
   if type(path) ~= "string" then fail("write_png: expected a file name, got %s", type(path)) end
-  if not array.is_array(a) then a = lacc.run(a) end
+  if not array.is_array(a) then
+    if not is_acc(a) then
+      fail("write_png: expected a host array or an array program, got %s", util.describe(a))
+    end
+    a = lacc.run(a)
+  end
   array.methods.write_png(a, path)
 end
 lacc.array = array.new
@@ -1103,6 +1117,7 @@ end
 function lacc.layout(t, strategy)
   local p, err = types.parse(t)
   if not p then fail("layout: %s", err) end
+  if strategy ~= nil then check_layout("layout", strategy) end
   local text = core.layout(p.sig, strategy)
   local r = { tags = {}, fields = {}, tag_bits = 0, tag_encoding = "none" }
   for line in text:gmatch("[^\n]+") do

@@ -129,12 +129,18 @@ M.Data = Data
 -- Shape.Circle, V[2]: constructor functions (built by lacc.exp, set by init.lua)
 M.constructor = nil
 Data.__index = function(d, k)
+  -- rawget: a missing field must not come back here
+  local parsed, name = rawget(d, "parsed"), rawget(d, "name")
   local names = {}
-  for c, con in ipairs(d.parsed.constructors) do
-    if con.name == k or (not d.parsed.name and c == k) then return M.constructor(d.parsed, c) end
+  for c, con in ipairs(parsed.constructors) do
+    if con.name == k or (not parsed.name and c == k) then return M.constructor(parsed, c) end
     names[c] = con.name
   end
-  fail("%s has no constructor %s (it has %s)", d.name or d.sig, tostring(k), table.concat(names, ", "))
+  if not name then
+    fail("variant %s has no member %s (it has 1 to %d)", rawget(d, "sig"), tostring(k),
+      #parsed.constructors)
+  end
+  fail("%s has no constructor %s (it has %s)", name, tostring(k), table.concat(names, ", "))
 end
 
 local function sig_of(t, what)

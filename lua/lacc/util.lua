@@ -32,6 +32,13 @@ function M.describe(x)
   return type(x)
 end
 
+-- A value for a message: numbers as Lua prints them (NaN as "nan" on every platform and
+-- VM), anything else described.
+function M.show(x)
+  if type(x) == "number" then return x ~= x and "nan" or tostring(x) end
+  return M.describe(x)
+end
+
 -- Raise an error at the user's place, in the style of the core's messages.
 function M.fail(fmt, ...)
   error(fmt:format(...) .. " (at " .. M.where() .. ")", 0)

@@ -1,0 +1,719 @@
+-- The bad-input catalogue of issue 9, item by item: every misuse is a Lua error whose
+-- message names what was misused and what was wrong, at the user's file:line (never a
+-- place inside lacc's own files), and lacc keeps working afterwards on every backend.
+-- spec/errors_spec.lua checks the exact lines; here the breadth: every function of the
+-- guide's Reference list is misused at least once (the last test checks that).
+-- Calls under test are tail calls of a case function made from one line of this file
+-- (`local p = case()`), so that line is the place each message must give.
+local H = require "helper"
+local lacc = H.lacc
+local unpack = table.unpack or unpack
+
+-- After an error, lacc still builds and runs programs on every backend.
+local function still_works()
+  local xs = lacc.fromtable({ 1, 2, 3 }, "i32")
+  for _, b in ipairs(H.backends) do
+    local r = lacc.run(lacc.map(function(x) return x * 2 + 1 end, xs), { backend = b })
+    H.check_array(r, { 3, 5, 7 })
+  end
+end
+
+local covered = {}   -- lacc functions a case has misused
+
+-- Run case (building, then running what it built on backend b) and check the error.
+local function check_fails(name, case, frags, b)
+  local ok, err = pcall(function()
+    local p = case() -- the place every message gives
+    if type(p) == "table" and not lacc.is_collection(p) and rawget(p, "rank") ~= nil then
+      local r = lacc.run(p, { backend = b or "interp" })
+      return r
+    end
+    return p
+  end)
+  assert.is_false(ok, name .. ": expected an error, got " .. tostring(err))
+  err = tostring(err)
+  for _, f in ipairs(frags) do
+    assert.is_truthy(err:find(f, 1, true), ("%s: message %q lacks %q"):format(name, err, f))
+  end
+  assert.is_falsy(err:find("lacc[/\\][%w_]+%.lua"), ("%s: %q points into lacc"):format(name, err))
+  assert.is_falsy(err:find("stack overflow", 1, true), name .. ": " .. err)
+  assert.is_truthy(err:find("badinput_spec.lua:", 1, true),
+    ("%s: message %q does not give the user's place"):format(name, err))
+  return err
+end
+
+-- A table of cases: { name, function, fragments... }; the first fragment names the lacc
+-- function misused.
+local function catalogue(title, cases)
+  describe(title, function()
+    for _, c in ipairs(cases) do
+      covered[c[3]] = true
+      it(c[1], function()
+        check_fails(c[1], c[2], { unpack(c, 3) })
+        still_works()
+      end)
+    end
+  end)
+end
+
+local xs = lacc.fromtable({ 1, 2, 3 }, "i32")
+local fs = lacc.fromtable({ 1, 2, 3 }, "f32")
+local bs = lacc.fromtable({ true, false, true }, "bool")
+local m = lacc.fromtable({ { 1, 2 }, { 3, 4 } }, "i32")
+local id = function(x) return x end
+local add = function(a, b) return a + b end
+local Shape = H.Shape
+local shapes = lacc.generate({ 3 }, function(i)
+  return lacc.cond(lacc.eq(i, 1), Shape.Circle(lacc.constant(1, "f32")), Shape.Empty())
+end)
+local function mapped(f, arr) return function() return lacc.map(f, arr or xs) end end
+
+catalogue("types and constructors", {
+  { "tuple of an array", mapped(function(x) return lacc.tuple(x, xs) end), "tuple", "host array" },
+  { "data without a name", function() return lacc.data(5, { { "A" } }) end, "data", "type name" },
+  { "data without constructors", function() return lacc.data("E", {}) end, "data",
+    "list of constructors" },
+  { "data with a constructor twice", function() return lacc.data("D", { { "A" }, { "A" } }) end,
+    "data", "appears twice" },
+  { "data that refers to itself", function()
+    return lacc.data("List", { { "Nil" }, { "Cons", "i32", "List" } })
+  end, "data", "recursive types are not supported" },
+  { "data with a field that is no type", function() return lacc.data("D", { { "A", "q" } }) end,
+    "data", "q" },
+  { "variant of a number", function() return lacc.variant(3) end, "variant", "member types" },
+  { "variant member out of range", mapped(function(x)
+    return lacc.variant { "i32", "f32" }[3](x)
+  end), "variant", "no member 3" },
+  { "variant member of the wrong type", mapped(function(x)
+    return lacc.variant { "i32", "f32" }[2](x)
+  end), "variant member 2", "expected f32, got i32" },
+  { "constructor with too few fields", mapped(function(x)
+    return Shape.Rect(lacc.cast(x, "f32"))
+  end), "Rect", "expected 2 fields, got 1" },
+  { "constructor with a field of the wrong type", mapped(function(x) return Shape.Circle(x) end),
+    "Circle", "expected f32, got i32" },
+  { "a constructor the type lacks", mapped(function(x) return Shape.Square(x) end), "Shape",
+    "no constructor Square" },
+  { "Maybe of no type", function() return lacc.Maybe("q") end, "Maybe", "not an element type" },
+  { "Either of a number", mapped(function(x) return lacc.Either("i32", 5).Left(x) end), "Either",
+    "expected an element type, got number" },
+  { "Just of an array", mapped(function() return lacc.Just(xs) end), "Just", "host array" },
+  { "Just of nothing", mapped(function() return lacc.Just() end), "Just", "got nil" },
+  { "Nothing without a type", mapped(function() return lacc.Nothing() end), "Nothing",
+    "expected an element type, got nil" },
+  { "Left with no type for Right", mapped(function(x) return lacc.Left(x, "q") end), "Left",
+    "not an element type" },
+  { "Right with no type for Left", mapped(function(x) return lacc.Right("q", x) end), "Right",
+    "not an element type" },
+  { "layout of no type", function() return lacc.layout("q") end, "layout", "q" },
+  { "layout with an unknown strategy", function() return lacc.layout("i32", "weird") end,
+    "layout", "unknown layout 'weird'" },
+  { "set_layout to an unknown strategy", function() return lacc.set_layout("weird") end,
+    "set_layout", "unknown layout" },
+})
+
+catalogue("host arrays", {
+  { "array of no type", function() return lacc.array("q", { 3 }) end, "array",
+    "not an element type: 'q'" },
+  { "array with a string shape", function() return lacc.array("i32", "x") end, "array",
+    "shape table" },
+  { "array with a fractional extent", function() return lacc.array("i32", { 1.5 }) end, "array",
+    "not an integer (got 1.5)" },
+  { "array with a NaN extent", function() return lacc.array("i32", { 0 / 0 }) end, "array",
+    "not an integer (got nan)" },
+  { "array with a negative extent", function() return lacc.array("i32", { 2, -1 }) end, "array",
+    "negative extent -1" },
+  { "array of rank 9", function() return lacc.array("i32", { 1, 1, 1, 1, 1, 1, 1, 1, 1 }) end,
+    "array", "rank 9" },
+  { "array past 2^40 elements", function() return lacc.array("u8", { 2 ^ 21, 2 ^ 20 }) end,
+    "array", "too large (more than 2^40 elements)" },
+  { "fromtable of a string", function() return lacc.fromtable("abc", "i32") end, "fromtable",
+    "string" },
+  { "fromtable of a ragged table", function() return lacc.fromtable({ { 1, 2 }, { 3 } }, "i32") end,
+    "fromtable", "ragged" },
+  { "fromtable with a string element", function() return lacc.fromtable({ 1, "a" }, "i32") end,
+    "fromtable", "expected an integer for i32, got string" },
+  { "fromtable with a fraction for i32", function() return lacc.fromtable({ 1.5 }, "i32") end,
+    "fromtable", "i32" },
+  { "write_png of a number", function() return lacc.write_png("/tmp/lacc-never.png", 3) end,
+    "write_png", "got number" },
+  { "write_png without a file name", function() return lacc.write_png(5, xs) end, "write_png",
+    "file name" },
+  { "write_png of a rank-1 array", function() return xs:write_png("/tmp/lacc-never.png") end,
+    "write_png", "rank" },
+  { "get out of bounds", function() return xs:get(4) end, "get", "out of bounds" },
+  { "get with too many indices", function() return xs:get(1, 1) end, "get", "1" },
+  { "get with a string index", function() return xs:get("a") end, "get", "not an integer" },
+  { "set of a string", function() return xs:set(1, "a") end, "set",
+    "expected an integer for i32, got string" },
+  { "set out of bounds", function() return xs:set(0, 1) end, "set", "out of bounds" },
+  { "at_linear out of range", function() return xs:at_linear(3) end, "at_linear", "0..2" },
+})
+
+catalogue("introduction", {
+  { "use of a number", function() return lacc.use(3) end, "use", "expected a host array, got number" },
+  { "use of nothing", function() return lacc.use() end, "use", "got nil" },
+  { "unit of a table", function() return lacc.unit({}) end, "unit", "got table" },
+  { "unit of an array", function() return lacc.unit(xs) end, "unit", "host array",
+    "cannot run inside a scalar function" },
+  { "unit of a plain number", function() return lacc.unit(1) end, "unit", "lacc.constant" },
+  { "generate with a string shape", function() return lacc.generate("a", id) end, "generate",
+    "shape" },
+  { "generate with a number for f", function() return lacc.generate({ 3 }, 5) end, "generate",
+    "expected a function, got number" },
+  { "generate of rank 9", function()
+    return lacc.generate({ 1, 1, 1, 1, 1, 1, 1, 1, 1 }, function() return 1 end)
+  end, "generate", "rank 9 is out of range" },
+  { "fill without a value", function() return lacc.fill({ 3 }) end, "fill", "got nil" },
+  { "fill with a plain number", function() return lacc.fill({ 3 }, 1) end, "fill",
+    "lacc.constant" },
+})
+
+catalogue("element-wise", {
+  { "map with nil for f", function() return lacc.map(nil, xs) end, "map",
+    "expected a function, got nil" },
+  { "map over nothing", function() return lacc.map(id) end, "map", "expected an array, got nil" },
+  { "map over a Lua table", function() return lacc.map(id, { 1, 2 }) end, "map",
+    "expected an array, got table" },
+  { "imap with a string for f", function() return lacc.imap("f", xs) end, "imap",
+    "expected a function, got string" },
+  { "imap over a number", function() return lacc.imap(id, 4) end, "imap", "got number" },
+  { "zipWith of one array", function() return lacc.zipWith(add, xs) end, "zipWith",
+    "two arrays or more, got 1" },
+  { "zipWith with a number", function() return lacc.zipWith(add, xs, 3) end, "zipWith",
+    "expected an array, got number" },
+  { "zipWith of two element types", function() return lacc.zipWith(add, xs, fs) end, "add",
+    "i32", "f32" },
+  { "zipWith of two ranks", function() return lacc.zipWith(add, xs, m) end, "zipWith", "rank" },
+  { "zipWith3 of two arrays", function() return lacc.zipWith3(add, xs, xs) end, "zipWith3",
+    "expected 3 arrays, got 2" },
+  { "zipWith4 with a non-function", function() return lacc.zipWith4(1, xs, xs, xs, xs) end,
+    "zipWith4", "expected a function" },
+  { "zipWith5 of four arrays", function() return lacc.zipWith5(add, xs, xs, xs, xs) end,
+    "zipWith5", "expected 5 arrays, got 4" },
+  { "zipWith6 with a table", function() return lacc.zipWith6(add, xs, xs, xs, xs, xs, {}) end,
+    "zipWith6", "got table" },
+  { "zipWith7 of one array", function() return lacc.zipWith7(add, xs) end, "zipWith7",
+    "expected 7 arrays, got 1" },
+  { "zipWith8 with nil for f", function()
+    return lacc.zipWith8(nil, xs, xs, xs, xs, xs, xs, xs, xs)
+  end, "zipWith8", "expected a function, got nil" },
+  { "zipWith9 of nothing", function() return lacc.zipWith9(add) end, "zipWith9",
+    "expected 9 arrays, got 0" },
+  { "zip of nothing", function() return lacc.zip() end, "zip", "at least one array" },
+  { "zip with a number", function() return lacc.zip(xs, 1) end, "zip",
+    "expected an array, got number" },
+  { "unzip of scalars", function() return lacc.unzip(xs) end, "unzip",
+    "array of tuples, got i32" },
+})
+
+catalogue("reductions", {
+  { "fold without a start value", function() return lacc.fold(add, nil, xs) end, "fold", "got nil" },
+  { "fold with a number for f", function() return lacc.fold(1, 0, xs) end, "fold",
+    "expected a function, got number" },
+  { "fold with a fractional start for i32", function() return lacc.fold(add, 0.5, xs) end, "fold",
+    "0.5 is not a value of i32" },
+  { "fold with f returning two values", function()
+    return lacc.fold(function(a, b) return a, b end, 0, xs)
+  end, "fold", "expected i32, got (i32,i32)" },
+  { "fold1 over nothing", function() return lacc.fold1(add) end, "fold1", "got nil" },
+  { "sum of a number", function() return lacc.sum(3) end, "sum", "expected an array, got number" },
+  { "sum of tuples", function() return lacc.sum(lacc.zip(xs, xs)) end, "sum",
+    "array of numbers, got (i32,i32)" },
+  { "product of booleans", function() return lacc.product(bs) end, "product",
+    "array of numbers, got bool" },
+  { "maximum of nothing", function() return lacc.maximum() end, "maximum", "got nil" },
+  { "minimum of sums", function() return lacc.minimum(shapes) end, "minimum", "numbers" },
+  { "and_ of integers", function() return lacc.and_(xs) end, "and_", "array of bool, got i32" },
+  { "or_ of floats", function() return lacc.or_(fs) end, "or_", "array of bool, got f32" },
+  { "all with a non-predicate", function() return lacc.all(id, xs) end, "all",
+    "predicate must return bool, got i32" },
+  { "any with nil", function() return lacc.any(nil, xs) end, "any", "expected a function, got nil" },
+  { "foldSeg with float segments", function() return lacc.foldSeg(add, 0, xs, fs) end, "foldSeg",
+    "segment lengths", "f32" },
+  { "foldSeg without segments", function() return lacc.foldSeg(add, 0, xs) end, "foldSeg",
+    "got nil" },
+  { "fold1Seg with rank-2 segments", function() return lacc.fold1Seg(add, xs, m) end, "fold1Seg",
+    "rank 2" },
+})
+
+catalogue("scans", {
+  { "scanl over nothing", function() return lacc.scanl(add, 0) end, "scanl", "got nil" },
+  { "scanl1 with a number for f", function() return lacc.scanl1(3, xs) end, "scanl1",
+    "expected a function" },
+  { "scanr with a fractional start", function() return lacc.scanr(add, 1.5, xs) end, "scanr",
+    "1.5 is not a value of i32" },
+  { "scanr1 of a number", function() return lacc.scanr1(add, 4) end, "scanr1", "got number" },
+  { "scanl_ over nothing", function() return lacc.scanl_(add, 0) end, "scanl_", "got nil" },
+  { "scanr_ of rank 0", function() return lacc.scanr_(add, 0, lacc.unit(lacc.constant(1, "i32"))) end,
+    "scanr_", "rank 1 or more, got rank 0" },
+  { "scanl with f of the wrong type", function()
+    return lacc.scanl(function(a) return lacc.cast(a, "f32") end, 0, xs)
+  end, "scanl", "expected i32, got f32" },
+  { "scanlSeg with float segments", function() return lacc.scanlSeg(add, 0, xs, fs) end,
+    "scanlSeg", "segment lengths" },
+  { "scanl1Seg without segments", function() return lacc.scanl1Seg(add, xs) end, "scanl1Seg",
+    "got nil" },
+  { "scanrSeg without segments", function() return lacc.scanrSeg(add, 0, xs) end, "scanrSeg",
+    "got nil" },
+  { "scanr1Seg with a table for segments", function() return lacc.scanr1Seg(add, xs, { 1, 2 }) end,
+    "scanr1Seg", "got table" },
+})
+
+catalogue("permutations and shapes", {
+  { "backpermute with a string shape", function() return lacc.backpermute("x", id, xs) end,
+    "backpermute", "shape" },
+  { "backpermute with a number for f", function() return lacc.backpermute({ 3 }, 2, xs) end,
+    "backpermute", "expected a function" },
+  { "backpermute returning two indices into rank 1", function()
+    return lacc.backpermute({ 3 }, function(i) return i, i end, xs)
+  end, "backpermute", "must return 1 indices, got 2" },
+  { "backpermute returning a float index", function()
+    return lacc.backpermute({ 3 }, function(i) return lacc.cast(i, "f32") end, xs)
+  end, "backpermute", "f32" },
+  { "permute without defaults", function() return lacc.permute(add, nil, id, xs) end, "permute",
+    "expected an array, got nil" },
+  { "permute with a number for the index function", function()
+    return lacc.permute(add, xs, 3, xs)
+  end, "permute", "expected a function" },
+  { "permute with a number for combine", function() return lacc.permute(5, xs, id, xs) end,
+    "permute", "expected a function" },
+  { "permute of two element types", function() return lacc.permute(add, fs, id, xs) end,
+    "permute", "f32", "i32" },
+  { "reshape to a string", function() return lacc.reshape("3", xs) end, "reshape", "shape" },
+  { "reshape to a negative extent", function() return lacc.reshape({ -3 }, xs) end, "reshape",
+    "negative extent -3" },
+  { "reshape to another size", function() return lacc.reshape({ 2, 2 }, xs) end, "reshape", "3",
+    "4" },
+  { "flatten of a number", function() return lacc.flatten(5) end, "flatten", "got number" },
+  { "replicate with a number spec", function() return lacc.replicate(5, xs) end, "replicate",
+    "table spec, got number" },
+  { "slice with a number spec", function() return lacc.slice(xs, 5) end, "slice", "spec" },
+  { "slice with a spec too long", function() return lacc.slice(xs, { 1, 2, 3 }) end, "slice",
+    "spec of 1 entries" },
+  { "transpose of rank 1", function() return lacc.transpose(xs) end, "transpose",
+    "rank 2, got rank 1" },
+  { "reverse of a number", function() return lacc.reverse(2) end, "reverse", "got number" },
+  { "rotate by a string", function() return lacc.rotate("a", xs) end, "rotate",
+    "integer amount", "string" },
+  { "shape of a number", function() return lacc.shape(2) end, "shape", "got number" },
+  { "size of nothing", function() return lacc.size() end, "size", "got nil" },
+  { "index with too many indices", function() return lacc.index(xs, 1, 2) end, "index",
+    "expected 1 indices for an array of rank 1, got 2" },
+  { "index with a string", function() return lacc.index(xs, "a") end, "index", "got string" },
+  { "index with a fraction", mapped(function() return xs[1.5] end), "get", "not an integer" },
+  { "index with a float expression", mapped(function(x) return xs[lacc.cast(x, "f32")] end),
+    "index", "must be an integer, got f32" },
+  { "the of rank 1", function() return lacc.the(xs) end, "the", "rank 0, got rank 1" },
+})
+
+catalogue("push arrays and stencils", {
+  { "append of two element types", function() return lacc.append(xs, fs) end, "append",
+    "expected i32, got f32" },
+  { "append of a number", function() return lacc.append(xs, 3) end, "append", "got number" },
+  { "interleave of two ranks", function() return lacc.interleave(xs, m) end, "interleave",
+    "ranks 1 and 2" },
+  { "concat of a number", function() return lacc.concat(3) end, "concat", "non-empty table" },
+  { "concat of nothing", function() return lacc.concat({}) end, "concat", "non-empty table" },
+  { "stencil with a number for f", function() return lacc.stencil(3, "clamp", xs) end, "stencil",
+    "expected a function" },
+  { "stencil with a string window", function() return lacc.stencil(id, "clamp", xs, "x") end,
+    "stencil", "window" },
+  { "stencil with an unknown boundary", function() return lacc.stencil(id, "bounce", xs) end,
+    "stencil", "bounce" },
+  { "stencil2 without its second array", function() return lacc.stencil2(add, "clamp", xs) end,
+    "stencil2", "got nil" },
+})
+
+catalogue("control and collections", {
+  { "filter with a non-predicate", function() return lacc.filter(id, xs) end, "filter",
+    "predicate must return bool, got i32" },
+  { "filter with a number", function() return lacc.filter(3, xs) end, "filter",
+    "expected a function" },
+  { "acond on an integer", function() return lacc.acond(lacc.unit(lacc.constant(1, "i32")), xs, xs) end,
+    "acond", "expected bool, got i32" },
+  { "acond on a rank-1 array", function() return lacc.acond(bs, xs, xs) end, "acond",
+    "rank-0 bool array", "got rank 1" },
+  { "acond of two element types", function()
+    return lacc.acond(lacc.unit(lacc.constant(true, "bool")), xs, fs)
+  end, "acond", "expected i32, got f32" },
+  { "awhile with a number for cond", function() return lacc.awhile(1, id, xs) end, "awhile",
+    "two functions and an array" },
+  { "awhile whose body changes the type", function()
+    return lacc.awhile(function(a) return lacc.unit(lacc.constant(false, "bool")) end,
+      function(a) return lacc.map(function(x) return lacc.cast(x, "f32") end, a) end, xs)
+  end, "awhile", "f32" },
+  { "compute of a number", function() return lacc.compute(5) end, "compute", "got number" },
+  { "partition of a number", function() return lacc.partition(5) end, "partition", "got number" },
+  { "partition of integers", function() return lacc.partition(xs) end, "partition",
+    "sum type, got i32" },
+  { "merge of a number", function() return lacc.merge(5) end, "merge",
+    "collection (from lacc.partition), got number" },
+})
+
+catalogue("scalar expressions", {
+  { "constant of nothing", function() return lacc.constant(nil, "i32") end, "constant", "got nil" },
+  { "constant of a string", function() return lacc.constant("a", "i32") end, "constant",
+    "got string" },
+  { "constant of no type", function() return lacc.constant(1, "q") end, "constant",
+    "expected a scalar type, got q" },
+  { "cast to no type", mapped(function(x) return lacc.cast(x, "q") end), "cast",
+    "expected a scalar type, got q" },
+  { "cast to a tuple", mapped(function(x) return lacc.cast(x, lacc.tuple("i32", "i32")) end), "cast",
+    "(i32,i32)" },
+  { "cond on an integer", mapped(function(x) return lacc.cond(x, x, x) end), "cond",
+    "expected bool, got i32" },
+  { "cond without else", mapped(function(x) return lacc.cond(lacc.gt(x, 1), x) end), "cond",
+    "got nil" },
+  { "cond of a fraction for i32", mapped(function(x) return lacc.cond(lacc.gt(x, 1), x, 1.5) end),
+    "cond", "1.5 is not a value of i32" },
+  { "iterate with a fractional count", mapped(function(x) return lacc.iterate(1.5, id, x) end),
+    "iterate", "count must be an integer, got 1.5" },
+  { "iterate with a float count", mapped(function(x)
+    return lacc.iterate(lacc.constant(2, "f32"), id, x)
+  end), "iterate", "count must be an integer, got f32" },
+  { "iterate with a number for f", mapped(function(x) return lacc.iterate(3, 5, x) end), "iterate",
+    "expected a function" },
+  { "iterate whose step changes the type", mapped(function(x)
+    return lacc.iterate(3, function(y) return lacc.cast(y, "f32") end, x)
+  end), "iterate", "expected i32, got f32" },
+  { "while_ with a number for c", mapped(function(x) return lacc.while_(1, id, x) end), "while_",
+    "expected a function" },
+  { "while_ whose condition is no bool", mapped(function(x) return lacc.while_(id, id, x) end),
+    "while", "expected bool, got i32" },
+  { "match on an integer", mapped(function(x) return lacc.match(x, {}) end), "match",
+    "sum type, got i32" },
+  { "a scalar expression called", mapped(function(x) return x(1) end), "not a function" },
+  { "an unknown field of a tuple", mapped(function(x) return lacc.tuple(x, x).foo end), "foo",
+    "no field or method" },
+  { "a tuple field past the end", mapped(function(x) return lacc.tuple(x, x)[3] end),
+    "field 3", "does not exist" },
+  { "== on two expressions", mapped(function(x) return lacc.constant(x == x + 1, "bool") end),
+    "lacc.eq" },
+  { "< on two expressions", mapped(function(x) return lacc.constant(x < x, "bool") end), "lacc.lt" },
+  { "<= on two expressions", mapped(function(x) return lacc.constant(x <= x, "bool") end),
+    "lacc.le" },
+})
+
+-- Every scalar function: a string operand, a missing operand, operands of two types,
+-- and a type it does not take.
+do
+  local binary = { "idiv", "imod", "quot", "rem", "band", "bor", "bxor", "shl", "shr", "eq",
+                   "ne", "lt", "le", "gt", "ge", "land", "lor", "min", "max", "atan2", "pow" }
+  local unary = { "bnot", "lnot", "abs", "signum", "sqrt", "exp", "log", "sin", "cos", "tan",
+                  "asin", "acos", "atan", "floor", "ceil", "round", "truncate", "isnan" }
+  -- the name in messages (lacc.imod is Lua's %, named mod)
+  local shown = { imod = "mod" }
+  -- a type each function refuses, and the words saying so
+  local refuses = {
+    idiv = { bs, "number type" }, imod = { bs, "number type" }, quot = { fs, "integer type" },
+    rem = { fs, "integer type" }, band = { fs, "integer type" }, bor = { fs, "integer type" },
+    bxor = { fs, "integer type" }, shl = { fs, "integer type" }, shr = { fs, "integer type" },
+    bnot = { fs, "integer type" }, land = { xs, "expected bool" }, lor = { xs, "expected bool" },
+    lnot = { xs, "expected bool" }, min = { bs, "number type" }, max = { bs, "number type" },
+    abs = { bs, "number type" }, signum = { bs, "number type" }, atan2 = { xs, "f32 or f64" },
+  }
+  for _, n in ipairs { "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan",
+                       "floor", "ceil", "round", "truncate", "isnan" } do
+    refuses[n] = { xs, "f32 or f64" }
+  end
+  local cases = {}
+  local function add_case(...) cases[#cases + 1] = { ... } end
+  for _, n in ipairs(binary) do
+    local s = shown[n] or n
+    add_case(n .. " of a string", mapped(function(x) return lacc[n](x, "s") end), n == s and n or s,
+      "got string")
+    add_case(n .. " of one operand", mapped(function(x) return lacc[n](x) end), s, "got nil")
+    add_case(n .. " of f32 and f64", mapped(function(x)
+      return lacc[n](x, lacc.constant(1.5, "f64"))
+    end, fs), s, "f32")
+  end
+  for _, n in ipairs(unary) do
+    add_case(n .. " of a string", mapped(function() return lacc[n]("s") end), n, "got string")
+  end
+  for n, r in pairs(refuses) do
+    local s = shown[n] or n
+    local binary_op = false
+    for _, b in ipairs(binary) do binary_op = binary_op or b == n end
+    add_case(n .. " of a type it does not take", mapped(function(x)
+      if binary_op then return lacc[n](x, x) end
+      return lacc[n](x)
+    end, r[1]), s, r[2])
+  end
+  table.sort(cases, function(a, b) return a[1] < b[1] end)
+  for _, c in ipairs(cases) do
+    if c[3] == "mod" then covered.imod = true end
+  end
+  catalogue("scalar functions", cases)
+end
+
+catalogue("functions that misbehave", {
+  { "f raises an error", mapped(function() error("boom from the user") end), "boom from the user" },
+  { "f returns nothing", mapped(function() end), "map", "returned nothing" },
+  { "f returns a string", mapped(function() return "a" end), "map", "returned a string" },
+  { "f returns a table", mapped(function() return {} end), "map", "returned a table" },
+  { "f returns a function", mapped(function() return id end), "map", "returned a function" },
+  { "f returns a host array", mapped(function() return xs end), "map", "returned a host array",
+    "cannot run inside a scalar function" },
+  { "f returns an array program", mapped(function() return lacc.map(id, xs) end), "map",
+    "array program" },
+  { "f returns nil then a value", mapped(function(x) return nil, x end), "map", "got nil" },
+  { "f returns a bare number", function() return lacc.generate({ 2 }, function() return 1 end) end,
+    "generate", "lacc.constant" },
+  { "f captures a rank-2 array and gives one index", mapped(function(x) return m[x] end), "index",
+    "expected 2 indices for an array of rank 2, got 1" },
+  { "f captures a rank-1 array and gives two", mapped(function(x) return xs:at(x, x) end), "index",
+    "expected 1 indices for an array of rank 1, got 2" },
+  { "f captures a rank-0 array and gives one index", mapped(function(x)
+    return lacc.unit(x)[1]
+  end), "index", "expected 0 indices" },
+  { "a match case raises an error", mapped(function(x)
+    return lacc.match(lacc.Just(x), { Just = function() error("boom in a case") end,
+                                      Nothing = function() return 0 end })
+  end), "boom in a case" },
+  { "a match case returns nothing", mapped(function(x)
+    return lacc.match(lacc.Just(x), { Just = function() end, Nothing = function() return 0 end })
+  end), "match Just", "returned nothing" },
+  { "a match case that is no function", mapped(function(x)
+    return lacc.match(lacc.Just(x), { Just = 5, Nothing = function() return 0 end })
+  end), "match Just", "expected a function, got number" },
+  { "match cases that are no table", mapped(function(s) return lacc.match(s, 5) end, shapes),
+    "match", "table of cases" },
+  { "a non-exhaustive match", mapped(function(s)
+    return lacc.match(s, { Circle = id, Rect = function(w) return w end })
+  end, shapes), "match", "non-exhaustive", "missing Empty" },
+  { "a non-exhaustive match on bool", mapped(function(x)
+    return lacc.match(lacc.gt(x, 1), { [true] = function() return x end })
+  end), "match", "non-exhaustive match on bool" },
+  { "a match on a constructor the type lacks", mapped(function(s)
+    return lacc.match(s, { Circle = id, _ = function() return 0 end, Square = id })
+  end, shapes), "match", "no constructor Square" },
+  { "match alternatives of two types", mapped(function(s)
+    return lacc.match(s, { Circle = id, _ = function() return lacc.constant(0, "i32") end })
+  end, shapes), "match", "expected a result of f32, got i32" },
+})
+
+catalogue("using and compiling", {
+  { "run of a number", function() return lacc.run(5) end, "run", "got number" },
+  { "run with options that are no table", function() return lacc.run(xs, 5) end, "run",
+    "table of options" },
+  { "run on an unknown backend", function() return lacc.run(xs, { backend = "gpu9" }) end, "run",
+    "unknown backend" },
+  { "run with an unknown layout", function() return lacc.run(xs, { layout = "weird" }) end, "run",
+    "weird" },
+  { "compile of a number", function() return lacc.compile(5) end, "compile",
+    "expected a function, got number" },
+  { "explain of a number", function() return lacc.explain(5) end, "explain", "got number" },
+  { "a compiled function given a number", function()
+    return lacc.compile(function(a) return lacc.map(id, a) end)(5)
+  end, "compiled function", "argument 1" },
+  { "a compiled function returning a number", function()
+    return lacc.compile(function() return 5 end)(xs)
+  end, "compile", "number" },
+})
+
+-- Extents and sizes: every one an error of the combinator that asked, on every backend;
+-- an allocation that cannot succeed (16 buffers of 8 TiB: more than any address space) is
+-- an error, not an abort.
+describe("extents past the limits", function()
+  local huge = {}
+  for i = 1, 16 do huge[i] = "f64" end
+  local cases = {
+    { "a negative extent", function() return lacc.generate({ -1 }, id) end, "negative extent -1" },
+    { "a fractional extent", function() return lacc.generate({ 2.5 }, id) end,
+      "not an integer (got 2.5)" },
+    { "an infinite extent", function() return lacc.generate({ math.huge }, id) end,
+      "not an integer (got inf)" },
+    { "a NaN extent", function() return lacc.generate({ 0 / 0 }, id) end,
+      "not an integer (got nan)" },
+    { "more than 2^40 elements", function() return lacc.generate({ 2 ^ 41 }, id) end,
+      "too large (more than 2^40 elements)" },
+    { "2^62 elements over two dimensions", function()
+      return lacc.generate({ 2 ^ 31, 2 ^ 31 }, function(i) return i end)
+    end, "too large (more than 2^40 elements)" },
+    { "an extent computed negative", function()
+      return lacc.generate({ lacc.the(lacc.unit(lacc.constant(-5, "i64"))) }, id)
+    end, "negative extent -5" },
+    { "an extent computed past 2^40", function()
+      return lacc.generate({ lacc.the(lacc.unit(lacc.constant(2 ^ 50, "i64"))) }, id)
+    end, "too large" },
+    { "an allocation no machine can make", function()
+      local parts = {}
+      for i = 1, 16 do parts[i] = lacc.constant(i, "f64") end
+      local p = lacc.generate({ 2 ^ 40 }, function() return lacc.tuple(unpack(parts)) end)
+      return p
+    end, "opencl", "too large for device", "out of memory allocating" },
+  }
+  for _, b in ipairs(H.backends) do
+    for _, c in ipairs(cases) do
+      it(c[1] .. " on " .. b, function()
+        -- OpenCL refuses a buffer larger than its device allows before it tries
+        local frag = c[3] == "opencl" and (b == "opencl" and c[4] or c[5]) or c[3]
+        check_fails(c[1], c[2], { "generate", frag }, b)
+        still_works()
+      end)
+    end
+  end
+
+  it("a host array no machine can allocate", function()
+    check_fails("array", function() return lacc.array(lacc.tuple(unpack(huge)), { 2 ^ 40 }) end,
+      { "array", "out of memory allocating 1099511627776 elements" })
+    still_works()
+  end)
+end)
+
+-- Inside kernels: the failure is found while running, reported with the combinator and
+-- the place it was built, on every backend; the elements that are fine do not hide it.
+describe("run-time errors inside kernels", function()
+  local big = lacc.generate({ 1000 }, function(i) return lacc.cast(i, "i32") end)
+  local cases = {
+    { "backpermute past the end", function()
+      return lacc.backpermute({ 3 }, function(i) return i + 1 end, xs)
+    end, "backpermute", "out of bounds" },
+    { "backpermute before the start", function()
+      return lacc.backpermute({ 3 }, function(i) return i - 3 end, xs)
+    end, "backpermute", "out of bounds" },
+    { "backpermute of rank 2 past an edge", function()
+      return lacc.backpermute({ 2, 2 }, function(i, j) return j, i + 1 end, m)
+    end, "backpermute", "out of bounds" },
+    { "permute to a target past the end", function()
+      return lacc.permute(add, lacc.fill({ 3 }, lacc.constant(0, "i32")), function(i) return i + 5 end, xs)
+    end, "permute", "target index out of bounds" },
+    { "permute to a target before the start", function()
+      return lacc.permute(add, lacc.fill({ 3 }, lacc.constant(0, "i32")), function(i) return i - 5 end, xs)
+    end, "permute", "target index out of bounds" },
+    { "one permute target of a thousand out of range", function()
+      return lacc.permute(add, lacc.fill({ 1000 }, lacc.constant(0, "i32")), function(i)
+        return lacc.cond(lacc.eq(i, 777), lacc.constant(1001, "i64"), i)
+      end, big)
+    end, "permute", "target index out of bounds" },
+    { "xs[i] past the end in a fold", function()
+      return lacc.fold(add, 0, lacc.generate({ 4 }, function(i) return xs[i] end))
+    end, "out of bounds" },
+    { "xs[i] past the end in a scan", function()
+      return lacc.scanl(add, 0, lacc.generate({ 5 }, function(i) return xs[i] end))
+    end, "out of bounds" },
+    { "one element of a thousand out of bounds", function()
+      return lacc.map(function(x) return big[lacc.cond(lacc.eq(x, 500), x + 1000, x)] end, big)
+    end, "out of bounds" },
+    { "imod by zero", function()
+      return lacc.map(function(x) return lacc.imod(10, x - 2) end, xs)
+    end, "mod", "division by zero" },
+    { "rem by zero", function()
+      return lacc.map(function(x) return lacc.rem(x, x - x) end, xs)
+    end, "rem", "division by zero" },
+    { "idiv by zero in a fold's function", function()
+      return lacc.fold(function(a, b) return lacc.idiv(a, b - 2) end, 1, xs)
+    end, "idiv", "division by zero" },
+    { "quot by zero of u8", function()
+      return lacc.map(function(x) return lacc.quot(x, x - x) end,
+        lacc.fromtable({ 5, 6 }, "u8"))
+    end, "quot", "division by zero" },
+    { "fold1 of an empty array", function()
+      return lacc.fold1(add, lacc.fromtable({}, "i32"))
+    end, "fold1", "empty" },
+    { "maximum of an empty array", function()
+      return lacc.maximum(lacc.fromtable({}, "f64"))
+    end, "empty" },
+  }
+  for _, b in ipairs(H.backends) do
+    for _, c in ipairs(cases) do
+      it(c[1] .. " on " .. b, function()
+        check_fails(c[1], c[2], { unpack(c, 3) }, b)
+        still_works()
+      end)
+    end
+    it("a compiled function that fails on one input and not another, on " .. b, function()
+      local f = lacc.compile(function(a)
+        return lacc.map(function(x) return lacc.idiv(100, x) end, a)
+      end, { backend = b })
+      H.check_array(f(lacc.fromtable({ 1, 2, 4 }, "i32")), { 100, 50, 25 })
+      check_fails("compiled", function() return f(lacc.fromtable({ 1, 0, 4 }, "i32")) end,
+        { "idiv", "division by zero" })
+      H.check_array(f(lacc.fromtable({ 5, 10 }, "i32")), { 20, 10 })
+      still_works()
+    end)
+  end
+end)
+
+-- Arrays after free() and after the collector: freed arrays are refused by name; a
+-- program built from an array keeps it alive (freeing the Lua handle does not pull the
+-- data from under the program), and so does the collector.
+describe("use after free and after collection", function()
+  local function freed()
+    local a = lacc.fromtable({ 1, 2, 3 }, "i32")
+    a:free()
+    return a
+  end
+  local a = freed()
+  catalogue("a freed array", {
+    { "use", function() return lacc.use(a) end, "use", "used after free()" },
+    { "map over it", function() return lacc.map(id, a) end, "map", "used after free()" },
+    { "zipWith with it", function() return lacc.zipWith(add, xs, a) end, "zipWith",
+      "used after free()" },
+    { "captured in a function", mapped(function(x) return a[x] end), "index", "used after free()" },
+    { "given to a compiled function", function()
+      return lacc.compile(function(p) return lacc.map(id, p) end)(a)
+    end, "compiled function", "used after free()" },
+    { "get", function() return a:get(1) end, "get", "used after free()" },
+    { "set", function() return a:set(1, 2) end, "set", "used after free()" },
+    { "shape", function() return a:shape() end, "shape", "used after free()" },
+    { "size", function() return #a end, "size", "used after free()" },
+    { "totable", function() return a:totable() end, "totable", "used after free()" },
+    { "layout", function() return a:layout() end, "layout", "used after free()" },
+    { "write_png", function() return a:write_png("/tmp/lacc-never.png") end, "write_png",
+      "used after free()" },
+  })
+
+  for _, b in ipairs(H.backends) do
+    it("freed after a program was built from it, the program still runs, on " .. b, function()
+      local c = lacc.fromtable({ 1, 2, 3 }, "i32")
+      local p = lacc.map(function(x) return x + 1 end, c)
+      local q = lacc.generate({ 3 }, function(i) return c[i] * 2 end)
+      local f = lacc.compile(function(y) return lacc.zipWith(add, y, c) end, { backend = b })
+      H.check_array(f(xs), { 2, 4, 6 })
+      c:free()
+      c:free()   -- twice is harmless
+      assert.are.equal("Array (freed)", tostring(c))
+      H.check_array(lacc.run(p, { backend = b }), { 2, 3, 4 })
+      H.check_array(lacc.run(q, { backend = b }), { 2, 4, 6 })
+      H.check_array(f(xs), { 2, 4, 6 })
+    end)
+
+    it("arrays only programs refer to survive the collector, on " .. b, function()
+      local p, q, r
+      do
+        local h = lacc.fromtable({ 5, 6, 7 }, "i32")
+        local k = lacc.fromtable({ 10, 20, 30 }, "i32")
+        p = lacc.map(function(x) return x + 1 end, h)
+        q = lacc.generate({ 3 }, function(i) return k[i] * 10 end)
+        local tmp = lacc.run(lacc.map(id, h), { backend = b })
+        r = lacc.map(function(x) return -x end, tmp)
+      end
+      for _ = 1, 3 do
+        collectgarbage()
+        collectgarbage()
+        lacc.run(lacc.fill({ 1000 }, lacc.constant(9, "i64")), { backend = b })   -- reuse memory
+      end
+      H.check_array(lacc.run(p, { backend = b }), { 6, 7, 8 })
+      H.check_array(lacc.run(q, { backend = b }), { 100, 200, 300 })
+      H.check_array(lacc.run(r, { backend = b }), { -5, -6, -7 })
+    end)
+  end
+end)
+
+-- Every function of lacc (the Reference list) has a misuse above, apart from those that
+-- take anything or nothing.
+it("the catalogue misuses every function of lacc", function()
+  local takes_anything = { devices = true, transfers = true, is_collection = true,
+                           ignore = true, _VERSION = true, binding = true }
+  for _, t in ipairs { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64" } do
+    takes_anything[t] = true
+  end
+  local missing = {}
+  for k in pairs(lacc) do
+    if not takes_anything[k] and not covered[k] then missing[#missing + 1] = k end
+  end
+  table.sort(missing)
+  assert.are.same({}, missing)
+end)
