@@ -261,9 +261,13 @@ static int l_node_var(lua_State *L) {
   return push_node(L, lacc_exp_var(get_ctx(L), luaL_checkstring(L, 1), opt_where(L, 2)));
 }
 
-static int collect(lua_State *L, int from, lacc_node **args) {
+/* what names the operation and where is the user's place (NULL: none), for the message
+ * past MAX_ARGS. */
+static int collect(lua_State *L, int from, lacc_node **args, const char *what, const char *where) {
   int n = lua_gettop(L) - from + 1;
-  if (n > MAX_ARGS) return fail(L, "too many arguments (%d)", n);
+  if (n > MAX_ARGS)
+    return fail(L, "%s: too many arguments (%d; at most %d)%s%s%s", what, n, MAX_ARGS,
+                where ? " (at " : "", where ? where : "", where ? ")" : "");
   for (int i = 0; i < n; i++) args[i] = check_node(L, from + i);
   return n;
 }
@@ -273,7 +277,7 @@ static int l_node_op(lua_State *L) {
   const char *op = luaL_checkstring(L, 1);
   const char *where = opt_where(L, 2);
   lacc_node *args[MAX_ARGS];
-  int n = collect(L, 3, args);
+  int n = collect(L, 3, args, op, where);
   return push_node(L, lacc_exp_op(get_ctx(L), op, n, args, where));
 }
 
@@ -293,7 +297,7 @@ static int l_node_con(lua_State *L) {
   int con = (int)luaL_checkinteger(L, 2);
   const char *where = opt_where(L, 3);
   lacc_node *args[MAX_ARGS];
-  int n = collect(L, 4, args);
+  int n = collect(L, 4, args, "constructor", where);
   return push_node(L, lacc_exp_con(get_ctx(L), type, con, n, args, where));
 }
 
@@ -302,7 +306,7 @@ static int l_node_lam(lua_State *L) {
   const char *where = opt_where(L, 1);
   lacc_node *body = check_node(L, 2);
   lacc_node *params[MAX_ARGS];
-  int n = collect(L, 3, params);
+  int n = collect(L, 3, params, "function", where);
   return push_node(L, lacc_lam(get_ctx(L), n, params, body, where));
 }
 
@@ -315,7 +319,7 @@ static int l_node_acc(lua_State *L) {
   const char *op = luaL_checkstring(L, 1);
   const char *where = opt_where(L, 2);
   lacc_node *args[MAX_ARGS];
-  int n = collect(L, 3, args);
+  int n = collect(L, 3, args, op, where);
   return push_node(L, lacc_acc_op(get_ctx(L), op, n, args, where));
 }
 
@@ -379,7 +383,7 @@ static int l_run(lua_State *L) {
   const char *backend = luaL_optstring(L, 1, NULL);
   lacc_node *roots[MAX_ARGS];
   lacc_array *out[MAX_ARGS];
-  int n = collect(L, 2, roots);
+  int n = collect(L, 2, roots, "run", NULL);
   ctx_box *c = begin_run(L);
   int rc = lacc_run(c->ctx, backend, n, roots, out);
   for (int i = 0; rc == LACC_OK && i < n; i++) push_array(L, out[i]);
@@ -415,7 +419,7 @@ static int l_program_new(lua_State *L) {
   const char *backend = luaL_optstring(L, 1, NULL);
   int nparams = (int)luaL_checkinteger(L, 2);
   lacc_node *roots[MAX_ARGS];
-  int n = collect(L, 3, roots);
+  int n = collect(L, 3, roots, "compile", NULL);
   program_box *b = lua_newuserdatauv(L, sizeof *b, 1);
   b->p = NULL;
   b->nresults = n;
@@ -443,7 +447,7 @@ static int l_program_run(lua_State *L) {
 /* explain(roots...) -> text, kernels, intermediates, lets */
 static int l_explain(lua_State *L) {
   lacc_node *roots[MAX_ARGS];
-  int n = collect(L, 1, roots);
+  int n = collect(L, 1, roots, "explain", NULL);
   lacc_stats st;
   char *s = lacc_explain(get_ctx(L), n, roots, &st);
   if (s == NULL) return raise(L);

@@ -702,6 +702,76 @@ describe("use after free and after collection", function()
   end
 end)
 
+-- The limits of the guide's Limits section: the largest thing allowed works, one more is
+-- an error that names the limit (the element-type limits are in errors_spec.lua).
+describe("limits", function()
+  it("an expression 2000 levels deep runs; one level more is an error", function()
+    local function chain(n)
+      return lacc.map(function(x)
+        for k = 1, n do x = (x * 3 + k) % 1000003 end
+        return x
+      end, xs)
+    end
+    local function ref(x, n)
+      for k = 1, n do x = (x * 3 + k) % 1000003 end
+      return x
+    end
+    -- 3 levels per step, under the map's lambda: 665 steps fit
+    H.check_array(lacc.run(chain(665), { backend = "interp" }),
+      { ref(1, 665), ref(2, 665), ref(3, 665) })
+    check_fails("deep", function() return chain(667) end,
+      { "expression deeper than 2000 levels" })
+    still_works()
+  end)
+
+  it("a chain of 1990 maps runs on every backend; 2001 is an error", function()
+    local function maps(n)
+      local p = xs
+      for _ = 1, n do p = lacc.map(function(x) return x + 1 end, p) end
+      return p
+    end
+    for _, b in ipairs(H.backends) do
+      H.check_array(lacc.run(maps(1990), { backend = b }), { 1991, 1992, 1993 })
+    end
+    check_fails("maps", function() return maps(2001) end,
+      { "map", "expression deeper than 2000 levels" })
+    still_works()
+  end)
+
+  it("15 arrays zip and zipWith on every backend; 16 are an error", function()
+    local arrays = {}
+    for k = 1, 15 do arrays[k] = lacc.fromtable({ k, 10 * k }, "i64") end
+    local function total(...)
+      local t = 0
+      for k = 1, select("#", ...) do t = t + select(k, ...) end
+      return t
+    end
+    for _, b in ipairs(H.backends) do
+      H.check_array(lacc.run(lacc.zipWith(total, unpack(arrays)), { backend = b }), { 120, 1200 })
+      local z = lacc.run(lacc.zip(unpack(arrays)), { backend = b })
+      assert.are.equal(150, H.num(z[2][15]))
+      -- a tuple of 16 values, the most one call takes
+      local t = lacc.run(lacc.map(function(x)
+        local v = {}
+        for k = 1, 16 do v[k] = x + k end
+        return lacc.tuple(unpack(v))
+      end, arrays[1]), { backend = b })
+      assert.are.equal(17, H.num(t[1][16]))
+    end
+    arrays[16] = lacc.fromtable({ 16, 160 }, "i64")
+    check_fails("zipWith 16", function() return lacc.zipWith(total, unpack(arrays)) end,
+      { "zipWith", "at most 15 arrays, got 16" })
+    check_fails("zip 16", function() return lacc.zip(unpack(arrays)) end,
+      { "zip", "at most 15 arrays, got 16" })
+    check_fails("tuple 17", mapped(function(x)
+      local t = {}
+      for k = 1, 17 do t[k] = x end
+      return lacc.tuple(unpack(t))
+    end), { "tuple", "too many arguments (17; at most 16)" })
+    still_works()
+  end)
+end)
+
 -- Every function of lacc (the Reference list) has a misuse above, apart from those that
 -- take anything or nothing.
 it("the catalogue misuses every function of lacc", function()

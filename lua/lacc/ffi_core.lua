@@ -212,9 +212,13 @@ end
 function M.node_var(t, where) return wrap_node(C.lacc_exp_var(ctx, t, where or "?")) end
 
 local argbuf = ffi.new("lacc_node *[16]")
-local function collect(...)
+-- what names the operation and where is the user's place, for the message past 16.
+local function collect(what, where, ...)
   local n = select("#", ...)
-  if n > 16 then error(("too many arguments (%d)"):format(n), 3) end
+  if n > 16 then
+    error(("%s: too many arguments (%d; at most 16)%s"):format(what, n,
+      where and " (at " .. where .. ")" or ""), 0)
+  end
   for i = 1, n do
     local x = select(i, ...)
     if not M.is_node(x) then error("expected a lacc node, got " .. type(x), 3) end
@@ -224,7 +228,7 @@ local function collect(...)
 end
 
 function M.node_op(op, where, ...)
-  local n = collect(...)
+  local n = collect(op, where, ...)
   return wrap_node(C.lacc_exp_op(ctx, op, n, argbuf, where or "?"))
 end
 
@@ -237,12 +241,12 @@ function M.node_cast(t, x, where)
 end
 
 function M.node_con(t, con, where, ...)
-  local n = collect(...)
+  local n = collect("constructor", where, ...)
   return wrap_node(C.lacc_exp_con(ctx, t, con, n, argbuf, where or "?"))
 end
 
 function M.node_lam(where, body, ...)
-  local n = collect(...)
+  local n = collect("function", where, ...)
   return wrap_node(C.lacc_lam(ctx, n, argbuf, body, where or "?"))
 end
 
@@ -251,7 +255,7 @@ function M.node_use(b, where)
 end
 
 function M.node_acc(op, where, ...)
-  local n = collect(...)
+  local n = collect(op, where, ...)
   return wrap_node(C.lacc_acc_op(ctx, op, n, argbuf, where or "?"))
 end
 
@@ -295,7 +299,7 @@ local function after_run()
 end
 
 function M.run(backend, ...)
-  local n = collect(...)
+  local n = collect("run", nil, ...)
   local rc = C.lacc_run(ctx, backend, n, argbuf, outbuf)
   local r = {}
   for i = 1, rc == 0 and n or 0 do r[i] = wrap_array(outbuf[i - 1]) end
@@ -315,7 +319,7 @@ end
 
 -- Programs: a table holding the cdata (released by its finalizer) and the result count.
 function M.program_new(backend, nparams, ...)
-  local n = collect(...)
+  local n = collect("compile", nil, ...)
   local p = C.lacc_program_new(ctx, backend, nparams, n, argbuf)
   if p == nil then raise() end
   return { p = ffi.gc(p, C.lacc_program_release), n = n }
@@ -337,7 +341,7 @@ jit.off(M.program_run)
 
 local stats = ffi.new("lacc_stats")
 function M.explain(...)
-  local n = collect(...)
+  local n = collect("explain", nil, ...)
   local s = C.lacc_explain(ctx, n, argbuf, stats)
   if s == nil then raise() end
   local text = ffi.string(s)

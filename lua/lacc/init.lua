@@ -100,6 +100,8 @@ end
 local function zipwith(what, f, arrays, n)
   n = n or #arrays
   if n == 0 then fail("%s: expected at least one array", what) end
+  -- the map node holds the function and the arrays: 16 kids at most
+  if n > 15 then fail("%s: at most 15 arrays, got %d (zip some into tuples first)", what, n) end
   local nodes, ts = {}, {}
   local rank
   for i = 1, n do
