@@ -702,6 +702,38 @@ describe("use after free and after collection", function()
   end
 end)
 
+-- Memory comes back: free() returns an array's bytes at once, the collector those of
+-- arrays nothing refers to, including what a dropped program kept alive.
+describe("memory of freed and collected arrays", function()
+  for _, b in ipairs(H.backends) do
+    it("is returned, on " .. b, function()
+      collectgarbage()
+      collectgarbage()
+      local base = lacc.memory()
+      local mb = 2 ^ 20
+      local a = lacc.run(lacc.fill({ mb }, lacc.constant(1, "f64")), { backend = b })
+      assert.is_true(lacc.memory() >= base + 8 * mb)
+      a:free()
+      assert.is_true(lacc.memory() < base + mb)
+      local p
+      for k = 1, 40 do   -- 320 MB in all, 8 MB at a time
+        local r = lacc.run(lacc.fill({ mb }, lacc.constant(k, "f64")), { backend = b })
+        p = lacc.map(function(x) return x + 1 end, r)   -- keeps the last r alive
+      end
+      collectgarbage()
+      collectgarbage()
+      local kept = lacc.memory()
+      assert.is_true(kept >= base + 8 * mb and kept < base + 3 * 8 * mb, tostring(kept - base))
+      assert.are.equal(41, H.num(lacc.run(lacc.fold(function(x, y) return lacc.max(x, y) end,
+        0, p), { backend = b }):get()))
+      p = nil
+      collectgarbage()
+      collectgarbage()
+      assert.is_true(lacc.memory() < base + mb, tostring(lacc.memory() - base))
+    end)
+  end
+end)
+
 -- The limits of the guide's Limits section: the largest thing allowed works, one more is
 -- an error that names the limit (the element-type limits are in errors_spec.lua).
 describe("limits", function()
@@ -775,7 +807,7 @@ end)
 -- Every function of lacc (the Reference list) has a misuse above, apart from those that
 -- take anything or nothing.
 it("the catalogue misuses every function of lacc", function()
-  local takes_anything = { devices = true, transfers = true, is_collection = true,
+  local takes_anything = { devices = true, transfers = true, memory = true, is_collection = true,
                            ignore = true, _VERSION = true, binding = true }
   for _, t in ipairs { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64" } do
     takes_anything[t] = true

@@ -993,6 +993,10 @@ function lacc.transfers()
   return { uploads = up, downloads = down, bytes_up = bup, bytes_down = bdown }
 end
 
+-- memory() -> bytes of host memory held by this Lua state's arrays (results, inputs and
+-- the arrays programs keep); it falls when arrays are freed or collected.
+function lacc.memory() return core.bytes() end
+
 -- compile(fn [, opts]) -> a function of host arrays. fn is traced once per kind of
 -- arguments (element types, ranks, layouts) and optimised and compiled once; each call
 -- then only binds the arrays and runs the kernels (Accelerate's runN).
