@@ -54,5 +54,3 @@ int node_alloc_error(lacc_ctx *ctx, const lacc_node *node) {
   }
   return ctx->errcode;
 }
-
-int plan_alloc_error(lacc_ctx *ctx, const pstep *st) { return node_alloc_error(ctx, st->node); }

@@ -373,7 +373,7 @@ static int set_input(exec *E, int s, lacc_array *a) {
 static int alloc_out(exec *E, const pstep *st, int slot, const int64_t *ext) {
   const pslot *s = &E->P->slots[slot];
   lacc_array *a = array_alloc_out(E->ctx, s->type, s->rank, ext, s->plan);
-  if (a == NULL) return plan_alloc_error(E->ctx, st);
+  if (a == NULL) return node_alloc_error(E->ctx, st->node);
   return set_slot(E, slot, a);
 }
 

@@ -205,9 +205,6 @@ int cl_kernel_buffer(const kplan *P, int slot, int buf, int *written);
 
 /* The error for check `check` of P failing with values vals (checks.c). */
 int plan_check_error(lacc_ctx *ctx, const kplan *P, int check, const int64_t *vals);
-/* The error in ctx after step st failed to allocate its output, a shape or size error
- * named by the step's combinator and place (checks.c). */
-int plan_alloc_error(lacc_ctx *ctx, const pstep *st);
 
 /* Text for people (explain.c): the AST and the plan's kernels, and source if given. */
 char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source);

@@ -429,7 +429,7 @@ static int shape_of(exec *X, const pstep *st, int64_t *ext) {
 static int alloc_out(exec *X, const pstep *st, int slot, const int64_t *ext) {
   const pslot *ps = &X->P->slots[slot];
   darr *d = darr_new(X, ps, ps->rank, ext);
-  if (d == NULL) return plan_alloc_error(X->ctx, st);
+  if (d == NULL) return node_alloc_error(X->ctx, st->node);
   set_slot(X, slot, d);
   return prepare_step(X);
 }

@@ -1,6 +1,7 @@
 /* test_core.c: unit tests of the core through the public C API, without Lua.
  * Covers sharing recovery (the seed's example, long chains), typing errors, the
- * interpreter's run-time errors and values of one context used in another. Prints "N passed, N failed" last.
+ * interpreter's run-time errors and values of one context used in another. Prints
+ * "N passed, N failed" last.
  */
 #include <math.h>
 #include <png.h>

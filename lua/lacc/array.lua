@@ -31,7 +31,7 @@ local function linear(what, shape, ...)
   local lin = 0
   for d = 1, n do
     local i = select(d, ...)
-    if type(i) ~= "number" or i ~= math.floor(i) or i - i ~= 0 then
+    if not util.is_integer(i) then
       fail("%s: index %d is not an integer (got %s)", what, d, util.show(i))
     end
     if i < 1 or i > shape[d] then
@@ -78,9 +78,8 @@ local function check_scalar(what, name, v)
     if tv ~= "boolean" then fail("%s: expected a boolean for bool, got %s", what, util.describe(v)) end
   elseif name == "f32" or name == "f64" then
     if tv ~= "number" then fail("%s: expected a number for %s, got %s", what, name, util.describe(v)) end
-  elseif tv ~= "cdata" and (tv ~= "number" or v ~= math.floor(v) or v - v ~= 0) then
-    fail("%s: expected an integer for %s, got %s", what, name,
-      tv == "number" and tostring(v) or util.describe(v))
+  elseif tv ~= "cdata" and not util.is_integer(v) then
+    fail("%s: expected an integer for %s, got %s", what, name, util.show(v))
   end
 end
 
@@ -289,7 +288,7 @@ function M.new(t, shape, fillv)
   if #shape > 8 then fail("array: rank %d is out of range (0 to 8)", #shape) end
   for d = 1, #shape do
     local e = shape[d]
-    if type(e) ~= "number" or e ~= math.floor(e) or e - e ~= 0 then
+    if not util.is_integer(e) then
       fail("array: extent %d is not an integer (got %s)", d, util.show(e))
     end
     if e < 0 then fail("array: negative extent %.0f in dimension %d", e, d) end

@@ -49,7 +49,7 @@ function M.lift(x, t, what)
         t == "bool" and "a boolean" or "a number", t, type(x))
     end
     if type(x) == "number" and types.is_scalar[t] and types.is_int(t)
-        and (x ~= math.floor(x) or x - x ~= 0) then
+        and not util.is_integer(x) then
       fail("%s: %s is not a value of %s (cast the other operand?)", what or "value",
         util.show(x), t)
     end
@@ -287,7 +287,7 @@ function M.index_exp(list, what)
       end
       if v.t ~= "i64" then v = M.cast(v, "i64") end
     else
-      if type(v) == "number" and (v ~= math.floor(v) or v - v ~= 0) then
+      if type(v) == "number" and not util.is_integer(v) then
         fail("%s: index %d is not an integer (got %s)", what, d, util.show(v))
       end
       v = M.lift(v, "i64", what)
@@ -315,7 +315,7 @@ function M.shape_exp(list, what)
       end
       if v.t ~= "i64" then v = M.cast(v, "i64") end
     else
-      if type(v) ~= "number" or v ~= math.floor(v) or v - v ~= 0 then
+      if not util.is_integer(v) then
         fail("%s: extent %d is not an integer (got %s)", what, d, util.show(v))
       end
       if v < 0 then fail("%s: negative extent %d in dimension %d", what, v, d) end
@@ -424,7 +424,7 @@ end
 
 -- iterate(n, f, x) and while_(c, f, x): bounded sequential loops in scalar code.
 function M.iterate(n, f, x)
-  if type(n) == "number" and (n ~= math.floor(n) or n - n ~= 0) then
+  if type(n) == "number" and not util.is_integer(n) then
     fail("iterate: the count must be an integer, got %s", util.show(n))
   end
   x = M.lift(x, nil, "iterate")

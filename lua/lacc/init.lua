@@ -744,9 +744,8 @@ end
 -- rotate(k, xs): result[i] = xs[(i - 1 + k) mod n + 1], so rotate(1, {1,2,3}) = {2,3,1}.
 function lacc.rotate(k, xs)
   xs = to_acc(xs, "rotate")
-  if not exp.is_exp(k) and (type(k) ~= "number" or k ~= math.floor(k) or k - k ~= 0) then
-    fail("rotate: expected an integer amount (a number or an expression), got %s",
-         type(k) == "number" and tostring(k) or util.describe(k))
+  if not exp.is_exp(k) and not util.is_integer(k) then
+    fail("rotate: expected an integer amount (a number or an expression), got %s", util.show(k))
   end
   local kk = exp.is_exp(k) and k:cast("i64") or k
   local p = xs._push
@@ -782,9 +781,8 @@ function lacc.replicate(spec, xs)
   if type(spec) ~= "table" then fail("replicate: expected a table spec, got %s", type(spec)) end
   for d, e in ipairs(spec) do
     if not rawequal(e, lacc.all) and not exp.is_exp(e) and
-       (type(e) ~= "number" or e ~= math.floor(e) or e - e ~= 0 or e < 0) then
-      fail("replicate: entry %d of the spec must be lacc.all or an extent, got %s", d,
-           type(e) == "number" and tostring(e) or util.describe(e))
+       (not util.is_integer(e) or e < 0) then
+      fail("replicate: entry %d of the spec must be lacc.all or an extent, got %s", d, util.show(e))
     end
   end
   local s = lacc.shape(xs)
@@ -817,9 +815,8 @@ function lacc.slice(xs, spec)
   end
   for d, e in ipairs(spec) do
     if not rawequal(e, lacc.all) and not exp.is_exp(e) and
-       (type(e) ~= "number" or e ~= math.floor(e) or e - e ~= 0) then
-      fail("slice: entry %d of the spec must be lacc.all or an index, got %s", d,
-           type(e) == "number" and tostring(e) or util.describe(e))
+       not util.is_integer(e) then
+      fail("slice: entry %d of the spec must be lacc.all or an index, got %s", d, util.show(e))
     end
   end
   local s = lacc.shape(xs)

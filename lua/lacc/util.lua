@@ -32,6 +32,11 @@ function M.describe(x)
   return type(x)
 end
 
+-- Whether x is a Lua number with an integral, finite value.
+function M.is_integer(x)
+  return type(x) == "number" and x == math.floor(x) and x - x == 0
+end
+
 -- A value for a message: numbers as Lua prints them (NaN as "nan" on every platform and
 -- VM), anything else described.
 function M.show(x)
