@@ -18,6 +18,7 @@ CORE_SRC = $(wildcard core/*.c)
 CL_SRC = $(wildcard opencl/*.c)
 CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$(B)/obj/cl_%.o,$(CL_SRC))
 HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h core/text.h \
+  core/diskcache.h core/sha256.h core/settings.h \
   opencl/clrt.h opencl/exec.h opencl/hostfn.h opencl/have.h
 
 .PHONY: all test test-opencl demo deps check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz

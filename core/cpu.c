@@ -1,8 +1,9 @@
 /* cpu.c: the CPU backend: a plan's C compiled by the system compiler, run on the pool.
  *
- * Owns: compiling a plan's translation unit (`cc`, or LACC_CC with LACC_CFLAGS), the
- * kernel caches (in memory, process-wide under a lock; on disk by a hash of source,
- * compiler and flags, in LACC_CACHE or $XDG_CACHE_HOME/lacc), and executing a plan:
+ * Owns: compiling a plan's translation unit (`cc`, or LACC_CC with LACC_CFLAGS) in a
+ * private temporary directory, under a time limit (LACC_CC_TIMEOUT), the kernel caches
+ * (in memory, process-wide under a lock; on disk through diskcache.c, keyed by a hash of
+ * source, compiler and flags, loaded only after the sealed file checks out), and executing a plan:
  * shapes, allocation, parallel loops, fold partials, run-time checks raised as errors
  * after the kernel that failed, release of intermediates after their last use.
  * Must not: lower or print code (lower.c, emit_c.c) or decide what fuses.
@@ -12,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +21,12 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "cpu.h"
+#include "diskcache.h"
 #include "pool.h"
+#include "settings.h"
 
 /* Must match the prelude of emit_c.c. */
 typedef struct {
@@ -47,7 +52,7 @@ typedef void (*kfn_ptr)(const kslot *, krt *, int64_t, int64_t, int64_t, int64_t
 /* ---- compiling and caching */
 
 typedef struct loaded {
-  uint64_t hash;
+  unsigned char key[32];
   void *dl;
   struct loaded *next;
 } loaded;
@@ -56,6 +61,11 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static loaded *cache;                 /* kernels stay loaded for the life of the process */
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int have_compiler;
+
+/* Largest kernel file read back from the cache; anything bigger is not ours. */
+#define MAX_SO ((size_t)256 << 20)
+/* Words of LACC_CFLAGS: more is a mistake (a file pasted in), not a set of flags. */
+#define MAX_FLAG_WORDS 256
 
 static const char *cc_name(void) {
   const char *s = getenv("LACC_CC");
@@ -69,26 +79,66 @@ static const char *cc_flags(void) {
 
 /* Flags lacc's semantics depend on: no contraction into fma (results must equal the
  * interpreter's), no errno (lets sqrt be one instruction). */
-#define FIXED_FLAGS "-std=c11 -ffp-contract=off -fno-math-errno -fPIC -shared"
+static const char *const fixed_flags[] = { "-std=c11", "-ffp-contract=off", "-fno-math-errno",
+                                           "-fPIC", "-shared" };
+enum { NFIXED = sizeof fixed_flags / sizeof *fixed_flags };
 
 extern char **environ;
 
-#define MAX_ARGS 64
-
-/* Splits flags at blanks into argv[*n...] (at most MAX_ARGS - 8 words in all). */
-static int split_flags(char *flags, char **argv, int *n) {
-  char *save = NULL;
-  for (char *w = strtok_r(flags, " \t\n", &save); w != NULL; w = strtok_r(NULL, " \t\n", &save)) {
-    if (*n >= MAX_ARGS - 8) return -1;
-    argv[(*n)++] = w;
+/* Splits flags at blanks into a NULL-terminated argv with room for `extra` more words;
+ * NULL when out of memory or past MAX_FLAG_WORDS (told once). */
+static char **split_flags(char *flags, int extra, int *n) {
+  int words = 0;
+  for (const char *p = flags; *p;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    if (*p) words++;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
   }
-  return 0;
+  if (words > MAX_FLAG_WORDS) {
+    warn_once("setting LACC_CFLAGS", "ignoring LACC_CFLAGS: %d words, more than %d; using "
+              "the default, -O3 -march=native", words, MAX_FLAG_WORDS);
+    strcpy(flags, "-O3 -march=native");   /* flags holds more than 2 * MAX_FLAG_WORDS bytes */
+    words = 2;
+  }
+  char **argv = malloc(sizeof *argv * (size_t)(words + extra + 1));
+  if (argv == NULL) return NULL;
+  char *save = NULL;
+  *n = 0;
+  for (char *w = strtok_r(flags, " \t\n", &save); w != NULL; w = strtok_r(NULL, " \t\n", &save))
+    argv[(*n)++] = w;
+  return argv;
 }
 
-/* Runs argv (no shell: nothing to quote) with stdout and stderr to `log` and the caller's
- * environment minus LD_PRELOAD, which sanitizer runs use for the host process only.
- * Returns the exit status, or -1. */
-static int run_tool(char *const argv[], const char *log) {
+/* Seconds a compiler may take before it is taken for hung and killed. */
+static double cc_timeout(void) {
+  return setting_number("LACC_CC_TIMEOUT", 600, 1, 1e6, 0);
+}
+
+/* Waits for pid until the deadline (seconds from now; <= 0: for ever); then kills its
+ * process group. The exit status, -1 on a failure, or -2 on the timeout. */
+static int wait_for(pid_t pid, double deadline) {
+  struct timespec t0, nap = { 0, 1000000 };
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    int st;
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (w < 0 && errno != EINTR) return -1;
+    if (deadline > 0 && seconds_since(&t0) > deadline) {
+      kill(-pid, SIGKILL);
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+      return -2;
+    }
+    nanosleep(&nap, NULL);
+    if (nap.tv_nsec < 20000000) nap.tv_nsec += nap.tv_nsec / 2;   /* 1 ms growing to 20 */
+  }
+}
+
+/* Runs argv (no shell: nothing to quote) in a process group of its own (so that a hung
+ * compiler and its subprocesses can be killed together) with stdout and stderr to `log`
+ * and the caller's environment minus LD_PRELOAD, which sanitizer runs use for the host
+ * process only. Returns the exit status, -1, or -2 past the deadline (see wait_for). */
+static int run_tool(char *const argv[], const char *log, double deadline) {
   int nenv = 0;
   while (environ[nenv] != NULL) nenv++;
   char **env = malloc(sizeof *env * (size_t)(nenv + 1));
@@ -98,21 +148,26 @@ static int run_tool(char *const argv[], const char *log) {
     if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) env[k++] = environ[i];
   env[k] = NULL;
   posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
   int rc = -1;
   if (posix_spawn_file_actions_init(&fa) != 0) {
     free(env);
     return -1;
   }
+  if (posix_spawnattr_init(&attr) != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    free(env);
+    return -1;
+  }
   pid_t pid;
-  if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) == 0 &&
+  if (posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP) == 0 &&
+      posix_spawnattr_setpgroup(&attr, 0) == 0 &&
+      posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) == 0 &&
       posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600) == 0 &&
       posix_spawn_file_actions_adddup2(&fa, 1, 2) == 0 &&
-      posix_spawnp(&pid, argv[0], &fa, NULL, argv, env) == 0) {
-    int st;
-    pid_t w;
-    do w = waitpid(pid, &st, 0); while (w < 0 && errno == EINTR);
-    rc = w == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
+      posix_spawnp(&pid, argv[0], &fa, &attr, argv, env) == 0)
+    rc = wait_for(pid, deadline);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   free(env);
   return rc;
@@ -120,7 +175,7 @@ static int run_tool(char *const argv[], const char *log) {
 
 static void probe(void) {
   char *argv[] = { (char *)cc_name(), "--version", NULL };
-  have_compiler = run_tool(argv, "/dev/null") == 0;
+  have_compiler = run_tool(argv, "/dev/null", cc_timeout()) == 0;
   if (!have_compiler)
     fprintf(stderr, "lacc: no C compiler ('%s' failed); the cpu backend runs the interpreter "
             "(set LACC_CC to a compiler)\n", cc_name());
@@ -131,31 +186,8 @@ int cpu_available(void) {
   return have_compiler;
 }
 
-static uint64_t fnv(uint64_t h, const char *s) {
-  for (; *s; s++) {
-    h ^= (unsigned char)*s;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-int cache_dir(char *out, size_t size) {
-  const char *d = getenv("LACC_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-  if (d != NULL && *d) snprintf(out, size, "%s", d);
-  else if (x != NULL && *x) snprintf(out, size, "%s/lacc", x);
-  else if (h != NULL && *h) snprintf(out, size, "%s/.cache/lacc", h);
-  else snprintf(out, size, "/tmp/lacc-%ld", (long)getuid());
-  /* mkdir -p */
-  for (char *p = out + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    mkdir(out, 0700);
-    *p = '/';
-  }
-  if (mkdir(out, 0700) != 0 && errno != EEXIST) return -1;
-  return 0;
-}
-
+/* A kernel file's lacc_kernel_id must be the one asked for: a last check that the code
+ * loaded is the code compiled (the file was verified before anything of it ran). */
 static void *open_checked(const char *path, const char *id) {
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (dl == NULL) return NULL;
@@ -179,102 +211,160 @@ static char *read_log(const char *path) {
   return s;
 }
 
-static int build(lacc_ctx *ctx, const char *dir, const char *src, const char *id,
-                 const char *path, void **dl) {
-  static atomic_uint_fast32_t counter;
-  char base[4200], cfile[4300], sofile[4300], logfile[4300];
-  snprintf(base, sizeof base, "%s/tmp-%s-%ld-%u", dir, id, (long)getpid(),
-           (unsigned)atomic_fetch_add(&counter, 1));
-  snprintf(cfile, sizeof cfile, "%s.c", base);
-  snprintf(sofile, sizeof sofile, "%s.so", base);
-  snprintf(logfile, sizeof logfile, "%s.log", base);
+/* The whole of a file we just wrote, for the disk cache; NULL if it cannot be read. */
+static unsigned char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  unsigned char *b = NULL;
+  long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (n > 0 && (size_t)n <= MAX_SO && fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)n)) != NULL &&
+      fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  *len = b != NULL ? (size_t)n : 0;
+  return b;
+}
+
+static int write_file(const char *path, const void *p, size_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+  if (fd < 0) return -1;
+  FILE *f = fdopen(fd, "wb");
+  if (f == NULL) {
+    close(fd);
+    return -1;
+  }
+  int ok = fwrite(p, 1, n, f) == n;
+  return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static int compile_failed(lacc_ctx *ctx, int rc, const char *logfile) {
+  if (rc == -2)
+    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler did not finish within %g s "
+                     "(LACC_CC_TIMEOUT) and was stopped", cc_timeout());
+  char *log = read_log(logfile);
+  const char *mine = getenv("LACC_CFLAGS");
+  ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler failed on generated code%s:\n%.700s",
+            mine != NULL && *mine ? " (check LACC_CFLAGS)" : "", log != NULL ? log : "");
+  free(log);
+  return LACC_ERR_BACKEND;
+}
+
+/* Compiles src in the private directory tmp into tmp/k.so, loads it, and gives its bytes
+ * for the disk cache. */
+static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id, void **dl,
+                 unsigned char **bytes, size_t *len) {
+  char cfile[4200], sofile[4200], logfile[4200];
+  snprintf(cfile, sizeof cfile, "%s/k.c", tmp);
+  snprintf(sofile, sizeof sofile, "%s/k.so", tmp);
+  snprintf(logfile, sizeof logfile, "%s/k.log", tmp);
   FILE *f = fopen(cfile, "w");
   if (f == NULL) return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s", cfile);
   int ok = fputs(src, f) >= 0 && fprintf(f, "\nconst char lacc_kernel_id[] = \"%s\";\n", id) > 0;
   ok = fclose(f) == 0 && ok;
-  if (!ok) {
-    unlink(cfile);
-    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s", cfile);
-  }
-  char flags[2048], fixed[] = FIXED_FLAGS;
-  struct timespec t0;
-  snprintf(flags, sizeof flags, "%s", cc_flags());
-  char *argv[MAX_ARGS];
+  if (!ok) return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s (%s)", cfile, strerror(errno));
+  char *flags = strdup(cc_flags());
   int n = 0;
-  argv[n++] = (char *)cc_name();
-  int rc = split_flags(flags, argv, &n) == 0 && split_flags(fixed, argv, &n) == 0 ? 0 : -1;
-  if (rc == 0) {
-    argv[n++] = "-o";
-    argv[n++] = sofile;
-    argv[n++] = cfile;
-    argv[n++] = "-lm";
-    argv[n] = NULL;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    rc = run_tool(argv, logfile);
+  char **argv = flags != NULL ? split_flags(flags, NFIXED + 6, &n) : NULL;
+  if (argv == NULL) {
+    free(flags);
+    return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   }
-  if (rc == 0 && verbose()) {
+  memmove(argv + 1, argv, sizeof *argv * (size_t)n);
+  argv[0] = (char *)cc_name();
+  n++;
+  for (int i = 0; i < NFIXED; i++) argv[n++] = (char *)fixed_flags[i];
+  argv[n++] = "-o";
+  argv[n++] = sofile;
+  argv[n++] = cfile;
+  argv[n++] = "-lm";
+  argv[n] = NULL;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = run_tool(argv, logfile, cc_timeout());
+  free(argv);
+  free(flags);
+  if (rc != 0) return compile_failed(ctx, rc, logfile);
+  if (verbose()) {
     char *log = read_log(logfile);
-    fprintf(stderr, "lacc: compiled kernels (%zu bytes of C) in %.2f s into %s%s%s\n",
-            strlen(src), seconds_since(&t0), path, log != NULL && *log ? ":\n" : "",
-            log != NULL ? log : "");
+    fprintf(stderr, "lacc: compiled kernels (%zu bytes of C) in %.2f s%s%s\n", strlen(src),
+            seconds_since(&t0), log != NULL && *log ? ":\n" : "", log != NULL ? log : "");
     free(log);
   }
-  if (rc != 0) {
-    char *log = read_log(logfile);
-    ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler failed on generated code (%s):\n%.700s",
-              cfile, log != NULL ? log : "");
-    free(log);
-    unlink(logfile);
-    unlink(sofile);
-    return LACC_ERR_BACKEND;
-  }
-  unlink(logfile);
-  unlink(cfile);
-  if (rename(sofile, path) != 0) {
-    unlink(sofile);
-    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s", path);
-  }
-  *dl = open_checked(path, id);
+  *bytes = read_file(sofile, len);
+  *dl = open_checked(sofile, id);
   if (*dl == NULL)
-    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot load %s: %s", path, dlerror());
+    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot load the compiled kernels: %s", dlerror());
   return LACC_OK;
 }
 
-int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
-  uint64_t h = fnv(fnv(fnv(14695981039346656037ULL, src), cc_name()), cc_flags());
-  char id[32];
-  snprintf(id, sizeof id, "%016" PRIx64, h);
-  pthread_mutex_lock(&cache_lock);
-  for (loaded *l = cache; l != NULL; l = l->next) {
-    if (l->hash == h) {
-      *out = l->dl;
-      pthread_mutex_unlock(&cache_lock);
-      return LACC_OK;
-    }
-  }
-  pthread_mutex_unlock(&cache_lock);
-  char dir[4096], path[4200];
-  if (cache_dir(dir, sizeof dir) != 0)
-    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot use the kernel cache directory %s", dir);
-  snprintf(path, sizeof path, "%s/k%s.so", dir, id);
-  void *dl = open_checked(path, id);
-  if (dl == NULL) {
-    unlink(path);   /* missing, truncated or foreign: rebuilt, never trusted */
-    int rc = build(ctx, dir, src, id, path, &dl);
-    if (rc != LACC_OK) return rc;
-    diskcache_trim(path);
-  } else {
-    diskcache_touch(path);
-  }
-  pool_pin_library();   /* the cache below outlives any one Lua state */
+/* Loads verified bytes from the disk cache: copied into a private directory and opened
+ * there (never mapped from the cache itself, which another process may be replacing).
+ * NULL when that fails; the kernel is then rebuilt. */
+static void *load_bytes(const char *tmp, const unsigned char *bytes, size_t len, const char *id) {
+  char sofile[4200];
+  snprintf(sofile, sizeof sofile, "%s/k.so", tmp);
+  return write_file(sofile, bytes, len) == 0 ? open_checked(sofile, id) : NULL;
+}
+
+static void remember(const unsigned char key[32], void *dl) {
   loaded *l = malloc(sizeof *l);
-  if (l == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  l->hash = h;
+  if (l == NULL) return;   /* still loaded and usable; only the next lookup misses */
+  memcpy(l->key, key, 32);
   l->dl = dl;
   pthread_mutex_lock(&cache_lock);
   l->next = cache;
   cache = l;
   pthread_mutex_unlock(&cache_lock);
+}
+
+static void *lookup(const unsigned char key[32]) {
+  void *dl = NULL;
+  pthread_mutex_lock(&cache_lock);
+  for (loaded *l = cache; l != NULL && dl == NULL; l = l->next)
+    if (memcmp(l->key, key, 32) == 0) dl = l->dl;
+  pthread_mutex_unlock(&cache_lock);
+  return dl;
+}
+
+int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
+  size_t srclen = strlen(src);
+  if (srclen > LACC_MAX_SOURCE)
+    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the program's kernels come to %.1f MB of C, "
+                     "past the limit of %zu MB that a C compiler handles in reasonable time: "
+                     "split the program, or use element types with fewer fields",
+                     (double)srclen / 1048576.0, LACC_MAX_SOURCE >> 20);
+  const char *parts[3] = { src, cc_name(), cc_flags() };
+  unsigned char key[32];
+  diskcache_key(3, parts, key);
+  char id[48];
+  diskcache_name(DC_KERNEL, key, id);
+  id[33] = '\0';   /* "k<hex>" */
+  if ((*out = lookup(key)) != NULL) return LACC_OK;
+  char tmp[4096];
+  if (private_tmpdir(tmp, sizeof tmp) != 0)
+    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot make a private directory to compile "
+                     "in (TMPDIR, /tmp, /dev/shm): %s", strerror(errno));
+  diskcache dc;
+  int disk = diskcache_open(DC_KERNEL, &dc) == 0;
+  size_t len = 0;
+  unsigned char *bytes = disk ? diskcache_read(&dc, DC_KERNEL, key, MAX_SO, &len) : NULL;
+  void *dl = bytes != NULL ? load_bytes(tmp, bytes, len, id) : NULL;
+  int rc = LACC_OK;
+  if (dl == NULL) {
+    free(bytes);
+    bytes = NULL;
+    private_tmpdir_remove(tmp);
+    if (mkdir(tmp, 0700) != 0) rc = ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot make %s", tmp);
+    if (rc == LACC_OK) rc = build(ctx, tmp, src, id, &dl, &bytes, &len);
+    if (rc == LACC_OK && disk && bytes != NULL) diskcache_write(&dc, DC_KERNEL, key, bytes, len);
+  }
+  free(bytes);
+  private_tmpdir_remove(tmp);
+  if (rc != LACC_OK) return rc;
+  pool_pin_library();   /* the cache below outlives any one Lua state */
+  remember(key, dl);
   *out = dl;
   return LACC_OK;
 }

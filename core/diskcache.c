@@ -1,23 +1,340 @@
-/* diskcache.c: keeping the disk caches of compiled kernels bounded.
+/* diskcache.c: the disk caches of compiled kernels, and who may write them.
  *
- * Owns: the size limit of the cache directory (LACC_CACHE_MB, default 512; the cpu
- * backend's k*.so files and the OpenCL binaries under opencl/ count together), marking a
- * file used (its modification time, so eviction is least-recently-used across processes),
- * and eviction of the oldest files when a new one pushes the total past the limit.
- * Must not: know what the files hold or decide names (cpu.c and opencl/clrt.c do); fail
- * a run: every error here is ignored, the cache being an optimisation.
+ * Owns: choosing the cache directory (LACC_CACHE, $XDG_CACHE_HOME/lacc, ~/.cache/lacc,
+ * $XDG_RUNTIME_DIR/lacc; never a shared /tmp name), trusting it only when it is private
+ * (ours, not writable by others, every ancestor owned by us or root and not writable by
+ * others unless sticky), the per-user secret key kept 0600 in it, sealed files (a header
+ * and an HMAC-SHA-256 tag over header and payload: a file is used only when it is exactly
+ * what this user's lacc wrote under this name), the size bound (LACC_CACHE_MB: only
+ * lacc's own names with lacc's own magic count and are evicted, oldest first, before a
+ * new file is written) and private temporary directories for compiling.
+ * Must not: know what the payloads are (cpu.c and opencl/clrt.c do); fail a run: a cache
+ * that cannot be used is told once and then done without.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
-#include "internal.h"
+#include "diskcache.h"
+#include "settings.h"
+#include "sha256.h"
+
+/* magic (8) | key (32) | payload length (8, little-endian) | tag (32) | payload */
+enum { MAGIC = 8, KEY = 32, LEN = 8, TAG = 32, HEADER = MAGIC + KEY + LEN + TAG };
+#define TMP_PREFIX ".lacc-tmp-"
+/* A temporary file older than this was left by a process that died while writing. */
+#define STALE_SECONDS 3600
+
+static const char *const kind_sub[] = { "", "opencl" };
+
+static void magic_of(diskcache_kind kind, unsigned char m[MAGIC]) {
+  memcpy(m, "LACC?v2\n", MAGIC);
+  m[4] = kind == DC_KERNEL ? 'K' : 'B';
+}
+
+/* ---- trusting a directory */
+
+/* Why path cannot hold a private cache, or NULL when it can: an existing directory of
+ * ours that nobody else may write, whose ancestors nobody but us or root may change. */
+static const char *untrusted(const char *path, char *why, size_t size) {
+  char real[PATH_MAX];
+  if (realpath(path, real) == NULL) {
+    snprintf(why, size, "%s", strerror(errno));
+    return why;
+  }
+  struct stat st;
+  uid_t me = geteuid();
+  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(why, size, "it is not a directory");
+    return why;
+  }
+  if (st.st_uid != me) {
+    snprintf(why, size, "it belongs to another user (uid %ld)", (long)st.st_uid);
+    return why;
+  }
+  if (st.st_mode & 022) {
+    snprintf(why, size, "other users may write to it (mode %04o)", (unsigned)(st.st_mode & 07777));
+    return why;
+  }
+  /* Each ancestor: whoever may write it may rename our directory away and put theirs in
+   * its place, unless the sticky bit (as on /tmp) forbids renaming others' entries. */
+  for (char *slash = strrchr(real, '/'); slash != NULL; slash = strrchr(real, '/')) {
+    if (slash == real) slash[1] = '\0';
+    else *slash = '\0';
+    if (stat(real, &st) != 0) {
+      snprintf(why, size, "%.200s: %s", real, strerror(errno));
+      return why;
+    }
+    if (st.st_uid != me && st.st_uid != 0) {
+      snprintf(why, size, "%.200s belongs to another user (uid %ld)", real, (long)st.st_uid);
+      return why;
+    }
+    if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+      snprintf(why, size, "other users may write to %.200s (mode %04o)", real,
+               (unsigned)(st.st_mode & 07777));
+      return why;
+    }
+    if (slash == real) break;
+  }
+  return NULL;
+}
+
+/* mkdir -p with 0700 for every level created here. */
+static void make_dirs(char *path) {
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    mkdir(path, 0700);
+    *p = '/';
+  }
+  mkdir(path, 0700);
+}
+
+/* The configured cache directory into out; -1 when none is configured. */
+static int configured(char *out, size_t size) {
+  const char *d = getenv("LACC_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME"),
+             *r = getenv("XDG_RUNTIME_DIR");
+  int n;
+  if (d != NULL && *d) n = snprintf(out, size, "%s", d);
+  else if (x != NULL && *x == '/') n = snprintf(out, size, "%s/lacc", x);
+  else if (h != NULL && *h) n = snprintf(out, size, "%s/.cache/lacc", h);
+  else if (r != NULL && *r == '/') n = snprintf(out, size, "%s/lacc", r);
+  else return -1;
+  return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+static void no_cache(const char *dir, const char *why) {
+  char key[300];
+  snprintf(key, sizeof key, "cache %.280s", dir);
+  warn_once(key, "not using the kernel cache %s: %s; kernels are compiled for this process "
+            "only (see \"The caches\" in the guide)", dir, why);
+}
+
+/* ---- the secret key */
+
+static int read_full(int fd, void *p, size_t n) {
+  unsigned char *b = p;
+  while (n > 0) {
+    ssize_t k = read(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int write_full(int fd, const void *p, size_t n) {
+  const unsigned char *b = p;
+  while (n > 0) {
+    ssize_t k = write(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    b += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* 0 with the key, 1 when there is none, -1 when the file is not a private key of ours
+ * (then it is replaced: only we or root can have put it in our private directory). */
+static int read_secret(const char *path, unsigned char secret[32]) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? 1 : -1;
+  struct stat st;
+  int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+           (st.st_mode & 077) == 0 && st.st_size == 32 && read_full(fd, secret, 32) == 0;
+  close(fd);
+  return ok ? 0 : -1;
+}
+
+static int random_bytes(unsigned char *p, size_t n) {
+  while (n > 0) {
+    ssize_t k = getrandom(p, n, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* A new key, published with link() so that of two processes making one at once, both
+ * use the one that landed. */
+static int make_secret(const char *base, const char *path) {
+  static atomic_uint counter;
+  unsigned char fresh[32];
+  char tmp[DISKCACHE_PATH + 64];
+  if (random_bytes(fresh, sizeof fresh) != 0) return -1;
+  snprintf(tmp, sizeof tmp, "%s/" TMP_PREFIX "key-%ld-%u", base, (long)getpid(),
+           (unsigned)atomic_fetch_add(&counter, 1));
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  int ok = write_full(fd, fresh, sizeof fresh) == 0;
+  ok = close(fd) == 0 && ok;
+  if (ok && link(tmp, path) != 0 && errno != EEXIST) ok = 0;
+  unlink(tmp);
+  return ok ? 0 : -1;
+}
+
+static int get_secret(const char *base, unsigned char secret[32], char *why, size_t size) {
+  char path[DISKCACHE_PATH + 16];
+  snprintf(path, sizeof path, "%s/secret", base);
+  for (int attempt = 0; attempt < 2; attempt++) {
+    int rc = read_secret(path, secret);
+    if (rc == 0) return 0;
+    if (rc < 0) unlink(path);
+    if (make_secret(base, path) != 0) break;
+  }
+  snprintf(why, size, "cannot make its key file secret (%s)", strerror(errno));
+  return -1;
+}
+
+static int64_t limit_bytes(void);
+
+int diskcache_open(diskcache_kind kind, diskcache *c) {
+  char why[400];
+  limit_bytes();   /* a bad LACC_CACHE_MB is told at once, not at the next write */
+  if (configured(c->base, sizeof c->base) != 0) {
+    warn_once("cache none", "no kernel cache directory (LACC_CACHE, XDG_CACHE_HOME and HOME "
+              "are unset); kernels are compiled for this process only");
+    return -1;
+  }
+  make_dirs(c->base);
+  if (untrusted(c->base, why, sizeof why) != NULL) {
+    no_cache(c->base, why);
+    return -1;
+  }
+  int n = *kind_sub[kind] ? snprintf(c->dir, sizeof c->dir, "%s/%s", c->base, kind_sub[kind])
+                          : snprintf(c->dir, sizeof c->dir, "%s", c->base);
+  if (n < 0 || (size_t)n >= sizeof c->dir) return -1;
+  if (*kind_sub[kind]) {
+    mkdir(c->dir, 0700);
+    if (untrusted(c->dir, why, sizeof why) != NULL) {
+      no_cache(c->dir, why);
+      return -1;
+    }
+  }
+  if (get_secret(c->base, c->secret, why, sizeof why) != 0) {
+    no_cache(c->base, why);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- names and sealed files */
+
+void diskcache_key(int nparts, const char *const *parts, unsigned char key[32]) {
+  sha256_ctx h;
+  sha256_init(&h);
+  for (int i = 0; i < nparts; i++) sha256_update(&h, parts[i], strlen(parts[i]) + 1);
+  sha256_final(&h, key);
+}
+
+void diskcache_name(diskcache_kind kind, const unsigned char key[32], char name[48]) {
+  char hex[33];
+  for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
+  snprintf(name, 48, kind == DC_KERNEL ? "k%s.kso" : "%s.clbin", hex);
+}
+
+static void put_u64(unsigned char *p, uint64_t v) {
+  for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
+}
+
+static uint64_t get_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);
+  return v;
+}
+
+static void seal(const unsigned char secret[32], const unsigned char *head,
+                 const void *payload, size_t len, unsigned char tag[TAG]) {
+  const void *parts[2] = { head, payload };
+  size_t lens[2] = { MAGIC + KEY + LEN, len };
+  hmac_sha256(secret, 32, 2, parts, lens, tag);
+}
+
+static int same_tag(const unsigned char *a, const unsigned char *b) {
+  unsigned char d = 0;
+  for (int i = 0; i < TAG; i++) d |= a[i] ^ b[i];
+  return d == 0;
+}
+
+static void path_of(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                    char *out, size_t size) {
+  char name[48];
+  diskcache_name(kind, key, name);
+  snprintf(out, size, "%s/%s", c->dir, name);
+}
+
+/* The whole file, when it is a regular file of ours of at most max bytes. */
+static unsigned char *slurp(const char *path, size_t max, size_t *len, int *exists) {
+  *exists = 0;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    *exists = errno != ENOENT;
+    return NULL;
+  }
+  *exists = 1;
+  struct stat st;
+  unsigned char *b = NULL;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+      st.st_size >= HEADER && (uint64_t)st.st_size <= (uint64_t)max + HEADER) {
+    b = malloc((size_t)st.st_size);
+    if (b != NULL && read_full(fd, b, (size_t)st.st_size) != 0) {
+      free(b);
+      b = NULL;
+    }
+    *len = (size_t)st.st_size;
+  }
+  close(fd);
+  return b;
+}
+
+unsigned char *diskcache_read(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                              size_t max, size_t *len) {
+  char path[DISKCACHE_PATH + 64];
+  path_of(c, kind, key, path, sizeof path);
+  size_t n = 0;
+  int exists;
+  unsigned char *b = slurp(path, max, &n, &exists);
+  if (b == NULL) {
+    if (exists) unlink(path);   /* truncated, too big, a link, not ours: rebuilt */
+    return NULL;
+  }
+  unsigned char m[MAGIC], tag[TAG];
+  magic_of(kind, m);
+  int ok = memcmp(b, m, MAGIC) == 0 && memcmp(b + MAGIC, key, KEY) == 0 &&
+           get_u64(b + MAGIC + KEY) == n - HEADER;
+  if (ok) {
+    seal(c->secret, b, b + HEADER, n - HEADER, tag);
+    ok = same_tag(tag, b + MAGIC + KEY + LEN);
+  }
+  if (!ok) {
+    free(b);
+    unlink(path);
+    return NULL;
+  }
+  memmove(b, b + HEADER, n - HEADER);
+  *len = n - HEADER;
+  utimes(path, NULL);   /* used: the last to be evicted */
+  return b;
+}
+
+/* ---- the size bound */
 
 typedef struct {
-  char path[4400];
+  char path[DISKCACHE_PATH + 64];
   off_t size;
   struct timespec mtime;
 } entry;
@@ -25,45 +342,71 @@ typedef struct {
 typedef struct {
   entry *v;
   int n, cap;
-  long long total;
+  int64_t total;
 } listing;
 
 static int64_t limit_bytes(void) {
-  const char *e = getenv("LACC_CACHE_MB");
-  double mb = e != NULL && *e != '\0' ? strtod(e, NULL) : 512;
-  return mb > 0 ? (int64_t)(mb * 1048576.0) : 0;
+  return (int64_t)(setting_number("LACC_CACHE_MB", 512, 0, 1 << 24, 0) * 1048576.0);
 }
 
-/* Kernel files only: what cpu.c and clrt.c write (temporary files are left to their
- * writers). */
-static int is_kernel_file(const char *name) {
+static int is_hex(const char *s, int n) {
+  for (int i = 0; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+  return 1;
+}
+
+/* lacc's own names: k<32 hex>.kso and <32 hex>.clbin. */
+static int our_name(diskcache_kind kind, const char *name) {
   size_t n = strlen(name);
-  if (name[0] == 'k' && n > 3 && strcmp(name + n - 3, ".so") == 0) return 1;
-  return n > 6 && strcmp(name + n - 6, ".clbin") == 0;
+  if (kind == DC_KERNEL)
+    return n == 37 && name[0] == 'k' && is_hex(name + 1, 32) && strcmp(name + 33, ".kso") == 0;
+  return n == 38 && is_hex(name, 32) && strcmp(name + 32, ".clbin") == 0;
 }
 
-static void scan(const char *dir, listing *l) {
+static int our_magic(const char *path, diskcache_kind kind) {
+  unsigned char m[MAGIC], got[MAGIC];
+  magic_of(kind, m);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  int ok = read_full(fd, got, MAGIC) == 0 && memcmp(got, m, MAGIC) == 0;
+  close(fd);
+  return ok;
+}
+
+static void add(listing *l, const char *path, const struct stat *st) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 64;
+    entry *v = realloc(l->v, sizeof *v * (size_t)cap);
+    if (v == NULL) return;
+    l->v = v;
+    l->cap = cap;
+  }
+  entry *x = &l->v[l->n++];
+  snprintf(x->path, sizeof x->path, "%s", path);
+  x->size = st->st_size;
+  x->mtime = st->st_mtim;
+  l->total += st->st_size;
+}
+
+/* Files of kind in dir into l; temporary files a dead writer left are removed. */
+static void scan(const char *dir, diskcache_kind kind, listing *l) {
   DIR *d = opendir(dir);
   if (d == NULL) return;
   struct dirent *e;
+  time_t now = time(NULL);
   while ((e = readdir(d)) != NULL) {
-    if (!is_kernel_file(e->d_name)) continue;
-    if (l->n == l->cap) {
-      int cap = l->cap ? 2 * l->cap : 64;
-      entry *v = realloc(l->v, sizeof *v * (size_t)cap);
-      if (v == NULL) break;
-      l->v = v;
-      l->cap = cap;
-    }
-    entry *x = &l->v[l->n];
+    char path[DISKCACHE_PATH + 64];
     struct stat st;
-    if (snprintf(x->path, sizeof x->path, "%s/%s", dir, e->d_name) >= (int)sizeof x->path ||
-        stat(x->path, &st) != 0)
+    int mine = our_name(kind, e->d_name), tmp = strncmp(e->d_name, TMP_PREFIX, 10) == 0;
+    if (!mine && !tmp) continue;
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+        lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
       continue;
-    x->size = st.st_size;
-    x->mtime = st.st_mtim;
-    l->total += st.st_size;
-    l->n++;
+    if (tmp) {
+      if (now - st.st_mtim.tv_sec > STALE_SECONDS) unlink(path);
+    } else if (our_magic(path, kind)) {
+      add(l, path, &st);
+    }
   }
   closedir(d);
 }
@@ -74,22 +417,91 @@ static int older(const void *a, const void *b) {
   return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
 }
 
-void diskcache_touch(const char *path) { utimes(path, NULL); }
-
-void diskcache_trim(const char *keep) {
-  char base[4096], cl[4200];
-  if (cache_dir(base, sizeof base) != 0) return;
-  snprintf(cl, sizeof cl, "%s/opencl", base);
+/* Evicts the least recently used files until `reserve` more bytes fit under the bound;
+ * with `free_at_least`, until that many bytes are gone too (a full disk). Returns whether
+ * the reserve fits. */
+static int make_room(const diskcache *c, int64_t reserve, int64_t free_at_least) {
+  char cl[DISKCACHE_PATH + 16];
+  snprintf(cl, sizeof cl, "%s/opencl", c->base);
   listing l = { 0 };
-  scan(base, &l);
-  scan(cl, &l);
-  int64_t limit = limit_bytes();
-  if (l.total > limit) {
-    qsort(l.v, (size_t)l.n, sizeof *l.v, older);
-    for (int i = 0; i < l.n && l.total > limit; i++) {
-      if (keep != NULL && strcmp(l.v[i].path, keep) == 0) continue;
-      if (unlink(l.v[i].path) == 0) l.total -= l.v[i].size;
+  scan(c->base, DC_KERNEL, &l);
+  scan(cl, DC_CLBIN, &l);
+  int64_t limit = limit_bytes(), freed = 0;
+  if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, older);
+  for (int i = 0; i < l.n && (l.total + reserve > limit || freed < free_at_least); i++)
+    if (unlink(l.v[i].path) == 0) {
+      l.total -= l.v[i].size;
+      freed += l.v[i].size;
     }
-  }
   free(l.v);
+  return l.total + reserve <= limit;
+}
+
+/* Writes the sealed file through a temporary one renamed over path, so that a reader in
+ * another process sees the old file or the whole new one. 0, or errno. */
+static int write_sealed(const diskcache *c, const char *path, const unsigned char *head,
+                        const void *payload, size_t len) {
+  static atomic_uint counter;
+  char tmp[DISKCACHE_PATH + 64];
+  snprintf(tmp, sizeof tmp, "%s/" TMP_PREFIX "%ld-%u", c->dir, (long)getpid(),
+           (unsigned)atomic_fetch_add(&counter, 1));
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return errno ? errno : EIO;
+  int err = 0;
+  if (write_full(fd, head, HEADER) != 0 || write_full(fd, payload, len) != 0) err = errno;
+  if (close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && rename(tmp, path) != 0) err = errno;
+  if (err != 0) unlink(tmp);
+  return err;
+}
+
+void diskcache_write(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                     const void *payload, size_t len) {
+  char path[DISKCACHE_PATH + 64];
+  path_of(c, kind, key, path, sizeof path);
+  unsigned char head[HEADER];
+  magic_of(kind, head);
+  memcpy(head + MAGIC, key, KEY);
+  put_u64(head + MAGIC + KEY, len);
+  seal(c->secret, head, payload, len, head + MAGIC + KEY + LEN);
+  if (!make_room(c, HEADER + (int64_t)len, 0)) return;   /* larger than the whole bound */
+  int err = write_sealed(c, path, head, payload, len);
+  if (err == ENOSPC || err == EDQUOT) {
+    make_room(c, HEADER + (int64_t)len, 2 * (HEADER + (int64_t)len));
+    err = write_sealed(c, path, head, payload, len);
+  }
+  if (err != 0) {
+    char key_text[300];
+    snprintf(key_text, sizeof key_text, "cache write %.280s", c->dir);
+    warn_once(key_text, "cannot write to the kernel cache %s (%s); kernels are kept for this "
+              "process only", c->dir, strerror(err));
+  }
+}
+
+/* ---- private temporary directories */
+
+int private_tmpdir(char *out, size_t size) {
+  const char *t = getenv("TMPDIR");
+  const char *where[] = { t != NULL && *t == '/' ? t : NULL, "/tmp", "/dev/shm", "/var/tmp" };
+  for (size_t i = 0; i < sizeof where / sizeof *where; i++) {
+    if (where[i] == NULL) continue;
+    int n = snprintf(out, size, "%s/lacc-XXXXXX", where[i]);
+    if (n > 0 && (size_t)n < size && mkdtemp(out) != NULL) return 0;
+  }
+  return -1;
+}
+
+void private_tmpdir_remove(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d != NULL) {
+    struct dirent *e;
+    char path[DISKCACHE_PATH + 300];
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
 }

@@ -18,6 +18,9 @@
 #define LACC_MAX_ARGS 16
 #define LACC_ERRMAX 1024
 #define LACC_MAX_DEPTH 2000
+/* Generated code past this takes a compiler minutes (gcc: about 12 s for 400 KB in one
+ * function at -O3): such a program is refused rather than left to hang the run. */
+#define LACC_MAX_SOURCE ((size_t)4 << 20)
 
 /* ---- scalars and values (type.c) ---- */
 typedef enum {
@@ -292,14 +295,6 @@ int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_aren
 int sharing_recover_sub(lacc_ctx *ctx, lacc_node *root, int nbound, lacc_node *const *bound,
                         const layout_strategy *st, ast_arena *out);
 
-/* The directory of lacc's disk caches ($LACC_CACHE, $XDG_CACHE_HOME/lacc,
- * ~/.cache/lacc or /tmp/lacc-<uid>), created if missing; 0, or -1 (cpu.c). */
-int cache_dir(char *out, size_t size);
-/* The cache kept within LACC_CACHE_MB: after writing a file (keep, never evicted now),
- * the least recently used kernel files go; a file used from the cache is touched
- * (diskcache.c). Errors are ignored. */
-void diskcache_trim(const char *keep);
-void diskcache_touch(const char *path);
 
 /* ---- programs (run.c) and awhile (loop.c) */
 typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;

@@ -3,7 +3,8 @@
  * Owns: opening the ICD loader with dlopen at first use (lacc never links -lOpenCL, so it
  * builds and runs where no OpenCL exists), the device list of all platforms, one context
  * per device for the whole process, the program caches (in memory by device, options and
- * source text; on disk as binaries under <cache_dir>/opencl), and names for error codes.
+ * source text; on disk as sealed binaries in the cache's opencl/, see diskcache.c), and
+ * names for error codes.
  * All process-wide state sits behind one mutex; every OpenCL call's result is checked.
  * Must not: know about plans, kernels' meaning or arrays (opencl/exec.c does), nor touch
  * the CPU backend's cache files.
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "clrt.h"
+#include "../core/diskcache.h"
 
 /* Overridable only so that tests can exercise the "no OpenCL" path. */
 #ifndef LACC_OPENCL_LIB
@@ -33,11 +35,6 @@
 /* Largest cache file read back; anything bigger is treated as corrupt. */
 #define MAX_BINARY ((size_t)1 << 30)
 
-static const char magic[8] = {'L', 'A', 'C', 'C', 'C', 'L', 'B', '1'};
-/* A cache file: magic, then little-endian u64s: the key hash (which also names the file, so
- * a file copied under another name is refused), the binary's length and its FNV-1a (PoCL
- * crashes on some truncated binaries instead of refusing them), then the binary. */
-enum { HEADER_SIZE = 32 };
 
 clrt_api CL;
 
@@ -549,110 +546,27 @@ int clrt_transfer_queue(lacc_ctx *ctx, int i, cl_command_queue *q) {
   return LACC_OK;
 }
 
-/* ---- the disk cache */
-
-static const uint64_t FNV_BASIS = 14695981039346656037ULL;
-
-static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t k = 0; k < n; k++) {
-    h ^= b[k];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-/* Each field is hashed with its terminating NUL so that ("ab","c") and ("a","bc") differ. */
-static uint64_t fnv_str(uint64_t h, const char *s) {
-  return fnv_bytes(h, s, strlen(s) + 1);
-}
-
-static void put_u64(unsigned char *p, uint64_t v) {
-  for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);
-  return v;
-}
+/* ---- the disk cache (sealed files, diskcache.c) */
 
 typedef struct {
-  char dir[4200];
-  char path[4400];
-  uint64_t key;
+  diskcache dc;
+  unsigned char key[32];
 } disk_file;
 
 /* Where this build is cached, or -1 when there is no usable cache directory (then the
- * program is built from source in every process, which is slower but correct). */
+ * program is built from source in every process, which is slower but correct). The key
+ * covers the device and driver, so a binary is never offered to another. */
 static int cache_file(const device *d, const char *options, const char *src, disk_file *f) {
-  char base[4096];
-  if (cache_dir(base, sizeof base) != 0) return -1;
-  int n = snprintf(f->dir, sizeof f->dir, "%s/opencl", base);
-  if (n < 0 || (size_t)n >= sizeof f->dir) return -1;
-  if (mkdir(f->dir, 0700) != 0 && errno != EEXIST) return -1;
-  uint64_t h = FNV_BASIS;
-  h = fnv_str(h, d->info.name);
-  h = fnv_str(h, d->info.version);
-  h = fnv_str(h, d->info.driver);
-  h = fnv_str(h, d->info.platform);
-  h = fnv_str(h, options);
-  h = fnv_str(h, src);
-  f->key = h;
-  n = snprintf(f->path, sizeof f->path, "%s/%016" PRIx64 ".clbin", f->dir, h);
-  return n < 0 || (size_t)n >= sizeof f->path ? -1 : 0;
+  if (diskcache_open(DC_CLBIN, &f->dc) != 0) return -1;
+  const char *parts[6] = { d->info.name, d->info.version, d->info.driver, d->info.platform,
+                           options, src };
+  diskcache_key(6, parts, f->key);
+  return 0;
 }
 
-/* The binary stored in the cache file, or NULL when it is missing or fails the header's
- * checks (then the file is deleted, so that the build from source replaces it). */
-static unsigned char *read_binary(const disk_file *df, size_t *len) {
-  FILE *f = fopen(df->path, "rb");
-  if (f == NULL) return NULL;
-  unsigned char head[HEADER_SIZE], extra;
-  unsigned char *bin = NULL;
-  if (fread(head, 1, sizeof head, f) == sizeof head && memcmp(head, magic, sizeof magic) == 0 &&
-      get_u64(head + 8) == df->key) {
-    uint64_t n = get_u64(head + 16), sum = get_u64(head + 24);
-    bin = n > 0 && n <= MAX_BINARY ? malloc((size_t)n) : NULL;
-    /* Exactly n bytes must follow: a short read or trailing bytes mean a damaged file. */
-    if (bin != NULL && (fread(bin, 1, (size_t)n, f) != (size_t)n || fread(&extra, 1, 1, f) != 0 ||
-                        fnv_bytes(FNV_BASIS, bin, (size_t)n) != sum)) {
-      free(bin);
-      bin = NULL;
-    }
-    *len = (size_t)n;
-  }
-  fclose(f);
-  if (bin == NULL) unlink(df->path);
-  return bin;
-}
-
-/* Writes atomically (a private temporary file renamed over path) so that a concurrent
- * reader in another process sees the old file or the whole new one. Failures are quiet:
- * the cache is an optimisation. */
+/* Writes quietly: the cache is an optimisation (diskcache_write tells once if it cannot). */
 static void write_binary(const disk_file *df, const unsigned char *bin, size_t len) {
-  static atomic_uint counter;
-  char tmp[4400];
-  int n = snprintf(tmp, sizeof tmp, "%s/tmp-%ld-%u", df->dir, (long)getpid(),
-                   (unsigned)atomic_fetch_add(&counter, 1));
-  if (n < 0 || (size_t)n >= sizeof tmp) return;
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return;
-  FILE *f = fdopen(fd, "wb");
-  if (f == NULL) {
-    close(fd);
-    unlink(tmp);
-    return;
-  }
-  unsigned char head[HEADER_SIZE];
-  memcpy(head, magic, sizeof magic);
-  put_u64(head + 8, df->key);
-  put_u64(head + 16, len);
-  put_u64(head + 24, fnv_bytes(FNV_BASIS, bin, len));
-  int ok = fwrite(head, 1, sizeof head, f) == sizeof head && fwrite(bin, 1, len, f) == len;
-  ok = fclose(f) == 0 && ok;
-  if (!ok || rename(tmp, df->path) != 0) unlink(tmp);
-  else diskcache_trim(df->path);
+  diskcache_write(&df->dc, DC_CLBIN, df->key, bin, len);
 }
 
 /* The program's binary for its one device, or NULL (then nothing is cached). */
@@ -678,19 +592,16 @@ static unsigned char *program_binary(cl_program prog, size_t *len) {
 /* The program from a cache file, or NULL. A file that the driver refuses is deleted too. */
 static cl_program load_cached(const device *d, const disk_file *df, const char *options) {
   size_t len = 0;
-  unsigned char *bin = read_binary(df, &len);
+  unsigned char *bin = diskcache_read(&df->dc, DC_CLBIN, df->key, MAX_BINARY, &len);
   if (bin == NULL) return NULL;
   const unsigned char *bins[1] = {bin};
   cl_int status = CL_SUCCESS, err = CL_SUCCESS;
   cl_program prog = CL.CreateProgramWithBinary(d->context, 1, &d->id, &len, bins, &status, &err);
   free(bin);
   if (err == CL_SUCCESS && prog != NULL && status == CL_SUCCESS &&
-      CL.BuildProgram(prog, 1, &d->id, options, NULL, NULL) == CL_SUCCESS) {
-    diskcache_touch(df->path);
+      CL.BuildProgram(prog, 1, &d->id, options, NULL, NULL) == CL_SUCCESS)
     return prog;
-  }
   if (prog != NULL) CL.ReleaseProgram(prog);
-  unlink(df->path);
   return NULL;
 }
 
@@ -813,6 +724,12 @@ static int build_locked(lacc_ctx *ctx, int i, const char *src, const char *optio
 }
 
 int clrt_build(lacc_ctx *ctx, int i, const char *src, const char *options, cl_program *out) {
+  size_t len = strlen(src);
+  if (len > LACC_MAX_SOURCE)
+    return ctx_error(ctx, LACC_ERR_BACKEND, "opencl: the program's kernels come to %.1f MB of "
+                     "OpenCL C, past the limit of %zu MB that a compiler handles in reasonable "
+                     "time: split the program, or use element types with fewer fields",
+                     (double)len / 1048576.0, LACC_MAX_SOURCE >> 20);
   int rc = clrt_load(ctx);
   if (rc != LACC_OK) return rc;
   pthread_mutex_lock(&lock);

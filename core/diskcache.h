@@ -1,0 +1,40 @@
+/* diskcache.h: lacc's disk caches of compiled kernels, trusted only when private
+ * (diskcache.c). */
+#ifndef LACC_DISKCACHE_H
+#define LACC_DISKCACHE_H
+
+#include <stddef.h>
+
+#define DISKCACHE_PATH 4096
+
+/* An opened cache: where one kind of file lives, and the key that seals them. */
+typedef struct {
+  char base[DISKCACHE_PATH];   /* the cache directory */
+  char dir[DISKCACHE_PATH];    /* base, or its subdirectory for this kind of file */
+  unsigned char secret[32];
+} diskcache;
+
+/* The kinds of sealed file; each has its own magic, subdirectory and name pattern. */
+typedef enum { DC_KERNEL, DC_CLBIN } diskcache_kind;
+
+/* The cache for kind, created (0700) where missing. 0; or -1 when there is no cache that
+ * can be trusted or used (told once on stderr: runs then compile for this process only). */
+int diskcache_open(diskcache_kind kind, diskcache *c);
+/* A file's key: SHA-256 over the parts, each with its terminating NUL. */
+void diskcache_key(int nparts, const char *const *parts, unsigned char key[32]);
+/* The file name for a key ("k<hex>.kso", "<hex>.clbin"), into name[48]. */
+void diskcache_name(diskcache_kind kind, const unsigned char key[32], char name[48]);
+/* The payload of the sealed file for key, after checking its tag, key and length; NULL
+ * when missing or not exactly what lacc wrote (such a file is deleted). malloc'd. */
+unsigned char *diskcache_read(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                              size_t max, size_t *len);
+/* Seals payload and writes it for key, atomically, after making room under
+ * LACC_CACHE_MB; a cache that cannot be written is told once and otherwise ignored. */
+void diskcache_write(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                     const void *payload, size_t len);
+/* A private temporary directory (0700, a name nobody can predict) for compiling, in
+ * $TMPDIR, /tmp or /dev/shm; 0, or -1. remove_tree empties and removes it. */
+int private_tmpdir(char *out, size_t size);
+void private_tmpdir_remove(const char *dir);
+
+#endif

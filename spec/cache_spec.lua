@@ -1,0 +1,423 @@
+-- The kernel caches' trust model and failure modes: nothing another user or a damaged,
+-- read-only or full cache can do runs code or changes a result; eviction touches only
+-- lacc's own files; settings are parsed strictly; the compiler runs under a time limit.
+-- Every scenario runs in a child process (a crash there fails the test, not busted);
+-- the other-user scenarios run the children under unprivileged uids (setpriv, as root).
+local H = require "helper"
+local lacc = H.lacc
+
+local vm = arg and arg[-1] or "lua5.4"
+local function sh(cmd)
+  local h = io.popen(cmd .. " 2>&1")
+  local out = h:read("a") or h:read("*a")
+  h:close()
+  return out
+end
+local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local is_root = sh("id -u"):match("^0%s") ~= nil
+local have_setpriv = sh("command -v setpriv"):find("setpriv", 1, true) ~= nil
+local cross_user = is_root and have_setpriv
+local VICTIM, ATTACKER = 64001, 64002
+local have_opencl = false
+for _, b in ipairs(H.backends) do if b == "opencl" then have_opencl = true end end
+
+local function tmpdir(mode)
+  local d = sh("mktemp -d"):gsub("%s+$", "")
+  if mode then os.execute(("chmod %s %s"):format(mode, quote(d))) end
+  return d
+end
+local function rm(path) os.execute("rm -rf " .. quote(path)) end
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+local function ls(dir, pattern)
+  local r = {}
+  for name in io.popen(("ls -A %s 2>/dev/null"):format(quote(dir))):lines() do
+    if not pattern or name:match(pattern) then r[#r + 1] = name end
+  end
+  table.sort(r)
+  return r
+end
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a") or f:read("*a")
+  f:close()
+  return s
+end
+local function write(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+-- A program whose answer the child prints: v * k + c over 1..4 on a backend, as k - 1
+-- additions of v and c additions of 1, so that each (k, c) has a kernel of its own
+-- (programs that differ only in constants share one).
+local function program(k, c, backend)
+  local e = "v" .. string.rep(" + v", k - 1) .. string.rep(" + 1", c)
+  return ([[local lacc = require "lacc"
+    local x = lacc.fromtable({1, 2, 3, 4}, "i32")
+    io.write(table.concat(lacc.run(lacc.map(function(v) return %s end, x),
+      {backend = %q}):totable(), ","))]]):format(e, backend or "cpu")
+end
+local function expected(k, c)
+  local r = {}
+  for i = 1, 4 do r[i] = i * k + c end
+  return table.concat(r, ",")
+end
+
+-- Runs code in a fresh process: env (a table) on top of a clean environment with only
+-- what lacc needs (opts.inherit: on top of this one); opts.uid runs it as that user.
+local scripts = {}
+local function child(code, env, opts)
+  opts = opts or {}
+  local script = os.tmpname()
+  write(script, code)
+  os.execute("chmod 644 " .. quote(script))
+  scripts[#scripts + 1] = script
+  local vars = {}
+  local function set(k, v) if v ~= nil then vars[#vars + 1] = k .. "=" .. quote(v) end end
+  if not opts.inherit then
+    for _, k in ipairs { "PATH", "LUA_PATH", "LUA_CPATH", "LACC_LIB", "LD_PRELOAD",
+                         "UBSAN_OPTIONS", "LACC_CL_OPTIONS", "OCL_ICD_VENDORS", "POCL_CACHE_DIR" } do
+      set(k, os.getenv(k))
+    end
+    -- under make check-asan: leak checking stays with the parent (PoCL's threads)
+    local asan = os.getenv("ASAN_OPTIONS")
+    if asan then set("ASAN_OPTIONS", asan .. ":detect_leaks=0") end
+  end
+  for k, v in pairs(env or {}) do set(k, v) end
+  local prefix = ""
+  if opts.uid then
+    prefix = ("setpriv --reuid=%d --regid=%d --clear-groups "):format(opts.uid, opts.uid)
+  end
+  local cmd = ("%s%s %s %s %s"):format(prefix, opts.inherit and "env" or "env -i",
+    table.concat(vars, " "), vm, quote(script))
+  return sh(cmd)
+end
+
+-- A shared object whose constructor leaves a mark: the code another user plants.
+local function planted_object(dir, mark, id)
+  local c, so = dir .. "/evil.c", dir .. "/evil.so"
+  write(c, ([[#include <stdio.h>
+    __attribute__((constructor)) static void planted(void) {
+      FILE *f = fopen("%s", "w");
+      if (f) { fputs("planted code ran", f); fclose(f); }
+    }
+    const char lacc_kernel_id[] = "%s";
+  ]]):format(mark, id or ""))
+  local out = sh(("cc -shared -fPIC -o %s %s"):format(quote(so), quote(c)))
+  assert(exists(so), out)
+  os.execute("chmod 755 " .. quote(so))
+  return so
+end
+
+local function kernel_files(dir) return ls(dir, "^k%x+%.kso$") end
+
+-- The kernel name of program(k, c) under the given environment, learned in a private
+-- cache of its own (names depend on the code, compiler and flags, not on the directory).
+local function kernel_name(k, c, env, opts)
+  local dir = tmpdir()
+  if opts and opts.uid then os.execute(("chown %d %s"):format(opts.uid, quote(dir))) end
+  env = env or {}
+  local saved = env.LACC_CACHE
+  env.LACC_CACHE = dir
+  assert.are.equal(expected(k, c), child(program(k, c), env, opts))
+  env.LACC_CACHE = saved
+  local names = kernel_files(dir)
+  rm(dir)
+  assert.are.equal(1, #names)
+  return names[1]
+end
+
+describe("kernel cache trust", function()
+  teardown(function() for _, s in ipairs(scripts) do os.remove(s) end end)
+
+  it("never loads a kernel file this user's lacc did not seal", function()
+    local dir, work = tmpdir(), tmpdir("755")
+    local mark = work .. "/mark"
+    local env = { LACC_CACHE = dir, HOME = work }
+    assert.are.equal(expected(7, 1), child(program(7, 1), env))
+    local name = kernel_files(dir)[1]
+    assert.truthy(name)
+    local good = read(dir .. "/" .. name)
+    local evil = read(planted_object(work, mark, name:match("^(k%x+)")))
+    -- the raw object under the kernel's name; then lacc's header (magic, key, length,
+    -- tag) taken from the real file in front of it; then a file of the right length
+    local header = good:sub(1, 80)
+    local forged = { evil, header .. evil, good:sub(1, 80) .. evil:sub(1, #good - 80) }
+    for i, bytes in ipairs(forged) do
+      write(dir .. "/" .. name, bytes)
+      assert.are.equal(expected(7, 1), child(program(7, 1), env), "forgery " .. i)
+      assert.is_false(exists(mark), "planted code ran (forgery " .. i .. ")")
+      assert.are.equal(good, read(dir .. "/" .. name), "rebuilt and sealed again")
+    end
+    rm(dir)
+    rm(work)
+  end)
+
+  it("a truncated or damaged kernel file is rebuilt, never a crash", function()
+    local dir = tmpdir()
+    local env = { LACC_CACHE = dir }
+    assert.are.equal(expected(3, 4), child(program(3, 4), env))
+    local name = kernel_files(dir)[1]
+    local good = read(dir .. "/" .. name)
+    for _, bytes in ipairs { good:sub(1, 100), good:sub(1, math.floor(#good / 2)), "",
+                             good:sub(1, 200) .. string.rep("\0", #good - 200) } do
+      write(dir .. "/" .. name, bytes)
+      assert.are.equal(expected(3, 4), child(program(3, 4), env))
+      assert.are.equal(#good, #read(dir .. "/" .. name))
+    end
+    rm(dir)
+  end)
+
+  -- (named "on opencl": tools/runtests.sh runs those in the OpenCL process)
+  if have_opencl then it("refuses a swapped binary (header rewritten for another program) on opencl", function()
+    local dir = tmpdir()
+    local env = { LACC_CACHE = dir }
+    assert.are.equal(expected(5, 1), child(program(5, 1, "opencl"), env))
+    local a = ls(dir .. "/opencl", "%.clbin$")
+    assert.are.equal(1, #a)
+    assert.are.equal(expected(6, 2), child(program(6, 2, "opencl"), env))
+    local both = ls(dir .. "/opencl", "%.clbin$")
+    assert.are.equal(2, #both)
+    local b = both[1] == a[1] and both[2] or both[1]
+    local abytes = read(dir .. "/opencl/" .. a[1])
+    local bbytes = read(dir .. "/opencl/" .. b)
+    -- A's binary under B's name, as is, and with B's key written into its header
+    for _, bytes in ipairs { abytes, abytes:sub(1, 8) .. bbytes:sub(9, 40) .. abytes:sub(41) } do
+      write(dir .. "/opencl/" .. b, bytes)
+      assert.are.equal(expected(6, 2), child(program(6, 2, "opencl"), env))
+      assert.are.equal(bbytes:sub(1, 40), read(dir .. "/opencl/" .. b):sub(1, 40))
+    end
+    -- truncated: rebuilt
+    write(dir .. "/opencl/" .. b, bbytes:sub(1, 200))
+    assert.are.equal(expected(6, 2), child(program(6, 2, "opencl"), env))
+    rm(dir)
+  end) end
+
+  it("refuses a cache directory another user owns or may write", function()
+    if not cross_user then return pending("needs root and setpriv to act as two users") end
+    local work = tmpdir("755")
+    local mark = work .. "/marks/mark"
+    os.execute(("mkdir -m 777 %s/marks"):format(quote(work)))
+    local name = kernel_name(8, 3, { HOME = work }, { uid = VICTIM })
+    local id = name:match("^(k%x+)")
+    local evil = planted_object(work, mark, id)
+    local function plant(dir, owner, mode)
+      os.execute(("mkdir -p %s && cp %s %s/%s && cp %s %s/secret && chown -R %d %s && chmod %s %s")
+        :format(quote(dir), quote(evil), quote(dir), name, quote(evil), quote(dir), owner,
+                quote(dir), mode, quote(dir)))
+    end
+    local cases = {
+      { dir = work .. "/theirs", owner = ATTACKER, mode = "777", why = "belongs to another user" },
+      { dir = work .. "/theirs-755", owner = ATTACKER, mode = "755", why = "belongs to another user" },
+      { dir = work .. "/open", owner = VICTIM, mode = "777", why = "other users may write to it (mode 0777)" },
+    }
+    -- a private directory of the victim's inside one the attacker may write (no sticky bit)
+    os.execute(("mkdir -m 777 %s/shared"):format(quote(work)))
+    cases[#cases + 1] = { dir = work .. "/shared/mine", owner = VICTIM, mode = "700",
+                          why = "other users may write to " }
+    for _, case in ipairs(cases) do
+      plant(case.dir, case.owner, case.mode)
+      local out = child(program(8, 3), { LACC_CACHE = case.dir, HOME = work }, { uid = VICTIM })
+      assert.truthy(out:find(expected(8, 3), 1, true), out)
+      assert.truthy(out:find("not using the kernel cache " .. case.dir, 1, true), out)
+      assert.truthy(out:find(case.why, 1, true), out)
+      local _, warnings = out:gsub("not using the kernel cache", "")
+      assert.are.equal(1, warnings, out)
+      assert.is_false(exists(mark), "planted code ran in " .. case.dir)
+    end
+    rm(work)
+  end)
+
+  it("without HOME uses no predictable shared directory", function()
+    if not cross_user then return pending("needs root and setpriv to act as two users") end
+    local work = tmpdir("755")
+    os.execute(("mkdir -m 777 %s/marks"):format(quote(work)))
+    local mark = work .. "/marks/mark"
+    local name = kernel_name(9, 2, { HOME = work }, { uid = VICTIM })
+    local evil = planted_object(work, mark, name:match("^(k%x+)"))
+    os.execute("chmod 755 " .. quote(work))
+    -- what the old fallback used: /tmp/lacc-<uid>, pre-made by another user
+    local shared = "/tmp/lacc-" .. VICTIM
+    rm(shared)
+    os.execute(("mkdir -m 777 %s && cp %s %s/%s && chown -R %d %s"):format(shared, quote(evil),
+      shared, name, ATTACKER, shared))
+    local out = child(program(9, 2), {}, { uid = VICTIM })   -- env -i: no HOME, no XDG
+    assert.truthy(out:find(expected(9, 2), 1, true), out)
+    assert.truthy(out:find("no kernel cache directory", 1, true), out)
+    assert.is_false(exists(mark), "planted code ran")
+    assert.are.same({ name }, ls(shared))   -- nothing of the victim's written there
+    rm(shared)
+    -- XDG_RUNTIME_DIR (private per user) is the fallback when it is set
+    local run = work .. "/run"
+    os.execute(("mkdir -m 700 %s && chown %d %s"):format(quote(run), VICTIM, quote(run)))
+    out = child(program(9, 2), { XDG_RUNTIME_DIR = run }, { uid = VICTIM })
+    assert.are.equal(expected(9, 2), out)
+    assert.are.same({ name }, kernel_files(run .. "/lacc"))
+    rm(work)
+  end)
+end)
+
+describe("a cache that cannot be used", function()
+  it("read-only, a file in its place, an unwritable HOME: results unchanged, one warning", function()
+    local work = tmpdir("755")
+    local file = work .. "/afile"
+    write(file, "user data")
+    local out = child(program(2, 9) .. ";" .. program(2, 10), { LACC_CACHE = file })
+    assert.truthy(out:find(expected(2, 9) .. expected(2, 10), 1, true), out)
+    local _, n = out:gsub("not using the kernel cache", "")
+    assert.are.equal(1, n, out)
+    assert.are.equal("user data", read(file))
+    if cross_user then
+      local ro = work .. "/ro"
+      os.execute(("mkdir %s && chown %d %s"):format(quote(ro), VICTIM, quote(ro)))
+      -- a first run makes the key, a second finds the directory read-only
+      assert.are.equal(expected(2, 11), child(program(2, 11), { LACC_CACHE = ro }, { uid = VICTIM }))
+      os.execute("chmod 500 " .. quote(ro))
+      out = child(program(2, 9) .. ";" .. program(2, 10), { LACC_CACHE = ro }, { uid = VICTIM })
+      assert.truthy(out:find(expected(2, 9) .. expected(2, 10), 1, true), out)
+      _, n = out:gsub("cannot write to the kernel cache", "")
+      assert.are.equal(1, n, out)
+      -- what is there is still used
+      assert.are.equal(expected(2, 11), child(program(2, 11), { LACC_CACHE = ro }, { uid = VICTIM }))
+      out = child(program(2, 9), { HOME = "/nonexistent" }, { uid = VICTIM })
+      assert.truthy(out:find(expected(2, 9), 1, true), out)
+      assert.truthy(out:find("not using the kernel cache /nonexistent/.cache/lacc", 1, true), out)
+    end
+    rm(work)
+  end)
+
+  it("a full disk: old kernels make room, user files stay", function()
+    local mnt = tmpdir("755")
+    if not is_root or sh(("mount -t tmpfs -o size=600k tmpfs %s && echo mounted"):format(quote(mnt)))
+        :find("mounted", 1, true) == nil then
+      rm(mnt)
+      return pending("cannot mount a small file system here")
+    end
+    local ok, err = pcall(function()
+      local env = { LACC_CACHE = mnt .. "/cache" }
+      local kernels = {}
+      for c = 1, 3 do
+        assert.are.equal(expected(4, c), child(program(4, c), env))
+        kernels[c] = kernel_files(mnt .. "/cache")
+      end
+      assert.are.equal(3, #kernels[3])
+      -- fill the rest of the disk with the user's own data
+      sh(("dd if=/dev/zero of=%s/user.dat bs=4k 2>/dev/null"):format(quote(mnt)))
+      local out = child(program(4, 20), env)
+      assert.truthy(out:find(expected(4, 20), 1, true), out)
+      local after = kernel_files(mnt .. "/cache")
+      assert.truthy(exists(mnt .. "/user.dat"))
+      -- the new kernel was written in the room its oldest neighbours left
+      local new = kernel_name(4, 20)
+      local found = false
+      for _, n in ipairs(after) do if n == new then found = true end end
+      assert.is_true(found, table.concat(after, " ") .. "\n" .. out)
+      assert.are.equal(expected(4, 20), child(program(4, 20), env))
+    end)
+    sh("umount " .. quote(mnt))
+    rm(mnt)
+    assert(ok, err)
+  end)
+end)
+
+describe("eviction and settings", function()
+  it("evicts only lacc's own files, and a bad LACC_CACHE_MB is no bound of 0", function()
+    local dir = tmpdir()
+    local user = { "keep_me.so", "model.clbin", "k0123456789abcdef.so", "notes.txt",
+                   "k0123456789abcdef0123456789abcdef.kso", "opencl/0123456789abcdef0123456789abcdef.clbin" }
+    os.execute(("mkdir -p %s/opencl"):format(quote(dir)))
+    for _, u in ipairs(user) do write(dir .. "/" .. u, "the user's own " .. u) end
+    assert.are.equal(expected(1, 1), child(program(1, 1), { LACC_CACHE = dir }))
+    assert.are.equal(1, #kernel_files(dir) - 1)   -- ours, beside the user's look-alike
+    for _, bad in ipairs { "garbage", "1e20", "inf", "-5", "12abc" } do
+      local out = child(program(1, 2), { LACC_CACHE = dir, LACC_CACHE_MB = bad })
+      assert.truthy(out:find(expected(1, 2), 1, true), out)
+      assert.truthy(out:find("ignoring LACC_CACHE_MB=" .. bad, 1, true), out)
+      -- the default bound (512 MB): nothing was evicted
+      assert.are.equal(3, #kernel_files(dir), bad)
+    end
+    -- a bound of 0 keeps no kernel, and never the user's files
+    assert.are.equal(expected(1, 3), child(program(1, 3), { LACC_CACHE = dir, LACC_CACHE_MB = "0" }))
+    assert.are.same({ "k0123456789abcdef0123456789abcdef.kso" }, kernel_files(dir))
+    for _, u in ipairs(user) do
+      assert.are.equal("the user's own " .. u, read(dir .. "/" .. u))
+    end
+    rm(dir)
+  end)
+
+  it("a failed build leaves no temporary files; many LACC_CFLAGS words work", function()
+    local dir, tmp = tmpdir(), tmpdir()
+    local env = { LACC_CACHE = dir, TMPDIR = tmp, LACC_CFLAGS = "-O2 -include /nonexistent/x.h" }
+    local out = child(program(2, 2), env)
+    assert.truthy(out:find("the C compiler failed on generated code (check LACC_CFLAGS)", 1, true), out)
+    assert.are.same({ "secret" }, ls(dir))
+    assert.are.same({}, ls(tmp))
+    env.LACC_CFLAGS = string.rep("-O2 ", 100)
+    assert.are.equal(expected(2, 2), child(program(2, 2), env))
+    env.LACC_CFLAGS = string.rep("-O2 ", 300)
+    out = child(program(2, 3), env)
+    assert.truthy(out:find(expected(2, 3), 1, true), out)
+    assert.truthy(out:find("ignoring LACC_CFLAGS: 300 words", 1, true), out)
+    assert.are.same({}, ls(tmp))
+    rm(dir)
+    rm(tmp)
+  end)
+
+  it("a compiler that hangs is stopped after LACC_CC_TIMEOUT", function()
+    local dir, work = tmpdir(), tmpdir("755")
+    local cc = work .. "/hang-cc"
+    write(cc, "#!/bin/sh\ncase \"$1\" in --version) echo fake; exit 0;; esac\nexec sleep 987\n")
+    os.execute("chmod 755 " .. quote(cc))
+    local t0 = os.time()
+    local out = child(program(3, 3), { LACC_CACHE = dir, LACC_CC = cc, LACC_CC_TIMEOUT = "1" })
+    assert.truthy(out:find("did not finish within 1 s (LACC_CC_TIMEOUT)", 1, true), out)
+    assert.truthy(os.time() - t0 < 20)
+    assert.are.equal("", sh("pgrep -f 'sleep [9]87'"))   -- its process group was killed
+    out = child(program(3, 3), { LACC_CACHE = dir, LACC_CC_TIMEOUT = "soon" })
+    assert.truthy(out:find(expected(3, 3), 1, true), out)
+    assert.truthy(out:find("ignoring LACC_CC_TIMEOUT=soon", 1, true), out)
+    rm(dir)
+    rm(work)
+  end)
+end)
+
+describe("programs too large to compile", function()
+  -- a tuple of 16^4 leaves is within the type limits (64 fields, 64 levels)
+  local function big_type()
+    local t = "f32"
+    for _ = 1, 4 do
+      local fields = {}
+      for i = 1, 16 do fields[i] = t end
+      t = lacc.tuple(table.unpack(fields))
+    end
+    return t
+  end
+  for _, backend in ipairs(H.backends) do
+    if backend ~= "interp" then
+      it("are refused at once with the limit named on " .. backend, function()
+        local t = big_type()
+        local xs = lacc.fill({ 2 }, lacc.constant(0, "f32"))
+        local p = lacc.map(function(v)
+          local function build(level)
+            if level == 0 then return v end
+            local parts = {}
+            for i = 1, 16 do parts[i] = build(level - 1) end
+            return lacc.tuple(table.unpack(parts))
+          end
+          return build(4)
+        end, xs)
+        local t0 = os.clock()
+        local ok, err = pcall(lacc.run, p, { backend = backend })
+        assert.is_false(ok)
+        assert.truthy(tostring(err):find("past the limit of 4 MB", 1, true), tostring(err))
+        assert.truthy(os.clock() - t0 < 60)
+        assert.truthy(t)
+      end)
+    end
+  end
+end)
