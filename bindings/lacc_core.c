@@ -342,7 +342,10 @@ static void on_progress(void *ud, double fraction) {
     return;
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->progress_ref);
   lua_pushnumber(L, fraction);
-  if (lua_pcall(L, 1, 0, 0) != LUA_OK) c->progress_err = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    c->progress_err = luaL_ref(L, LUA_REGISTRYINDEX);
+    lacc_interrupt(c->ctx);   /* the run stops at its next chunk */
+  }
 }
 
 /* set_progress(fn | nil [, after seconds]) */

@@ -1,6 +1,6 @@
 /* checks.c: a failed run-time check of a kernel as a Lua-facing error message.
  *
- * Owns: the wording of index, backpermute, permute, division, reshape and extent
+ * Owns: the wording of index, backpermute, permute, division, reshape, extent and size
  * failures, shared by every backend that runs a plan.
  * Must not: decide which failure is reported (the backend keeps the one of the smallest
  * element).
@@ -38,6 +38,9 @@ int plan_check_error(lacc_ctx *ctx, const kplan *P, int check, const int64_t *va
     return ctx_error(ctx, LACC_ERR_SHAPE,
                      "reshape: %lld elements cannot take a shape of %lld (at %s)",
                      (long long)vals[0], (long long)vals[1], at);
+  case CK_SIZE:   /* worded as an allocation past the limit is (node_alloc_error) */
+    return ctx_error(ctx, LACC_ERR_MEMORY, "%s: array too large (more than 2^40 elements) "
+                     "(at %s)", c->what, at);
   default:
     return ctx_error(ctx, LACC_ERR_SHAPE, "%s: negative extent %lld in dimension %lld (at %s)",
                      c->what, (long long)vals[0], (long long)vals[1], at);

@@ -421,16 +421,31 @@ static void run_part(void *arg, int64_t c) {
   l->fn(l->S, l->rt, l->seg, chunk_lo(l, c), chunk_lo(l, c + 1), c, NULL);
 }
 
+#define GRAIN 4096
+#define PART_GRAIN 32768
+/* The most elements of a chunk: a run stops (lacc_interrupt, SIGINT) only between
+ * chunks; 2^14 elements take microseconds of simple code, milliseconds of heavy code
+ * (a loop per element), and each chunk costs about as much as a few elements. */
+#define CHUNK_MOST (1 << 14)
+/* The most fold and scan partials of a row (their memory: 2^16 elements). */
+#define PARTS_MOST (1 << 16)
+
 /* Chunks for n elements: one below a grain (no thread hand-off for small work),
- * else several per thread so uneven elements balance. */
+ * else several per thread so uneven elements balance, and none past CHUNK_MOST. */
 static int64_t chunks_for(int64_t n, int64_t grain) {
   if (n <= grain) return 1;
   int64_t c = (int64_t)pool_threads() * 8;
+  if (c < n / CHUNK_MOST) c = n / CHUNK_MOST;
   return n / grain < c ? n / grain : c;
 }
 
-#define GRAIN 4096
-#define PART_GRAIN 32768
+/* Partials of a row of n elements (n >= 2 * PART_GRAIN): a few per thread, more for a
+ * long row so that it reaches a chunk boundary often. */
+static int64_t parts_for(int64_t n) {
+  int64_t c = (int64_t)pool_threads() * 4;
+  if (c < n / CHUNK_MOST) c = n / CHUNK_MOST < PARTS_MOST ? n / CHUNK_MOST : PARTS_MOST;
+  return n / PART_GRAIN < c ? n / PART_GRAIN : c;
+}
 
 static void parallel(const kslot *S, krt *rt, kfn_ptr fn, int64_t n) {
   launch l = { S, rt, fn, n, chunks_for(n, GRAIN), 0 };
@@ -467,8 +482,11 @@ static int alloc_out(exec *E, const pstep *st, int slot, const int64_t *ext) {
   return set_slot(E, slot, a);
 }
 
+/* After a kernel: its failed check, or the interruption that cut it short (its output
+ * is then incomplete, and is never handed out). */
 static int checked(exec *E) {
-  return E->rt.failed ? raise_check(E->ctx, E->P, &E->rt) : LACC_OK;
+  if (E->rt.failed) return raise_check(E->ctx, E->P, &E->rt);
+  return run_stopped(E->ctx) ? run_interrupted(E->ctx) : LACC_OK;
 }
 
 static int run_fold(exec *E, const pstep *st, int64_t inner) {
@@ -488,16 +506,18 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
   }
-  int64_t nch = n / PART_GRAIN < threads * 4 ? n / PART_GRAIN : threads * 4;
+  int64_t nch = parts_for(n);
   int64_t one = nch;
   int rc = alloc_out(E, st, st->partial, &one);
   if (rc != LACC_OK) return rc;
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
     launch l = { E->S, &E->rt, E->fns[st->fn_part], n, nch, o };
     pool_run(nch, run_part, &l);
+    if (run_stopped(E->ctx)) break;   /* partials missing: nothing to combine */
     E->fns[st->fn_combine](E->S, &E->rt, o, nch, 0, 0, NULL);
     rc = checked(E);
   }
+  if (rc == LACC_OK) rc = checked(E);
   lacc_array_release(E->arrays[st->partial]);
   E->arrays[st->partial] = NULL;
   return rc;
@@ -517,7 +537,7 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
   }
-  int64_t nch = n / PART_GRAIN < threads * 4 ? n / PART_GRAIN : threads * 4;
+  int64_t nch = parts_for(n);
   int rc = alloc_out(E, st, st->partial, &nch);
   if (rc != LACC_OK) return rc;
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
@@ -546,11 +566,17 @@ static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
   parallel(E->S, &E->rt, E->fns[st->fn_body], E->S[st->out].size);
   int rc = checked(E);
   if (rc != LACC_OK || nsrc == 0) return rc;
-  if (st->atomic && E->S[st->out].size >= PERMUTE_SPREAD && pool_threads() > 1)
+  if (st->atomic && E->S[st->out].size >= PERMUTE_SPREAD && pool_threads() > 1) {
     parallel(E->S, &E->rt, E->fns[st->fn_ascatter], nsrc);
-  else
-    E->fns[st->fn_scatter](E->S, &E->rt, 0, nsrc, 0, 0, NULL);
-  return checked(E);
+    return checked(E);
+  }
+  /* in order, a chunk at a time (a stop request is seen between them) */
+  for (int64_t lo = 0; lo < nsrc && rc == LACC_OK; lo += CHUNK_MOST) {
+    int64_t hi = nsrc - lo > CHUNK_MOST ? lo + CHUNK_MOST : nsrc;
+    E->fns[st->fn_scatter](E->S, &E->rt, lo, hi, 0, 0, NULL);
+    rc = checked(E);
+  }
+  return rc;
 }
 
 /* Whether a step's guard chain holds (acond branches). */
@@ -620,15 +646,19 @@ int cpu_exec(lacc_ctx *ctx, const kplan *P, void *const *fns, lacc_array *const 
     if (P->slots[s].kind == SLOT_INPUT) rc = set_input(&E, s, P->slots[s].array);
     if (P->slots[s].kind == SLOT_PARAM) rc = set_input(&E, s, params[P->slots[s].param]);
   }
+  run_begin(ctx);
   progress_begin(ctx, P->nsteps);
   if (ctx->progress.fn != NULL) pool_on_tick(progress_tick, ctx);   /* no call per chunk else */
+  pool_on_stop(run_stopped, ctx);
   for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
     progress_at(ctx, k);
-    rc = run_step(&E, k);
+    rc = run_stopped(ctx) ? run_interrupted(ctx) : run_step(&E, k);
     if (rc == LACC_OK) release_after(&E, k);
   }
   progress_end(ctx);
   if (ctx->progress.depth == 0) pool_on_tick(NULL, NULL);
+  if (ctx->run.depth == 1) pool_on_stop(NULL, NULL);
+  run_end(ctx);
   for (int i = 0; rc == LACC_OK && i < P->nresults; i++) {
     out[i] = E.arrays[P->results[i]];
     lacc_array_retain(out[i]);

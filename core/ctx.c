@@ -1,7 +1,8 @@
 /* ctx.c: contexts and their error state.
  *
- * Owns: lacc_ctx lifetime, the last error, the memory counter. A context is used by
- * one thread at a time; there is no global mutable state in the core.
+ * Owns: lacc_ctx lifetime, the last error, the memory counter, progress reports. A
+ * context is used by one thread at a time (lacc_interrupt, interrupt.c, excepted); there
+ * is no global mutable state here.
  * Must not: know about nodes, arrays or stages beyond freeing interned types.
  */
 #include <stdarg.h>

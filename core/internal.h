@@ -82,6 +82,11 @@ struct lacc_ctx {
     int depth, step, nsteps, reported;
     struct timespec start, last;
   } progress;
+  struct {                       /* the run in progress, for lacc_interrupt (interrupt.c) */
+    _Atomic int stop;            /* set from any thread; cleared as the outermost run starts */
+    int depth;                   /* runs nested in it (awhile's programs) */
+    unsigned long sigints;       /* SIGINTs seen by then */
+  } run;
 };
 
 void ctx_retain(lacc_ctx *ctx);
@@ -95,6 +100,14 @@ void progress_begin(lacc_ctx *ctx, int nsteps);
 void progress_at(lacc_ctx *ctx, int step);
 void progress_tick(void *ctx, double step_done);
 void progress_end(lacc_ctx *ctx);
+/* Interruption (interrupt.c): begin/end around every run of a plan or the interpreter
+ * (nested runs count); stopped(ctx) says whether lacc_interrupt or a SIGINT asked the
+ * run to stop (any thread may ask, e.g. pool workers before each chunk, as a pool_fn's
+ * stop test); interrupted(ctx) sets its error and returns LACC_ERR_INTERRUPTED. */
+void run_begin(lacc_ctx *ctx);
+void run_end(lacc_ctx *ctx);
+int run_stopped(void *ctx);
+int run_interrupted(lacc_ctx *ctx);
 /* LACC_VERBOSE is set (not empty, not "0"): first builds of kernels are reported on stderr. */
 int verbose(void);
 double seconds_since(const struct timespec *t0);

@@ -3,7 +3,8 @@
  * Owns: the meaning of every node, evaluated as directly as possible: arrays are
  * materialised one combinator at a time, scalar code is walked per element. It is
  * the oracle the compiled backends are tested against, so it stays simple: no
- * fusion, no parallelism, no cleverness.
+ * fusion, no parallelism, no cleverness. A stop request (lacc_interrupt, SIGINT) is
+ * looked for before each node and every few thousand function calls.
  * Must not: depend on fusion, layout or code generation; mutate the AST.
  */
 #include <stdio.h>
@@ -23,6 +24,7 @@ typedef struct {
   size_t sp;
   size_t *env;                /* offsets of scalar variables in stack, innermost last */
   int en;
+  unsigned calls;             /* of functions, to look for a stop request now and then */
 } interp;
 
 static int fail(interp *I, int code, const char *fmt, const char *what, const char *where) {
@@ -52,9 +54,14 @@ static lacc_array *avar(interp *I, const lacc_node *v) { return I->aenv[I->an - 
 
 static int eval(interp *I, const lacc_node *e, lacc_val *out);
 
+/* Every element, every turn of a loop applies a function: every so many calls, the run
+ * stops if asked to (lacc_interrupt, SIGINT); the error unwinds like any other. */
+#define STOP_EVERY 4096
+
 /* Apply a function node to argument values laid out consecutively. */
 static int apply_fn(interp *I, const lacc_node *lam, const lacc_type *const *ptypes,
                     lacc_val *args, lacc_val *out) {
+  if (++I->calls % STOP_EVERY == 0 && run_stopped(I->ctx)) return run_interrupted(I->ctx);
   int en = I->en;
   lacc_val *a = args;
   for (int p = 0; p < lam->nparams; p++) {
@@ -650,6 +657,10 @@ static lacc_array *host_input(lacc_array *a) {
 }
 
 static lacc_array *eval_acc(interp *I, const lacc_node *a) {
+  if (run_stopped(I->ctx)) {
+    run_interrupted(I->ctx);
+    return NULL;
+  }
   switch (a->kind) {
   case K_USE: return host_input(a->array);
   case K_PARAM: return host_input(I->params[a->field]);
@@ -730,7 +741,11 @@ int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array *const *params,
   I.env = malloc(sizeof *I.env * ENV_ENTRIES);
   int rc;
   if (I.stack == NULL || I.env == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  else rc = eval_results(&I, ast->root, out);
+  else {
+    run_begin(ctx);
+    rc = eval_results(&I, ast->root, out);
+    run_end(ctx);
+  }
   free(I.stack);
   free(I.env);
   free(I.aenv);

@@ -130,7 +130,10 @@ typedef struct {
   char *desc;              /* what the kernel pulls, as a term (explain) */
 } pstep;
 
-typedef enum { CK_INDEX, CK_BACKPERMUTE, CK_PERMUTE, CK_DIVZERO, CK_RESHAPE, CK_EXTENT } check_kind;
+typedef enum {
+  CK_INDEX, CK_BACKPERMUTE, CK_PERMUTE, CK_DIVZERO, CK_RESHAPE, CK_EXTENT,
+  CK_SIZE        /* a delayed array's element count past LACC_MAX_ELEMS */
+} check_kind;
 
 typedef struct {
   check_kind kind;

@@ -969,7 +969,28 @@ static const aenv *bind_let(lower *L, const lacc_node *b, const aenv *env) {
   return a_push(L, env, b, env, -1);
 }
 
-/* A shape expression's extents, each checked to be non-negative. */
+/* The element count of a delayed array checked against LACC_MAX_ELEMS, as an allocation
+ * checks it: a fused producer never allocates, so without this a count past 2^64 would
+ * wrap unseen (and one past 2^40 would run for ever). The prefix products are compared
+ * with MAX / extent rather than multiplied first, so nothing here overflows; past the
+ * limit the extents become 0, so that no shape computed from them overflows either. */
+static void size_check(lower *L, const lacc_node *t, int rank, int *ext) {
+  int zero = k_int(L, S_I64, 0), one = k_int(L, S_I64, 1);
+  int max = k_int(L, S_I64, LACC_MAX_ELEMS), n = one, over = zero;
+  for (int d = 0; d < rank; d++) {
+    int room = k_prim(L, P_QUOT, max, k_prim(L, P_MAX, ext[d], one));
+    int o = k_prim(L, P_GT, n, room);
+    over = k_select(L, o, one, over);
+    n = k_select(L, o, zero, k_prim(L, P_MUL, n, ext[d]));
+  }
+  int bad = k_prim(L, P_NE, over, zero);
+  k_if(L, bad);
+  k_fail(L, add_check(L, CK_SIZE, kind_name(t->kind), t->where, 0), 0, NULL);
+  k_end(L);
+  for (int d = 0; d < rank; d++) ext[d] = k_select(L, bad, zero, ext[d]);
+}
+
+/* A shape expression's extents, each checked to be non-negative, and their count. */
 static int *shape_exp(lower *L, const lacc_node *t, const aenv *env) {
   int *v = lower_exp(L, t->kids[0], NULL, env), *ext = ints(L, t->rank);
   int zero = k_int(L, S_I64, 0);
@@ -981,6 +1002,7 @@ static int *shape_exp(lower *L, const lacc_node *t, const aenv *env) {
     k_end(L);
     ext[d] = k_select(L, neg, zero, v[d]);
   }
+  size_check(L, t, t->rank, ext);
   return ext;
 }
 
@@ -1011,6 +1033,7 @@ static int *shape_of(lower *L, const lacc_node *t, const aenv *env) {
     for (int d = 0; d < r; d++) ext[d] = k_prim(L, P_MIN, e1[d], e2[d]);
     ext[r - 1] = t->kind == K_APPEND ? k_prim(L, P_ADD, e1[r - 1], e2[r - 1])
                                      : k_prim(L, P_MUL, ext[r - 1], k_int(L, S_I64, 2));
+    size_check(L, t, r, ext);
     break;
   }
   case K_GENERATE: case K_BACKPERMUTE: ext = shape_exp(L, t, env); break;

@@ -3,7 +3,8 @@
  * Owns: the worker threads (LACC_THREADS, default the number of cores), started once
  * on first use, and the one job they work on at a time. Every Lua state of the
  * process shares them: a caller that finds the pool busy runs its loop on its own
- * thread instead of waiting, so no state ever blocks on another.
+ * thread instead of waiting, so no state ever blocks on another. A job may be stopped
+ * (pool_on_stop): its chunks not yet claimed are dropped, so a run stops within a chunk.
  * Must not: know about kernels, plans or contexts; it runs fn(arg, chunk) and returns.
  */
 #define _GNU_SOURCE   /* dladdr */
@@ -23,9 +24,11 @@ typedef struct job {
   void *arg;
   int64_t nchunks;
   atomic_llong next;             /* next chunk to claim */
-  int64_t finished;              /* chunks completed (under the lock) */
+  int64_t finished;              /* chunks completed or cut (under the lock) */
   int active;                    /* workers inside (under the lock) */
   uint64_t generation;
+  int (*stop)(void *);           /* the submitter's stop test (pool_on_stop) */
+  void *stop_arg;
 } job;
 
 typedef struct {
@@ -55,17 +58,33 @@ static int threads_wanted(void) {
 
 static _Thread_local void (*tick_fn)(void *, double);
 static _Thread_local void *tick_arg;
+static _Thread_local int (*stop_fn)(void *);
+static _Thread_local void *stop_arg;
 
 void pool_on_tick(void (*tick)(void *arg, double done), void *arg) {
   tick_fn = tick;
   tick_arg = arg;
 }
 
-/* Claim chunks until none is left; returns how many this thread ran. The submitting
- * thread reports after each of its chunks (workers never call into the host). */
+void pool_on_stop(int (*stop)(void *arg), void *arg) {
+  stop_fn = stop;
+  stop_arg = arg;
+}
+
+/* Takes every chunk nobody has claimed yet off the job; returns how many (they count
+ * as finished: nobody will run them). */
+static int64_t cut(job *j) {
+  int64_t c = atomic_exchange(&j->next, j->nchunks);
+  return c < j->nchunks ? j->nchunks - c : 0;
+}
+
+/* Claim chunks until none is left or the job is stopped; returns how many this thread
+ * ran or cut. The submitting thread reports after each of its chunks (workers never
+ * call into the host). */
 static int64_t drain(job *j, int submitter) {
   int64_t ran = 0;
   for (;;) {
+    if (j->stop != NULL && j->stop(j->stop_arg)) return ran + cut(j);
     int64_t c = atomic_fetch_add(&j->next, 1);
     if (c >= j->nchunks) return ran;
     j->fn(j->arg, c);
@@ -137,12 +156,13 @@ void pool_run(int64_t nchunks, pool_fn fn, void *arg) {
   if (nchunks <= 0) return;
   if (nchunks == 1 || pool_threads() == 1 || pthread_mutex_trylock(&P.submit) != 0) {
     for (int64_t c = 0; c < nchunks; c++) {
+      if (stop_fn != NULL && stop_fn(stop_arg)) return;
       fn(arg, c);
       if (tick_fn != NULL) tick_fn(tick_arg, (double)(c + 1) / (double)nchunks);
     }
     return;
   }
-  job j = { .fn = fn, .arg = arg, .nchunks = nchunks };
+  job j = { .fn = fn, .arg = arg, .nchunks = nchunks, .stop = stop_fn, .stop_arg = stop_arg };
   atomic_init(&j.next, 0);
   pthread_mutex_lock(&P.lock);
   j.generation = ++P.generation;

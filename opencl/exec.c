@@ -4,7 +4,8 @@
  * unless they are on the device already, intermediates kept on the device and freed
  * after their last use, results left there as mirrors of host arrays read lazily),
  * launching each function of a step with the work-items its role splits over (the same
- * shares the cpu backend gives its chunks), and the failure record kernels fill.
+ * shares the cpu backend gives its chunks; a long launch in batches, between which the
+ * run reports progress and stops if asked to), and the failure record kernels fill.
  * Must not: lower, print or build kernels (lower.c, emit_c.c, clrt.c do), or decide
  * semantics: a plan runs here exactly as cpu.c runs it.
  */
@@ -346,12 +347,12 @@ static int set_arg(exec *X, cl_kernel k, cl_uint i, size_t size, const void *v) 
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clSetKernelArg", err, NULL);
 }
 
-/* Function fn over nch work-items (none: nothing to do) in work-groups of local (0: the
- * driver's choice), its roles' p0..p3. Buffers of slots that do not exist yet are passed
- * as NULL (function fn does not touch them). */
-static int launch_in(exec *X, int fn, int64_t nch, size_t local, int64_t p0, int64_t p1,
-                     int64_t p2, int64_t p3) {
-  if (nch <= 0) return LACC_OK;
+/* Work-items off <= c < off + cnt of function fn over nch (none: nothing to do) in
+ * work-groups of local (0: the driver's choice), its roles' p0..p3. Buffers of slots
+ * that do not exist yet are passed as NULL (function fn does not touch them). */
+static int launch_part(exec *X, int fn, int64_t nch, int64_t off, int64_t cnt, size_t local,
+                       int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+  if (nch <= 0 || cnt <= 0) return LACC_OK;
   const clprog *cp = X->cp;
   cl_kernel k = cp->k;
   cl_long p[5] = { p0, p1, p2, p3, nch };
@@ -368,17 +369,50 @@ static int launch_in(exec *X, int fn, int64_t nch, size_t local, int64_t p0, int
     rc = set_arg(X, k, i, sizeof(cl_mem), &m);
   }
   if (rc != LACC_OK) return rc;
-  size_t g = (size_t)nch;
-  cl_int err = CL.EnqueueNDRangeKernel(X->cp->q, k, 1, NULL, &g, local > 0 ? &local : NULL,
-                                       0, NULL, NULL);
+  size_t g = (size_t)cnt, o = (size_t)off;
+  cl_int err = CL.EnqueueNDRangeKernel(X->cp->q, k, 1, off > 0 ? &o : NULL, &g,
+                                       local > 0 ? &local : NULL, 0, NULL, NULL);
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueNDRangeKernel", err, NULL);
 }
 
-/* On a CPU device work-groups of one work-item: each takes a chunk anyway, and PoCL
- * compiles a kernel once per work-group size (a size of its choosing would vary with
- * the global size and cost a build each time). */
-static int launch(exec *X, int fn, int64_t nch, int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
-  return launch_in(X, fn, nch, X->cp->info->is_cpu ? 1 : 0, p0, p1, p2, p3);
+static int launch_in(exec *X, int fn, int64_t nch, size_t local, int64_t p0, int64_t p1,
+                     int64_t p2, int64_t p3) {
+  return launch_part(X, fn, nch, 0, nch, local, p0, p1, p2, p3);
+}
+
+/* Elements one launch covers at most when a step is long: the host looks between
+ * launches, to report progress and to stop a run asked to (lacc_interrupt, SIGINT). */
+#define BATCH_WORK (1 << 22)
+
+/* The work-items of a long launch in batches, each waited for; then progress, and the
+ * stop request, if any, as the step's error. */
+static int launch_batches(exec *X, int fn, int64_t nch, int64_t nb, size_t local, int64_t p0,
+                          int64_t p1, int64_t p2, int64_t p3) {
+  for (int64_t b = 0; b < nb; b++) {
+    int64_t lo = nch * b / nb, hi = nch * (b + 1) / nb;
+    int rc = launch_part(X, fn, nch, lo, hi - lo, local, p0, p1, p2, p3);
+    if (rc != LACC_OK) return rc;
+    cl_int err = CL.Finish(X->cp->q);
+    if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clFinish", err, NULL);
+    progress_tick(X->ctx, (double)(b + 1) / (double)nb);
+    if (run_stopped(X->ctx)) return run_interrupted(X->ctx);
+  }
+  return LACC_OK;
+}
+
+/* Function fn over nch work-items covering `work` elements: in one launch, or in
+ * batches of about BATCH_WORK elements (each keeping enough work-items to fill the
+ * device). On a CPU device work-groups of one work-item: each takes a chunk anyway, and
+ * PoCL compiles a kernel once per work-group size (a size of its choosing would vary
+ * with the global size and cost a build each time). */
+static int launch(exec *X, int fn, int64_t nch, int64_t work, int64_t p0, int64_t p1,
+                  int64_t p2, int64_t p3) {
+  size_t local = X->cp->info->is_cpu ? 1 : 0;
+  int64_t fill = X->cp->info->is_cpu ? X->cp->info->compute_units : 256;
+  int64_t nb = work / BATCH_WORK, most = nch / (fill > 0 ? fill : 1);
+  if (nb > most) nb = most;
+  if (nb <= 1) return launch_in(X, fn, nch, local, p0, p1, p2, p3);
+  return launch_batches(X, fn, nch, nb, local, p0, p1, p2, p3);
 }
 
 /* The extents as kernels see them, and a clean failure record: written whenever a step
@@ -435,16 +469,20 @@ static int alloc_out(exec *X, const pstep *st, int slot, const int64_t *ext) {
 }
 
 /* Work-items for n elements: on a CPU device a few per compute unit, each a contiguous
- * chunk (PoCL runs a work-item's loop vectorised); on a GPU one element each, up to a
- * bound past which work-items take several. */
+ * chunk (PoCL runs a work-item's loop vectorised), and more for long arrays so that
+ * launches can be batched (launch); on a GPU one element each, up to a bound past which
+ * work-items take several. */
 #define CPU_GRAIN 4096
 #define GPU_ITEMS (1 << 22)
+#define CHUNK_MOST (1 << 18)
+#define PARTS_MOST (1 << 16)
 static int64_t items_for(const exec *X, int64_t n) {
   if (n <= 0) return 0;
   if (X->serial) return 1;
   if (!X->cp->info->is_cpu) return n < GPU_ITEMS ? n : GPU_ITEMS;
   if (n <= CPU_GRAIN) return 1;
   int64_t c = (int64_t)X->cp->info->compute_units * 8;
+  if (c < n / CHUNK_MOST) c = n / CHUNK_MOST;
   return n / CPU_GRAIN < c ? n / CPU_GRAIN : c;
 }
 
@@ -452,6 +490,7 @@ static int64_t items_for(const exec *X, int64_t n) {
 #define PART_GRAIN 32768
 static int64_t parts_for(const exec *X, int64_t n) {
   int64_t c = (int64_t)(X->cp->info->is_cpu ? X->cp->info->compute_units * 4 : 1024);
+  if (c < n / CHUNK_MOST) c = n / CHUNK_MOST < PARTS_MOST ? n / CHUNK_MOST : PARTS_MOST;
   return n / PART_GRAIN < c ? n / PART_GRAIN : c;
 }
 
@@ -459,9 +498,10 @@ static int units(const exec *X) {
   return X->cp->info->is_cpu ? X->cp->info->compute_units : 1 << 16;
 }
 
-static int run_rows(exec *X, const pstep *st, int64_t R) {
+/* R rows (or elements) of `work` elements in all. */
+static int run_rows(exec *X, const pstep *st, int64_t R, int64_t work) {
   int64_t nch = items_for(X, R);
-  int rc = launch(X, st->fn_body, nch, 0, R, 0, 0);
+  int rc = launch(X, st->fn_body, nch, work, 0, R, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
 
@@ -480,16 +520,16 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
   int grouped = cp->groups && st->fn_group >= 0 && !st->ordered && R < units(X) &&
                 n / GROUP_CHUNK >= (int64_t)cp->group_size;
   int part = grouped || (n >= 2 * PART_GRAIN && !st->ordered && R < units(X));
-  if (!part || X->serial) return run_rows(X, st, R);
+  if (!part || X->serial) return run_rows(X, st, R, R * (n + 1));
   int64_t nch = !grouped ? parts_for(X, n) : n / GROUP_CHUNK < GROUP_PARTS ? n / GROUP_CHUNK
                                                                           : GROUP_PARTS;
   int rc = alloc_out(X, st, st->partial, &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    rc = launch(X, st->fn_part, nch, o, 0, n, 0);
+    rc = launch(X, st->fn_part, nch, n, o, 0, n, 0);
     if (rc == LACC_OK && grouped)
       rc = launch_in(X, st->fn_group, (int64_t)cp->group_size, cp->group_size, o, nch, 0, 0);
     else if (rc == LACC_OK)
-      rc = launch(X, st->fn_combine, 1, o, nch, 0, 0);
+      rc = launch(X, st->fn_combine, 1, nch, o, nch, 0, 0);
   }
   if (rc == LACC_OK) rc = checked(X);
   darr_release(X->d[st->partial]);
@@ -501,13 +541,14 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
   int64_t m = X->d[st->out]->ext[st->rank - 1];
   int64_t R = m > 0 ? X->d[st->out]->size / m : 0;
   if (R == 0) return LACC_OK;
-  if (R >= units(X) || n < 2 * PART_GRAIN || st->ordered || X->serial) return run_rows(X, st, R);
+  if (R >= units(X) || n < 2 * PART_GRAIN || st->ordered || X->serial)
+    return run_rows(X, st, R, R * (n + 1));
   int64_t nch = parts_for(X, n);
   int rc = alloc_out(X, st, st->partial, &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    rc = launch(X, st->fn_part, nch, o, 0, n, 0);
-    if (rc == LACC_OK) rc = launch(X, st->fn_combine, 1, o, nch, 0, 0);
-    if (rc == LACC_OK) rc = launch(X, st->fn_chunk, nch, o, 0, n, 0);
+    rc = launch(X, st->fn_part, nch, n, o, 0, n, 0);
+    if (rc == LACC_OK) rc = launch(X, st->fn_combine, 1, nch, o, nch, 0, 0);
+    if (rc == LACC_OK) rc = launch(X, st->fn_chunk, nch, n, o, 0, n, 0);
   }
   if (rc == LACC_OK) rc = checked(X);
   darr_release(X->d[st->partial]);
@@ -523,15 +564,15 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
 #define PERMUTE_SPREAD (1 << 16)
 static int run_permute(exec *X, const pstep *st, int64_t nsrc) {
   int64_t size = X->d[st->out]->size;
-  int rc = launch(X, st->fn_body, items_for(X, size), 0, size, 0, 0);
+  int rc = launch(X, st->fn_body, items_for(X, size), size, 0, size, 0, 0);
   if (rc != LACC_OK || nsrc == 0) return rc == LACC_OK ? checked(X) : rc;
   const pslot *ps = &X->P->slots[st->out];
   int wide = ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64;
   int spread = (!X->cp->info->is_cpu || size >= PERMUTE_SPREAD) && !X->serial;
   if (st->atomic && spread && (!wide || X->cp->i64_atomics))
-    rc = launch(X, st->fn_ascatter, items_for(X, nsrc), 0, nsrc, 0, 0);
+    rc = launch(X, st->fn_ascatter, items_for(X, nsrc), nsrc, 0, nsrc, 0, 0);
   else
-    rc = launch(X, st->fn_scatter, 1, 0, nsrc, 0, 0);
+    rc = launch(X, st->fn_scatter, 1, nsrc, 0, nsrc, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
 
@@ -585,7 +626,7 @@ static int step_kernels(exec *X, const pstep *st, const int64_t *ext) {
   if (st->kind == SK_FOLD) return run_fold(X, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(X, st, ext[st->rank]);
   if (st->kind == SK_PERMUTE) return run_permute(X, st, ext[st->rank]);
-  return run_rows(X, st, X->d[st->out]->size);
+  return run_rows(X, st, X->d[st->out]->size, X->d[st->out]->size);
 }
 
 static int run_step(exec *X, int k) {
@@ -652,13 +693,15 @@ int cl_exec(lacc_ctx *ctx, const kplan *P, clprog *cp, lacc_array *const *params
     if (P->slots[s].kind == SLOT_INPUT) rc = take_input(&X, s, P->slots[s].array);
     if (P->slots[s].kind == SLOT_PARAM) rc = take_input(&X, s, params[P->slots[s].param]);
   }
+  run_begin(ctx);
   progress_begin(ctx, P->nsteps);
   for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
     progress_at(ctx, k);
-    rc = run_step(&X, k);
+    rc = run_stopped(ctx) ? run_interrupted(ctx) : run_step(&X, k);
     if (rc == LACC_OK) release_after(&X, k);
   }
   progress_end(ctx);
+  run_end(ctx);
   int got = 0;
   for (; rc == LACC_OK && got < P->nresults; got++) {
     int s = P->results[got];

@@ -26,7 +26,8 @@ typedef enum lacc_status {
   LACC_ERR_DIVZERO = 5,  /* integer division by zero at run time */
   LACC_ERR_SHAPE = 6,    /* shape mismatch at run time (reshape, ...) */
   LACC_ERR_SCOPE = 7,    /* a scalar value was used outside the function it belongs to */
-  LACC_ERR_BACKEND = 8   /* unknown or unavailable backend */
+  LACC_ERR_BACKEND = 8,  /* unknown or unavailable backend */
+  LACC_ERR_INTERRUPTED = 9  /* the run was stopped: lacc_interrupt, or SIGINT */
 } lacc_status;
 
 typedef struct lacc_ctx lacc_ctx;
@@ -147,6 +148,13 @@ int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *r
  * run's steps done (a step's chunks counted as they finish). fn NULL turns it off. */
 typedef void (*lacc_progress_fn)(void *ud, double fraction);
 void lacc_set_progress(lacc_ctx *ctx, lacc_progress_fn fn, void *ud, double after);
+/* Stops the run in progress in ctx at its next chunk (cpu), launch (opencl) or node
+ * (interp): it returns LACC_ERR_INTERRUPTED, hands out no result and leaves every array
+ * as it was. Safe from the progress callback and from any thread; it asks nothing of a
+ * run that starts later. A SIGINT during a run does the same for every run in progress
+ * (while runs are in progress, lacc chains its own handler before the host's one, unless
+ * SIGINT was ignored or had its default action). */
+void lacc_interrupt(lacc_ctx *ctx);
 
 /* Switches of the context: "fusion", "sharing" (optimisations, for ablation; default
  * on), "source" (lacc_explain appends the generated C; default off) and "source_opencl"

@@ -9,7 +9,8 @@ typedef enum lacc_status {
   LACC_ERR_DIVZERO = 5,
   LACC_ERR_SHAPE = 6,
   LACC_ERR_SCOPE = 7,
-  LACC_ERR_BACKEND = 8
+  LACC_ERR_BACKEND = 8,
+  LACC_ERR_INTERRUPTED = 9
 } lacc_status;
 typedef struct lacc_ctx lacc_ctx;
 typedef struct lacc_array lacc_array;
@@ -75,6 +76,7 @@ int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *r
              lacc_array **out);
 typedef void (*lacc_progress_fn)(void *ud, double fraction);
 void lacc_set_progress(lacc_ctx *ctx, lacc_progress_fn fn, void *ud, double after);
+void lacc_interrupt(lacc_ctx *ctx);
 int lacc_set_option(lacc_ctx *ctx, const char *name, int value);
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);
 void lacc_string_free(char *s);

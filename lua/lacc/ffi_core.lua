@@ -283,7 +283,10 @@ function M.set_progress(fn, after)
     progress_cb = ffi.cast("lacc_progress_fn", function(_, fraction)
       if progress_err == nil then
         local ok, err = pcall(progress_fn, fraction)
-        if not ok then progress_err = err end
+        if not ok then
+          progress_err = err
+          C.lacc_interrupt(ctx)   -- the run stops at its next chunk
+        end
       end
     end)
   end
