@@ -114,9 +114,11 @@ static double cc_timeout(void) {
   return setting_number("LACC_CC_TIMEOUT", 600, 1, 1e6, 0);
 }
 
-/* Waits for pid until the deadline (seconds from now; <= 0: for ever); then kills its
- * process group. The exit status, -1 on a failure, or -2 on the timeout. */
-static int wait_for(pid_t pid, double deadline) {
+/* Waits for pid until the deadline (seconds from now; <= 0: for ever) or until ctx is
+ * asked to stop (a SIGINT: the compiler runs in a process group of its own, which the
+ * terminal's ^C does not reach); then kills its process group. The exit status, -1 on a
+ * failure, -2 past the deadline, -3 when stopped. */
+static int wait_for(pid_t pid, double deadline, lacc_ctx *ctx) {
   struct timespec t0, nap = { 0, 1000000 };
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
@@ -124,10 +126,12 @@ static int wait_for(pid_t pid, double deadline) {
     pid_t w = waitpid(pid, &st, WNOHANG);
     if (w == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     if (w < 0 && errno != EINTR) return -1;
-    if (deadline > 0 && seconds_since(&t0) > deadline) {
+    int late = deadline > 0 && seconds_since(&t0) > deadline;
+    int stop = ctx != NULL && run_stopped(ctx);
+    if (late || stop) {
       kill(-pid, SIGKILL);
       while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-      return -2;
+      return late ? -2 : -3;
     }
     nanosleep(&nap, NULL);
     if (nap.tv_nsec < 20000000) nap.tv_nsec += nap.tv_nsec / 2;   /* 1 ms growing to 20 */
@@ -138,7 +142,7 @@ static int wait_for(pid_t pid, double deadline) {
  * compiler and its subprocesses can be killed together) with stdout and stderr to `log`
  * and the caller's environment minus LD_PRELOAD, which sanitizer runs use for the host
  * process only. Returns the exit status, -1, or -2 past the deadline (see wait_for). */
-static int run_tool(char *const argv[], const char *log, double deadline) {
+static int run_tool(char *const argv[], const char *log, double deadline, lacc_ctx *ctx) {
   int nenv = 0;
   while (environ[nenv] != NULL) nenv++;
   char **env = malloc(sizeof *env * (size_t)(nenv + 1));
@@ -166,7 +170,7 @@ static int run_tool(char *const argv[], const char *log, double deadline) {
       posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600) == 0 &&
       posix_spawn_file_actions_adddup2(&fa, 1, 2) == 0 &&
       posix_spawnp(&pid, argv[0], &fa, &attr, argv, env) == 0)
-    rc = wait_for(pid, deadline);
+    rc = wait_for(pid, deadline, ctx);
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   free(env);
@@ -175,7 +179,7 @@ static int run_tool(char *const argv[], const char *log, double deadline) {
 
 static void probe(void) {
   char *argv[] = { (char *)cc_name(), "--version", NULL };
-  have_compiler = run_tool(argv, "/dev/null", cc_timeout()) == 0;
+  have_compiler = run_tool(argv, "/dev/null", cc_timeout(), NULL) == 0;
   if (!have_compiler)
     fprintf(stderr, "lacc: no C compiler ('%s' failed); the cpu backend runs the interpreter "
             "(set LACC_CC to a compiler)\n", cc_name());
@@ -240,6 +244,7 @@ static int write_file(const char *path, const void *p, size_t n) {
 }
 
 static int compile_failed(lacc_ctx *ctx, int rc, const char *logfile) {
+  if (rc == -3) return run_interrupted(ctx);
   if (rc == -2)
     return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler did not finish within %g s "
                      "(LACC_CC_TIMEOUT) and was stopped", cc_timeout());
@@ -282,7 +287,9 @@ static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id
   argv[n] = NULL;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int rc = run_tool(argv, logfile, cc_timeout());
+  run_begin(ctx);   /* a SIGINT while the compiler runs stops it */
+  int rc = run_tool(argv, logfile, cc_timeout(), ctx);
+  run_end(ctx);
   free(argv);
   free(flags);
   if (rc != 0) return compile_failed(ctx, rc, logfile);
