@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "settings.h"
 
 int lacc_abi_version(void) { return LACC_ABI_VERSION; }
 
@@ -64,8 +65,7 @@ void *ctx_alloc(lacc_ctx *ctx, size_t n) {
 }
 
 int verbose(void) {
-  const char *v = getenv("LACC_VERBOSE");
-  return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+  return setting_switch("LACC_VERBOSE", 0);
 }
 
 double seconds_since(const struct timespec *t0) {

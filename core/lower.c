@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kir.h"
+#include "settings.h"
 
 /* ---- plan memory */
 
@@ -1200,8 +1201,7 @@ static void start_desc(lower *L) {
 }
 
 static int strips_on(void) {
-  const char *e = getenv("LACC_STRIPS");
-  return e == NULL || *e != '0';
+  return setting_switch("LACC_STRIPS", 1);
 }
 
 /* What the lowering has written so far, to take back an attempt (fold_strips). */

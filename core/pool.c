@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "pool.h"
+#include "settings.h"
 
 #define POOL_MAX 256
 
@@ -49,11 +50,10 @@ static pool P = {
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static int threads_wanted(void) {
-  const char *s = getenv("LACC_THREADS");
-  long n = s != NULL ? strtol(s, NULL, 10) : 0;
-  if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
-  if (n <= 0) n = 1;
-  return n > POOL_MAX ? POOL_MAX : (int)n;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores <= 0) cores = 1;
+  if (cores > POOL_MAX) cores = POOL_MAX;
+  return (int)setting_number("LACC_THREADS", (double)cores, 1, POOL_MAX, 1);
 }
 
 static _Thread_local void (*tick_fn)(void *, double);

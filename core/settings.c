@@ -52,7 +52,7 @@ static void bad_value(const char *name, const char *value, const char *expected,
     warn_once(key, "ignoring %s=%.60s: expected %s; using the default, %.0f", name, value,
               expected, def);
   else
-    warn_once(key, "ignoring %s=%.60s: expected %s; using the default, %g", name, value,
+    warn_once(key, "ignoring %s=%.60s: expected %s; using the default, %.15g", name, value,
               expected, def);
 }
 
@@ -65,7 +65,7 @@ double setting_number(const char *name, double def, double lo, double hi, int in
   while (end != NULL && (*end == ' ' || *end == '\t')) end++;
   char expected[160];
   if (integral) snprintf(expected, sizeof expected, "a whole number from %.0f to %.0f", lo, hi);
-  else snprintf(expected, sizeof expected, "a number from %g to %g", lo, hi);
+  else snprintf(expected, sizeof expected, "a number from %.15g to %.15g", lo, hi);
   if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v < lo || v > hi ||
       (integral && v != floor(v))) {
     bad_value(name, s, expected, def, integral);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "clrt.h"
 #include "exec.h"
+#include "../core/settings.h"
 #include "hostfn.h"
 #include "../core/pool.h"
 
@@ -82,10 +83,7 @@ static int group_size(lacc_ctx *ctx, clprog *cp) {
   return LACC_OK;
 }
 
-static int env_on(const char *name) {
-  const char *v = getenv(name);
-  return v != NULL && strcmp(v, "1") == 0;
-}
+static int env_on(const char *name) { return setting_switch(name, 0); }
 
 int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
   *out = NULL;

@@ -350,6 +350,27 @@ describe("eviction and settings", function()
     rm(dir)
   end)
 
+  it("every setting with a bad value is told once, by name, and the default used", function()
+    local dir = tmpdir()
+    local bad = { LACC_THREADS = "two", LACC_VERBOSE = "maybe", LACC_STRIPS = "nah",
+                  LACC_CACHE_MB = "lots", LACC_CC_TIMEOUT = "-1", LACC_RECYCLE_MB = "1e99" }
+    local env = { LACC_CACHE = dir }
+    for k, v in pairs(bad) do env[k] = v end
+    local big = [[;io.write(";", require("lacc").run(require("lacc").sum(require("lacc").generate(
+      {1000000}, function(i) return i end))):get())]]   -- large enough to start the pool
+    local out = child(program(5, 5) .. ";" .. program(5, 6) .. big, env)
+    assert.truthy(out:find(expected(5, 5) .. expected(5, 6) .. ";500000500000", 1, true), out)
+    for k, v in pairs(bad) do
+      local _, n = out:gsub("ignoring " .. k:gsub("_", "%%_") .. "=" .. v:gsub("[%-%.]", "%%%0"), "")
+      assert.are.equal(1, n, k .. ": " .. out)
+    end
+    -- good values say nothing
+    out = child(program(5, 5), { LACC_CACHE = dir, LACC_THREADS = "1", LACC_VERBOSE = "0",
+                                 LACC_STRIPS = "off", LACC_CACHE_MB = "64", LACC_CC_TIMEOUT = "30" })
+    assert.are.equal(expected(5, 5), out)
+    rm(dir)
+  end)
+
   it("a failed build leaves no temporary files; many LACC_CFLAGS words work", function()
     local dir, tmp = tmpdir(), tmpdir()
     local env = { LACC_CACHE = dir, TMPDIR = tmp, LACC_CFLAGS = "-O2 -include /nonexistent/x.h" }
