@@ -1,7 +1,8 @@
 /* lacc_core.c: the Lua 5.4 C module `lacc.core`.
  *
  * Owns: the thin layer between Lua 5.4 values and the C API: handles as full
- * userdata with __gc, Lua numbers <-> element values, errors as Lua errors. The
+ * userdata with __gc, Lua numbers <-> element values, errors as Lua errors (also for a
+ * call after the context's finaliser, at lua_close). The
  * LuaJIT side (lua/lacc/ffi_core.lua) offers the same functions over the FFI;
  * keep the two in step (spec/core_spec.lua runs both).
  * Must not: hold semantics: every check that matters lives in liblacc.
@@ -44,10 +45,16 @@ static int fail(lua_State *L, const char *fmt, ...) {
   return lua_error(L);
 }
 
-static lacc_ctx *get_ctx(lua_State *L) {
+/* The context's box. At lua_close, finalisers run newest first: one set before lacc made
+ * its context runs after the context's and may still call lacc, which is then an error
+ * rather than a NULL context (arrays and nodes hold the context themselves). */
+static ctx_box *live_box(lua_State *L) {
   ctx_box *b = lua_touserdata(L, lua_upvalueindex(1));
-  return b->ctx;
+  if (b->ctx == NULL) fail(L, "lacc: the Lua state is closing (lacc called from a finaliser)");
+  return b;
 }
+
+static lacc_ctx *get_ctx(lua_State *L) { return live_box(L)->ctx; }
 
 static int raise(lua_State *L) {
   lua_pushstring(L, lacc_errmsg(get_ctx(L)));
@@ -68,7 +75,7 @@ static lacc_node *check_node(lua_State *L, int i) {
 /* The collector cannot see array memory: when the context's holding has doubled since
  * the last look (and is past 64 MiB), run a full collection so dead arrays go. */
 static void nudge_gc(lua_State *L) {
-  ctx_box *c = lua_touserdata(L, lua_upvalueindex(1));
+  ctx_box *c = live_box(L);
   int64_t now = lacc_ctx_bytes(c->ctx);
   if (now > c->gc_mark && now > ((int64_t)64 << 20)) {
     lua_gc(L, LUA_GCCOLLECT);
@@ -350,7 +357,7 @@ static void on_progress(void *ud, double fraction) {
 
 /* set_progress(fn | nil [, after seconds]) */
 static int l_set_progress(lua_State *L) {
-  ctx_box *c = lua_touserdata(L, lua_upvalueindex(1));
+  ctx_box *c = live_box(L);
   luaL_unref(L, LUA_REGISTRYINDEX, c->progress_ref);
   c->progress_ref = LUA_NOREF;
   if (lua_isnoneornil(L, 1)) {
@@ -366,7 +373,7 @@ static int l_set_progress(lua_State *L) {
 }
 
 static ctx_box *begin_run(lua_State *L) {
-  ctx_box *c = lua_touserdata(L, lua_upvalueindex(1));
+  ctx_box *c = live_box(L);
   c->running = L;
   return c;
 }

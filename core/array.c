@@ -3,10 +3,14 @@
  * Owns: allocation of struct-of-arrays buffers (one per scalar leaf), the process-wide
  * cache of freed large buffers, the memory counter of the context, element access by
  * linear index for hosts, and when an array's host buffers are valid: a backend may
- * attach a mirror (a device copy) and leave the host buffers stale until the host reads.
+ * attach a mirror (a device copy) and leave the host buffers stale until the host reads;
+ * what the host may not do to an array a run is reading (write it), and that constructor
+ * indices the host writes name constructors (checked on write, or before a run reads
+ * buffers handed out raw).
  * Must not: interpret programs, know about nodes, or look inside a mirror.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
@@ -272,13 +276,98 @@ const char *lacc_array_leaf_type(const lacc_array *a, int leaf) {
   return scalar_name(type_leaf(a->type, leaf));
 }
 
-/* Only where a leaf has a buffer of its own (no shared slots). */
+/* The sum whose constructor index is value leaf `leaf` of t, NULL for a scalar leaf. */
+static const lacc_type *tag_owner(const lacc_type *t, int leaf) {
+  int pos = 0;
+  while (t->kind != T_SCALAR) {
+    if (t->kind == T_SUM) {
+      if (leaf == pos) return t;
+      pos++;
+    }
+    int f = 0;
+    while (f < t->n && leaf >= pos + t->fields[f]->nleaves) pos += t->fields[f++]->nleaves;
+    if (f == t->n) return NULL;
+    t = t->fields[f];
+  }
+  return NULL;
+}
+
+/* Writes go through the layout's store, which cannot represent a constructor that does
+ * not exist (and the backends would read one as some other constructor, or crash). */
+static int check_tag_write(const lacc_array *a, int leaf, int64_t v, const double *d) {
+  const lacc_type *sum = tag_owner(a->type, leaf);
+  if (sum == NULL) return LACC_OK;
+  int integral = d == NULL || (*d >= 0 && *d < 4294967296.0 && (double)(int64_t)*d == *d);
+  if (d != NULL && integral) v = (int64_t)*d;
+  if (integral && v >= 0 && v < sum->n) return LACC_OK;
+  char shown[32];
+  if (d == NULL) snprintf(shown, sizeof shown, "%lld", (long long)v);
+  else snprintf(shown, sizeof shown, "%.17g", *d);
+  return ctx_error(a->ctx, LACC_ERR_ARG, "set: %s is not a constructor index of %s (0 to %d)",
+                   shown, sum->sig, sum->n - 1);
+}
+
+/* Host writes into an array a run reads would change (or, through the device copy's
+ * bookkeeping, break) what its kernels see. */
+static int check_not_busy(const lacc_array *a, const char *what) {
+  if (a->busy == 0) return LACC_OK;
+  return ctx_error(a->ctx, LACC_ERR_ARG, "%s: array is in use by a running program (it can "
+                   "be written once the run has ended)", what);
+}
+
+/* Only where a leaf has a buffer of its own (no shared slots). A tag leaf's buffer can be
+ * written with anything: the array's tags are checked before each later run. */
 void *lacc_array_leaf_data(lacc_array *a, int leaf) {
   if (leaf < 0 || leaf >= a->type->nleaves || a->plan->raw || a->plan->leaf_buf[leaf] < 0)
     return NULL;
-  if (array_host(a) != LACC_OK) return NULL;
+  if (check_not_busy(a, "leaf_data") != LACC_OK || array_host(a) != LACC_OK) return NULL;
   array_host_written(a);
+  if (tag_owner(a->type, leaf) != NULL) a->exposed = 1;
   return a->buf[a->plan->leaf_buf[leaf]];
+}
+
+/* Whether element i's constructor indices name constructors, along the active
+ * alternatives only: inactive ones hold whatever a kernel left there. Sets *bad to the
+ * first invalid index and *sum to its type. Unboxed: each sum has a leaf of its own. */
+static int tags_ok(const lacc_array *a, const lacc_type *t, int64_t i, int *leaf,
+                   int active, uint64_t *bad, const lacc_type **sum) {
+  if (t->kind == T_SCALAR) {
+    (*leaf)++;
+    return 1;
+  }
+  uint64_t k = 0;
+  if (t->kind == T_SUM) {
+    int b = a->plan->leaf_buf[(*leaf)++];
+    if (active && b >= 0) k = val_load(a->plan->buf_kind[b], a->buf[b], i).u;
+    if (active && k >= (uint64_t)t->n) {
+      *bad = k;
+      *sum = t;
+      return 0;
+    }
+  }
+  for (int f = 0; f < t->n; f++)
+    if (!tags_ok(a, t->fields[f], i, leaf, active && (t->kind == T_TUPLE || (uint64_t)f == k),
+                 bad, sum))
+      return 0;
+  return 1;
+}
+
+/* Only unboxed arrays hand out tag buffers (rtu and compact share buffers between leaves,
+ * so lacc_array_leaf_data gives none, and their tags are written only through set, which
+ * checks them); a stale host copy is not read, the device copy came from a run. */
+int array_check_tags(lacc_ctx *ctx, lacc_array *a, const char *what) {
+  if (!a->exposed || a->plan->raw || a->host_stale) return LACC_OK;
+  for (int64_t i = 0; i < a->size; i++) {
+    int leaf = 0;
+    uint64_t bad = 0;
+    const lacc_type *sum = NULL;
+    if (!tags_ok(a, a->type, i, &leaf, 1, &bad, &sum))
+      return ctx_error(ctx, LACC_ERR_ARG, "%s: element %lld holds constructor index %llu, "
+                       "which %s does not have (0 to %d): written through "
+                       "lacc_array_leaf_data?", what, (long long)i + 1,
+                       (unsigned long long)bad, sum->sig, sum->n - 1);
+  }
+  return LACC_OK;
 }
 
 const char *lacc_array_layout(const lacc_array *a) {
@@ -341,6 +430,8 @@ int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, do
 
 int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t v) {
   int rc = check_access(ctx, a, leaf, i);
+  if (rc == LACC_OK) rc = check_not_busy(a, "set");
+  if (rc == LACC_OK) rc = check_tag_write(a, leaf, v, NULL);
   if (rc != LACC_OK) return rc;
   scalar_kind k = type_leaf(a->type, leaf);
   lacc_val x = { .i = v };
@@ -350,6 +441,8 @@ int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t 
 
 int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v) {
   int rc = check_access(ctx, a, leaf, i);
+  if (rc == LACC_OK) rc = check_not_busy(a, "set");
+  if (rc == LACC_OK) rc = check_tag_write(a, leaf, 0, &v);
   if (rc != LACC_OK) return rc;
   scalar_kind k = type_leaf(a->type, leaf);
   lacc_val x = { .d = v };

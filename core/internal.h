@@ -187,6 +187,9 @@ struct lacc_array {
   void **buf;                  /* plan->nbufs buffers of size elements */
   array_mirror *mirror;        /* a copy on a device, or NULL */
   int host_stale;              /* buf is not written yet: the mirror holds the values */
+  int busy;                    /* runs reading it now: host writes are refused (run.c) */
+  int exposed;                 /* a tag leaf's buffer was handed out (lacc_array_leaf_data):
+                                  its tags are checked before each run */
 };
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent);
@@ -207,6 +210,10 @@ int array_host(lacc_array *a);
 void array_host_written(lacc_array *a);
 /* m becomes a's mirror (the old one is dropped); stale: only m holds the values. */
 void array_set_mirror(lacc_array *a, array_mirror *m, int stale);
+/* Before a run reads a: when raw pointers to its tags were handed out, every element's
+ * constructor indices are checked; an invalid one is an error naming what (the argument
+ * or the place of the array). */
+int array_check_tags(lacc_ctx *ctx, lacc_array *a, const char *what);
 
 /* ---- graph and AST nodes: one kind enum for both (graph.c builds, sharing.c converts) */
 typedef enum {

@@ -172,6 +172,7 @@ void *kplan_alloc(kplan *P, size_t n);
 /* A program ready to run (run.c): its AST and, on the cpu backend, its plan and
  * kernels. awhile's condition and body are programs of the same kind. */
 struct lacc_program {
+  int refs;                    /* the host's, and each run's while it lasts */
   lacc_ctx *ctx;
   backend_kind backend;
   int nparams;
@@ -182,6 +183,8 @@ struct lacc_program {
   struct clprog *cl;           /* opencl: the plan's kernels on their device */
   char *device;                /* opencl: the device asked for (NULL: the default) */
   const lacc_node **params;    /* each parameter's node (type, rank, layout) */
+  const lacc_node **uses;      /* the lacc_acc_use nodes, one per array (runs hold them) */
+  int nuses;
 };
 
 /* Fusion (fusion.c): mark in the AST which array terms are materialised. */

@@ -2,7 +2,8 @@
  *
  * Owns: lacc_run and lacc_explain: sharing recovery, then a backend: the reference
  * interpreter ("interp"), the compiled CPU backend ("cpu": fusion, lowering, C) or an
- * OpenCL device ("opencl", "opencl:<device>": fusion, lowering, OpenCL C).
+ * OpenCL device ("opencl", "opencl:<device>": fusion, lowering, OpenCL C); what a run
+ * holds while it lasts (its program, arguments and used arrays: see hold_begin).
  * Must not: implement a stage itself.
  */
 #include <stdlib.h>
@@ -36,12 +37,13 @@ static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out, c
 }
 
 void lacc_program_release(lacc_program *p) {
-  if (p == NULL) return;
+  if (p == NULL || --p->refs > 0) return;
   if (p->compiled) kplan_free(&p->plan);
   cl_release(p->cl);
   free(p->device);
   free(p->fns);
   free(p->params);
+  free(p->uses);
   ast_free(&p->ast);
   lacc_ctx_release(p->ctx);
   free(p);
@@ -61,6 +63,22 @@ static int find_params(lacc_program *p, const lacc_node *t) {
   for (int i = 0; i < t->nkids; i++)
     if (node_level_of(t->kids[i]->kind) == L_ACC && find_params(p, t->kids[i]) != LACC_OK)
       return p->ctx->errcode;
+  return LACC_OK;
+}
+
+/* Each array the program uses (lacc_acc_use), once: what a run holds besides its
+ * arguments. An awhile's condition and body get theirs as the loop's kids. */
+static int find_uses(lacc_program *p, const lacc_node *t) {
+  if (t->kind == K_USE) {
+    for (int i = 0; i < p->nuses; i++)
+      if (p->uses[i]->array == t->array) return LACC_OK;
+    const lacc_node **u = realloc(p->uses, sizeof *u * (size_t)(p->nuses + 1));
+    if (u == NULL) return ctx_error(p->ctx, LACC_ERR_MEMORY, "out of memory");
+    p->uses = u;
+    p->uses[p->nuses++] = t;
+  }
+  for (int i = 0; i < t->nkids; i++)
+    if (find_uses(p, t->kids[i]) != LACC_OK) return p->ctx->errcode;
   return LACC_OK;
 }
 
@@ -112,6 +130,7 @@ static int compile_plan(lacc_program *p) {
 static int prepare(lacc_program *p) {
   simplify_ast(&p->ast);
   int rc = find_params(p, p->ast.root);
+  if (rc == LACC_OK) rc = find_uses(p, p->ast.root);
   if (rc == LACC_OK && p->backend != B_INTERP) rc = plan_program(p);
   return rc;
 }
@@ -125,6 +144,7 @@ static lacc_program *program_alloc(lacc_ctx *ctx, backend_kind b, int nparams) {
     return NULL;
   }
   ctx_retain(ctx);
+  p->refs = 1;
   p->ctx = ctx;
   p->nparams = nparams;
   p->backend = b;
@@ -194,13 +214,72 @@ static int check_args(lacc_ctx *ctx, const lacc_program *p, int nargs,
   return LACC_OK;
 }
 
+/* What a run holds until it ends: the program, its arguments and the arrays it uses,
+ * retained and marked busy. The host runs code during a run (progress callbacks, the
+ * finalisers its collector calls from them): freeing any of these then only drops the
+ * host's reference, and writing one is refused (array.c). The arguments are copied, and
+ * the results kept here until the end, so the host may reuse its own buffers meanwhile. */
+typedef struct {
+  lacc_program *p;
+  int n;                       /* held[0..n-1]: arguments, then uses */
+  lacc_array **held, **out;    /* out: nroots results, one allocation with held */
+} run_hold;
+
+static int hold_begin(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *const *args,
+                      run_hold *h) {
+  h->p = p;
+  h->n = nargs + p->nuses;
+  h->held = malloc(sizeof *h->held * (size_t)(h->n + p->ast.nroots + 1));
+  if (h->held == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  h->out = h->held + h->n;
+  for (int i = 0; i < h->n; i++) {
+    h->held[i] = i < nargs ? args[i] : p->uses[i - nargs]->array;
+    lacc_array_retain(h->held[i]);
+    h->held[i]->busy++;
+  }
+  p->refs++;
+  return LACC_OK;
+}
+
+static void hold_end(run_hold *h) {
+  for (int i = 0; i < h->n; i++) {
+    h->held[i]->busy--;
+    lacc_array_release(h->held[i]);
+  }
+  free(h->held);
+  lacc_program_release(h->p);
+}
+
+/* Tags written through raw pointers (lacc_array_leaf_data) are checked before any
+ * backend reads them: the interpreter would index past its constructors, the compiled
+ * backends take some other constructor. */
+static int check_tags(lacc_ctx *ctx, const run_hold *h, int nargs) {
+  char what[LACC_ERRMAX];
+  for (int i = 0; i < h->n; i++) {
+    if (!h->held[i]->exposed) continue;
+    const lacc_node *u = i < nargs ? NULL : h->p->uses[i - nargs];
+    if (u == NULL) snprintf(what, sizeof what, "run: argument %d", i + 1);
+    else snprintf(what, sizeof what, "run: the array used at %.900s",
+                  u->where != NULL ? u->where : "?");
+    int rc = array_check_tags(ctx, h->held[i], what);
+    if (rc != LACC_OK) return rc;
+  }
+  return LACC_OK;
+}
+
 int lacc_program_run(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *const *args,
                      lacc_array **out) {
   ctx_clear(ctx);
   if (p->ctx != ctx) return ctx_error(ctx, LACC_ERR_ARG, "program belongs to another context");
   int rc = check_args(ctx, p, nargs, args);
+  run_hold h;
+  if (rc == LACC_OK) rc = hold_begin(ctx, p, nargs, args, &h);
   if (rc != LACC_OK) return rc;
-  return program_exec(ctx, p, args, out);
+  rc = check_tags(ctx, &h, nargs);
+  if (rc == LACC_OK) rc = program_exec(ctx, p, h.held, h.out);
+  if (rc == LACC_OK) memcpy(out, h.out, sizeof *out * (size_t)p->ast.nroots);
+  hold_end(&h);
+  return rc;
 }
 
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,

@@ -74,8 +74,9 @@ int lacc_array_nleaves(const lacc_array *a);
 const char *lacc_array_leaf_type(const lacc_array *a, int leaf);
 /* Leaf k's host buffer: NULL where leaves share buffers (rtu, compact) or k is out of
  * range, and NULL with an error in the array's context when its values could not be read
- * back from a device. The pointer may be written to until the array is next used by a
- * run; for writes after that, ask for it again. */
+ * back from a device or a run is reading the array. The pointer may be written to until
+ * the array is next used by a run; for writes after that, ask for it again. A sum's tag
+ * buffer may be written with anything: the array's tags are checked before each run. */
 void *lacc_array_leaf_data(lacc_array *a, int leaf);
 /* A rank-2 array (rows, columns) as a PNG image at path: elements u8, f32 or f64 are grey
  * levels, tuples of 3 or 4 of them RGB or RGBA; floats are clamped to [0, 1]. */
@@ -84,6 +85,8 @@ int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path);
  * (u64 values above INT64_MAX come back negative), floats and bools as doubles. */
 int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out);
 int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, double *out);
+/* Setters fail for a constructor index that names no constructor, and while a run is
+ * reading the array (from a progress callback). */
 int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t v);
 int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v);
 
@@ -165,7 +168,9 @@ char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stat
 void lacc_string_free(char *s);
 
 /* A program traced once and optimised once (sharing, fusion, compiled kernels); each
- * lacc_program_run binds nparams arrays to its lacc_acc_param nodes and runs it. */
+ * lacc_program_run binds nparams arrays to its lacc_acc_param nodes and runs it. A run
+ * (lacc_run too) holds its program and arrays until it ends: releasing them meanwhile (from
+ * a progress callback) only drops the caller's reference. */
 typedef struct lacc_program lacc_program;
 lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, int nroots,
                                lacc_node *const *roots);

@@ -1,6 +1,8 @@
 /* test_core.c: unit tests of the core through the public C API, without Lua.
  * Covers sharing recovery (the seed's example, long chains), typing errors, the
- * interpreter's run-time errors and values of one context used in another. Prints
+ * interpreter's run-time errors, values of one context used in another, what a run holds
+ * (its program and arguments, dropped or written from a progress callback) and invalid
+ * constructor tags written by the host. Prints
  * "N passed, N failed" last.
  */
 #include <math.h>
@@ -76,7 +78,7 @@ static void test_chain(void) {
   int64_t ext = 3;
   lacc_array *a = lacc_array_new(c, "i64", 1, &ext);
   for (int i = 0; i < 3; i++) lacc_array_set_i(c, a, 0, i, i + 1);
-  lacc_node *use = lacc_acc_use(c, a, "test");
+  lacc_node *use = lacc_acc_use(c, a, "tags.c:7");
   lacc_node *margs[2] = { f, use };
   lacc_node *m = lacc_acc_op(c, "map", 2, margs, "test");
   clock_t t0 = clock();
@@ -215,6 +217,151 @@ static void test_other_context(void) {
   lacc_ctx_release(b);
 }
 
+/* ---- runs hold what they use (issue 25) */
+
+typedef struct {
+  lacc_ctx *c;
+  lacc_array *arg, *junk;
+  lacc_program *prog;
+  int64_t n;
+  int calls, set_rc;
+  void *leaf;
+} run_probe;
+
+/* The first progress call drops the host's references to the running program and its
+ * argument, tries to write the argument, and allocates an array of the argument's size
+ * (freed large buffers are recycled: it would get the argument's memory) full of -1. */
+static void drop_during_run(void *ud, double fraction) {
+  (void)fraction;
+  run_probe *h = ud;
+  if (h->calls++ > 0) return;
+  h->set_rc = lacc_array_set_f(h->c, h->arg, 0, 0, 5);
+  h->leaf = lacc_array_leaf_data(h->arg, 0);
+  lacc_array_release(h->arg);
+  h->arg = NULL;
+  lacc_program_release(h->prog);
+  h->prog = NULL;
+  h->junk = lacc_array_new(h->c, "f64", 1, &h->n);
+  double *d = h->junk != NULL ? lacc_array_leaf_data(h->junk, 0) : NULL;
+  for (int64_t i = 0; d != NULL && i < h->n; i++) d[i] = -1;
+}
+
+static void test_run_holds_args(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  run_probe h = { .c = c, .n = 1 << 20 };
+  h.arg = lacc_array_new(c, "f64", 1, &h.n);
+  double *d = lacc_array_leaf_data(h.arg, 0);
+  for (int64_t i = 0; d != NULL && i < h.n; i++) d[i] = (double)i;
+  lacc_node *p0 = lacc_acc_param(c, 0, "f64", 1, NULL, "test");
+  lacc_node *x = lacc_exp_var(c, "f64", "test");
+  lacc_node *two = lacc_exp_const_f(c, "f64", 2, "test");
+  lacc_node *body = op2(c, "mul", x, two);
+  lacc_node *f = lacc_lam(c, 1, &x, body, "test");
+  lacc_node *margs[2] = { f, p0 };
+  lacc_node *m = lacc_acc_op(c, "map", 2, margs, "test");
+  h.prog = lacc_program_new(c, "cpu", 1, 1, &m);
+  lacc_set_progress(c, drop_during_run, &h, 0);
+  lacc_array *out = NULL, *arg = h.arg;
+  int rc = h.prog != NULL ? lacc_program_run(c, h.prog, 1, &arg, &out) : -1;
+  lacc_set_progress(c, NULL, NULL, 0);
+  check(rc == LACC_OK && h.calls > 0, "a run with a progress callback that drops its arguments");
+  check(h.set_rc == LACC_ERR_ARG && h.leaf == NULL,
+        "writes to a running program's argument are refused");
+  int ok = out != NULL;
+  for (int64_t i = 0; ok && i < h.n; i += 4099) {
+    double v = 0;
+    ok = lacc_array_get_f(c, out, 0, i, &v) == LACC_OK && v == 2.0 * (double)i;
+  }
+  check(ok, "the run reads its argument as it was, though the host dropped it");
+  lacc_array_release(out);
+  lacc_array_release(h.junk);
+  lacc_array_release(h.arg);
+  lacc_program_release(h.prog);
+  lacc_node *all[] = { p0, x, two, body, f, m };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  check(lacc_ctx_bytes(c) == 0, "the argument's memory goes when the run ends");
+  lacc_ctx_release(c);
+}
+
+#define SUM3 "S<A(i32)|B(i32,i32)|C>"
+
+/* map (\s -> case s of A x -> x; B x y -> x + y; C -> 100) */
+static lacc_node *sum3_total(lacc_ctx *c, lacc_node *xs, lacc_node **keep) {
+  lacc_node *x = lacc_exp_var(c, "i32", "test"), *y = lacc_exp_var(c, "i32", "test");
+  lacc_node *x2 = lacc_exp_var(c, "i32", "test");
+  lacc_node *fa = lacc_lam(c, 1, &x, x, "test");
+  lacc_node *xy[2] = { x2, y };
+  lacc_node *add = op2(c, "add", x2, y);
+  lacc_node *fb = lacc_lam(c, 2, xy, add, "test");
+  lacc_node *hundred = ci(c, "i32", 100);
+  lacc_node *fc = lacc_lam(c, 0, NULL, hundred, "test");
+  lacc_node *s = lacc_exp_var(c, SUM3, "test");
+  lacc_node *cargs[4] = { s, fa, fb, fc };
+  lacc_node *cs = lacc_exp_op(c, "case", 4, cargs, "test");
+  lacc_node *f = lacc_lam(c, 1, &s, cs, "test");
+  lacc_node *margs[2] = { f, xs };
+  lacc_node *m = lacc_acc_op(c, "map", 2, margs, "test");
+  lacc_node *made[] = { x, y, x2, fa, add, fb, hundred, fc, s, cs, f };
+  for (size_t i = 0; i < sizeof made / sizeof *made; i++) keep[i] = made[i];
+  return m;
+}
+
+static void test_bad_tags(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  int64_t n = 3;
+  const char *layouts[] = { "unboxed", "rtu", "compact" };
+  for (int l = 0; l < 3; l++) {
+    lacc_set_layout(c, layouts[l]);
+    lacc_array *a = lacc_array_new(c, SUM3, 1, &n);
+    check(a != NULL && lacc_array_set_i(c, a, 0, 1, 3) == LACC_ERR_ARG &&
+              strstr(lacc_errmsg(c), "not a constructor index"),
+          "set_i of a tag past the constructors");
+    check(lacc_array_set_i(c, a, 0, 1, -1) == LACC_ERR_ARG, "set_i of a negative tag");
+    check(lacc_array_set_f(c, a, 0, 1, 1.5) == LACC_ERR_ARG, "set_f of a fractional tag");
+    int64_t v = -1;
+    check(lacc_array_set_i(c, a, 0, 1, 2) == LACC_OK &&
+              lacc_array_get_i(c, a, 0, 1, &v) == LACC_OK && v == 2, "set_i of a valid tag");
+    lacc_array_release(a);
+  }
+  /* unboxed hands out the tag buffer: a bad tag written there is found before a run */
+  lacc_set_layout(c, "unboxed");
+  lacc_array *a = lacc_array_new(c, SUM3, 1, &n);
+  for (int64_t i = 0; a != NULL && i < n; i++) lacc_array_set_i(c, a, 0, i, 2);
+  uint8_t *tags = a != NULL ? lacc_array_leaf_data(a, 0) : NULL;
+  check(tags != NULL, "the unboxed tag buffer is handed out");
+  if (tags != NULL) tags[1] = 9;
+  lacc_node *keep[2][11];
+  lacc_node *use = lacc_acc_use(c, a, "tags.c:7");
+  lacc_node *m = sum3_total(c, use, keep[0]);
+  lacc_node *p0 = lacc_acc_param(c, 0, SUM3, 1, "unboxed", "test");
+  lacc_node *mp = sum3_total(c, p0, keep[1]);
+  const char *backends[] = { "interp", "cpu" };
+  for (int b = 0; b < 2; b++) {
+    lacc_array *out = NULL;
+    int rc = lacc_run(c, backends[b], 1, &m, &out);
+    check(rc == LACC_ERR_ARG && out == NULL && strstr(lacc_errmsg(c), "constructor index 9") &&
+              strstr(lacc_errmsg(c), "tags.c:7"), "a run of a used array with a bad raw tag");
+    lacc_program *p = lacc_program_new(c, backends[b], 1, 1, &mp);
+    rc = p != NULL ? lacc_program_run(c, p, 1, &a, &out) : -1;
+    check(rc == LACC_ERR_ARG && strstr(lacc_errmsg(c), "argument 1"),
+          "a compiled program given an argument with a bad raw tag");
+    if (tags != NULL) tags[1] = 1;   /* B 0 0 */
+    int64_t v = -1;
+    rc = p != NULL ? lacc_program_run(c, p, 1, &a, &out) : -1;
+    check(rc == LACC_OK && lacc_array_get_i(c, out, 0, 0, &v) == LACC_OK && v == 100,
+          "the same array runs once its tags are right");
+    if (rc == LACC_OK) lacc_array_release(out);
+    if (tags != NULL) tags[1] = 9;
+    lacc_program_release(p);
+  }
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < 11; i++) lacc_node_release(keep[k][i]);
+  lacc_node *all[] = { use, m, p0, mp };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  lacc_array_release(a);
+  lacc_ctx_release(c);
+}
+
 int main(void) {
   check(lacc_abi_version() == LACC_ABI_VERSION, "abi version");
   test_seed_example();
@@ -223,6 +370,8 @@ int main(void) {
   test_divzero();
   test_png();
   test_other_context();
+  test_run_holds_args();
+  test_bad_tags();
   printf("core: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

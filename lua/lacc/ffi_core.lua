@@ -1,6 +1,7 @@
 -- lacc.ffi_core: the LuaJIT binding, the same functions as the Lua 5.4 C module
 -- `lacc.core` (bindings/lacc_core.c), written over the FFI against liblacc.so.
--- Owns: handles as cdata with finalizers, Lua values <-> element values, errors.
+-- Owns: handles as cdata with finalizers, Lua values <-> element values, errors (also for
+-- a call after the context's finalizer, at lua_close).
 -- Must not: hold semantics (liblacc does). Keep it in step with lacc_core.c.
 local ffi = require "ffi"
 
@@ -33,11 +34,24 @@ end
 local C = find_library()
 local M = { binding = "luajit", lib = C }   -- M.lib keeps the namespace alive
 
-local ctx = ffi.gc(C.lacc_ctx_new(), C.lacc_ctx_release)
+-- lua_close calls the finalisers in an order of its own (cdata ones first, in no set
+-- order, then userdata ones): a finaliser that runs after the context's may still call
+-- lacc. Every call that needs the context goes through live(), an error from then on
+-- rather than a use of freed memory; arrays and nodes hold the context themselves.
+local closing = false
+local ctx = C.lacc_ctx_new()
 if ctx == nil then error("lacc: out of memory") end
+ctx = ffi.gc(ctx, function(p)
+  closing = true
+  C.lacc_ctx_release(p)
+end)
+local function live()
+  if closing then error("lacc: the Lua state is closing (lacc called from a finaliser)", 0) end
+  return ctx
+end
 
 local function raise()
-  error(ffi.string(C.lacc_errmsg(ctx)), 0)
+  error(ffi.string(C.lacc_errmsg(live())), 0)
 end
 
 -- Arrays: a box struct, so that the metatype (with __len, __index) applies and the
@@ -63,10 +77,10 @@ ffi.metatype(box_t, {
 -- look (and is past 64 MiB), run a full collection so dead arrays go.
 local gc_mark = 0
 local function wrap_array(p)
-  local now = tonumber(C.lacc_ctx_bytes(ctx))
+  local now = tonumber(C.lacc_ctx_bytes(live()))
   if now > gc_mark and now > 64 * 2^20 then
     collectgarbage("collect")
-    gc_mark = 2 * tonumber(C.lacc_ctx_bytes(ctx))
+    gc_mark = 2 * tonumber(C.lacc_ctx_bytes(live()))
   end
   return box_t(p)
 end
@@ -88,10 +102,10 @@ function M.array_alive(x) return M.is_array(x) and x.a ~= nil end
 function M.is_node(x) return type(x) == "cdata" and ffi.istype(node_ptr_t, x) end
 function M.abi_version() return C.lacc_abi_version() end
 function M.array_metatable() return hooks end
-function M.bytes() return tonumber(C.lacc_ctx_bytes(ctx)) end
+function M.bytes() return tonumber(C.lacc_ctx_bytes(live())) end
 local transfers_box = ffi.new("lacc_transfers[1]")
 function M.transfers()
-  C.lacc_ctx_transfers(ctx, transfers_box)
+  C.lacc_ctx_transfers(live(), transfers_box)
   local t = transfers_box[0]
   return tonumber(t.uploads), tonumber(t.downloads), tonumber(t.bytes_up), tonumber(t.bytes_down)
 end
@@ -107,7 +121,7 @@ function M.array_new(t, shape)
     end
     ext[d - 1] = e
   end
-  local p = C.lacc_array_new(ctx, t, rank, ext)
+  local p = C.lacc_array_new(live(), t, rank, ext)
   if p == nil then raise() end
   return wrap_array(p)
 end
@@ -141,11 +155,11 @@ function M.array_get(b, leaf, i)
   local a = check_array(b)
   local t = M.array_leaf_type(b, leaf)
   if t == "bool" or t:sub(1, 1) == "f" then
-    if C.lacc_array_get_f(ctx, a, leaf, i, f64box) ~= 0 then raise() end
+    if C.lacc_array_get_f(live(), a, leaf, i, f64box) ~= 0 then raise() end
     if t == "bool" then return f64box[0] ~= 0 end
     return f64box[0]
   end
-  if C.lacc_array_get_i(ctx, a, leaf, i, i64box) ~= 0 then raise() end
+  if C.lacc_array_get_i(live(), a, leaf, i, i64box) ~= 0 then raise() end
   if t == "i64" then return i64box[0] end
   if t == "u64" then return ffi.cast("uint64_t", i64box[0]) end
   return tonumber(i64box[0])
@@ -163,17 +177,17 @@ function M.array_set(b, leaf, i, v)
     if type(v) ~= "boolean" then
       error(("expected a boolean for bool, got %s"):format(type(v)), 2)
     end
-    rc = C.lacc_array_set_i(ctx, a, leaf, i, v and 1 or 0)
+    rc = C.lacc_array_set_i(live(), a, leaf, i, v and 1 or 0)
   elseif t:sub(1, 1) == "f" then
     if type(v) ~= "number" then
       error(("expected a number for %s, got %s"):format(t, type(v)), 2)
     end
-    rc = C.lacc_array_set_f(ctx, a, leaf, i, v)
+    rc = C.lacc_array_set_f(live(), a, leaf, i, v)
   elseif is_int64(v) then
-    rc = C.lacc_array_set_i(ctx, a, leaf, i, ffi.cast("int64_t", v))
+    rc = C.lacc_array_set_i(live(), a, leaf, i, ffi.cast("int64_t", v))
   elseif type(v) == "number" and v == math.floor(v) then
-    if v >= -2^63 and v < 2^63 then rc = C.lacc_array_set_i(ctx, a, leaf, i, v)
-    else rc = C.lacc_array_set_f(ctx, a, leaf, i, v) end
+    if v >= -2^63 and v < 2^63 then rc = C.lacc_array_set_i(live(), a, leaf, i, v)
+    else rc = C.lacc_array_set_f(live(), a, leaf, i, v) end
   else
     error(("expected an integer for %s, got %s"):format(t,
       type(v) == "number" and tostring(v) or type(v)), 2)
@@ -187,29 +201,29 @@ function M.node_const(t, v, where)
     if type(v) ~= "boolean" then
       error(("constant: expected a boolean for bool, got %s (at %s)"):format(type(v), where), 0)
     end
-    return wrap_node(C.lacc_exp_const_i(ctx, t, v and 1 or 0, where))
+    return wrap_node(C.lacc_exp_const_i(live(), t, v and 1 or 0, where))
   end
   if is_int64(v) then
     if t:sub(1, 1) == "f" then
-      return wrap_node(C.lacc_exp_const_f(ctx, t, tonumber(v), where))
+      return wrap_node(C.lacc_exp_const_f(live(), t, tonumber(v), where))
     end
-    return wrap_node(C.lacc_exp_const_i(ctx, t, ffi.cast("int64_t", v), where))
+    return wrap_node(C.lacc_exp_const_i(live(), t, ffi.cast("int64_t", v), where))
   end
   if type(v) ~= "number" then
     error(("constant: expected a number for %s, got %s (at %s)"):format(t, type(v), where), 0)
   end
-  if t:sub(1, 1) == "f" then return wrap_node(C.lacc_exp_const_f(ctx, t, v, where)) end
+  if t:sub(1, 1) == "f" then return wrap_node(C.lacc_exp_const_f(live(), t, v, where)) end
   if v == math.floor(v) and v >= -2^63 and v < 2^63 then
-    return wrap_node(C.lacc_exp_const_i(ctx, t, v, where))
+    return wrap_node(C.lacc_exp_const_i(live(), t, v, where))
   end
   if v == math.floor(v) and v >= 2^63 and v < 2^64 then
-    return wrap_node(C.lacc_exp_const_f(ctx, t, v, where))
+    return wrap_node(C.lacc_exp_const_f(live(), t, v, where))
   end
   error(("constant: %s is not a value of %s (cast the other operand?) (at %s)"):format(
     tostring(v), t, where), 0)
 end
 
-function M.node_var(t, where) return wrap_node(C.lacc_exp_var(ctx, t, where or "?")) end
+function M.node_var(t, where) return wrap_node(C.lacc_exp_var(live(), t, where or "?")) end
 
 local argbuf = ffi.new("lacc_node *[16]")
 -- what names the operation and where is the user's place, for the message past 16.
@@ -229,34 +243,34 @@ end
 
 function M.node_op(op, where, ...)
   local n = collect(op, where, ...)
-  return wrap_node(C.lacc_exp_op(ctx, op, n, argbuf, where or "?"))
+  return wrap_node(C.lacc_exp_op(live(), op, n, argbuf, where or "?"))
 end
 
 function M.node_prj(field, x, where)
-  return wrap_node(C.lacc_exp_prj(ctx, field, x, where or "?"))
+  return wrap_node(C.lacc_exp_prj(live(), field, x, where or "?"))
 end
 
 function M.node_cast(t, x, where)
-  return wrap_node(C.lacc_exp_cast(ctx, t, x, where or "?"))
+  return wrap_node(C.lacc_exp_cast(live(), t, x, where or "?"))
 end
 
 function M.node_con(t, con, where, ...)
   local n = collect("constructor", where, ...)
-  return wrap_node(C.lacc_exp_con(ctx, t, con, n, argbuf, where or "?"))
+  return wrap_node(C.lacc_exp_con(live(), t, con, n, argbuf, where or "?"))
 end
 
 function M.node_lam(where, body, ...)
   local n = collect("function", where, ...)
-  return wrap_node(C.lacc_lam(ctx, n, argbuf, body, where or "?"))
+  return wrap_node(C.lacc_lam(live(), n, argbuf, body, where or "?"))
 end
 
 function M.node_use(b, where)
-  return wrap_node(C.lacc_acc_use(ctx, check_array(b), where or "?"))
+  return wrap_node(C.lacc_acc_use(live(), check_array(b), where or "?"))
 end
 
 function M.node_acc(op, where, ...)
   local n = collect(op, where, ...)
-  return wrap_node(C.lacc_acc_op(ctx, op, n, argbuf, where or "?"))
+  return wrap_node(C.lacc_acc_op(live(), op, n, argbuf, where or "?"))
 end
 
 function M.node_info(x)
@@ -272,7 +286,7 @@ local outbuf = ffi.new("lacc_array *[16]")
 local progress_cb, progress_fn, progress_err
 function M.set_progress(fn, after)
   if fn == nil then
-    C.lacc_set_progress(ctx, nil, nil, 0)
+    C.lacc_set_progress(live(), nil, nil, 0)
     if progress_cb then progress_cb:free() end
     progress_cb, progress_fn = nil, nil
     return
@@ -290,7 +304,7 @@ function M.set_progress(fn, after)
       end
     end)
   end
-  C.lacc_set_progress(ctx, progress_cb, nil, after or 1.0)
+  C.lacc_set_progress(live(), progress_cb, nil, after or 1.0)
 end
 
 local function after_run()
@@ -301,11 +315,19 @@ local function after_run()
   end
 end
 
+-- The results of a run, out of the shared buffer before any is wrapped: wrapping may
+-- collect garbage, and a finaliser may run lacc again and refill the buffer.
+local function take_results(rc, n)
+  local r = {}
+  for i = 1, rc == 0 and n or 0 do r[i] = outbuf[i - 1] end
+  for i = 1, #r do r[i] = wrap_array(r[i]) end
+  return r
+end
+
 function M.run(backend, ...)
   local n = collect("run", nil, ...)
-  local rc = C.lacc_run(ctx, backend, n, argbuf, outbuf)
-  local r = {}
-  for i = 1, rc == 0 and n or 0 do r[i] = wrap_array(outbuf[i - 1]) end
+  local rc = C.lacc_run(live(), backend, n, argbuf, outbuf)
+  local r = take_results(rc, n)
   after_run()
   if rc ~= 0 then raise() end
   return unpack(r, 1, n)
@@ -313,17 +335,17 @@ end
 jit.off(M.run)
 
 function M.set_option(name, on)
-  if C.lacc_set_option(ctx, name, on and 1 or 0) ~= 0 then raise() end
+  if C.lacc_set_option(live(), name, on and 1 or 0) ~= 0 then raise() end
 end
 
 function M.node_param(index, t, rank, layout, where)
-  return wrap_node(C.lacc_acc_param(ctx, index, t, rank, layout, where or "?"))
+  return wrap_node(C.lacc_acc_param(live(), index, t, rank, layout, where or "?"))
 end
 
 -- Programs: a table holding the cdata (released by its finalizer) and the result count.
 function M.program_new(backend, nparams, ...)
   local n = collect("compile", nil, ...)
-  local p = C.lacc_program_new(ctx, backend, nparams, n, argbuf)
+  local p = C.lacc_program_new(live(), backend, nparams, n, argbuf)
   if p == nil then raise() end
   return { p = ffi.gc(p, C.lacc_program_release), n = n }
 end
@@ -333,9 +355,8 @@ function M.program_run(prog, ...)
   local n = select("#", ...)
   if n > 16 then error("too many arguments (at most 16)", 0) end
   for i = 1, n do abuf[i - 1] = check_array((select(i, ...))) end
-  local rc = C.lacc_program_run(ctx, prog.p, n, abuf, outbuf)
-  local r = {}
-  for i = 1, rc == 0 and prog.n or 0 do r[i] = wrap_array(outbuf[i - 1]) end
+  local rc = C.lacc_program_run(live(), prog.p, n, abuf, outbuf)
+  local r = take_results(rc, prog.n)
   after_run()
   if rc ~= 0 then raise() end
   return unpack(r, 1, prog.n)
@@ -345,7 +366,7 @@ jit.off(M.program_run)
 local stats = ffi.new("lacc_stats")
 function M.explain(...)
   local n = collect("explain", nil, ...)
-  local s = C.lacc_explain(ctx, n, argbuf, stats)
+  local s = C.lacc_explain(live(), n, argbuf, stats)
   if s == nil then raise() end
   local text = ffi.string(s)
   C.lacc_string_free(s)
@@ -353,7 +374,7 @@ function M.explain(...)
 end
 
 function M.layout(t, strategy)
-  local s = C.lacc_layout(ctx, t, strategy)
+  local s = C.lacc_layout(live(), t, strategy)
   if s == nil then raise() end
   local text = ffi.string(s)
   C.lacc_string_free(s)
@@ -361,7 +382,7 @@ function M.layout(t, strategy)
 end
 
 function M.devices()
-  local s = C.lacc_devices(ctx)
+  local s = C.lacc_devices(live())
   if s == nil then raise() end
   local text = ffi.string(s)
   C.lacc_string_free(s)
@@ -369,13 +390,13 @@ function M.devices()
 end
 
 function M.set_layout(strategy)
-  if C.lacc_set_layout(ctx, strategy) ~= 0 then raise() end
+  if C.lacc_set_layout(live(), strategy) ~= 0 then raise() end
 end
 
 function M.array_layout(b) return ffi.string(C.lacc_array_layout(check_array(b))) end
 function M.array_write_png(b, path)
   if type(path) ~= "string" then error("write_png: expected a file name, got " .. type(path), 0) end
-  if C.lacc_array_write_png(ctx, check_array(b), path) ~= 0 then raise() end
+  if C.lacc_array_write_png(live(), check_array(b), path) ~= 0 then raise() end
 end
 
 registry["lacc.ffi_core"] = M
