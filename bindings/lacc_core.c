@@ -268,23 +268,32 @@ static int l_node_var(lua_State *L) {
   return push_node(L, lacc_exp_var(get_ctx(L), luaL_checkstring(L, 1), opt_where(L, 2)));
 }
 
+/* A scalar operation's arguments: a match takes one alternative per constructor (up to
+ * 4096) after its value; the core holds each operation to its own limit. */
+#define MAX_OP_ARGS (1 + 4096)
+
 /* what names the operation and where is the user's place (NULL: none), for the message
- * past MAX_ARGS. */
-static int collect(lua_State *L, int from, lacc_node **args, const char *what, const char *where) {
+ * past max. */
+static int collect_upto(lua_State *L, int from, int max, lacc_node **args, const char *what,
+                        const char *where) {
   int n = lua_gettop(L) - from + 1;
-  if (n > MAX_ARGS)
-    return fail(L, "%s: too many arguments (%d; at most %d)%s%s%s", what, n, MAX_ARGS,
+  if (n > max)
+    return fail(L, "%s: too many arguments (%d; at most %d)%s%s%s", what, n, max,
                 where ? " (at " : "", where ? where : "", where ? ")" : "");
   for (int i = 0; i < n; i++) args[i] = check_node(L, from + i);
   return n;
+}
+
+static int collect(lua_State *L, int from, lacc_node **args, const char *what, const char *where) {
+  return collect_upto(L, from, MAX_ARGS, args, what, where);
 }
 
 /* node_op(op, where, args...) */
 static int l_node_op(lua_State *L) {
   const char *op = luaL_checkstring(L, 1);
   const char *where = opt_where(L, 2);
-  lacc_node *args[MAX_ARGS];
-  int n = collect(L, 3, args, op, where);
+  lacc_node *args[MAX_OP_ARGS];
+  int n = collect_upto(L, 3, MAX_OP_ARGS, args, op, where);
   return push_node(L, lacc_exp_op(get_ctx(L), op, n, args, where));
 }
 

@@ -29,12 +29,7 @@ void ctx_retain(lacc_ctx *ctx) { ctx->refs++; }
 
 void lacc_ctx_release(lacc_ctx *ctx) {
   if (ctx == NULL || --ctx->refs > 0) return;
-  lacc_type *t = ctx->types;
-  while (t != NULL) {
-    lacc_type *next = t->next;
-    type_free(t);
-    t = next;
-  }
+  types_free(ctx);
   free(ctx);
 }
 

@@ -124,12 +124,18 @@ const char *lacc_node_level(const lacc_node *n) {
 
 /* ---- argument checks shared by the builders */
 
+/* A match takes its value and one alternative per constructor; everything else at
+ * most LACC_MAX_ARGS arguments. */
+static int max_args(const char *op) {
+  return strcmp(op, "case") == 0 ? 1 + LACC_MAX_CONSTRUCTORS : LACC_MAX_ARGS;
+}
+
 static int check_args(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
                       const char *where) {
   ctx_clear(ctx);
-  if (nargs < 0 || nargs > LACC_MAX_ARGS)
-    return ctx_error(ctx, LACC_ERR_ARG, "%s: too many arguments (%d) (at %s)", op, nargs,
-                     place(where));
+  if (nargs < 0 || nargs > max_args(op))
+    return ctx_error(ctx, LACC_ERR_ARG, "%s: too many arguments (%d; at most %d) (at %s)", op,
+                     nargs, max_args(op), place(where));
   for (int i = 0; i < nargs; i++) {
     if (args[i] == NULL)
       return ctx_error(ctx, LACC_ERR_ARG, "%s: argument %d is missing (at %s)", op, i + 1,

@@ -16,6 +16,9 @@
 /* Largest element count: keeps every byte size and index computation far from overflow. */
 #define LACC_MAX_ELEMS ((int64_t)1 << 40)
 #define LACC_MAX_ARGS 16
+/* A sum's constructors (docs/guide.md, Limits): a match takes the value and one
+ * alternative per constructor, so it alone may take more than LACC_MAX_ARGS arguments. */
+#define LACC_MAX_CONSTRUCTORS 4096
 #define LACC_ERRMAX 1024
 #define LACC_MAX_DEPTH 2000
 /* Generated code past this takes a compiler minutes (gcc: about 12 s for 400 KB in one
@@ -59,7 +62,8 @@ typedef struct lacc_type {
   int packed_bits;             /* width of a bit-packed combined tag */
   struct layout_plan *plans[LAYOUT_NSTRATEGIES];  /* per strategy (layout.c), on demand */
   char *sig;                   /* canonical signature, also the intern key */
-  struct lacc_type *next;      /* intern list */
+  uint64_t hash;               /* of sig */
+  struct lacc_type *next;      /* the next type in its intern bucket */
 } lacc_type;
 
 /* ---- context (ctx.c) ---- */
@@ -67,7 +71,10 @@ struct lacc_ctx {
   int refs;
   int errcode;
   char errmsg[LACC_ERRMAX];
-  lacc_type *types;            /* interned types */
+  struct {                     /* interned types: a hash table keyed by signature */
+    lacc_type **bucket;
+    size_t nbuckets, n;        /* nbuckets: 0 or a power of two */
+  } types;
   int64_t bytes;               /* array memory held */
   uint64_t next_id;
   uint64_t next_mark;           /* generations for graph walks (sharing.c) */
@@ -112,7 +119,8 @@ int run_interrupted(lacc_ctx *ctx);
 int verbose(void);
 double seconds_since(const struct timespec *t0);
 
-void type_free(lacc_type *t);
+/* Frees every type interned in ctx (when the context goes). */
+void types_free(lacc_ctx *ctx);
 const lacc_type *type_scalar(lacc_ctx *ctx, scalar_kind k);
 const lacc_type *type_tuple(lacc_ctx *ctx, int n, const lacc_type *const *fields);
 const lacc_type *type_parse(lacc_ctx *ctx, const char *sig);  /* NULL + error if bad */

@@ -844,25 +844,44 @@ static int *lower_case_speculative(lower *L, const lacc_node *e, const senv *se,
   return out;
 }
 
+/* Alternative c of case e, applied to its fields in v (at leaf off), assigned to out. */
+static void lower_arm(lower *L, const lacc_node *e, const senv *se, const aenv *ae,
+                      const int *v, int off, int c, int *out) {
+  const lacc_type *t = e->kids[0]->type;
+  int n = t->fields[c]->nleaves, *args = ints(L, n);
+  for (int i = 0; i < n; i++) args[i] = reload(L, v[off + i]);
+  assign(L, e->type, out,
+         apply(L, e->kids[c + 1], se, ae, (const lacc_type *const *)t->fields[c]->fields, args));
+}
+
+/* Alternatives lo..hi-1 as a binary search on the tag: an element takes O(log n) tests,
+ * and the code nests O(log n) deep (a chain of 4096 else-ifs would nest past what C and
+ * OpenCL compilers accept, and indent the source quadratically). off[c]: alternative c's
+ * first leaf in v. */
+static void lower_arms(lower *L, const lacc_node *e, const senv *se, const aenv *ae,
+                       const int *v, const int *off, int lo, int hi, int *out) {
+  if (hi - lo == 1) {
+    lower_arm(L, e, se, ae, v, off[lo], lo, out);
+    return;
+  }
+  int mid = lo + (hi - lo) / 2;
+  /* of two alternatives, tag < lo + 1 is tag == lo: the plain test of a two-way match */
+  lacc_val cv = { .u = (uint64_t)(hi - lo == 2 ? lo : mid) };
+  k_if(L, k_prim(L, hi - lo == 2 ? P_EQ : P_LT, v[0], k_const(L, S_U32, cv)));
+  lower_arms(L, e, se, ae, v, off, lo, mid, out);
+  k_else(L);
+  lower_arms(L, e, se, ae, v, off, mid, hi, out);
+  k_end(L);
+}
+
 static int *lower_case(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
   const lacc_type *t = e->kids[0]->type;
   int *v = lower_exp(L, e->kids[0], se, ae);
   if (speculate_arms(L, (const lacc_node *const *)e->kids + 1, t->n))
     return lower_case_speculative(L, e, se, ae, v);
-  int *out = fresh(L, e->type);
-  int off = 1;
-  for (int c = 0; c < t->n; c++) {
-    lacc_val cv = { .u = (uint64_t)c };
-    if (c + 1 < t->n) k_if(L, k_prim(L, P_EQ, v[0], k_const(L, S_U32, cv)));
-    const lacc_node *alt = e->kids[c + 1];
-    int n = t->fields[c]->nleaves, *args = ints(L, n);
-    for (int i = 0; i < n; i++) args[i] = reload(L, v[off + i]);
-    assign(L, e->type, out,
-           apply(L, alt, se, ae, (const lacc_type *const *)t->fields[c]->fields, args));
-    off += n;
-    if (c + 1 < t->n) k_else(L);
-  }
-  for (int c = 0; c + 1 < t->n; c++) k_end(L);
+  int *out = fresh(L, e->type), *off = ints(L, t->n);
+  for (int c = 0, o = 1; c < t->n; o += t->fields[c]->nleaves, c++) off[c] = o;
+  lower_arms(L, e, se, ae, v, off, 0, t->n, out);
   return out;
 }
 

@@ -1,6 +1,6 @@
 /* type.c: element types and scalar values.
  *
- * Owns: the type tree (scalar | tuple, to grow sums next), interning, signature
+ * Owns: the type tree (scalar | tuple | sum), interning (a hash table per context), signature
  * parsing and printing, the flattening of a type into scalar leaves, and the
  * conversion, loading and storing of single scalar values.
  * Must not: know about arrays' shapes, nodes or programs.
@@ -32,22 +32,73 @@ static void proto_free(lacc_type *t) {
   free(t->name);
 }
 
-void type_free(lacc_type *t) {
+static void type_free(lacc_type *t) {
   proto_free(t);
   free(t->sig);
   free(t);
 }
 
-/* Takes ownership of proto's arrays and of sig. */
-static const lacc_type *intern(lacc_ctx *ctx, lacc_type *proto, char *sig) {
-  for (lacc_type *t = ctx->types; t != NULL; t = t->next) {
-    if (strcmp(t->sig, sig) == 0) {
-      free(sig);
-      proto_free(proto);
-      return t;
+/* FNV-1a. Types are interned in a hash table keyed by signature, so a new type, and the
+ * lookup of a known one on every parse, costs the same however many types exist. */
+static uint64_t sig_hash(const char *s) {
+  uint64_t h = 1469598103934665603u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+static lacc_type *lookup(const lacc_ctx *ctx, const char *sig, uint64_t h) {
+  if (ctx->types.nbuckets == 0) return NULL;
+  for (lacc_type *t = ctx->types.bucket[h & (ctx->types.nbuckets - 1)]; t; t = t->next)
+    if (t->hash == h && strcmp(t->sig, sig) == 0) return t;
+  return NULL;
+}
+
+/* Doubles the buckets; -1 when out of memory (the table stays as it was). */
+static int grow(lacc_ctx *ctx) {
+  size_t nb = ctx->types.nbuckets ? ctx->types.nbuckets * 2 : 64;
+  lacc_type **b = calloc(nb, sizeof *b);
+  if (b == NULL) return -1;
+  for (size_t i = 0; i < ctx->types.nbuckets; i++) {
+    lacc_type *t = ctx->types.bucket[i];
+    while (t != NULL) {
+      lacc_type *next = t->next;
+      t->next = b[t->hash & (nb - 1)];
+      b[t->hash & (nb - 1)] = t;
+      t = next;
     }
   }
-  lacc_type *t = malloc(sizeof *t);
+  free(ctx->types.bucket);
+  ctx->types.bucket = b;
+  ctx->types.nbuckets = nb;
+  return 0;
+}
+
+void types_free(lacc_ctx *ctx) {
+  for (size_t i = 0; i < ctx->types.nbuckets; i++) {
+    lacc_type *t = ctx->types.bucket[i];
+    while (t != NULL) {
+      lacc_type *next = t->next;
+      type_free(t);
+      t = next;
+    }
+  }
+  free(ctx->types.bucket);
+  ctx->types.bucket = NULL;
+  ctx->types.nbuckets = ctx->types.n = 0;
+}
+
+/* Takes ownership of proto's arrays and of sig. */
+static const lacc_type *intern(lacc_ctx *ctx, lacc_type *proto, char *sig) {
+  uint64_t h = sig_hash(sig);
+  lacc_type *t = lookup(ctx, sig, h);
+  if (t != NULL) {
+    free(sig);
+    proto_free(proto);
+    return t;
+  }
+  /* when no more buckets can be had, a full table only gets slower; an empty one fails */
+  if (ctx->types.n >= ctx->types.nbuckets) (void)grow(ctx);
+  t = ctx->types.nbuckets > 0 ? malloc(sizeof *t) : NULL;
   if (t == NULL) {
     free(sig);
     proto_free(proto);
@@ -56,8 +107,11 @@ static const lacc_type *intern(lacc_ctx *ctx, lacc_type *proto, char *sig) {
   }
   *t = *proto;
   t->sig = sig;
-  t->next = ctx->types;
-  ctx->types = t;
+  t->hash = h;
+  size_t b = h & (ctx->types.nbuckets - 1);
+  t->next = ctx->types.bucket[b];
+  ctx->types.bucket[b] = t;
+  ctx->types.n++;
   return t;
 }
 
@@ -202,7 +256,6 @@ static int ident(const char **s, char *out, size_t size) {
 
 static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth);
 
-#define MAX_CONSTRUCTORS 4096
 
 typedef struct {
   char (*names)[64];
@@ -216,7 +269,7 @@ static const lacc_type *parse_constructors(lacc_ctx *ctx, const char **s, const 
   (*s)++;   /* '<' */
   for (;;) {
     skip_space(s);
-    if (n == MAX_CONSTRUCTORS) return too_big(ctx, "a sum has at most 4096 constructors");
+    if (n == LACC_MAX_CONSTRUCTORS) return too_big(ctx, "a sum has at most 4096 constructors");
     if (name == NULL) {
       const lacc_type *f = parse(ctx, s, depth + 1);
       if (f == NULL) return NULL;
@@ -252,9 +305,9 @@ static const lacc_type *parse_constructors(lacc_ctx *ctx, const char **s, const 
 /* After "Name" or at "<": the constructors of a sum. */
 static const lacc_type *parse_sum(lacc_ctx *ctx, const char **s, const char *name, int depth) {
   sum_parts p;
-  p.names = malloc(sizeof *p.names * MAX_CONSTRUCTORS);
-  p.cn = malloc(sizeof *p.cn * MAX_CONSTRUCTORS);
-  p.pay = malloc(sizeof *p.pay * MAX_CONSTRUCTORS);
+  p.names = malloc(sizeof *p.names * LACC_MAX_CONSTRUCTORS);
+  p.cn = malloc(sizeof *p.cn * LACC_MAX_CONSTRUCTORS);
+  p.pay = malloc(sizeof *p.pay * LACC_MAX_CONSTRUCTORS);
   const lacc_type *t = NULL;
   if (p.names == NULL || p.cn == NULL || p.pay == NULL) ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   else t = parse_constructors(ctx, s, name, depth, &p);
@@ -315,6 +368,8 @@ const lacc_type *type_parse(lacc_ctx *ctx, const char *sig) {
     ctx_error(ctx, LACC_ERR_ARG, "missing element type");
     return NULL;
   }
+  const lacc_type *known = lookup(ctx, sig, sig_hash(sig));
+  if (known != NULL) return known;   /* a canonical signature: no parse */
   const char *s = sig;
   int before = ctx->errcode;
   const lacc_type *t = parse(ctx, &s, 0);

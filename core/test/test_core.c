@@ -1,8 +1,8 @@
 /* test_core.c: unit tests of the core through the public C API, without Lua.
  * Covers sharing recovery (the seed's example, long chains), typing errors, the
  * interpreter's run-time errors, values of one context used in another, what a run holds
- * (its program and arguments, dropped or written from a progress callback) and invalid
- * constructor tags written by the host. Prints
+ * (its program and arguments, dropped or written from a progress callback), invalid
+ * constructor tags written by the host and the interning of types. Prints
  * "N passed, N failed" last.
  */
 #include <math.h>
@@ -362,6 +362,37 @@ static void test_bad_tags(void) {
   lacc_ctx_release(c);
 }
 
+/* Types are interned in a hash table: equal signatures give the same type, different
+ * ones different types, and the 20,000th new type costs what the first did. */
+static double make_types(lacc_ctx *c, int from, int to, const char **sig0) {
+  clock_t t0 = clock();
+  for (int i = from; i < to; i++) {
+    char sig[64];
+    snprintf(sig, sizeof sig, "T%d<A|B(i32,f%d)>", i, i % 2 ? 32 : 64);
+    lacc_node *v = lacc_exp_var(c, sig, "test");
+    if (v == NULL) return -1;
+    if (i == 0) *sig0 = lacc_node_type(v);
+    lacc_node_release(v);
+  }
+  return (double)(clock() - t0) / CLOCKS_PER_SEC;
+}
+
+static void test_interning(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  const char *sig0 = NULL;
+  double first = make_types(c, 0, 10000, &sig0), second = make_types(c, 10000, 20000, &sig0);
+  check(first >= 0 && second >= 0, "20,000 distinct types");
+  check(second < 3 * first + 0.05 && first < 2, "a new type costs the same however many exist");
+  lacc_node *a = lacc_exp_var(c, "T0< A | B( i32 , f64 ) >", "test");
+  lacc_node *b = lacc_exp_var(c, "T1<A|B(i32,f64)>", "test");
+  check(a != NULL && lacc_node_type(a) == sig0, "an equal type is the same type");
+  check(b != NULL && lacc_node_type(b) != sig0 && strcmp(lacc_node_type(b), sig0) != 0,
+        "a different type is a different type");
+  lacc_node_release(a);
+  lacc_node_release(b);
+  lacc_ctx_release(c);
+}
+
 int main(void) {
   check(lacc_abi_version() == LACC_ABI_VERSION, "abi version");
   test_seed_example();
@@ -372,6 +403,7 @@ int main(void) {
   test_other_context();
   test_run_holds_args();
   test_bad_tags();
+  test_interning();
   printf("core: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

@@ -49,25 +49,21 @@ local function read(a, t, lin, leaf)
   local r = {}
   if t.kind == "sum" then
     local k = core.array_get(a, leaf, lin) + 1
-    leaf = leaf + 1
-    for c, con in ipairs(t.constructors) do
-      if c == k then
-        r.tag = t.name and con.name or c
-        for i, f in ipairs(con.payload.fields) do r[i], leaf = read(a, f, lin, leaf) end
-      else
-        leaf = leaf + con.payload.nleaves
-      end
+    local con = t.constructors[k]
+    if con then
+      r.tag = t.name and con.name or k
+      local at = leaf + con.offset   -- straight to its payload: O(1) in the constructors
+      for i, f in ipairs(con.payload.fields) do r[i], at = read(a, f, lin, at) end
     end
-    return r, leaf
+    return r, leaf + t.nleaves
   end
   for i, f in ipairs(t.fields) do r[i], leaf = read(a, f, lin, leaf) end
   return r, leaf
 end
 
 local function constructor_of(what, t, tag)
-  for c, con in ipairs(t.constructors) do
-    if con.name == tag or c == tag then return c, con end
-  end
+  local c = t.index[tag] or (t.constructors[tag] and tag)
+  if c then return c, t.constructors[c] end
   fail("%s: %s has no constructor %s", what, t.sig, tostring(tag))
 end
 
@@ -100,15 +96,9 @@ local function write(a, t, lin, leaf, v, what)
         #con.payload.fields, #v)
     end
     core.array_set(a, leaf, lin, k - 1)
-    leaf = leaf + 1
-    for c, other in ipairs(t.constructors) do
-      if c == k then
-        for i, f in ipairs(con.payload.fields) do leaf = write(a, f, lin, leaf, v[i], what) end
-      else
-        leaf = leaf + other.payload.nleaves
-      end
-    end
-    return leaf
+    local at = leaf + con.offset   -- straight to its payload: O(1) in the constructors
+    for i, f in ipairs(con.payload.fields) do at = write(a, f, lin, at, v[i], what) end
+    return leaf + t.nleaves
   end
   if type(v) ~= "table" or #v ~= #t.fields then
     fail("%s: expected a table of %d fields for %s, got %s", what, #t.fields, t.sig,

@@ -79,12 +79,17 @@ function M.partition(xs)
   local p = types.parse(xs.t)
   if p.kind ~= "sum" then fail("partition: expected an array of a sum type, got %s", xs.t) end
   local iota = L.generate(L.shape(xs), function(i) return i - 1 end)
+  -- each element's constructor, by one match of them all: a constructor's filter compares
+  -- it, so that n constructors trace one match of n alternatives, not n of them
+  local tag_of = {}
+  for c, con in ipairs(p.constructors) do
+    tag_of[p.name and con.name or c] = function() return exp.constant(c - 1, "i32") end
+  end
+  local tags = L.map(function(x) return exp.match(x, tag_of) end, xs)
   local groups = {}
   for c, con in ipairs(p.constructors) do
     local key = p.name and con.name or c
-    local pos = L.filter(function(k)
-      return exp.match(xs[k + 1], { [key] = function() return true end, _ = function() return false end })
-    end, iota)
+    local pos = L.filter(function(k) return exp.eq(tags[k + 1], exp.constant(c - 1, "i32")) end, iota)
     local data
     local fields = con.payload.fields
     if #fields > 0 then

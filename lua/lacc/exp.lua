@@ -389,8 +389,7 @@ function M.match(v, cases)
       table.concat(missing, ", "))
   end
   for k in pairs(cases) do
-    local known = k == "_"
-    for c, con in ipairs(t.constructors) do known = known or k == con.name or (not t.name and k == c) end
+    local known = k == "_" or t.index[k] ~= nil or (not t.name and t.constructors[k] ~= nil)
     if not known then fail("match: %s has no constructor %s", v.t, tostring(k)) end
   end
   -- trace every alternative first: the first one with a typed result types the rest

@@ -225,12 +225,15 @@ end
 
 function M.node_var(t, where) return wrap_node(C.lacc_exp_var(live(), t, where or "?")) end
 
-local argbuf = ffi.new("lacc_node *[16]")
--- what names the operation and where is the user's place, for the message past 16.
-local function collect(what, where, ...)
+-- A scalar operation's arguments: a match takes one alternative per constructor (up to
+-- 4096) after its value; the core holds each operation to its own limit.
+local MAX_OP_ARGS = 1 + 4096
+local argbuf = ffi.new("lacc_node *[?]", MAX_OP_ARGS)
+-- what names the operation and where is the user's place, for the message past max.
+local function collect_upto(max, what, where, ...)
   local n = select("#", ...)
-  if n > 16 then
-    error(("%s: too many arguments (%d; at most 16)%s"):format(what, n,
+  if n > max then
+    error(("%s: too many arguments (%d; at most %d)%s"):format(what, n, max,
       where and " (at " .. where .. ")" or ""), 0)
   end
   for i = 1, n do
@@ -240,9 +243,10 @@ local function collect(what, where, ...)
   end
   return n
 end
+local function collect(what, where, ...) return collect_upto(16, what, where, ...) end
 
 function M.node_op(op, where, ...)
-  local n = collect(op, where, ...)
+  local n = collect_upto(MAX_OP_ARGS, op, where, ...)
   return wrap_node(C.lacc_exp_op(live(), op, n, argbuf, where or "?"))
 end
 

@@ -9,17 +9,29 @@ local is_scalar = {}
 for _, s in ipairs(M.scalars) do is_scalar[s] = true end
 M.is_scalar = is_scalar
 
--- Parsed types: { kind = "scalar", name = "f32" } | { kind = "tuple", fields = {...} },
--- each with nleaves and sig.
-local cache = {}
+-- Parsed types: { kind = "scalar", name = "f32" } | { kind = "tuple", fields = {...} } |
+-- { kind = "sum", name = "Shape" or nil, constructors = { {name, payload, offset}... },
+--   index = { [name] = c } },
+-- each with nleaves and sig. Cached by the string parsed, weakly: a program holds its
+-- types' trees while it lives, and a type no longer used costs nothing.
+local cache = setmetatable({}, { __mode = "v" })
+
+-- The core's limit (docs/guide.md, Limits), checked on the way down: a type nested deeper
+-- fails at level 65, in time and memory bounded by the limit, not by the string's length.
+local MAX_NESTING = 64
+local TOO_DEEP = "element type too large: types nest at most 64 levels deep"
+local MAX_CONSTRUCTORS = 4096
+local TOO_MANY = "element type too large: a sum has at most 4096 constructors"
 
 local parse
 
 -- After "Name" (or nothing, for a structural variant) at "<": the constructors.
-local function parse_sum(s, pos, name)
-  local cons, sigs = {}, {}
+-- Returns the type and the position after it, or nil and a message (nil: not a type).
+local function parse_sum(s, pos, name, depth)
+  local cons, sigs, index = {}, {}, {}
   pos = pos + 1
   while true do
+    if #cons == MAX_CONSTRUCTORS then return nil, TOO_MANY end
     pos = s:find("%S", pos) or #s + 1
     local c
     if name then
@@ -28,28 +40,34 @@ local function parse_sum(s, pos, name)
       pos = pos + #cname
       local payload = { kind = "tuple", fields = {}, nleaves = 0, sig = "()" }
       if s:sub(pos, pos) == "(" then
-        payload, pos = parse(s, pos)
-        if not payload then return nil end
+        payload, pos = parse(s, pos, depth + 1)
+        if not payload then return nil, pos end
       end
       c = { name = cname, payload = payload }
       sigs[#sigs + 1] = cname .. (#payload.fields > 0 and payload.sig or "")
     else
       local f
-      f, pos = parse(s, pos)
-      if not f then return nil end
+      f, pos = parse(s, pos, depth + 1)
+      if not f then return nil, pos end
       c = { name = tostring(#cons + 1), payload = { kind = "tuple", fields = { f },
             nleaves = f.nleaves, sig = "(" .. f.sig .. ")" } }
       sigs[#sigs + 1] = f.sig
     end
     cons[#cons + 1] = c
+    index[c.name] = index[c.name] or #cons
     pos = s:find("%S", pos) or #s + 1
     local ch = s:sub(pos, pos)
     if ch == ">" then
       -- leaves as in the core: the constructor index, then every payload's leaves
+      -- (offset: the first leaf of a constructor's payload, from the sum's first leaf)
       local leaves = 1
-      for _, k in ipairs(cons) do leaves = leaves + k.payload.nleaves end
-      return { kind = "sum", name = name, constructors = cons, nleaves = leaves, has_sum = true,
-               sig = (name or "") .. "<" .. table.concat(sigs, "|") .. ">" }, pos + 1
+      for _, k in ipairs(cons) do
+        k.offset = leaves
+        leaves = leaves + k.payload.nleaves
+      end
+      return { kind = "sum", name = name, constructors = cons, index = index, nleaves = leaves,
+               has_sum = true, sig = (name or "") .. "<" .. table.concat(sigs, "|") .. ">" },
+             pos + 1
     elseif ch ~= "|" then
       return nil
     end
@@ -57,7 +75,8 @@ local function parse_sum(s, pos, name)
   end
 end
 
-function parse(s, pos)
+function parse(s, pos, depth)
+  if depth > MAX_NESTING then return nil, TOO_DEEP end
   pos = s:find("%S", pos) or #s + 1
   if s:sub(pos, pos) == "(" then
     local fields, leaves, has_sum = {}, 0, false
@@ -67,8 +86,8 @@ function parse(s, pos)
     end
     while true do
       local f
-      f, pos = parse(s, pos)
-      if not f then return nil end
+      f, pos = parse(s, pos, depth + 1)
+      if not f then return nil, pos end
       fields[#fields + 1] = f
       leaves = leaves + f.nleaves
       has_sum = has_sum or f.has_sum
@@ -85,7 +104,7 @@ function parse(s, pos)
       pos = pos + 1
     end
   end
-  if s:sub(pos, pos) == "<" then return parse_sum(s, pos, nil) end
+  if s:sub(pos, pos) == "<" then return parse_sum(s, pos, nil, depth) end
   local name = s:match("^[%a_][%w_]*", pos)
   if not name then return nil end
   if is_scalar[name] then
@@ -93,7 +112,7 @@ function parse(s, pos)
   end
   local after = s:find("%S", pos + #name) or #s + 1
   if s:sub(after, after) ~= "<" then return nil end
-  return parse_sum(s, after, name)
+  return parse_sum(s, after, name, depth)
 end
 
 -- The parsed form of a type signature, or nil and a message.
@@ -102,7 +121,8 @@ function M.parse(t)
   if type(t) ~= "string" then return nil, "expected an element type, got " .. type(t) end
   local hit = cache[t]
   if hit then return hit end
-  local r, pos = parse(t, 1)
+  local r, pos = parse(t, 1, 0)
+  if not r and pos then return nil, pos end
   if not r or t:find("%S", pos) then return nil, ("not an element type: '%s'"):format(t) end
   cache[t] = r
   return r
@@ -131,11 +151,10 @@ M.constructor = nil
 Data.__index = function(d, k)
   -- rawget: a missing field must not come back here
   local parsed, name = rawget(d, "parsed"), rawget(d, "name")
+  local c = parsed.index[k] or (not parsed.name and parsed.constructors[k] and k)
+  if c then return M.constructor(parsed, c) end
   local names = {}
-  for c, con in ipairs(parsed.constructors) do
-    if con.name == k or (not parsed.name and c == k) then return M.constructor(parsed, c) end
-    names[c] = con.name
-  end
+  for i, con in ipairs(parsed.constructors) do names[i] = con.name end
   if not name then
     fail("variant %s has no member %s (it has 1 to %d)", rawget(d, "sig"), tostring(k),
       #parsed.constructors)
@@ -182,7 +201,9 @@ function M.data(name, constructors)
     parts[i] = cname .. (#fields > 0 and "(" .. table.concat(fields, ",") .. ")" or "")
   end
   local sig = name .. "<" .. table.concat(parts, "|") .. ">"
-  return setmetatable({ sig = sig, name = name, parsed = M.parse(sig) }, Data)
+  local parsed, err = M.parse(sig)   -- each field is a type; the whole may pass a limit
+  if not parsed then fail("data %s: %s", name, err) end
+  return setmetatable({ sig = sig, name = name, parsed = parsed }, Data)
 end
 
 function M.variant(members)
@@ -192,7 +213,9 @@ function M.variant(members)
   local parts = {}
   for i, t in ipairs(members) do parts[i] = sig_of(t, "variant") end
   local sig = "<" .. table.concat(parts, "|") .. ">"
-  return setmetatable({ sig = sig, parsed = M.parse(sig) }, Data)
+  local parsed, err = M.parse(sig)
+  if not parsed then fail("variant: %s", err) end
+  return setmetatable({ sig = sig, parsed = parsed }, Data)
 end
 
 function M.is_int(name) return name ~= "bool" and name:sub(1, 1) ~= "f" end
