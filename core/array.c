@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "internal.h"
+#include "settings.h"
 
 
 /* Large buffers come straight from mmap, 2 MiB aligned and marked for huge pages:
@@ -40,9 +41,8 @@ static struct {
 
 static void recycle_init(void) {
   if (recycle.init) return;
-  const char *e = getenv("LACC_RECYCLE_MB");
-  long mb = e != NULL && *e != '\0' ? strtol(e, NULL, 10) : 256;
-  recycle.limit = mb > 0 ? (size_t)mb << 20 : 0;
+  double mb = setting_number("LACC_RECYCLE_MB", 256, 0, 1 << 24, 1);
+  recycle.limit = (size_t)mb << 20;
   recycle.init = 1;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "lacc.h"
+#include "../sha256.h"
 
 static int passed, failed;
 
@@ -393,6 +394,43 @@ static void test_interning(void) {
   lacc_ctx_release(c);
 }
 
+/* ---- the hash that seals cache files: FIPS 180-4 and RFC 4231 test vectors */
+
+static int hex_is(const unsigned char *d, const char *hex) {
+  char got[65];
+  for (int i = 0; i < 32; i++) snprintf(got + 2 * i, 3, "%02x", d[i]);
+  return strcmp(got, hex) == 0;
+}
+
+static void test_sha256(void) {
+  unsigned char d[32];
+  sha256_ctx h;
+  const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  sha256_init(&h);
+  sha256_update(&h, "abc", 3);
+  sha256_final(&h, d);
+  check(hex_is(d, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), "sha256 abc");
+  sha256_init(&h);
+  sha256_final(&h, d);
+  check(hex_is(d, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"), "sha256 empty");
+  sha256_init(&h);
+  for (size_t i = 0; i < strlen(m); i++) sha256_update(&h, m + i, 1);   /* byte by byte */
+  sha256_final(&h, d);
+  check(hex_is(d, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"), "sha256 448 bits");
+  unsigned char k1[20], k6[131];
+  memset(k1, 0x0b, sizeof k1);
+  memset(k6, 0xaa, sizeof k6);
+  const void *parts[2] = { "Hi ", "There" };
+  size_t lens[2] = { 3, 5 };
+  hmac_sha256(k1, sizeof k1, 2, parts, lens, d);
+  check(hex_is(d, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"), "hmac case 1");
+  const char *m6 = "Test Using Larger Than Block-Size Key - Hash Key First";
+  parts[0] = m6;
+  lens[0] = strlen(m6);
+  hmac_sha256(k6, sizeof k6, 1, parts, lens, d);
+  check(hex_is(d, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"), "hmac case 6");
+}
+
 int main(void) {
   check(lacc_abi_version() == LACC_ABI_VERSION, "abi version");
   test_seed_example();
@@ -404,6 +442,7 @@ int main(void) {
   test_run_holds_args();
   test_bad_tags();
   test_interning();
+  test_sha256();
   printf("core: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }
