@@ -271,7 +271,7 @@ static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id
   if (!ok) return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s (%s)", cfile, strerror(errno));
   char *flags = strdup(cc_flags());
   int n = 0;
-  char **argv = flags != NULL ? split_flags(flags, NFIXED + 6, &n) : NULL;
+  char **argv = flags != NULL ? split_flags(flags, NFIXED + 7, &n) : NULL;
   if (argv == NULL) {
     free(flags);
     return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
@@ -279,6 +279,11 @@ static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id
   memmove(argv + 1, argv, sizeof *argv * (size_t)n);
   argv[0] = (char *)cc_name();
   n++;
+  if (strlen(src) > LACC_OPT_SOURCE) {
+    argv[n++] = "-O0";   /* after the user's flags: the last -O counts */
+    warn_once("big kernels", "a program's kernels come to %.1f MB of C: compiled without "
+              "optimisation (-O0), which a C compiler finishes in seconds", (double)strlen(src) / 1048576.0);
+  }
   for (int i = 0; i < NFIXED; i++) argv[n++] = (char *)fixed_flags[i];
   argv[n++] = "-o";
   argv[n++] = sofile;

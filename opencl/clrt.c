@@ -732,9 +732,16 @@ int clrt_build(lacc_ctx *ctx, int i, const char *src, const char *options, cl_pr
                      (double)len / 1048576.0, LACC_MAX_SOURCE >> 20);
   int rc = clrt_load(ctx);
   if (rc != LACC_OK) return rc;
+  char *big = NULL;   /* options with -cl-opt-disable, for a program past LACC_OPT_SOURCE */
+  if (len > LACC_OPT_SOURCE) {
+    size_t n = strlen(options != NULL ? options : "") + 20;
+    if ((big = malloc(n)) == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    snprintf(big, n, "%s -cl-opt-disable", options != NULL ? options : "");
+  }
   pthread_mutex_lock(&lock);
-  rc = build_locked(ctx, i, src, options != NULL ? options : "", out);
+  rc = build_locked(ctx, i, src, big != NULL ? big : options != NULL ? options : "", out);
   pthread_mutex_unlock(&lock);
+  free(big);
   return rc;
 }
 #endif /* LACC_HAVE_OPENCL */

@@ -13,9 +13,10 @@ description = {
 dependencies = { "lua >= 5.1" }
 local core_sources = {
   "core/array.c", "core/checks.c", "core/cpu.c", "core/ctx.c", "core/diskcache.c", "core/emit_c.c",
-  "core/explain.c", "core/fusion.c", "core/graph.c", "core/interp.c", "core/layout.c",
-  "core/loop.c", "core/lower.c", "core/png.c", "core/pool.c", "core/prim.c", "core/run.c",
-  "core/sharing.c", "core/simplify.c", "core/text.c", "core/type.c",
+  "core/explain.c", "core/fusion.c", "core/graph.c", "core/interp.c", "core/interrupt.c",
+  "core/layout.c", "core/loop.c", "core/lower.c", "core/png.c", "core/pool.c", "core/prim.c",
+  "core/run.c", "core/settings.c", "core/sha256.c", "core/sharing.c", "core/simplify.c",
+  "core/text.c", "core/type.c",
   -- the OpenCL backend: built against Debian's opencl-headers when they are there (else
   -- without it: opencl/none.c), libOpenCL.so.1 opened at run time (no link dependency)
   "opencl/clrt.c", "opencl/exec.c", "opencl/hostfn.c", "opencl/none.c",

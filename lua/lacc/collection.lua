@@ -231,15 +231,28 @@ function M.zipWith(f, coll, ...)
   return map_with("zipWith", f, coll, arguments(coll, rest), opts)
 end
 
--- merge(coll) -> the element-wise array, every element at its position.
+-- merge(coll) -> the element-wise array, every element at its position. Up to 16
+-- groups, one permute each (each its own kernel over its group's arrays); past that, one
+-- permute of the groups' values concatenated (a balanced tree of appends), so that the
+-- program stays shallow and its code linear in the number of constructors.
+local MERGE_CHAIN = 16
 function M.merge(coll)
   if not M.is(coll) then
     fail("merge: expected a collection (from lacc.partition), got %s", util.describe(coll))
   end
   local out = L.fill({ M.size(coll) }, zero_of(coll.type))
+  local function values(g)
+    return L.generate(L.shape(g.pos), function(j) return value(coll.type, g, j) end)
+  end
+  if #coll.groups > MERGE_CHAIN then
+    local vals = {}
+    for k, g in ipairs(coll.groups) do vals[k] = values(g) end
+    local pos = positions(coll)
+    return L.permute(function(new) return new end, out, function(j) return pos[j] + 1 end,
+                     L.concat(vals))
+  end
   for _, g in ipairs(coll.groups) do
-    local vals = L.generate(L.shape(g.pos), function(j) return value(coll.type, g, j) end)
-    out = L.permute(function(new) return new end, out, function(j) return g.pos[j] + 1 end, vals)
+    out = L.permute(function(new) return new end, out, function(j) return g.pos[j] + 1 end, values(g))
   end
   return out
 end
