@@ -1,7 +1,7 @@
 /* checks.c: a failed run-time check of a kernel as a Lua-facing error message.
  *
  * Owns: the wording of index, backpermute, permute, division, reshape, extent and size
- * failures, shared by every backend that runs a plan.
+ * failures, shared by every backend that runs a plan, and of programs too large to compile.
  * Must not: decide which failure is reported (the backend keeps the one of the smallest
  * element).
  */
@@ -56,4 +56,12 @@ int node_alloc_error(lacc_ctx *ctx, const lacc_node *node) {
     ctx_error(ctx, ctx->errcode, "%s (at %s)", msg, node->where != NULL ? node->where : "?");
   }
   return ctx->errcode;
+}
+
+int source_size_check(lacc_ctx *ctx, const char *backend, const char *lang, size_t len) {
+  if (len <= LACC_MAX_SOURCE) return LACC_OK;
+  return ctx_error(ctx, LACC_ERR_BACKEND, "%s: the program's kernels come to %.1f MB of %s, "
+                   "past the limit of %zu MB that a compiler handles in reasonable time: split "
+                   "the program, or use element types with fewer fields", backend,
+                   (double)len / 1048576.0, lang, LACC_MAX_SOURCE >> 20);
 }

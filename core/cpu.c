@@ -341,12 +341,7 @@ static void *lookup(const unsigned char key[32]) {
 }
 
 int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
-  size_t srclen = strlen(src);
-  if (srclen > LACC_MAX_SOURCE)
-    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the program's kernels come to %.1f MB of C, "
-                     "past the limit of %zu MB that a C compiler handles in reasonable time: "
-                     "split the program, or use element types with fewer fields",
-                     (double)srclen / 1048576.0, LACC_MAX_SOURCE >> 20);
+  if (source_size_check(ctx, "cpu", "C", strlen(src)) != LACC_OK) return ctx->errcode;
   const char *parts[3] = { src, cc_name(), cc_flags() };
   unsigned char key[32];
   diskcache_key(3, parts, key);

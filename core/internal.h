@@ -294,6 +294,9 @@ node_level node_level_of(node_kind k);
 /* The error in ctx after node failed to allocate its result: a shape or size error gets
  * the node's combinator and place (checks.c). */
 int node_alloc_error(lacc_ctx *ctx, const lacc_node *node);
+/* LACC_OK, or the error for a program whose generated code (len bytes of `lang`, for
+ * `backend`) is past LACC_MAX_SOURCE (checks.c). */
+int source_size_check(lacc_ctx *ctx, const char *backend, const char *lang, size_t len);
 /* A graph node of kind k over kids (retained), its depth checked (graph.c). */
 lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
                     lacc_node *const *kids, const char *where);

@@ -725,11 +725,7 @@ static int build_locked(lacc_ctx *ctx, int i, const char *src, const char *optio
 
 int clrt_build(lacc_ctx *ctx, int i, const char *src, const char *options, cl_program *out) {
   size_t len = strlen(src);
-  if (len > LACC_MAX_SOURCE)
-    return ctx_error(ctx, LACC_ERR_BACKEND, "opencl: the program's kernels come to %.1f MB of "
-                     "OpenCL C, past the limit of %zu MB that a compiler handles in reasonable "
-                     "time: split the program, or use element types with fewer fields",
-                     (double)len / 1048576.0, LACC_MAX_SOURCE >> 20);
+  if (source_size_check(ctx, "opencl", "OpenCL C", len) != LACC_OK) return ctx->errcode;
   int rc = clrt_load(ctx);
   if (rc != LACC_OK) return rc;
   char *big = NULL;   /* options with -cl-opt-disable, for a program past LACC_OPT_SOURCE */
