@@ -7,8 +7,11 @@ local H = require "helper"
 local lacc = H.lacc
 
 local vm = arg and arg[-1] or "lua5.4"
+-- A shell command's output. Tools run without LD_PRELOAD (under make check-asan it holds
+-- the sanitizers, whose leak reports from cc or pgrep are none of lacc's business); the
+-- children that run lacc get it back explicitly (child, below).
 local function sh(cmd)
-  local h = io.popen(cmd .. " 2>&1")
+  local h = io.popen("unset LD_PRELOAD; " .. cmd .. " 2>&1")
   local out = h:read("a") or h:read("*a")
   h:close()
   return out

@@ -162,7 +162,7 @@ io.write(ok and "RUN COMPLETED\n" or ("run failed: " .. tostring(err) .. "\n"))
   for _, b in ipairs(H.backends) do
     it("ends the run promptly with an interrupted error on " .. b, function()
       local t0 = now()
-      local h = io.popen(("timeout 60 %s %s %s 2>&1; echo \"exit $?\""):format(lua, path, b))
+      local h = io.popen(("timeout 60 env %s %s %s 2>&1; echo \"exit $?\""):format(lua, path, b))
       local out = h:read("a") or h:read("*a")
       h:close()
       local took = now() - t0
