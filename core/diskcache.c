@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "diskcache.h"
+#include "internal.h"
 #include "settings.h"
 #include "sha256.h"
 
@@ -337,6 +339,7 @@ typedef struct {
   char path[DISKCACHE_PATH + 64];
   off_t size;
   struct timespec mtime;
+  diskcache_kind kind;
 } entry;
 
 typedef struct {
@@ -373,7 +376,7 @@ static int our_magic(const char *path, diskcache_kind kind) {
   return ok;
 }
 
-static void add(listing *l, const char *path, const struct stat *st) {
+static void add(listing *l, const char *path, const struct stat *st, diskcache_kind kind) {
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 64;
     entry *v = realloc(l->v, sizeof *v * (size_t)cap);
@@ -385,10 +388,12 @@ static void add(listing *l, const char *path, const struct stat *st) {
   snprintf(x->path, sizeof x->path, "%s", path);
   x->size = st->st_size;
   x->mtime = st->st_mtim;
+  x->kind = kind;
   l->total += st->st_size;
 }
 
-/* Files of kind in dir into l; temporary files a dead writer left are removed. */
+/* Files of kind in dir into l (by name: the magic is checked before one is deleted);
+ * temporary files a dead writer left are removed. */
 static void scan(const char *dir, diskcache_kind kind, listing *l) {
   DIR *d = opendir(dir);
   if (d == NULL) return;
@@ -404,8 +409,8 @@ static void scan(const char *dir, diskcache_kind kind, listing *l) {
       continue;
     if (tmp) {
       if (now - st.st_mtim.tv_sec > STALE_SECONDS) unlink(path);
-    } else if (our_magic(path, kind)) {
-      add(l, path, &st);
+    } else {
+      add(l, path, &st, kind);
     }
   }
   closedir(d);
@@ -417,24 +422,59 @@ static int older(const void *a, const void *b) {
   return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
 }
 
+/* What the last scan found, plus what this process wrote since: while that stays under
+ * the bound, a write needs no scan (a scan reads every entry: the suite's 6,000 kernels
+ * made scanning on every write cost minutes). Writes of other processes are seen at the
+ * next scan, at most RESCAN_SECONDS later. */
+#define RESCAN_SECONDS 10
+static struct {
+  pthread_mutex_t lock;
+  char base[DISKCACHE_PATH];
+  int64_t total;
+  struct timespec at;
+} estimate = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int fits_estimate(const diskcache *c, int64_t reserve, int64_t limit) {
+  pthread_mutex_lock(&estimate.lock);
+  int fits = strcmp(estimate.base, c->base) == 0 && estimate.at.tv_sec != 0 &&
+             seconds_since(&estimate.at) < RESCAN_SECONDS && estimate.total + reserve <= limit;
+  if (fits) estimate.total += reserve;
+  pthread_mutex_unlock(&estimate.lock);
+  return fits;
+}
+
+static void set_estimate(const diskcache *c, int64_t total) {
+  pthread_mutex_lock(&estimate.lock);
+  snprintf(estimate.base, sizeof estimate.base, "%s", c->base);
+  estimate.total = total;
+  clock_gettime(CLOCK_MONOTONIC, &estimate.at);
+  pthread_mutex_unlock(&estimate.lock);
+}
+
 /* Evicts the least recently used files until `reserve` more bytes fit under the bound;
  * with `free_at_least`, until that many bytes are gone too (a full disk). Returns whether
- * the reserve fits. */
+ * the reserve fits. Only files with lacc's magic are deleted; others are not counted. */
 static int make_room(const diskcache *c, int64_t reserve, int64_t free_at_least) {
+  int64_t limit = limit_bytes(), freed = 0;
+  if (free_at_least == 0 && fits_estimate(c, reserve, limit)) return 1;
   char cl[DISKCACHE_PATH + 16];
   snprintf(cl, sizeof cl, "%s/opencl", c->base);
   listing l = { 0 };
   scan(c->base, DC_KERNEL, &l);
   scan(cl, DC_CLBIN, &l);
-  int64_t limit = limit_bytes(), freed = 0;
   if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, older);
-  for (int i = 0; i < l.n && (l.total + reserve > limit || freed < free_at_least); i++)
-    if (unlink(l.v[i].path) == 0) {
+  for (int i = 0; i < l.n && (l.total + reserve > limit || freed < free_at_least); i++) {
+    if (!our_magic(l.v[i].path, l.v[i].kind)) {
+      l.total -= l.v[i].size;   /* a user's file under a name like ours: not ours to count */
+    } else if (unlink(l.v[i].path) == 0) {
       l.total -= l.v[i].size;
       freed += l.v[i].size;
     }
+  }
   free(l.v);
-  return l.total + reserve <= limit;
+  int fits = l.total + reserve <= limit;
+  set_estimate(c, fits ? l.total + reserve : l.total);
+  return fits;
 }
 
 /* Writes the sealed file through a temporary one renamed over path, so that a reader in
