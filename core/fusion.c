@@ -1,4 +1,4 @@
-/* fusion.c: which array terms get a kernel of their own (seed 004 section 4).
+/* fusion.c: which array terms get a kernel of their own ("Optimising Purely Functional GPU Programs" section 4).
  *
  * Owns: the `manifest` mark on array terms of the closed AST. Producers (generate,
  * map, backpermute, reshape, unit, append, interleave) are delayed: a consumer pulls

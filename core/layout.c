@@ -489,7 +489,7 @@ char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *name) {
   }
   ok = ok && put(&buf, &len, &cap, "strategy %s\nchoices %llu\n", layout_name(st),
                  (unsigned long long)t->choices);
-  /* Bit-packed tags are tested with masks and shifts instead of div/mod (seed 000
+  /* Bit-packed tags are tested with masks and shifts instead of div/mod ("Accelerating Sum Types"
    * section 6.2): used whenever they fit the tag's width, which the (smaller)
    * mixed-radix count decides; otherwise mixed radix. */
   const char *enc = !p->raw ? "own" : p->packed ? "packed" : "radix";

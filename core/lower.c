@@ -529,7 +529,7 @@ static void load_rec(lower *L, int slot, int idx, const lacc_type *t, int active
     int pb = layout_payload_bits(t);
     k = pb >= 64 ? u64c(L, 0) : k_prim(L, P_SHR, tag, u64c(L, (uint64_t)pb));
     sub = pb >= 64 ? tag : k_prim(L, P_BAND, tag, u64c(L, ((uint64_t)1 << pb) - 1));
-  } else {   /* mixed radix: a range test per constructor (seed 000 section 5.4) */
+  } else {   /* mixed radix: a range test per constructor ("Accelerating Sum Types", section 5.4) */
     k = var(L, S_U64);
     sub = var(L, S_U64);
     uint64_t lo = 0;
@@ -1826,7 +1826,7 @@ static int step_scan(lower *L, const lacc_node *a, const aenv *env) {
   return S->out;
 }
 
-/* ---- push arrays materialised: one loop per part, no per-element test (seed 001) */
+/* ---- push arrays materialised: one loop per part, no per-element test ("Defunctionalizing Push Arrays") */
 
 typedef struct {
   int out, o, m;             /* output slot, row, row length */

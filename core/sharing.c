@@ -1,4 +1,4 @@
-/* sharing.c: sharing recovery (seed 004, section 3).
+/* sharing.c: sharing recovery ("Optimising Purely Functional GPU Programs", section 3).
  *
  * Owns: the conversion of the graph (sharing is node identity) into the closed AST:
  * a node used more than once is let-bound once, just above the lowest node that

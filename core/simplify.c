@@ -1,6 +1,6 @@
 /* simplify.c: rewrites of the closed AST that keep its meaning.
  *
- * Owns: merging nested matches (seed 000 section 6.2). When an alternative of a case
+ * Owns: merging nested matches ("Accelerating Sum Types", section 6.2). When an alternative of a case
  * immediately matches one of its own fields, and uses that field for nothing else, the
  * inner case is marked as decided by the outer one: a backend tests the combined tag
  * once, as a range, and never rebuilds the inner tag. The interpreter's result is the

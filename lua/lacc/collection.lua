@@ -1,4 +1,4 @@
--- lacc.collection: variant-wise collections (seed 002 §2.3.2, §3.1.3, §6.1).
+-- lacc.collection: variant-wise collections ("Variant Types in Data-Parallel Array Languages" §2.3.2, §3.1.3, §6.1).
 -- Owns: collections (groups of elements stored apart, each with the original positions
 -- of its elements), partition (element-wise -> variant-wise) and merge (back), and the
 -- combinators that accept a collection: map (split or joined), the folds, run.
@@ -193,7 +193,7 @@ end
 
 -- map over a collection with args (above) [, {strategy = "split" | "joined" | "auto"}].
 -- auto: split when the result of some group is made by a known constructor (only split
--- keeps it variant-wise), else joined (one kernel for every group: the seed measured it
+-- keeps it variant-wise), else joined (one kernel for every group: the thesis measured it
 -- faster on CPU and GPU).
 local function map_with(what, f, coll, args, opts)
   if type(f) ~= "function" then fail("%s: expected a function, got %s", what, type(f)) end

@@ -312,7 +312,7 @@ function lacc.filter(p, xs)
   return values, count
 end
 
--- Push arrays (seed 001): append(xs, ys) (also xs .. ys), interleave(xs, ys) and
+-- Push arrays ("Defunctionalizing Push Arrays"): append(xs, ys) (also xs .. ys), interleave(xs, ys) and
 -- concat{...} along the innermost dimension, outer dimensions intersected. Pulled by a
 -- consumer, an element is a test on its index; materialised, each part is written by a
 -- loop of its own.
@@ -727,7 +727,7 @@ end
 
 local function inner_extent(xs) return lacc.shape(xs)[xs.rank] end
 
--- reverse and rotate of a push array stay push arrays (seed 001): the parts reversed or
+-- reverse and rotate of a push array stay push arrays ("Defunctionalizing Push Arrays"): the parts reversed or
 -- cut and reordered, so that materialising the result still writes each part in a loop
 -- of its own, with no test per element.
 function lacc.reverse(xs)
