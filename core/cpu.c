@@ -317,7 +317,9 @@ static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id
 static void *load_bytes(const char *tmp, const unsigned char *bytes, size_t len, const char *id) {
   char sofile[4200];
   snprintf(sofile, sizeof sofile, "%s/k.so", tmp);
-  return write_file(sofile, bytes, len) == 0 ? open_checked(sofile, id) : NULL;
+  void *dl = write_file(sofile, bytes, len) == 0 ? open_checked(sofile, id) : NULL;
+  if (dl == NULL) unlink(sofile);   /* the build writes its own */
+  return dl;
 }
 
 static void remember(const unsigned char key[32], void *dl) {
@@ -362,9 +364,7 @@ int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
   if (dl == NULL) {
     free(bytes);
     bytes = NULL;
-    private_tmpdir_remove(tmp);
-    if (mkdir(tmp, 0700) != 0) rc = ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot make %s", tmp);
-    if (rc == LACC_OK) rc = build(ctx, tmp, src, id, &dl, &bytes, &len);
+    rc = build(ctx, tmp, src, id, &dl, &bytes, &len);   /* its k.so replaces a copy that failed */
     if (rc == LACC_OK && disk && bytes != NULL) diskcache_write(&dc, DC_KERNEL, key, bytes, len);
   }
   free(bytes);
