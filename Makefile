@@ -10,16 +10,16 @@ PNG_CFLAGS ?= $(shell pkg-config --cflags libpng 2>/dev/null)
 PNG_LIB ?= $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng16)
 OPT ?= -O2 -g
 WARN = -Wall -Wextra -Werror -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
-CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore/include $(PNG_CFLAGS) $(SAN) $(CFLAGS)
+CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore -Icore/include $(PNG_CFLAGS) $(SAN) $(CFLAGS)
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 B ?= build
 
-CORE_SRC = $(wildcard core/*.c)
+# The core by part (docs/architecture.md): the driver, then one folder per part.
+CORE_SRC = $(wildcard core/*.c core/base/*.c core/front/*.c core/ast/*.c core/kir/*.c core/cpu/*.c)
 CL_SRC = $(wildcard opencl/*.c)
 CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$(B)/obj/cl_%.o,$(CL_SRC))
-HDRS = core/include/lacc.h core/internal.h core/kir.h core/cpu.h core/pool.h core/text.h \
-  core/diskcache.h core/sha256.h core/settings.h \
-  opencl/clrt.h opencl/exec.h opencl/hostfn.h opencl/have.h
+HDRS = $(wildcard core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
+  core/cpu/*.h opencl/*.h)
 
 .PHONY: all test test-opencl demo deps check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
 

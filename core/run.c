@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include "cpu.h"
+#include "cpu/cpu.h"
 #include "../opencl/exec.h"
 
 /* The backend a name asks for; for "opencl:<device>" also the device (malloc'd). */

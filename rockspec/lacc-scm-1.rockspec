@@ -12,11 +12,12 @@ description = {
 }
 dependencies = { "lua >= 5.1" }
 local core_sources = {
-  "core/array.c", "core/checks.c", "core/cpu.c", "core/ctx.c", "core/diskcache.c", "core/emit_c.c",
-  "core/explain.c", "core/fusion.c", "core/graph.c", "core/interp.c", "core/interrupt.c",
-  "core/layout.c", "core/loop.c", "core/lower.c", "core/png.c", "core/pool.c", "core/prim.c",
-  "core/run.c", "core/settings.c", "core/sha256.c", "core/sharing.c", "core/simplify.c",
-  "core/text.c", "core/type.c",
+  "core/run.c", "core/base/array.c", "core/base/ctx.c", "core/base/diskcache.c",
+  "core/base/interrupt.c", "core/base/layout.c", "core/base/png.c", "core/base/prim.c",
+  "core/base/settings.c", "core/base/sha256.c", "core/base/text.c", "core/base/type.c",
+  "core/front/graph.c", "core/front/loop.c", "core/ast/explain.c", "core/ast/fusion.c",
+  "core/ast/interp.c", "core/ast/sharing.c", "core/ast/simplify.c", "core/kir/checks.c",
+  "core/kir/emit_c.c", "core/kir/lower.c", "core/cpu/cpu.c", "core/cpu/pool.c",
   -- the OpenCL backend: built against Debian's opencl-headers when they are there (else
   -- without it: opencl/none.c), libOpenCL.so.1 opened at run time (no link dependency)
   "opencl/clrt.c", "opencl/exec.c", "opencl/hostfn.c", "opencl/none.c",
@@ -29,10 +30,10 @@ build = {
   type = "builtin",
   modules = {
     -- the C library for LuaJIT's FFI (found through package.cpath as liblacc.so)
-    liblacc = { sources = core_sources, incdirs = { "core/include" },
+    liblacc = { sources = core_sources, incdirs = { "core", "core/include" },
                 defines = defines, libraries = libraries },
     -- the Lua 5.4 module, with the core linked in
-    ["lacc.core"] = { sources = lacc_core_sources, incdirs = { "core/include" },
+    ["lacc.core"] = { sources = lacc_core_sources, incdirs = { "core", "core/include" },
                       defines = defines, libraries = libraries },
     lacc = "lua/lacc/init.lua",
     ["lacc.array"] = "lua/lacc/array.lua",

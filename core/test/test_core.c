@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "lacc.h"
-#include "../sha256.h"
+#include "base/sha256.h"
 
 static int passed, failed;
 

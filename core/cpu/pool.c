@@ -13,8 +13,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "pool.h"
-#include "settings.h"
+#include "cpu/pool.h"
+#include "base/settings.h"
 
 #define POOL_MAX 256
 

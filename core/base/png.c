@@ -8,7 +8,7 @@
 #include <png.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "base/internal.h"
 
 static int channel_ok(scalar_kind k) { return k == S_U8 || k == S_F32 || k == S_F64; }
 

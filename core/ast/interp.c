@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "base/internal.h"
 
 #define STACK_VALUES (1 << 17)
 #define ENV_ENTRIES (1 << 14)

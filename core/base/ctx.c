@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
-#include "settings.h"
+#include "base/internal.h"
+#include "base/settings.h"
 
 int lacc_abi_version(void) { return LACC_ABI_VERSION; }
 

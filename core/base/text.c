@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include "text.h"
+#include "base/text.h"
 
 void text_vput(text *t, const char *fmt, va_list ap) {
   if (t->oom) return;

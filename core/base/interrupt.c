@@ -14,7 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include "internal.h"
+#include "base/internal.h"
 
 static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sig_runs;                 /* runs in progress, all contexts (under sig_lock) */

@@ -23,10 +23,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "cpu.h"
-#include "diskcache.h"
-#include "pool.h"
-#include "settings.h"
+#include "cpu/cpu.h"
+#include "base/diskcache.h"
+#include "cpu/pool.h"
+#include "base/settings.h"
 
 /* Must match the prelude of emit_c.c. */
 typedef struct {

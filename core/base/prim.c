@@ -7,7 +7,7 @@
  */
 #include <math.h>
 #include <string.h>
-#include "internal.h"
+#include "base/internal.h"
 
 static const char *const prim_names[P_NPRIMS] = {
   "add", "sub", "mul", "div", "idiv", "mod", "quot", "rem", "pow", "neg", "abs", "signum",

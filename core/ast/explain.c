@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kir.h"
-#include "text.h"
+#include "kir/kir.h"
+#include "base/text.h"
 
 typedef struct {
   text t;

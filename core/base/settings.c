@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "settings.h"
+#include "base/settings.h"
 
 #define WARN_KEYS 64
 #define KEY_MAX 200

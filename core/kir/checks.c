@@ -6,7 +6,7 @@
  * element).
  */
 #include <stdio.h>
-#include "kir.h"
+#include "kir/kir.h"
 
 int plan_check_error(lacc_ctx *ctx, const kplan *P, int check, const int64_t *vals) {
   if (check < 0 || check >= P->nchecks)

@@ -26,10 +26,10 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-#include "diskcache.h"
-#include "internal.h"
-#include "settings.h"
-#include "sha256.h"
+#include "base/diskcache.h"
+#include "base/internal.h"
+#include "base/settings.h"
+#include "base/sha256.h"
 
 /* magic (8) | key (32) | payload length (8, little-endian) | tag (32) | payload */
 enum { MAGIC = 8, KEY = 32, LEN = 8, TAG = 32, HEADER = MAGIC + KEY + LEN + TAG };

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "base/internal.h"
 
 static int width(scalar_kind k) { return scalar_bits(k); }
 

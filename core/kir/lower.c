@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kir.h"
-#include "settings.h"
+#include "kir/kir.h"
+#include "base/settings.h"
 
 /* ---- plan memory */
 

@@ -15,8 +15,8 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "internal.h"
-#include "settings.h"
+#include "base/internal.h"
+#include "base/settings.h"
 
 
 /* Large buffers come straight from mmap, 2 MiB aligned and marked for huge pages:

@@ -2,7 +2,7 @@
 #ifndef LACC_CPU_H
 #define LACC_CPU_H
 
-#include "kir.h"
+#include "kir/kir.h"
 
 /* Whether a C compiler answers (probed once per process; warns once if not). */
 int cpu_available(void);

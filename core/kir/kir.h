@@ -9,7 +9,7 @@
 #ifndef LACC_KIR_H
 #define LACC_KIR_H
 
-#include "internal.h"
+#include "base/internal.h"
 
 /* ---- instructions: three-address code over variables declared at function level */
 typedef enum {

@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "kir.h"
+#include "kir/kir.h"
 
 /* Scratch bits in tmp while mark == gen. */
 enum { DEP_KNOWN = 1, DEP_YES = 2, SEEN = 4 };
