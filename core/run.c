@@ -1,16 +1,40 @@
-/* run.c: the entry points that take a program through the stages.
+/* run.c: the driver: a program taken through the stages, in order, to a backend.
  *
- * Owns: lacc_run and lacc_explain: sharing recovery, then a backend: the reference
- * interpreter ("interp"), the compiled CPU backend ("cpu": fusion, lowering, C) or an
- * OpenCL device ("opencl", "opencl:<device>": fusion, lowering, OpenCL C); what a run
- * holds while it lasts (its program, arguments and used arrays: see hold_begin).
- * Must not: implement a stage itself.
+ * Owns: programs (lacc_program_*), lacc_run and lacc_explain: the phases in order —
+ * sharing recovery (with every awhile's condition and body, nested), simplification,
+ * then for a compiled backend fusion, lowering to a plan and the backend's build of
+ * its kernels — and the backend table: the reference interpreter ("interp"), the
+ * compiled CPU backend ("cpu") or an OpenCL device ("opencl", "opencl:<device>"),
+ * whose plans the one executor (kir/exec.c) runs; what a run holds while it lasts (its
+ * program, arguments and used arrays: see hold_begin).
+ * Must not: implement a stage itself; no stage calls back into it.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include "cpu/cpu.h"
-#include "../opencl/exec.h"
+#include "kir/backend.h"
+
+/* A program ready to run: its AST and, on a compiled backend, its plan (with its
+ * kernels: plan.code, and its loops' nested plans). */
+struct lacc_program {
+  int refs;                    /* the host's, and each run's while it lasts */
+  lacc_ctx *ctx;
+  backend_kind backend;
+  int nparams;
+  ast_arena ast;
+  int planned;                 /* plan valid */
+  kplan plan;
+  char *device;                /* opencl: the device asked for (NULL: the default) */
+  const lacc_node **params;    /* each parameter's node (type, rank, layout) */
+  const lacc_node **uses;      /* the lacc_acc_use nodes, one per array (runs hold them) */
+  int nuses;
+};
+
+/* The backend table: each compiled backend's operations. */
+static const backend_ops *ops_of(backend_kind b) {
+  return b == B_OPENCL ? &opencl_backend : &cpu_backend;
+}
 
 /* The backend a name asks for; for "opencl:<device>" also the device (malloc'd). */
 static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out, char **device) {
@@ -38,10 +62,11 @@ static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out, c
 
 void lacc_program_release(lacc_program *p) {
   if (p == NULL || --p->refs > 0) return;
-  if (p->compiled) kplan_free(&p->plan);
-  cl_release(p->cl);
+  if (p->planned) {
+    exec_release(ops_of(p->backend), &p->plan);
+    kplan_free(&p->plan);
+  }
   free(p->device);
-  free(p->fns);
   free(p->params);
   free(p->uses);
   ast_free(&p->ast);
@@ -51,18 +76,25 @@ void lacc_program_release(lacc_program *p) {
 
 int lacc_program_nresults(const lacc_program *p) { return p->ast.nroots; }
 
-/* Each parameter's node; a parameter node of another program (a compiled function's
- * argument or awhile's array used outside the function that received it) is an error. */
-static int find_params(lacc_program *p, const lacc_node *t) {
+/* Each parameter's node into params (NULL: only checked) of an AST of nparams
+ * parameters; a parameter node of another program (a compiled function's argument or
+ * awhile's array used outside the function that received it) is an error. The loops'
+ * nested ASTs are checked against their own parameters. */
+static int find_params(lacc_ctx *ctx, int nparams, const lacc_node **params,
+                       const lacc_node *t) {
   if (t->kind == K_PARAM) {
-    if (t->field < 0 || t->field >= p->nparams)
-      return ctx_error(p->ctx, LACC_ERR_SCOPE, "an array parameter made at %s is used outside "
+    if (t->field < 0 || t->field >= nparams)
+      return ctx_error(ctx, LACC_ERR_SCOPE, "an array parameter made at %s is used outside "
                        "the function that received it", t->where != NULL ? t->where : "?");
-    p->params[t->field] = t;
+    if (params != NULL) params[t->field] = t;
   }
   for (int i = 0; i < t->nkids; i++)
-    if (node_level_of(t->kids[i]->kind) == L_ACC && find_params(p, t->kids[i]) != LACC_OK)
-      return p->ctx->errcode;
+    if (node_level_of(t->kids[i]->kind) == L_ACC &&
+        find_params(ctx, nparams, params, t->kids[i]) != LACC_OK)
+      return ctx->errcode;
+  for (int i = 0; t->kind == K_AWHILE && t->loop != NULL && i < 2; i++)
+    if (find_params(ctx, t->loop[i].nparams, NULL, t->loop[i].root) != LACC_OK)
+      return ctx->errcode;
   return LACC_OK;
 }
 
@@ -82,57 +114,17 @@ static int find_uses(lacc_program *p, const lacc_node *t) {
   return LACC_OK;
 }
 
-/* Fusion and lowering: the plan (also of every awhile's sub-programs). */
-static int plan_program(lacc_program *p) {
-  fusion_mark(&p->ast, p->ctx->fusion);
-  p->compiled = 1;
-  return lower_plan(p->ctx, &p->ast, p->backend, &p->plan);
-}
-
-static int compile_plan(lacc_program *p);
-
-/* An awhile's condition and body, for the same backend and device. */
-static int compile_subs(lacc_program *p) {
-  int rc = LACC_OK;
-  for (int k = 0; rc == LACC_OK && k < p->plan.nsteps; k++)
-    for (int i = 0; rc == LACC_OK && p->plan.steps[k].kind == SK_WHILE && i < 2; i++) {
-      lacc_program *sub = p->plan.steps[k].loop[i];
-      if (p->device != NULL && (sub->device = strdup(p->device)) == NULL)
-        return ctx_error(p->ctx, LACC_ERR_MEMORY, "out of memory");
-      rc = compile_plan(sub);
-    }
-  return rc;
-}
-
-/* C for the plan, then the compiler or the caches. */
-static int compile_cpu(lacc_program *p) {
-  lacc_ctx *ctx = p->ctx;
-  char *src = emit_c(&p->plan);
-  int rc = src == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
-  void *dl = NULL;
-  if (rc == LACC_OK) rc = cpu_load(ctx, src, &dl);
-  if (rc == LACC_OK) {
-    p->fns = calloc((size_t)(p->plan.nfns ? p->plan.nfns : 1), sizeof *p->fns);
-    rc = p->fns == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory")
-                        : cpu_resolve(ctx, dl, p->plan.nfns, p->fns);
-  }
-  free(src);
-  return rc;
-}
-
-static int compile_plan(lacc_program *p) {
-  int rc = p->backend == B_OPENCL ? cl_compile(p->ctx, p->device, &p->plan, &p->cl)
-                                  : compile_cpu(p);
-  return rc == LACC_OK ? compile_subs(p) : rc;
-}
-
-/* Sharing recovery done: the parameters found, simplified, planned (cpu). */
+/* The phases after sharing recovery: simplification, the parameters found, and on a
+ * compiled backend fusion, lowering and the backend's build of the kernels. */
 static int prepare(lacc_program *p) {
   simplify_ast(&p->ast);
-  int rc = find_params(p, p->ast.root);
+  int rc = find_params(p->ctx, p->nparams, p->params, p->ast.root);
   if (rc == LACC_OK) rc = find_uses(p, p->ast.root);
-  if (rc == LACC_OK && p->backend != B_INTERP) rc = plan_program(p);
-  return rc;
+  if (rc != LACC_OK || p->backend == B_INTERP) return rc;
+  fusion_mark(&p->ast, p->ctx->fusion);
+  p->planned = 1;
+  rc = lower_plan(p->ctx, &p->ast, p->backend, NULL, &p->plan);
+  return rc == LACC_OK ? exec_compile(p->ctx, ops_of(p->backend), p->device, &p->plan) : rc;
 }
 
 static lacc_program *program_alloc(lacc_ctx *ctx, backend_kind b, int nparams) {
@@ -162,18 +154,11 @@ static lacc_program *failed(lacc_program *p) {
   return NULL;
 }
 
-lacc_program *program_sub(lacc_ctx *ctx, backend_kind b, lacc_node *root, int nbound,
-                          lacc_node *const *bound, const layout_strategy *st) {
-  lacc_program *p = program_alloc(ctx, b, nbound);
-  if (p == NULL) return NULL;
-  if (sharing_recover_sub(ctx, root, nbound, bound, st, &p->ast) != LACC_OK) return failed(p);
-  return prepare(p) == LACC_OK ? p : failed(p);
-}
-
-int program_exec(lacc_ctx *ctx, lacc_program *p, lacc_array *const *args, lacc_array **out) {
+/* Run a program on its backend; no checks of the arguments. */
+static int program_exec(lacc_ctx *ctx, lacc_program *p, lacc_array *const *args,
+                        lacc_array **out) {
   if (p->backend == B_INTERP) return interp_run(ctx, &p->ast, args, out);
-  if (p->backend == B_OPENCL) return cl_exec(ctx, &p->plan, p->cl, args, out);
-  return cpu_exec(ctx, &p->plan, p->fns, args, out);
+  return exec_plan(ctx, ops_of(p->backend), &p->plan, args, out);
 }
 
 lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, int nroots,
@@ -189,9 +174,7 @@ lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, 
   }
   p->device = device;
   if (sharing_recover(ctx, nroots, roots, &p->ast) != LACC_OK) return failed(p);
-  if (prepare(p) != LACC_OK || (p->backend != B_INTERP && compile_plan(p) != LACC_OK))
-    return failed(p);
-  return p;
+  return prepare(p) == LACC_OK ? p : failed(p);
 }
 
 static int check_args(lacc_ctx *ctx, const lacc_program *p, int nargs,
@@ -310,7 +293,7 @@ char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stat
   fusion_mark(&ast, ctx->fusion);
   kplan P;
   char *s = NULL, *src = NULL;
-  if (lower_plan(ctx, &ast, B_CPU, &P) == LACC_OK) {
+  if (lower_plan(ctx, &ast, B_CPU, NULL, &P) == LACC_OK) {
     if (ctx->explain_source) src = ctx->explain_source == 2 ? emit_cl(&P, 0) : emit_c(&P);
     s = explain_plan(ctx, &ast, &P, src);
     if (stats != NULL) {

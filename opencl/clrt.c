@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "clrt.h"
-#include "../core/diskcache.h"
+#include "base/diskcache.h"
 
 /* Overridable only so that tests can exercise the "no OpenCL" path. */
 #ifndef LACC_OPENCL_LIB

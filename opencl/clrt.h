@@ -14,7 +14,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
-#include "../core/internal.h"
+#include "base/internal.h"
 
 /* The entry points lacc uses, resolved from the loader (NULL until clrt_load succeeds). */
 typedef struct {

@@ -17,9 +17,10 @@
 #include <string.h>
 #include "clrt.h"
 #include "exec.h"
-#include "../core/settings.h"
+#include "kir/backend.h"
+#include "base/settings.h"
 #include "hostfn.h"
-#include "../core/pool.h"
+#include "cpu/pool.h"
 
 struct clprog {
   int dev;
@@ -37,7 +38,7 @@ struct clprog {
   size_t group_size;       /* its work-items */
 };
 
-void cl_release(clprog *cp) {
+static void cl_release(clprog *cp) {
   if (cp == NULL) return;
   if (cp->k != NULL) CL.ReleaseKernel(cp->k);
   free(cp->bufs);
@@ -85,8 +86,10 @@ static int group_size(lacc_ctx *ctx, clprog *cp) {
 
 static int env_on(const char *name) { return setting_switch(name, 0); }
 
-int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
-  *out = NULL;
+static void cl_release(clprog *cp);
+
+/* The plan's kernels built for the device named by spec (see clrt_pick): P->code. */
+static int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
   clprog *cp = ctx_alloc(ctx, sizeof *cp);
   if (cp == NULL) return ctx->errcode;
   int rc = device_of(ctx, spec, cp);
@@ -155,7 +158,7 @@ int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
     cl_release(cp);
     return rc;
   }
-  *out = cp;
+  P->code = cp;
   return LACC_OK;
 }
 
@@ -583,43 +586,6 @@ static int read_bool(exec *X, const darr *t, int *v) {
   return LACC_OK;
 }
 
-/* Whether a step's guard chain holds (acond branches): the test arrays are read back. */
-static int guarded_in(exec *X, int g, int *in) {
-  *in = 1;
-  for (; g >= 0 && *in; g = X->P->guards[g].parent) {
-    const darr *t = X->d[X->P->guards[g].slot];
-    if (t == NULL) {
-      *in = 0;
-      break;
-    }
-    int v, rc = read_bool(X, t, &v);
-    if (rc != LACC_OK) return rc;
-    *in = v == X->P->guards[g].want;
-  }
-  return LACC_OK;
-}
-
-/* awhile: the condition and body run as programs of their own on this device; the
- * loop's arrays are host arrays whose values stay on the device (only the condition's
- * one bool is read back each time round). */
-static int run_while(exec *X, const pstep *st) {
-  int n = st->nloop_in, rc = LACC_OK;
-  lacc_array **in = calloc((size_t)n, sizeof *in);
-  if (in == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
-  for (int i = 0; rc == LACC_OK && i < n; i++) {
-    in[i] = lazy_result(X, st->loop_in[i]);
-    if (in[i] == NULL) rc = X->ctx->errcode;
-  }
-  lacc_array *r = NULL;
-  if (rc == LACC_OK)
-    rc = awhile_run(X->ctx, st->loop[0], st->loop[1], X->P->slots[st->out].plan, n, in, &r);
-  if (rc == LACC_OK) rc = take_input(X, st->out, r);
-  lacc_array_release(r);
-  for (int i = 0; i < n; i++) lacc_array_release(in[i]);
-  free(in);
-  return rc;
-}
-
 static int step_kernels(exec *X, const pstep *st, const int64_t *ext) {
   if (st->kind == SK_FOLD) return run_fold(X, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(X, st, ext[st->rank]);
@@ -627,23 +593,12 @@ static int step_kernels(exec *X, const pstep *st, const int64_t *ext) {
   return run_rows(X, st, X->d[st->out]->size, X->d[st->out]->size);
 }
 
-static int run_step(exec *X, int k) {
+/* A kernel step: its shape (on the host), its output, its kernels. */
+static int cl_step(void *R, int k) {
+  exec *X = R;
   const pstep *st = &X->P->steps[k];
-  int in;
-  int rc = guarded_in(X, st->guard, &in);
-  if (rc != LACC_OK || !in) return rc;
-  if (st->kind == SK_SELECT) {
-    int v;
-    rc = read_bool(X, X->d[st->sel_test], &v);
-    if (rc != LACC_OK) return rc;
-    darr *d = X->d[v ? st->sel_then : st->sel_else];
-    d->refs++;
-    set_slot(X, st->out, d);
-    return LACC_OK;
-  }
-  if (st->kind == SK_WHILE) return run_while(X, st);
   int64_t ext[LACC_MAX_RANK + 1] = { 0 };
-  rc = shape_of(X, st, ext);   /* on the host: reads X->E, not the device's copy */
+  int rc = shape_of(X, st, ext);   /* on the host: reads X->E, not the device's copy */
   if (rc == LACC_OK) rc = alloc_out(X, st, st->out, ext);
   if (rc != LACC_OK) return rc;
   rc = step_kernels(X, st, ext);
@@ -658,15 +613,6 @@ static int run_step(exec *X, int k) {
   }
   return rc;
 }
-static void release_after(exec *X, int k) {
-  for (int s = 0; s < X->P->nslots; s++) {
-    const pslot *ps = &X->P->slots[s];
-    if (ps->kind == SLOT_KERNEL && !ps->result && ps->last_use <= k && X->d[s] != NULL) {
-      darr_release(X->d[s]);
-      X->d[s] = NULL;
-    }
-  }
-}
 
 static cl_mem small_buffer(exec *X, size_t bytes, int *rc) {
   cl_int err;
@@ -675,55 +621,82 @@ static cl_mem small_buffer(exec *X, size_t bytes, int *rc) {
   return err == CL_SUCCESS ? m : NULL;
 }
 
-int cl_exec(lacc_ctx *ctx, const kplan *P, clprog *cp, lacc_array *const *params,
-            lacc_array **out) {
-  exec X = { .ctx = ctx, .P = P, .cp = cp };
-  X.fail_init = cp->i64_atomics ? INT64_MAX : 0;
-  size_t ns = (size_t)(P->nslots ? P->nslots : 1);
-  X.d = calloc(ns, sizeof *X.d);
-  X.E = calloc(ns * LACC_MAX_RANK, sizeof *X.E);
-  int rc = X.d == NULL || X.E == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
-  if (rc == LACC_OK) {
-    X.dE = small_buffer(&X, ns * LACC_MAX_RANK * sizeof(int64_t), &rc);
-    X.F = small_buffer(&X, (4 + 16) * sizeof(int64_t), &rc);
-  }
-  for (int s = 0; rc == LACC_OK && s < P->nslots; s++) {
-    if (P->slots[s].kind == SLOT_INPUT) rc = take_input(&X, s, P->slots[s].array);
-    if (P->slots[s].kind == SLOT_PARAM) rc = take_input(&X, s, params[P->slots[s].param]);
-  }
-  run_begin(ctx);
-  progress_begin(ctx, P->nsteps);
-  for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
-    progress_at(ctx, k);
-    rc = run_stopped(ctx) ? run_interrupted(ctx) : run_step(&X, k);
-    if (rc == LACC_OK) release_after(&X, k);
-  }
-  progress_end(ctx);
-  run_end(ctx);
-  int got = 0;
-  for (; rc == LACC_OK && got < P->nresults; got++) {
-    int s = P->results[got];
-    /* a result that is an input comes back as that very array */
-    if (P->slots[s].kind == SLOT_INPUT || P->slots[s].kind == SLOT_PARAM) {
-      out[got] = P->slots[s].kind == SLOT_INPUT ? P->slots[s].array : params[P->slots[s].param];
-      lacc_array_retain(out[got]);
-      continue;
-    }
-    out[got] = lazy_result(&X, s);
-    if (out[got] == NULL) rc = ctx->errcode;
-  }
-  /* later runs and reads use other queues: this run's commands must be done */
-  cl_int err = rc == LACC_OK ? CL.Finish(cp->q) : CL_SUCCESS;
-  if (err != CL_SUCCESS) rc = clrt_fail(ctx, "clFinish", err, NULL);
-  if (rc != LACC_OK)
-    for (int i = 0; i < got; i++) lacc_array_release(out[i]);
-  for (int s = 0; X.d != NULL && s < P->nslots; s++) darr_release(X.d[s]);
-  if (X.dE != NULL) CL.ReleaseMemObject(X.dE);
-  if (X.F != NULL) CL.ReleaseMemObject(X.F);
-  free(X.d);
-  free(X.E);
-  return rc;
+static void cl_end(void *R) {
+  exec *X = R;
+  for (int s = 0; X->d != NULL && s < X->P->nslots; s++) darr_release(X->d[s]);
+  if (X->dE != NULL) CL.ReleaseMemObject(X->dE);
+  if (X->F != NULL) CL.ReleaseMemObject(X->F);
+  free(X->d);
+  free(X->E);
+  free(X);
 }
+
+static void *cl_begin(lacc_ctx *ctx, const kplan *P) {
+  exec *X = calloc(1, sizeof *X);
+  if (X == NULL) {
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  X->ctx = ctx;
+  X->P = P;
+  X->cp = P->code;
+  X->fail_init = X->cp->i64_atomics ? INT64_MAX : 0;
+  size_t ns = (size_t)(P->nslots ? P->nslots : 1);
+  X->d = calloc(ns, sizeof *X->d);
+  X->E = calloc(ns * LACC_MAX_RANK, sizeof *X->E);
+  int rc = X->d == NULL || X->E == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
+  if (rc == LACC_OK) {
+    X->dE = small_buffer(X, ns * LACC_MAX_RANK * sizeof(int64_t), &rc);
+    X->F = small_buffer(X, (4 + 16) * sizeof(int64_t), &rc);
+  }
+  if (rc != LACC_OK) {
+    cl_end(X);
+    return NULL;
+  }
+  return X;
+}
+
+static int cl_input(void *R, int s, lacc_array *a) { return take_input(R, s, a); }
+
+/* The value of a rank-0 bool array (an acond's test), read back. */
+static int cl_test(void *R, int s, int *v) {
+  exec *X = R;
+  *v = -1;
+  return X->d[s] != NULL ? read_bool(X, X->d[s], v) : LACC_OK;
+}
+
+static void cl_alias(void *R, int dst, int src) {
+  exec *X = R;
+  X->d[src]->refs++;
+  set_slot(X, dst, X->d[src]);
+}
+
+static void cl_drop(void *R, int s) {
+  exec *X = R;
+  darr_release(X->d[s]);
+  X->d[s] = NULL;
+}
+
+/* A result, or a loop's array: a host array whose values stay on the device until the
+ * host reads them. */
+static int cl_output(void *R, int s, lacc_array **out) {
+  *out = lazy_result(R, s);
+  return *out != NULL ? LACC_OK : ((exec *)R)->ctx->errcode;
+}
+
+/* Later runs and reads use other queues: this run's commands must be done. */
+static int cl_finish(void *R) {
+  exec *X = R;
+  cl_int err = CL.Finish(X->cp->q);
+  return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clFinish", err, NULL);
+}
+
+static void cl_release_code(kplan *P) { cl_release(P->code); }
+
+const backend_ops opencl_backend = {
+  "opencl", cl_compile, cl_release_code, cl_begin, NULL, cl_input, cl_step, cl_test,
+  cl_alias, cl_drop, cl_output, cl_finish, cl_end,
+};
 
 char *lacc_devices(lacc_ctx *ctx) {
   ctx_clear(ctx);

@@ -2,7 +2,7 @@
 #ifndef LACC_HOSTFN_H
 #define LACC_HOSTFN_H
 
-#include "../core/kir.h"
+#include "kir/kir.h"
 
 /* Reads element i of buffer buf of slot into *bits (zero-extended); LACC_OK or an error. */
 typedef int (*hostfn_load)(void *arg, int slot, int buf, int64_t i, uint64_t *bits);

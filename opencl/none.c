@@ -10,24 +10,26 @@
 #ifndef LACC_HAVE_OPENCL
 #include <stdlib.h>
 
-int cl_compile(lacc_ctx *ctx, const char *spec, const kplan *P, clprog **out) {
+static int none_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
   (void)spec;
   (void)P;
-  *out = NULL;
   return ctx_error(ctx, LACC_ERR_BACKEND, "opencl: this lacc was built without OpenCL (no "
                    "OpenCL headers at build time: install opencl-headers and rebuild)");
 }
 
-void cl_release(clprog *cp) { (void)cp; }
+static void none_release(kplan *P) { (void)P; }
 
-int cl_exec(lacc_ctx *ctx, const kplan *P, clprog *cp, lacc_array *const *params,
-            lacc_array **out) {
+/* Never reached: no plan compiles for this backend. */
+static void *none_begin(lacc_ctx *ctx, const kplan *P) {
   (void)P;
-  (void)cp;
-  (void)params;
-  (void)out;
-  return ctx_error(ctx, LACC_ERR_BACKEND, "opencl: this lacc was built without OpenCL");
+  ctx_error(ctx, LACC_ERR_BACKEND, "opencl: this lacc was built without OpenCL");
+  return NULL;
 }
+
+const backend_ops opencl_backend = {
+  "opencl", none_compile, none_release, none_begin, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+  NULL, NULL,
+};
 
 char *lacc_devices(lacc_ctx *ctx) {
   char *s = calloc(1, 1);

@@ -228,7 +228,7 @@ int plan_kernels(const kplan *P) {
   int n = 0;
   for (int k = 0; k < P->nsteps; k++) {
     const pstep *st = &P->steps[k];
-    if (st->kind == SK_WHILE) n += plan_kernels(&st->loop[0]->plan) + plan_kernels(&st->loop[1]->plan);
+    if (st->kind == SK_WHILE) n += plan_kernels(st->loop[0]) + plan_kernels(st->loop[1]);
     else n += st->kind != SK_SELECT;
   }
   return n;
@@ -253,8 +253,7 @@ static void while_print(buf *b, lacc_ctx *ctx, const pstep *st) {
       st->nloop_in > 1 ? ", params 2.. what it reads" : "");
   static const char *const names[2] = { "condition", "body" };
   for (int i = 0; i < 2; i++) {
-    const lacc_program *p = st->loop[i];
-    char *sub = explain_plan(ctx, &p->ast, &p->plan, NULL);
+    char *sub = explain_plan(ctx, &st->node->loop[i], st->loop[i], NULL);
     put(b, "  %s:\n", names[i]);
     if (sub != NULL) put_indented(b, sub, 4);
     else b->t.oom = 1;

@@ -167,4 +167,8 @@ static void mark(lacc_node *t, const fenv *env, int fuse, int top) {
   t->manifest = !is_producer(t->kind) || !fuse || top;
 }
 
-void fusion_mark(ast_arena *ast, int enabled) { mark(ast->root, NULL, enabled, 1); }
+void fusion_mark(ast_arena *ast, int enabled) {
+  mark(ast->root, NULL, enabled, 1);
+  for (int i = 0; i < ast->nnested; i++)
+    for (int j = 0; j < 2; j++) fusion_mark(&ast->nested[i][j], enabled);
+}

@@ -620,32 +620,27 @@ static int aenv_push(interp *I, lacc_array *d) {
   return LACC_OK;
 }
 
-static lacc_array *eval_acc(interp *I, const lacc_node *a);
+/* The condition (which 0) or the body (1) of the loop `ud` (its K_AWHILE node). */
+static int run_loop_part(void *ud, int which, lacc_array *const *args, lacc_array **out) {
+  const lacc_node *a = ud;
+  return interp_run(a->ctx, &a->loop[which], args, out);
+}
 
 /* awhile: its kids (the initial array, what the loop reads from outside) evaluated once;
- * the condition and body as programs of their own, run on this interpreter. */
+ * the condition and body, closed ASTs nested in this one, evaluated here in turn. */
 static lacc_array *eval_awhile(interp *I, const lacc_node *a) {
   int n = a->nkids;
   lacc_array **in = calloc((size_t)n, sizeof *in);
-  layout_strategy *st = calloc((size_t)n, sizeof *st);
-  lacc_program *p[2] = { NULL, NULL };
   lacc_array *r = NULL;
-  int ok = in != NULL && st != NULL;
+  int ok = in != NULL;
   if (!ok) ctx_error(I->ctx, LACC_ERR_MEMORY, "out of memory");
   for (int i = 0; ok && i < n; i++) {
     in[i] = eval_acc(I, a->kids[i]);
     ok = in[i] != NULL;
-    if (ok) st[i] = in[i]->plan->strategy;
   }
-  for (int i = 0; ok && i < 2; i++) {
-    p[i] = program_sub(I->ctx, B_INTERP, a->sub[i], n, a->sub + 2, st);
-    ok = p[i] != NULL;
-  }
-  if (ok && awhile_run(I->ctx, p[0], p[1], NULL, n, in, &r) != LACC_OK) r = NULL;
+  if (ok && awhile_run(I->ctx, run_loop_part, (void *)a, NULL, n, in, &r) != LACC_OK) r = NULL;
   for (int i = 0; in != NULL && i < n; i++) lacc_array_release(in[i]);
-  for (int i = 0; i < 2; i++) lacc_program_release(p[i]);
   free(in);
-  free(st);
   return r;
 }
 

@@ -53,6 +53,12 @@ void ast_free(ast_arena *a) {
   }
   for (int i = 0; i < a->nretained; i++) lacc_node_release(a->retained[i]);
   free(a->retained);
+  for (int i = 0; i < a->nnested; i++) {
+    ast_free(&a->nested[i][0]);
+    ast_free(&a->nested[i][1]);
+    free(a->nested[i]);
+  }
+  free(a->nested);
   memset(a, 0, sizeof *a);
 }
 
@@ -393,7 +399,6 @@ static lacc_node *exp_root(conv *c, lacc_node *x) {
 typedef struct {
   conv *c;
   dag g;
-  const layout_strategy *st;   /* layouts of the bound nodes */
 } aconv;
 
 static lacc_node *acc_ref(aconv *ac, lacc_node *x);
@@ -406,8 +411,7 @@ static lacc_node *param_node(aconv *ac, const lacc_node *x, int i) {
   n->rank = x->rank;
   n->where = x->where;
   n->id = x->id;
-  n->field = i;
-  n->cval.i = (int64_t)ac->st[i];
+  n->field = i;   /* its layout is the loop's to choose (lower_plan's `layouts`) */
   return n;
 }
 
@@ -450,8 +454,10 @@ static lacc_node *acc_ref(aconv *ac, lacc_node *x) {
   return acc_def_with(ac, entry_of(&ac->g, x), x);
 }
 
+static int recover_loops(lacc_ctx *ctx, ast_arena *out, lacc_node *t);
+
 static int recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, int nbound,
-                   lacc_node *const *bound, const layout_strategy *st, ast_arena *out) {
+                   lacc_node *const *bound, ast_arena *out) {
   ctx_clear(ctx);
   memset(out, 0, sizeof *out);
   out->ctx = ctx;
@@ -472,8 +478,7 @@ static int recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, int nboun
   }
   out->nretained = out->nroots = nroots;
   conv c = { .ctx = ctx, .out = out };
-  aconv ac = { .c = &c, .g = { .ctx = ctx, .level = L_ACC, .bound = bound, .nbound = nbound },
-               .st = st };
+  aconv ac = { .c = &c, .g = { .ctx = ctx, .level = L_ACC, .bound = bound, .nbound = nbound } };
   int rc = dag_analyse(&ac.g, nroots, roots);
   if (rc == LACC_OK) {
     out->root = acc_def_with(&ac, &ac.g.e[ac.g.n], NULL);
@@ -481,15 +486,34 @@ static int recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, int nboun
   }
   dag_free(&ac.g);
   free(c.aenv.v);
+  out->nparams = nbound;
+  /* after the conversion: the loops' graphs share nodes with this one, whose scratch
+   * fields the conversion used */
+  if (rc == LACC_OK) rc = recover_loops(ctx, out, out->root);
   if (rc != LACC_OK) ast_free(out);
   return rc;
 }
 
-int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out) {
-  return recover(ctx, nroots, roots, 0, NULL, NULL, out);
+/* Each awhile's condition and body as closed ASTs of their own, nested in out: their
+ * parameters are the loop's variable and what the loop reads from outside (sub[2..]). */
+static int recover_loops(lacc_ctx *ctx, ast_arena *out, lacc_node *t) {
+  for (int i = 0; i < t->nkids; i++)
+    if (recover_loops(ctx, out, t->kids[i]) != LACC_OK) return ctx->errcode;
+  if (t->kind != K_AWHILE || t->loop != NULL) return LACC_OK;
+  ast_arena **v = realloc(out->nested, sizeof *v * (size_t)(out->nnested + 1));
+  if (v == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  out->nested = v;
+  ast_arena *pair = calloc(2, sizeof *pair);
+  if (pair == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  out->nested[out->nnested++] = pair;
+  for (int i = 0; i < 2; i++) {
+    int rc = recover(ctx, 1, &t->sub[i], t->nkids, t->sub + 2, &pair[i]);
+    if (rc != LACC_OK) return rc;
+  }
+  t->loop = pair;
+  return LACC_OK;
 }
 
-int sharing_recover_sub(lacc_ctx *ctx, lacc_node *root, int nbound, lacc_node *const *bound,
-                        const layout_strategy *st, ast_arena *out) {
-  return recover(ctx, 1, &root, nbound, bound, st, out);
+int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out) {
+  return recover(ctx, nroots, roots, 0, NULL, out);
 }

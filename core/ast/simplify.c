@@ -43,4 +43,8 @@ static void merge_cases(lacc_node *e) {
   }
 }
 
-void simplify_ast(ast_arena *ast) { merge_cases(ast->root); }
+void simplify_ast(ast_arena *ast) {
+  merge_cases(ast->root);
+  for (int i = 0; i < ast->nnested; i++)
+    for (int j = 0; j < 2; j++) simplify_ast(&ast->nested[i][j]);
+}

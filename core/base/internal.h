@@ -285,6 +285,9 @@ struct lacc_node {
   struct lacc_node **sub;      /* K_AWHILE: condition, body, the loop's variable, then the
                                   arrays read from outside (kids 1..): nkids + 2 graph
                                   nodes (graph: retained; AST: borrowed) */
+  struct ast_arena *loop;      /* AST K_AWHILE: the condition and the body, two closed
+                                  ASTs whose parameters are the node's kids (sharing.c;
+                                  owned by the enclosing arena's `nested`) */
   /* scratch for sharing recovery, valid during one conversion */
   int tmp;
   uint64_t mark;
@@ -319,30 +322,26 @@ typedef struct ast_arena {
   int lets;
   struct lacc_node **retained; /* graph roots kept alive while the AST lives (arrays, places) */
   int nretained;
+  struct ast_arena **nested;   /* the awhile loops' condition and body pairs in it (each
+                                  an array of two arenas, freed with this one) */
+  int nnested;
+  int nparams;                 /* of a nested arena: the loop's array, then what it reads */
 } ast_arena;
 
-/* Graph -> closed AST with lets and de Bruijn indices at both levels. */
+/* Graph -> closed AST with lets and de Bruijn indices at both levels; every awhile's
+ * condition and body converted too, into arenas nested in it (K_AWHILE's `loop`). */
 int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out);
-/* The same for a sub-program (awhile's condition or body): the graph nodes bound[i]
- * become parameter i, in layout st[i]. */
-int sharing_recover_sub(lacc_ctx *ctx, lacc_node *root, int nbound, lacc_node *const *bound,
-                        const layout_strategy *st, ast_arena *out);
 
-
-/* ---- programs (run.c) and awhile (loop.c) */
 typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;
 
-/* A sub-program (awhile's condition or body): the graph under root, the nodes bound[i]
- * its parameters in layouts st[i]; on the cpu backend planned, compiled with the
- * program that holds it. NULL with the error in ctx. */
-lacc_program *program_sub(lacc_ctx *ctx, backend_kind b, lacc_node *root, int nbound,
-                          lacc_node *const *bound, const layout_strategy *st);
-/* Run a program on its backend; no checks of the arguments. */
-int program_exec(lacc_ctx *ctx, lacc_program *p, lacc_array *const *args, lacc_array **out);
+/* An awhile loop (base/loop.c): runs the condition (which == 0: a rank-0 bool array) or
+ * the body (which == 1: the loop's next array) of arguments args (the loop's array, then
+ * what it reads from outside); the runner is the interpreter or the executor of plans. */
+typedef int (*loop_runner)(void *ud, int which, lacc_array *const *args, lacc_array **out);
 /* The loop: the initial array args[0], the arrays the loop reads args[1..n-1]; state:
  * the layout the loop's array is kept in (NULL: as it comes). */
-int awhile_run(lacc_ctx *ctx, lacc_program *cond, lacc_program *body, const layout_plan *state,
-               int n, lacc_array *const *args, lacc_array **out);
+int awhile_run(lacc_ctx *ctx, loop_runner run, void *ud, const layout_plan *state, int n,
+               lacc_array *const *args, lacc_array **out);
 
 /* The node for awhile(cond, body, init): var is the parameter node cond and body were
  * traced with; what they read that does not depend on it becomes the node's kids. */

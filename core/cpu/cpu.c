@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cpu/cpu.h"
+#include "kir/backend.h"
 #include "base/diskcache.h"
 #include "cpu/pool.h"
 #include "base/settings.h"
@@ -342,7 +343,7 @@ static void *lookup(const unsigned char key[32]) {
   return dl;
 }
 
-int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
+static int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
   if (source_size_check(ctx, "cpu", "C", strlen(src)) != LACC_OK) return ctx->errcode;
   const char *parts[3] = { src, cc_name(), cc_flags() };
   unsigned char key[32];
@@ -376,7 +377,7 @@ int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
   return LACC_OK;
 }
 
-int cpu_resolve(lacc_ctx *ctx, void *dl, int nfns, void **fns) {
+static int cpu_resolve(lacc_ctx *ctx, void *dl, int nfns, void **fns) {
   for (int k = 0; k < nfns; k++) {
     char name[32];
     snprintf(name, sizeof name, "lacc_f%d", k);
@@ -459,6 +460,7 @@ static void parallel(const kslot *S, krt *rt, kfn_ptr fn, int64_t n) {
   pool_run(l.nchunks, run_range, &l);
 }
 
+/* A run's state: every slot's array (a reference each) and its view for the kernels. */
 typedef struct {
   lacc_ctx *ctx;
   const kplan *P;
@@ -468,18 +470,14 @@ typedef struct {
   krt rt;
 } exec;
 
+/* Slot s holds a (the reference passes to the slot). */
 static int set_slot(exec *E, int s, lacc_array *a) {
+  lacc_array_release(E->arrays[s]);
   E->arrays[s] = a;
   E->S[s].buf = a->buf;
   E->S[s].ext = a->extent;
   E->S[s].size = a->size;
   return LACC_OK;
-}
-
-/* An array from outside the program: its values on the host first. */
-static int set_input(exec *E, int s, lacc_array *a) {
-  int rc = array_host(a);
-  return rc == LACC_OK ? set_slot(E, s, a) : rc;
 }
 
 static int alloc_out(exec *E, const pstep *st, int slot, const int64_t *ext) {
@@ -586,37 +584,10 @@ static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
   return rc;
 }
 
-/* Whether a step's guard chain holds (acond branches). */
-static int guarded_in(const exec *E, int g) {
-  for (; g >= 0; g = E->P->guards[g].parent) {
-    const lacc_array *t = E->arrays[E->P->guards[g].slot];
-    if (t == NULL || (*(const uint8_t *)t->buf[0] != 0) != E->P->guards[g].want) return 0;
-  }
-  return 1;
-}
-
-/* awhile: the condition and the body, programs of their own, alternate. */
-static int run_while(exec *E, const pstep *st) {
-  lacc_array **in = malloc(sizeof *in * (size_t)st->nloop_in);
-  if (in == NULL) return ctx_error(E->ctx, LACC_ERR_MEMORY, "out of memory");
-  for (int i = 0; i < st->nloop_in; i++) in[i] = E->arrays[st->loop_in[i]];
-  lacc_array *r = NULL;
-  int rc = awhile_run(E->ctx, st->loop[0], st->loop[1], E->P->slots[st->out].plan,
-                      st->nloop_in, in, &r);
-  free(in);
-  return rc == LACC_OK ? set_slot(E, st->out, r) : rc;
-}
-
-static int run_step(exec *E, int k) {
+/* A kernel step: its shape, its output, its kernels. */
+static int cpu_step(void *R, int k) {
+  exec *E = R;
   const pstep *st = &E->P->steps[k];
-  if (!guarded_in(E, st->guard)) return LACC_OK;
-  if (st->kind == SK_WHILE) return run_while(E, st);
-  if (st->kind == SK_SELECT) {
-    const lacc_array *t = E->arrays[st->sel_test];
-    lacc_array *a = E->arrays[*(const uint8_t *)t->buf[0] ? st->sel_then : st->sel_else];
-    lacc_array_retain(a);
-    return set_slot(E, st->out, a);
-  }
   int64_t ext[LACC_MAX_RANK + 1] = { 0 };
   E->fns[st->fn_shape](E->S, &E->rt, 0, 0, 0, 0, ext);
   int rc = checked(E);
@@ -629,52 +600,107 @@ static int run_step(exec *E, int k) {
   return checked(E);
 }
 
-static void release_after(exec *E, int k) {
-  for (int s = 0; s < E->P->nslots; s++) {
-    const pslot *ps = &E->P->slots[s];
-    if (ps->kind == SLOT_KERNEL && !ps->result && ps->last_use <= k && E->arrays[s] != NULL) {
-      lacc_array_release(E->arrays[s]);
-      E->arrays[s] = NULL;
-    }
+static void *cpu_begin(lacc_ctx *ctx, const kplan *P) {
+  exec *E = calloc(1, sizeof *E);
+  size_t n = (size_t)(P->nslots ? P->nslots : 1);
+  if (E != NULL) {
+    E->S = calloc(n, sizeof *E->S);
+    E->arrays = calloc(n, sizeof *E->arrays);
   }
+  if (E == NULL || E->S == NULL || E->arrays == NULL) {
+    if (E != NULL) free(E->S);
+    free(E);
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  E->ctx = ctx;
+  E->P = P;
+  E->fns = P->code;
+  E->rt.fail = rt_fail;
+  E->rt.K = P->consts;
+  pthread_mutex_init(&E->rt.lock, NULL);
+  return E;
 }
 
-int cpu_exec(lacc_ctx *ctx, const kplan *P, void *const *fns, lacc_array *const *params,
-             lacc_array **out) {
-  exec E = { .ctx = ctx, .P = P, .fns = (kfn_ptr *)fns };
-  E.rt.fail = rt_fail;
-  E.rt.K = P->consts;
-  pthread_mutex_init(&E.rt.lock, NULL);
-  E.S = calloc((size_t)(P->nslots ? P->nslots : 1), sizeof *E.S);
-  E.arrays = calloc((size_t)(P->nslots ? P->nslots : 1), sizeof *E.arrays);
-  int rc = LACC_OK;
-  if (E.S == NULL || E.arrays == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  for (int s = 0; rc == LACC_OK && s < P->nslots; s++) {
-    if (P->slots[s].kind == SLOT_INPUT) rc = set_input(&E, s, P->slots[s].array);
-    if (P->slots[s].kind == SLOT_PARAM) rc = set_input(&E, s, params[P->slots[s].param]);
+/* The pool reports progress and stops between chunks during the outermost run only
+ * (no call per chunk otherwise). */
+static void cpu_hooks(lacc_ctx *ctx, int on) {
+  if (on) {
+    if (ctx->progress.fn != NULL) pool_on_tick(progress_tick, ctx);
+    pool_on_stop(run_stopped, ctx);
+    return;
   }
-  run_begin(ctx);
-  progress_begin(ctx, P->nsteps);
-  if (ctx->progress.fn != NULL) pool_on_tick(progress_tick, ctx);   /* no call per chunk else */
-  pool_on_stop(run_stopped, ctx);
-  for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
-    progress_at(ctx, k);
-    rc = run_stopped(ctx) ? run_interrupted(ctx) : run_step(&E, k);
-    if (rc == LACC_OK) release_after(&E, k);
-  }
-  progress_end(ctx);
   if (ctx->progress.depth == 0) pool_on_tick(NULL, NULL);
   if (ctx->run.depth == 1) pool_on_stop(NULL, NULL);
-  run_end(ctx);
-  for (int i = 0; rc == LACC_OK && i < P->nresults; i++) {
-    out[i] = E.arrays[P->results[i]];
-    lacc_array_retain(out[i]);
+}
+
+/* An array from outside: its values on the host first. */
+static int cpu_input(void *R, int s, lacc_array *a) {
+  int rc = array_host(a);
+  if (rc != LACC_OK) return rc;
+  lacc_array_retain(a);
+  return set_slot(R, s, a);
+}
+
+static int cpu_test(void *R, int s, int *v) {
+  const lacc_array *t = ((exec *)R)->arrays[s];
+  *v = t == NULL ? -1 : *(const uint8_t *)t->buf[0] != 0;
+  return LACC_OK;
+}
+
+static void cpu_alias(void *R, int dst, int src) {
+  exec *E = R;
+  lacc_array_retain(E->arrays[src]);
+  set_slot(E, dst, E->arrays[src]);
+}
+
+static void cpu_drop(void *R, int s) {
+  exec *E = R;
+  lacc_array_release(E->arrays[s]);
+  E->arrays[s] = NULL;
+}
+
+static int cpu_output(void *R, int s, lacc_array **out) {
+  *out = ((exec *)R)->arrays[s];
+  lacc_array_retain(*out);
+  return LACC_OK;
+}
+
+static int cpu_finish(void *R) {
+  (void)R;
+  return LACC_OK;
+}
+
+static void cpu_end(void *R) {
+  exec *E = R;
+  for (int s = 0; s < E->P->nslots; s++) lacc_array_release(E->arrays[s]);
+  pthread_mutex_destroy(&E->rt.lock);
+  free(E->S);
+  free(E->arrays);
+  free(E);
+}
+
+/* The plan's C, built (or found in the caches) and its functions resolved. */
+static int cpu_compile(lacc_ctx *ctx, const char *device, kplan *P) {
+  (void)device;
+  char *src = emit_c(P);
+  int rc = src == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
+  void *dl = NULL, **fns = NULL;
+  if (rc == LACC_OK) rc = cpu_load(ctx, src, &dl);
+  if (rc == LACC_OK) {
+    fns = calloc((size_t)(P->nfns ? P->nfns : 1), sizeof *fns);
+    rc = fns == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory")
+                     : cpu_resolve(ctx, dl, P->nfns, fns);
   }
-  for (int s = 0; E.arrays != NULL && s < P->nslots; s++)
-    if (P->slots[s].kind == SLOT_KERNEL || P->slots[s].kind == SLOT_PARTIAL)
-      lacc_array_release(E.arrays[s]);
-  pthread_mutex_destroy(&E.rt.lock);
-  free(E.S);
-  free(E.arrays);
+  free(src);
+  if (rc == LACC_OK) P->code = fns;
+  else free(fns);
   return rc;
 }
+
+static void cpu_release(kplan *P) { free(P->code); }
+
+const backend_ops cpu_backend = {
+  "cpu", cpu_compile, cpu_release, cpu_begin, cpu_hooks, cpu_input, cpu_step, cpu_test,
+  cpu_alias, cpu_drop, cpu_output, cpu_finish, cpu_end,
+};

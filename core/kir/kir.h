@@ -4,7 +4,8 @@
  * of typed scalar variables with structured control flow and loads/stores of layout
  * buffers; and the plan: which arrays are materialised (slots), in which order the
  * kernels run (steps), and the run-time checks a kernel may raise.
- * Must not: depend on a backend; lower.c builds it, emit_c.c prints it, cpu.c runs it.
+ * Must not: depend on a backend; lower.c builds it, emit_c.c prints it, exec.c runs it
+ * through a backend's operations (backend.h).
  */
 #ifndef LACC_KIR_H
 #define LACC_KIR_H
@@ -125,7 +126,8 @@ typedef struct {
   int guard;               /* index into the plan's guards, -1: always runs */
   int sel_test, sel_then, sel_else;  /* SK_SELECT: slots */
   int *loop_in, nloop_in;  /* SK_WHILE: the initial array's slot, then what the loop reads */
-  struct lacc_program *loop[2];      /* SK_WHILE: the condition and the body (owned) */
+  struct kplan *loop[2];   /* SK_WHILE: the condition's and the body's plans (owned), of
+                              node->loop[0] and [1] */
   int rank;                /* of the output */
   char *desc;              /* what the kernel pulls, as a term (explain) */
 } pstep;
@@ -160,7 +162,8 @@ typedef struct kplan {
                               kernels' source (and the compile cache) does not vary */
   int nconsts, kcap;
   int nparams;
-  backend_kind backend;    /* that the plan is for (awhile's sub-programs use it too) */
+  backend_kind backend;    /* that the plan is for (awhile's nested plans use it too) */
+  void *code;              /* the backend's kernels for it (backend.h: compile, release) */
   int group_words;         /* local words per work-item FN_GROUP functions need */
   struct kblock *mem;      /* arena for IR arguments and lowering scratch */
 } kplan;
@@ -169,29 +172,13 @@ int kplan_init(kplan *P, lacc_ctx *ctx);
 void kplan_free(kplan *P);
 void *kplan_alloc(kplan *P, size_t n);
 
-/* A program ready to run (run.c): its AST and, on the cpu backend, its plan and
- * kernels. awhile's condition and body are programs of the same kind. */
-struct lacc_program {
-  int refs;                    /* the host's, and each run's while it lasts */
-  lacc_ctx *ctx;
-  backend_kind backend;
-  int nparams;
-  ast_arena ast;
-  int compiled;                /* plan valid */
-  kplan plan;
-  void **fns;                  /* cpu: the plan's kernels, once loaded */
-  struct clprog *cl;           /* opencl: the plan's kernels on their device */
-  char *device;                /* opencl: the device asked for (NULL: the default) */
-  const lacc_node **params;    /* each parameter's node (type, rank, layout) */
-  const lacc_node **uses;      /* the lacc_acc_use nodes, one per array (runs hold them) */
-  int nuses;
-};
-
 /* Fusion (fusion.c): mark in the AST which array terms are materialised. */
 void fusion_mark(ast_arena *ast, int enabled);
 
-/* Lowering (lower.c): the AST (after fusion_mark) into a plan. */
-int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend, kplan *P);
+/* Lowering (lower.c): the AST (after fusion_mark) into a plan; its nested ASTs (awhile)
+ * into nested plans. layouts: each parameter's layout (NULL: the parameter nodes'). */
+int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend,
+               const layout_strategy *layouts, kplan *P);
 
 /* C printing (emit_c.c): the whole plan as one translation unit (malloc'd text).
  * Function k is named lacc_f<k>. */

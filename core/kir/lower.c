@@ -65,7 +65,10 @@ void kplan_free(kplan *P) {
   for (int i = 0; i < P->nsteps; i++) {
     free(P->steps[i].desc);
     if (P->steps[i].kind == SK_WHILE)
-      for (int j = 0; j < 2; j++) lacc_program_release(P->steps[i].loop[j]);
+      for (int j = 0; j < 2 && P->steps[i].loop[j] != NULL; j++) {
+        kplan_free(P->steps[i].loop[j]);
+        free(P->steps[i].loop[j]);
+      }
   }
   free(P->steps);
   free(P->checks);
@@ -122,6 +125,7 @@ typedef struct {
   int nloads, lcap;
   int speculate;           /* matches and conds with cheap arms compute every arm */
   int speculated;          /* how many did */
+  const layout_strategy *layouts;  /* the parameters' layouts (NULL: their nodes') */
   jmp_buf oom;
 } lower;
 
@@ -399,7 +403,8 @@ static int input_slot(lower *L, lacc_array *a) {
 static int param_slot(lower *L, const lacc_node *t) {
   for (int i = 0; i < L->P->nslots; i++)
     if (L->P->slots[i].kind == SLOT_PARAM && L->P->slots[i].param == t->field) return i;
-  const layout_plan *plan = layout_plan_of(L->ctx, t->type, (layout_strategy)t->cval.i);
+  layout_strategy st = L->layouts != NULL ? L->layouts[t->field] : (layout_strategy)t->cval.i;
+  const layout_plan *plan = layout_plan_of(L->ctx, t->type, st);
   if (plan == NULL) oom(L);
   int s = new_slot(L, SLOT_PARAM, t->type, t->rank, plan);
   L->P->slots[s].param = t->field;
@@ -2221,7 +2226,7 @@ static int step_acond(lower *L, lacc_node *t, const aenv *env) {
 }
 
 /* ---- awhile: its inputs materialised, then one step that runs the condition and the
- * body (programs planned here, of the loop's array and the arrays read from outside) */
+ * body (plans nested in this one, of the loop's array and the arrays read from outside) */
 
 static int step_while(lower *L, lacc_node *t, const aenv *env) {
   int n = t->nkids;
@@ -2239,9 +2244,11 @@ static int step_while(lower *L, lacc_node *t, const aenv *env) {
   s->loop_in = in;
   s->nloop_in = n;
   for (int i = 0; i < 2; i++) {
-    /* t->sub: condition, body, then the nodes that become their parameters */
-    s->loop[i] = program_sub(L->ctx, L->P->backend, t->sub[i], n, t->sub + 2, st);
-    if (s->loop[i] == NULL) oom(L);   /* the error is in ctx */
+    /* the condition's and the body's ASTs, nested in this one, planned in turn */
+    s->loop[i] = calloc(1, sizeof *s->loop[i]);
+    if (s->loop[i] == NULL) oom(L);
+    if (lower_plan(L->ctx, &t->loop[i], L->P->backend, st, s->loop[i]) != LACC_OK) oom(L);
+    s = &L->P->steps[k];
   }
   s->out = new_slot(L, SLOT_KERNEL, t->type, t->rank, out_plan(L, t->type));
   for (int i = 0; i < n; i++) use_slot(L, in[i]);
@@ -2330,12 +2337,14 @@ static int plan_results(lower *L, lacc_node *t, const aenv *env) {
   return LACC_OK;
 }
 
-int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend, kplan *P) {
+int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend,
+               const layout_strategy *layouts, kplan *P) {
   kplan_init(P, ctx);
   P->backend = backend;
   lower *L = calloc(1, sizeof *L);
   if (L == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   L->ctx = ctx;
+  L->layouts = layouts;
   L->P = P;
   L->guard = -1;
   int rc = LACC_OK;

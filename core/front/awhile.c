@@ -1,15 +1,14 @@
-/* loop.c: awhile.
+/* awhile.c: building an awhile node.
  *
  * Owns: what an awhile's condition and body read from outside the loop, found when the
  * node is built (every array that does not depend on the loop's array: the enclosing
- * program computes it once, before the loop, and passes it in), and running the loop on
- * either backend: the two sub-programs alternate until the condition is false.
- * Must not: plan or compile the sub-programs (lower.c and run.c do) or change what the
- * condition and body compute.
+ * program computes it once, before the loop, and passes it in).
+ * Must not: convert, plan or run the condition and body (sharing.c makes them nested
+ * programs of the AST; base/loop.c runs the loop).
  */
 #include <stdlib.h>
 #include <string.h>
-#include "kir/kir.h"
+#include "base/internal.h"
 
 /* Scratch bits in tmp while mark == gen. */
 enum { DEP_KNOWN = 1, DEP_YES = 2, SEEN = 4 };
@@ -88,43 +87,4 @@ done:
   free(kids);
   free(o.v);
   return n;
-}
-
-/* The loop's array after one more step of a program. */
-static int advance(lacc_ctx *ctx, lacc_program *p, const layout_plan *state, lacc_array **args,
-                   lacc_array **result) {
-  lacc_array *r = NULL;
-  int rc = program_exec(ctx, p, args, &r);
-  if (rc != LACC_OK) return rc;
-  *result = state != NULL ? array_relayout(ctx, r, state) : r;
-  if (state != NULL) lacc_array_release(r);
-  return *result != NULL ? LACC_OK : ctx->errcode;
-}
-
-int awhile_run(lacc_ctx *ctx, lacc_program *cond, lacc_program *body, const layout_plan *state,
-               int n, lacc_array *const *args, lacc_array **out) {
-  lacc_array **in = malloc(sizeof *in * (size_t)n);
-  if (in == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  memcpy(in, args, sizeof *in * (size_t)n);
-  in[0] = state != NULL ? array_relayout(ctx, args[0], state) : args[0];
-  if (state == NULL) lacc_array_retain(in[0]);
-  int rc = in[0] != NULL ? LACC_OK : ctx->errcode;
-  while (rc == LACC_OK) {
-    lacc_array *c = NULL, *next = NULL;
-    rc = program_exec(ctx, cond, in, &c);
-    if (rc != LACC_OK) break;
-    lacc_val go = { .u = 0 };
-    rc = array_host(c);
-    if (rc == LACC_OK) array_load(c, 0, &go);
-    lacc_array_release(c);
-    if (rc != LACC_OK || !go.u) break;
-    rc = advance(ctx, body, state, in, &next);
-    if (rc != LACC_OK) break;
-    lacc_array_release(in[0]);
-    in[0] = next;
-  }
-  if (rc == LACC_OK) *out = in[0];
-  else lacc_array_release(in[0]);
-  free(in);
-  return rc;
 }

@@ -1,0 +1,57 @@
+/* backend.h: what a backend gives the executor (exec.c): one table of operations.
+ *
+ * Owns: the interface between the one walk over a plan (exec.c) and a backend's own
+ * work: building a plan's kernels, holding a run's arrays (on the host or a device),
+ * running one kernel step. The cpu backend (cpu/cpu.c) and the OpenCL backend
+ * (opencl/exec.c, or opencl/none.c in a build without OpenCL) each define a table;
+ * the core names them here and never includes their headers.
+ * Must not: hold the walk itself (guards, select, loops, release, progress, results:
+ * exec.c does these once for every backend).
+ */
+#ifndef LACC_BACKEND_H
+#define LACC_BACKEND_H
+
+#include "kir/kir.h"
+
+typedef struct backend_ops {
+  const char *name;
+  /* Build P's kernels (P->code) for the device named by `device` (NULL: the default). */
+  int (*compile)(lacc_ctx *ctx, const char *device, kplan *P);
+  /* Let go of P->code. */
+  void (*release)(kplan *P);
+  /* A run of P: the backend's state for it, or NULL with the error in ctx. */
+  void *(*begin)(lacc_ctx *ctx, const kplan *P);
+  /* Around the run's steps, once the run and its progress have begun (on: 1), and once
+   * its progress has ended (on: 0); may be NULL. */
+  void (*hooks)(lacc_ctx *ctx, int on);
+  /* Slot s holds a, an array from outside the run (retained by the backend as it needs). */
+  int (*input)(void *R, int s, lacc_array *a);
+  /* A kernel step k (map, fold, scan, permute, test): its shape, its output, its
+   * kernels, their checks. */
+  int (*step)(void *R, int k);
+  /* The value of the rank-0 bool array in slot s: 0 or 1, -1 when the slot is empty. */
+  int (*test)(void *R, int s, int *v);
+  /* Slot dst holds the array slot src holds (an acond's select). */
+  void (*alias)(void *R, int dst, int src);
+  /* Slot s's array is not needed any more. */
+  void (*drop)(void *R, int s);
+  /* Slot s's array as a host array (a new reference): a result, or the input of a loop. */
+  int (*output)(void *R, int s, lacc_array **out);
+  /* The run's work is done (a device's queue drained) before its results are handed out. */
+  int (*finish)(void *R);
+  /* Frees the run's state. */
+  void (*end)(void *R);
+} backend_ops;
+
+extern const backend_ops cpu_backend;
+extern const backend_ops opencl_backend;
+
+/* P's kernels and those of the plans nested in it (awhile), for one backend. */
+int exec_compile(lacc_ctx *ctx, const backend_ops *ops, const char *device, kplan *P);
+/* Let go of what exec_compile built (P's memory stays: kplan_free). */
+void exec_release(const backend_ops *ops, kplan *P);
+/* Run P (compiled for ops): params are its arguments, results into out[0..nresults-1]. */
+int exec_plan(lacc_ctx *ctx, const backend_ops *ops, const kplan *P, lacc_array *const *params,
+              lacc_array **out);
+
+#endif

@@ -1,0 +1,141 @@
+/* exec.c: the one executor: a plan's steps walked in order, for every backend.
+ *
+ * Owns: what running a plan means apart from its kernels: binding the arrays from
+ * outside, the run's interruption and progress, acond's guards and select, awhile's
+ * loop over its nested plans, releasing intermediates after their last use, handing out
+ * the results; and compiling or releasing a plan's kernels with its nested plans'. A
+ * backend's table (backend.h) does the rest: kernel steps and where arrays live.
+ * Must not: lower, print or build kernels, or know how a backend stores its arrays.
+ */
+#include <stdlib.h>
+#include "kir/backend.h"
+
+int exec_compile(lacc_ctx *ctx, const backend_ops *ops, const char *device, kplan *P) {
+  int rc = ops->compile(ctx, device, P);
+  for (int k = 0; rc == LACC_OK && k < P->nsteps; k++)
+    for (int i = 0; rc == LACC_OK && P->steps[k].kind == SK_WHILE && i < 2; i++)
+      rc = exec_compile(ctx, ops, device, P->steps[k].loop[i]);
+  return rc;
+}
+
+void exec_release(const backend_ops *ops, kplan *P) {
+  for (int k = 0; k < P->nsteps; k++)
+    for (int i = 0; P->steps[k].kind == SK_WHILE && i < 2; i++)
+      if (P->steps[k].loop[i] != NULL) exec_release(ops, P->steps[k].loop[i]);
+  if (P->code != NULL) ops->release(P);
+  P->code = NULL;
+}
+
+typedef struct {
+  lacc_ctx *ctx;
+  const backend_ops *ops;
+  const kplan *P;
+  void *R;                 /* the backend's state for this run */
+} run;
+
+/* Whether a step's guard chain holds (acond branches): each test slot read. */
+static int guarded_in(run *X, int g, int *in) {
+  *in = 1;
+  for (; g >= 0 && *in; g = X->P->guards[g].parent) {
+    int v, rc = X->ops->test(X->R, X->P->guards[g].slot, &v);
+    if (rc != LACC_OK) return rc;
+    *in = v == X->P->guards[g].want;
+  }
+  return LACC_OK;
+}
+
+static int select_step(run *X, const pstep *st) {
+  int v, rc = X->ops->test(X->R, st->sel_test, &v);
+  if (rc == LACC_OK) X->ops->alias(X->R, st->out, v == 1 ? st->sel_then : st->sel_else);
+  return rc;
+}
+
+/* One go of a loop's condition (which 0) or body (1): its nested plan run on its own. */
+typedef struct {
+  run *X;
+  const pstep *st;
+} loop_part;
+
+static int run_loop_part(void *ud, int which, lacc_array *const *args, lacc_array **out) {
+  loop_part *lp = ud;
+  return exec_plan(lp->X->ctx, lp->X->ops, lp->st->loop[which], args, out);
+}
+
+/* awhile: the loop's arrays as host arrays (on a device they stay there: a host array
+ * is only a handle on them), the loop run, its result back in the step's slot. */
+static int while_step(run *X, const pstep *st) {
+  int n = st->nloop_in, rc = LACC_OK;
+  lacc_array **in = calloc((size_t)n, sizeof *in);
+  if (in == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+  for (int i = 0; rc == LACC_OK && i < n; i++) rc = X->ops->output(X->R, st->loop_in[i], &in[i]);
+  lacc_array *r = NULL;
+  loop_part lp = { X, st };
+  if (rc == LACC_OK)
+    rc = awhile_run(X->ctx, run_loop_part, &lp, X->P->slots[st->out].plan, n, in, &r);
+  if (rc == LACC_OK) rc = X->ops->input(X->R, st->out, r);
+  lacc_array_release(r);
+  for (int i = 0; i < n; i++) lacc_array_release(in[i]);
+  free(in);
+  return rc;
+}
+
+static int run_step(run *X, int k) {
+  const pstep *st = &X->P->steps[k];
+  int in, rc = guarded_in(X, st->guard, &in);
+  if (rc != LACC_OK || !in) return rc;
+  if (st->kind == SK_SELECT) return select_step(X, st);
+  if (st->kind == SK_WHILE) return while_step(X, st);
+  return X->ops->step(X->R, k);
+}
+
+/* Intermediates whose last use was step k. */
+static void release_after(run *X, int k) {
+  for (int s = 0; s < X->P->nslots; s++) {
+    const pslot *ps = &X->P->slots[s];
+    if (ps->kind == SLOT_KERNEL && !ps->result && ps->last_use <= k) X->ops->drop(X->R, s);
+  }
+}
+
+/* The results: an input or parameter comes back as that very array. */
+static int results(run *X, lacc_array *const *params, lacc_array **out) {
+  int rc = LACC_OK, got = 0;
+  while (rc == LACC_OK && got < X->P->nresults) {
+    const pslot *ps = &X->P->slots[X->P->results[got]];
+    if (ps->kind == SLOT_INPUT || ps->kind == SLOT_PARAM) {
+      out[got] = ps->kind == SLOT_INPUT ? ps->array : params[ps->param];
+      lacc_array_retain(out[got]);
+    } else {
+      rc = X->ops->output(X->R, X->P->results[got], &out[got]);
+    }
+    if (rc == LACC_OK) got++;
+  }
+  if (rc == LACC_OK) rc = X->ops->finish(X->R);
+  if (rc != LACC_OK)
+    for (int i = 0; i < got; i++) lacc_array_release(out[i]);
+  return rc;
+}
+
+int exec_plan(lacc_ctx *ctx, const backend_ops *ops, const kplan *P, lacc_array *const *params,
+              lacc_array **out) {
+  run X = { ctx, ops, P, ops->begin(ctx, P) };
+  if (X.R == NULL) return ctx->errcode;
+  int rc = LACC_OK;
+  for (int s = 0; rc == LACC_OK && s < P->nslots; s++) {
+    if (P->slots[s].kind == SLOT_INPUT) rc = ops->input(X.R, s, P->slots[s].array);
+    if (P->slots[s].kind == SLOT_PARAM) rc = ops->input(X.R, s, params[P->slots[s].param]);
+  }
+  run_begin(ctx);
+  progress_begin(ctx, P->nsteps);
+  if (ops->hooks != NULL) ops->hooks(ctx, 1);
+  for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
+    progress_at(ctx, k);
+    rc = run_stopped(ctx) ? run_interrupted(ctx) : run_step(&X, k);
+    if (rc == LACC_OK) release_after(&X, k);
+  }
+  progress_end(ctx);
+  if (ops->hooks != NULL) ops->hooks(ctx, 0);
+  run_end(ctx);
+  if (rc == LACC_OK) rc = results(&X, params, out);
+  ops->end(X.R);
+  return rc;
+}
