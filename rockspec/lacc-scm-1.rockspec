@@ -17,7 +17,7 @@ local core_sources = {
   "core/base/settings.c", "core/base/sha256.c", "core/base/text.c", "core/base/type.c",
   "core/front/graph.c", "core/front/awhile.c", "core/ast/explain.c", "core/ast/fusion.c",
   "core/ast/interp.c", "core/ast/sharing.c", "core/ast/simplify.c", "core/kir/checks.c",
-  "core/kir/emit_c.c", "core/kir/exec.c", "core/kir/lower.c", "core/cpu/cpu.c", "core/cpu/pool.c",
+  "core/kir/emit_c.c", "core/kir/exec.c", "core/kir/explain_plan.c", "core/kir/lower.c", "core/cpu/cpu.c", "core/cpu/pool.c",
   -- the OpenCL backend: built against Debian's opencl-headers when they are there (else
   -- without it: opencl/none.c), libOpenCL.so.1 opened at run time (no link dependency)
   "opencl/clrt.c", "opencl/exec.c", "opencl/hostfn.c", "opencl/none.c",

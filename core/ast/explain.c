@@ -2,13 +2,13 @@
  *
  * Owns: printing. Variables are named by their binding depth (a0, a1 for arrays,
  * x0, x1 for scalars) so the de Bruijn structure stays visible but readable.
- * Must not: change the AST.
+ * Must not: change the AST, or know of plans (kir/explain_plan.c prints those after it).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kir/kir.h"
+#include "base/internal.h"
 #include "base/text.h"
 
 typedef struct {
@@ -212,85 +212,6 @@ char *explain_ast(lacc_ctx *ctx, const ast_arena *ast) {
   buf b = { 0 };
   acc_print(&b, ast->root, 0);
   put(&b, "\n");
-  if (b.t.oom || b.t.s == NULL) {
-    free(b.t.s);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-    return NULL;
-  }
-  return b.t.s;
-}
-
-/* The AST, then one block per kernel of the plan: what it computes, the term it pulls
- * (a<k> are materialised arrays), and, when given, the generated source. */
-/* Kernels of a plan (an acond's select only picks an array; an awhile's are those of
- * its condition and body). */
-int plan_kernels(const kplan *P) {
-  int n = 0;
-  for (int k = 0; k < P->nsteps; k++) {
-    const pstep *st = &P->steps[k];
-    if (st->kind == SK_WHILE) n += plan_kernels(st->loop[0]) + plan_kernels(st->loop[1]);
-    else n += st->kind != SK_SELECT;
-  }
-  return n;
-}
-
-static void put_indented(buf *b, const char *text, int spaces) {
-  for (const char *line = text; *line;) {
-    const char *end = strchr(line, '\n');
-    int len = end != NULL ? (int)(end - line) : (int)strlen(line);
-    put(b, "%*s%.*s\n", spaces, "", len, line);
-    line += len + (end != NULL);
-  }
-}
-
-/* An awhile step: its inputs, then the condition's and the body's explanations. */
-static void while_print(buf *b, lacc_ctx *ctx, const pstep *st) {
-  put(b, "awhile: a%d from a%d", st->out, st->loop_in[0]);
-  if (st->nloop_in > 1) put(b, ", reading");
-  for (int i = 1; i < st->nloop_in; i++) put(b, " a%d", st->loop_in[i]);
-  put(b, " (at %s); in the condition and body, param 1 is the loop's array%s\n",
-      st->node->where != NULL ? st->node->where : "?",
-      st->nloop_in > 1 ? ", params 2.. what it reads" : "");
-  static const char *const names[2] = { "condition", "body" };
-  for (int i = 0; i < 2; i++) {
-    char *sub = explain_plan(ctx, &st->node->loop[i], st->loop[i], NULL);
-    put(b, "  %s:\n", names[i]);
-    if (sub != NULL) put_indented(b, sub, 4);
-    else b->t.oom = 1;
-    free(sub);
-  }
-}
-
-char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source) {
-  buf b = { 0 };
-  acc_print(&b, ast->root, 0);
-  int nk = plan_kernels(P);
-  put(&b, "\n-- %d kernel%s\n", nk, nk == 1 ? "" : "s");
-  for (int k = 0, n = 0; k < P->nsteps; k++) {
-    const pstep *st = &P->steps[k];
-    const pslot *out = &P->slots[st->out];
-    if (st->kind == SK_SELECT) {
-      put(&b, "select: a%d = a%d ? a%d : a%d\n", st->out, st->sel_test, st->sel_then, st->sel_else);
-      continue;
-    }
-    if (st->guard >= 0)
-      put(&b, "if a%d is %s:\n", P->guards[st->guard].slot, P->guards[st->guard].want ? "true" : "false");
-    if (st->kind == SK_WHILE) {
-      while_print(&b, ctx, st);
-      continue;
-    }
-    put(&b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", ++n, st->out,
-        kind_name(st->node->kind), out->rank, out->type->sig, out->result ? "" : ", intermediate",
-        st->node->where != NULL ? st->node->where : "?");
-    put(&b, "  pulls ");
-    for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
-      if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) put(&b, "%c", *c);
-    put(&b, "\n");
-  }
-  for (int s = 0; s < P->nslots; s++)
-    if (P->slots[s].kind == SLOT_INPUT || P->slots[s].kind == SLOT_PARAM)
-      put(&b, "input a%d: rank %d %s\n", s, P->slots[s].rank, P->slots[s].type->sig);
-  if (source != NULL) put(&b, "-- generated C\n%s", source);
   if (b.t.oom || b.t.s == NULL) {
     free(b.t.s);
     ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");

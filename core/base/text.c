@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include "base/internal.h"
 #include "base/text.h"
 
 void text_vput(text *t, const char *fmt, va_list ap) {
@@ -31,4 +32,18 @@ void text_vput(text *t, const char *fmt, va_list ap) {
   vsnprintf(t->s + t->n, (size_t)len + 1, fmt, again);
   va_end(again);
   t->n += (size_t)len;
+}
+
+void text_put(text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  text_vput(t, fmt, ap);
+  va_end(ap);
+}
+
+char *text_finish(lacc_ctx *ctx, text *t) {
+  if (!t->oom && t->s != NULL) return t->s;
+  free(t->s);
+  ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  return NULL;
 }

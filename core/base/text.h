@@ -1,4 +1,4 @@
-/* text.h: growing strings for the stages that print (explain.c, emit_c.c). */
+/* text.h: the string builder every stage that prints uses (explain, emit_c, ...). */
 #ifndef LACC_TEXT_H
 #define LACC_TEXT_H
 
@@ -12,5 +12,10 @@ typedef struct {
 } text;
 
 void text_vput(text *t, const char *fmt, va_list ap);
+void text_put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The finished string (the caller frees it), or NULL with "out of memory" in ctx when an
+ * append failed (ctx: a struct lacc_ctx). */
+struct lacc_ctx;
+char *text_finish(struct lacc_ctx *ctx, text *t);
 
 #endif

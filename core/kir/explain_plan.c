@@ -1,0 +1,89 @@
+/* explain_plan.c: a plan as text for people, after its program's AST.
+ *
+ * Owns: the kernel blocks of `explain`: per step what it computes, the term it pulls
+ * (a<k> are materialised arrays), acond's guards and selects, awhile's nested plans
+ * indented under it, the inputs, and when given the generated source.
+ * Must not: change the plan, or print the AST itself (ast/explain.c does).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "kir/kir.h"
+#include "base/text.h"
+
+/* Kernels of a plan (an acond's select only picks an array; an awhile's are those of
+ * its condition and body). */
+int plan_kernels(const kplan *P) {
+  int n = 0;
+  for (int k = 0; k < P->nsteps; k++) {
+    const pstep *st = &P->steps[k];
+    if (st->kind == SK_WHILE) n += plan_kernels(st->loop[0]) + plan_kernels(st->loop[1]);
+    else n += st->kind != SK_SELECT;
+  }
+  return n;
+}
+
+static void put_indented(text *b, const char *s, int spaces) {
+  for (const char *line = s; *line;) {
+    const char *end = strchr(line, '\n');
+    int len = end != NULL ? (int)(end - line) : (int)strlen(line);
+    text_put(b, "%*s%.*s\n", spaces, "", len, line);
+    line += len + (end != NULL);
+  }
+}
+
+/* An awhile step: its inputs, then the condition's and the body's explanations. */
+static void while_print(text *b, lacc_ctx *ctx, const pstep *st) {
+  text_put(b, "awhile: a%d from a%d", st->out, st->loop_in[0]);
+  if (st->nloop_in > 1) text_put(b, ", reading");
+  for (int i = 1; i < st->nloop_in; i++) text_put(b, " a%d", st->loop_in[i]);
+  text_put(b, " (at %s); in the condition and body, param 1 is the loop's array%s\n",
+           st->node->where != NULL ? st->node->where : "?",
+           st->nloop_in > 1 ? ", params 2.. what it reads" : "");
+  static const char *const names[2] = { "condition", "body" };
+  for (int i = 0; i < 2; i++) {
+    char *sub = explain_plan(ctx, &st->node->loop[i], st->loop[i], NULL);
+    text_put(b, "  %s:\n", names[i]);
+    if (sub != NULL) put_indented(b, sub, 4);
+    else b->oom = 1;
+    free(sub);
+  }
+}
+
+/* One step's block. */
+static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, int *n) {
+  const pslot *out = &P->slots[st->out];
+  if (st->kind == SK_SELECT) {
+    text_put(b, "select: a%d = a%d ? a%d : a%d\n", st->out, st->sel_test, st->sel_then,
+             st->sel_else);
+    return;
+  }
+  if (st->guard >= 0)
+    text_put(b, "if a%d is %s:\n", P->guards[st->guard].slot,
+             P->guards[st->guard].want ? "true" : "false");
+  if (st->kind == SK_WHILE) {
+    while_print(b, ctx, st);
+    return;
+  }
+  text_put(b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", ++*n, st->out,
+           kind_name(st->node->kind), out->rank, out->type->sig,
+           out->result ? "" : ", intermediate", st->node->where != NULL ? st->node->where : "?");
+  text_put(b, "  pulls ");
+  for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
+    if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) text_put(b, "%c", *c);
+  text_put(b, "\n");
+}
+
+char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source) {
+  text b = { 0 };
+  char *head = explain_ast(ctx, ast);
+  if (head == NULL) return NULL;
+  int nk = plan_kernels(P);
+  text_put(&b, "%s-- %d kernel%s\n", head, nk, nk == 1 ? "" : "s");
+  free(head);
+  for (int k = 0, n = 0; k < P->nsteps; k++) step_print(&b, ctx, P, &P->steps[k], &n);
+  for (int s = 0; s < P->nslots; s++)
+    if (P->slots[s].kind == SLOT_INPUT || P->slots[s].kind == SLOT_PARAM)
+      text_put(&b, "input a%d: rank %d %s\n", s, P->slots[s].rank, P->slots[s].type->sig);
+  if (source != NULL) text_put(&b, "-- generated C\n%s", source);
+  return text_finish(ctx, &b);
+}
