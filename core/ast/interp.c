@@ -27,12 +27,6 @@ typedef struct {
   unsigned calls;             /* of functions, to look for a stop request now and then */
 } interp;
 
-static int fail(interp *I, int code, const char *fmt, const char *what, const char *where) {
-  char msg[LACC_ERRMAX];
-  snprintf(msg, sizeof msg, fmt, what);
-  return ctx_error(I->ctx, code, "%s (at %s)", msg, where != NULL ? where : "?");
-}
-
 static lacc_val *scratch(interp *I, int n) {
   if (I->sp + (size_t)n > STACK_VALUES) {
     ctx_error(I->ctx, LACC_ERR_MEMORY, "scalar evaluation stack exhausted");
@@ -83,17 +77,9 @@ static int eval_index(interp *I, const lacc_node *e, lacc_val *out) {
   int64_t lin = 0;
   for (int d = 0; d < a->rank; d++) {
     if (ix[d].i < 0 || ix[d].i >= a->extent[d]) {
-      char what[256];
-      int len = snprintf(what, sizeof what, "index (");
-      for (int k = 0; k < a->rank && len < 200; k++)
-        len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
-                        (long long)ix[k].i + 1);
-      len += snprintf(what + len, sizeof what - (size_t)len, ") out of bounds for shape (");
-      for (int k = 0; k < a->rank && len < 240; k++)
-        len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
-                        (long long)a->extent[k]);
-      snprintf(what + len, sizeof what - (size_t)len, ")");
-      return fail(I, LACC_ERR_BOUNDS, "%s", what, e->where);
+      int64_t at[LACC_MAX_RANK];
+      for (int k = 0; k < a->rank; k++) at[k] = ix[k].i;
+      return err_index(I->ctx, a->rank, at, a->extent, e->where);
     }
     lin = lin * a->extent[d] + ix[d].i;
   }
@@ -147,7 +133,7 @@ static int eval(interp *I, const lacc_node *e, lacc_val *out) {
     if (rc != LACC_OK) return rc;
     rc = prim_eval(e->prim, e->kids[0]->type->scalar, e->nkids, a, out);
     if (rc == LACC_ERR_DIVZERO)
-      return fail(I, rc, "%s: integer division by zero", prim_name(e->prim), e->where);
+      return err_divzero(I->ctx, prim_name(e->prim), e->where);
     return rc;
   }
   case K_TUPLE: {
@@ -349,7 +335,7 @@ static lacc_array *eval_fold(interp *I, const lacc_node *a) {
   lacc_array *r = new_array(I, a, xs->extent);
   if (r == NULL) goto done;
   if (!with_z && inner == 0 && r->size > 0) {
-    fail(I, LACC_ERR_SHAPE, "%s", "fold1: the innermost dimension is empty", a->where);
+    err_fold1_empty(I->ctx, a->where);
     goto done;
   }
   int nl = a->type->nleaves;
@@ -448,7 +434,7 @@ static lacc_array *eval_permute(interp *I, const lacc_node *a) {
     }
     if (ignore) continue;
     if (!inside) {
-      fail(I, LACC_ERR_BOUNDS, "%s", "permute: target index out of bounds", a->where);
+      err_permute(I->ctx, a->where);
       break;
     }
     int64_t t = ravel(r->rank, r->extent, to);
@@ -561,8 +547,7 @@ static lacc_array *eval_backpermute(interp *I, const lacc_node *a) {
     if (apply_fn(I, a->kids[1], &shape_t, ix, src) != LACC_OK) break;
     for (int d = 0; d < xs->rank; d++) {
       if (src[d].i < 0 || src[d].i >= xs->extent[d]) {
-        fail(I, LACC_ERR_BOUNDS, "%s", "backpermute: index function result out of bounds",
-             a->where);
+        err_backpermute(I->ctx, a->where);
         break;
       }
     }
@@ -584,10 +569,7 @@ static lacc_array *eval_reshape(interp *I, const lacc_node *a) {
   r = new_array(I, a, ext);
   if (r == NULL) goto done;
   if (r->size != xs->size) {
-    char what[128];
-    snprintf(what, sizeof what, "reshape: %lld elements cannot take a shape of %lld",
-             (long long)xs->size, (long long)r->size);
-    fail(I, LACC_ERR_SHAPE, "%s", what, a->where);
+    err_reshape(I->ctx, xs->size, r->size, a->where);
     lacc_array_release(r);
     r = NULL;
     goto done;

@@ -294,12 +294,24 @@ struct lacc_node {
 };
 
 node_level node_level_of(node_kind k);
-/* The error in ctx after node failed to allocate its result: a shape or size error gets
- * the node's combinator and place (checks.c). */
+/* ---- errors of runs, worded once (errors.c); each returns its code.
+ * The error in ctx after node failed to allocate its result: a shape or size error gets
+ * the node's combinator and place. */
 int node_alloc_error(lacc_ctx *ctx, const lacc_node *node);
 /* LACC_OK, or the error for a program whose generated code (len bytes of `lang`, for
- * `backend`) is past LACC_MAX_SOURCE (checks.c). */
+ * `backend`) is past LACC_MAX_SOURCE. */
 int source_size_check(lacc_ctx *ctx, const char *backend, const char *lang, size_t len);
+/* ix: 0-based indices, shape: the array's extents, rank of each. */
+int err_index(lacc_ctx *ctx, int rank, const int64_t *ix, const int64_t *shape,
+              const char *where);
+int err_backpermute(lacc_ctx *ctx, const char *where);
+int err_permute(lacc_ctx *ctx, const char *where);
+int err_divzero(lacc_ctx *ctx, const char *prim, const char *where);
+int err_reshape(lacc_ctx *ctx, int64_t have, int64_t want, const char *where);
+int err_fold1_empty(lacc_ctx *ctx, const char *where);
+int err_too_large(lacc_ctx *ctx, const char *what, const char *where);
+int err_extent(lacc_ctx *ctx, const char *what, int64_t extent, int64_t dim,
+               const char *where);
 /* A graph node of kind k over kids (retained), its depth checked (graph.c). */
 lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
                     lacc_node *const *kids, const char *where);

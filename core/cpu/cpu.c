@@ -497,8 +497,7 @@ static int checked(exec *E) {
 static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int64_t R = E->S[st->out].size, n = inner;
   if (!st->with_z && n == 0 && R > 0)
-    return ctx_error(E->ctx, LACC_ERR_SHAPE, "fold1: the innermost dimension is empty (at %s)",
-                     st->node->where != NULL ? st->node->where : "?");
+    return err_fold1_empty(E->ctx, st->node->where);
   int threads = pool_threads();
   if (R == 0) return LACC_OK;
   /* Partials split a segment over the threads; with per-lane accumulators (st->lanes)
