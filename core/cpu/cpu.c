@@ -29,26 +29,22 @@
 #include "cpu/pool.h"
 #include "base/settings.h"
 
-/* Must match the prelude of emit_c.c. */
-typedef struct {
-  void **buf;
-  const int64_t *ext;
-  int64_t size;
-} kslot;
+#include "kir/kabi.h"
 
-typedef struct krt krt;
-struct krt {
-  void (*fail)(krt *, int64_t, int, const int64_t *, int);
-  const lacc_val *K;
+LACC_KABI(LACC_KABI_DECLARE)
+typedef lacc_kslot kslot;
+typedef void (*kfn_ptr)(const kslot *, lacc_krt *, int64_t, int64_t, int64_t, int64_t, int64_t *);
+
+/* A run's failure record: the kernels see its first member only. */
+typedef struct {
+  lacc_krt abi;
   pthread_mutex_t lock;
   int failed;
   int64_t key;
   int check;
   int64_t vals[2 * LACC_MAX_RANK];
   int nvals;
-};
-
-typedef void (*kfn_ptr)(const kslot *, krt *, int64_t, int64_t, int64_t, int64_t, int64_t *);
+} krt;
 
 /* ---- compiling and caching */
 
@@ -389,7 +385,8 @@ static int cpu_resolve(lacc_ctx *ctx, void *dl, int nfns, void **fns) {
 
 /* ---- run-time checks */
 
-static void rt_fail(krt *rt, int64_t key, int check, const int64_t *vals, int n) {
+static void rt_fail(lacc_krt *abi, int64_t key, int check, const int64_t *vals, int n) {
+  krt *rt = (krt *)abi;
   pthread_mutex_lock(&rt->lock);
   if (!rt->failed || key < rt->key) {
     rt->failed = 1;
@@ -409,7 +406,7 @@ static int raise_check(lacc_ctx *ctx, const kplan *P, const krt *rt) {
 
 typedef struct {
   const kslot *S;
-  krt *rt;
+  lacc_krt *rt;
   kfn_ptr fn;
   int64_t n, nchunks;
   int64_t seg;              /* FN_PART: the segment */
@@ -455,7 +452,7 @@ static int64_t parts_for(int64_t n) {
   return n / PART_GRAIN < c ? n / PART_GRAIN : c;
 }
 
-static void parallel(const kslot *S, krt *rt, kfn_ptr fn, int64_t n) {
+static void parallel(const kslot *S, lacc_krt *rt, kfn_ptr fn, int64_t n) {
   launch l = { S, rt, fn, n, chunks_for(n, GRAIN), 0 };
   pool_run(l.nchunks, run_range, &l);
 }
@@ -505,7 +502,7 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int part = n >= 2 * PART_GRAIN && !st->ordered &&
              ((R < threads && threads > 1) || (st->lanes && R <= 4 * threads));
   if (!part) {
-    launch l = { E->S, &E->rt, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
     if (l.nchunks > R) l.nchunks = R;
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
@@ -515,10 +512,10 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int rc = alloc_out(E, st, st->partial, &one);
   if (rc != LACC_OK) return rc;
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    launch l = { E->S, &E->rt, E->fns[st->fn_part], n, nch, o };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn_part], n, nch, o };
     pool_run(nch, run_part, &l);
     if (run_stopped(E->ctx)) break;   /* partials missing: nothing to combine */
-    E->fns[st->fn_combine](E->S, &E->rt, o, nch, 0, 0, NULL);
+    E->fns[st->fn_combine](E->S, &E->rt.abi, o, nch, 0, 0, NULL);
     rc = checked(E);
   }
   if (rc == LACC_OK) rc = checked(E);
@@ -536,7 +533,7 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   int threads = pool_threads();
   if (R == 0) return LACC_OK;
   if (R >= threads || n < 2 * PART_GRAIN || threads == 1 || st->ordered) {
-    launch l = { E->S, &E->rt, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
     if (l.nchunks > R) l.nchunks = R;
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
@@ -545,11 +542,11 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   int rc = alloc_out(E, st, st->partial, &nch);
   if (rc != LACC_OK) return rc;
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    launch l = { E->S, &E->rt, E->fns[st->fn_part], n, nch, o };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn_part], n, nch, o };
     pool_run(nch, run_part, &l);
     rc = checked(E);
     if (rc != LACC_OK) break;
-    E->fns[st->fn_combine](E->S, &E->rt, o, nch, 0, 0, NULL);
+    E->fns[st->fn_combine](E->S, &E->rt.abi, o, nch, 0, 0, NULL);
     l.fn = E->fns[st->fn_chunk];
     pool_run(nch, run_part, &l);
     rc = checked(E);
@@ -567,17 +564,17 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
  * compare-and-swap loops), else in order on one thread, which is safe for tuples and
  * sums and, on few targets, faster than threads contending for them. */
 static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
-  parallel(E->S, &E->rt, E->fns[st->fn_body], E->S[st->out].size);
+  parallel(E->S, &E->rt.abi, E->fns[st->fn_body], E->S[st->out].size);
   int rc = checked(E);
   if (rc != LACC_OK || nsrc == 0) return rc;
   if (st->atomic && E->S[st->out].size >= PERMUTE_SPREAD && pool_threads() > 1) {
-    parallel(E->S, &E->rt, E->fns[st->fn_ascatter], nsrc);
+    parallel(E->S, &E->rt.abi, E->fns[st->fn_ascatter], nsrc);
     return checked(E);
   }
   /* in order, a chunk at a time (a stop request is seen between them) */
   for (int64_t lo = 0; lo < nsrc && rc == LACC_OK; lo += CHUNK_MOST) {
     int64_t hi = nsrc - lo > CHUNK_MOST ? lo + CHUNK_MOST : nsrc;
-    E->fns[st->fn_scatter](E->S, &E->rt, lo, hi, 0, 0, NULL);
+    E->fns[st->fn_scatter](E->S, &E->rt.abi, lo, hi, 0, 0, NULL);
     rc = checked(E);
   }
   return rc;
@@ -588,14 +585,14 @@ static int cpu_step(void *R, int k) {
   exec *E = R;
   const pstep *st = &E->P->steps[k];
   int64_t ext[LACC_MAX_RANK + 1] = { 0 };
-  E->fns[st->fn_shape](E->S, &E->rt, 0, 0, 0, 0, ext);
+  E->fns[st->fn_shape](E->S, &E->rt.abi, 0, 0, 0, 0, ext);
   int rc = checked(E);
   if (rc == LACC_OK) rc = alloc_out(E, st, st->out, ext);
   if (rc != LACC_OK) return rc;
   if (st->kind == SK_FOLD) return run_fold(E, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(E, st, ext[st->rank]);
   if (st->kind == SK_PERMUTE) return run_permute(E, st, ext[st->rank]);
-  parallel(E->S, &E->rt, E->fns[st->fn_body], E->S[st->out].size);
+  parallel(E->S, &E->rt.abi, E->fns[st->fn_body], E->S[st->out].size);
   return checked(E);
 }
 
@@ -615,8 +612,8 @@ static void *cpu_begin(lacc_ctx *ctx, const kplan *P) {
   E->ctx = ctx;
   E->P = P;
   E->fns = P->code;
-  E->rt.fail = rt_fail;
-  E->rt.K = P->consts;
+  E->rt.abi.fail = rt_fail;
+  E->rt.abi.K = (const lacc_kval *)P->consts;
   pthread_mutex_init(&E->rt.lock, NULL);
   return E;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kir/kir.h"
+#include "kir/kabi.h"
 #include "base/text.h"
 
 typedef struct {
@@ -74,11 +75,7 @@ static const char *const helpers =
 
 static const char *const prelude =
   "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
-  "typedef struct { void **buf; const int64_t *ext; int64_t size; } lacc_kslot;\n"
-  "typedef struct lacc_krt lacc_krt;\n"
-  "typedef union { int64_t i; uint64_t u; double d; float f; } lacc_kval;\n"
-  "struct lacc_krt { void (*fail)(lacc_krt *, int64_t, int, const int64_t *, int);"
-  " const lacc_kval *K; };\n"
+  LACC_KABI_SOURCE
   "static inline uint64_t lacc_bits_f32(float x) { uint32_t b; memcpy(&b, &x, 4); return b; }\n"
   "static inline uint64_t lacc_bits_f64(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }\n"
   "static inline float lacc_f32_bits(uint64_t x) { uint32_t b = (uint32_t)x; float f;"
