@@ -20,7 +20,6 @@
 #include "kir/backend.h"
 #include "base/settings.h"
 #include "hostfn.h"
-#include "cpu/pool.h"
 
 struct clprog {
   int dev;
@@ -62,7 +61,7 @@ static int uses_f64(const kplan *P) {
 static int device_of(lacc_ctx *ctx, const char *spec, clprog *cp) {
   /* the runtime's contexts and program cache live as long as the process: so must the
    * library that holds them (a Lua state that closes would unload it) */
-  pool_pin_library();
+  lib_pin();
   int rc = clrt_load(ctx);
   if (rc == LACC_OK) rc = clrt_pick(ctx, spec, &cp->dev);
   if (rc == LACC_OK) rc = clrt_device(ctx, cp->dev, &cp->id, &cp->context);
@@ -514,8 +513,7 @@ static int run_rows(exec *X, const pstep *st, int64_t R, int64_t work) {
 static int run_fold(exec *X, const pstep *st, int64_t n) {
   int64_t R = X->d[st->out]->size;
   if (!st->with_z && n == 0 && R > 0)
-    return ctx_error(X->ctx, LACC_ERR_SHAPE, "fold1: the innermost dimension is empty (at %s)",
-                     st->node->where != NULL ? st->node->where : "?");
+    return err_fold1_empty(X->ctx, st->node->where);
   if (R == 0) return LACC_OK;
   const clprog *cp = X->cp;
   int grouped = cp->groups && st->fn_group >= 0 && !st->ordered && R < units(X) &&

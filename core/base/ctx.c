@@ -1,10 +1,14 @@
 /* ctx.c: contexts and their error state.
  *
- * Owns: lacc_ctx lifetime, the last error, the memory counter, progress reports. A
+ * Owns: lacc_ctx lifetime, the last error, the memory counter, progress reports, and
+ * keeping the library mapped while process-wide state lives in it (lib_pin). A
  * context is used by one thread at a time (lacc_interrupt, interrupt.c, excepted); there
- * is no global mutable state here.
+ * is no global mutable state here but lib_pin's, set once (pthread_once).
  * Must not: know about nodes, arrays or stages beyond freeing interned types.
  */
+#define _GNU_SOURCE   /* dladdr */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,4 +110,18 @@ void progress_tick(void *arg, double step_done) {
 void progress_end(lacc_ctx *ctx) {
   if (--ctx->progress.depth > 0) return;
   if (ctx->progress.fn != NULL && ctx->progress.reported) ctx->progress.fn(ctx->progress.ud, 1.0);
+}
+
+static pthread_once_t pin_once = PTHREAD_ONCE_INIT;
+static int pinned;
+
+static void pin(void) {
+  Dl_info info;
+  if (dladdr((void *)&lib_pin, &info) == 0 || info.dli_fname == NULL) return;
+  pinned = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
+
+int lib_pin(void) {
+  pthread_once(&pin_once, pin);
+  return pinned;
 }

@@ -117,6 +117,9 @@ void run_begin(lacc_ctx *ctx);
 void run_end(lacc_ctx *ctx);
 int run_stopped(void *ctx);
 int run_interrupted(lacc_ctx *ctx);
+/* Keeps this library mapped for the life of the process (ctx.c): process-wide state
+ * lives in it (the thread pool, kernel caches, OpenCL contexts); whether that worked. */
+int lib_pin(void);
 /* LACC_VERBOSE is set (not empty, not "0"): first builds of kernels are reported on stderr. */
 int verbose(void);
 double seconds_since(const struct timespec *t0);

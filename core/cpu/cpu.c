@@ -367,7 +367,7 @@ static int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
   free(bytes);
   private_tmpdir_remove(tmp);
   if (rc != LACC_OK) return rc;
-  pool_pin_library();   /* the cache below outlives any one Lua state */
+  lib_pin();   /* the cache below outlives any one Lua state */
   remember(key, dl);
   *out = dl;
   return LACC_OK;

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "base/internal.h"
 #include "cpu/pool.h"
 #include "base/settings.h"
 
@@ -117,24 +118,10 @@ static void *worker(void *unused) {
  * keeps its entries there, so it must never be unmapped: a Lua state that closes
  * unloads its C modules (and liblacc with them), and a waiting worker would then wake
  * up in unmapped code. */
-static pthread_once_t pin_once = PTHREAD_ONCE_INIT;
-static int pinned;
-
-static void pin(void) {
-  Dl_info info;
-  if (dladdr((void *)&pool_threads, &info) == 0 || info.dli_fname == NULL) return;
-  pinned = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
-}
-
-int pool_pin_library(void) {
-  pthread_once(&pin_once, pin);
-  return pinned;
-}
-
 static void start(void) {
   int n = threads_wanted();
   P.nthreads = 1;
-  if (n > 1 && !pool_pin_library()) return;   /* without it, no workers */
+  if (n > 1 && !lib_pin()) return;   /* without it, no workers */
   for (int i = 1; i < n; i++) {
     pthread_t t;
     pthread_attr_t attr;

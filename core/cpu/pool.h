@@ -18,8 +18,5 @@ void pool_on_tick(void (*tick)(void *arg, double done), void *arg);
  * thread claims another chunk of them and pool_run returns when the chunks already
  * claimed are done (NULL: none). Called from any thread, before each chunk. Per thread. */
 void pool_on_stop(int (*stop)(void *arg), void *arg);
-/* Keeps this library mapped for the life of the process (process-wide state lives in
- * it); returns whether that worked. */
-int pool_pin_library(void);
 
 #endif
