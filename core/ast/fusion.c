@@ -14,7 +14,7 @@
  * Otherwise it is materialised once and read by every user.
  * Must not: change the AST's meaning or shape; lowering (lower.c) follows the marks.
  */
-#include "kir/kir.h"
+#include "base/internal.h"
 
 #define MANY 1000000
 

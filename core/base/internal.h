@@ -368,6 +368,9 @@ void *ast_alloc(ast_arena *a, size_t n);
 /* Simplifier (simplify.c): rewrites the closed AST in place. */
 void simplify_ast(ast_arena *ast);
 
+/* Fusion (fusion.c): mark in the AST which array terms are materialised (`manifest`). */
+void fusion_mark(ast_arena *ast, int enabled);
+
 /* Reference interpreter (interp.c): results into out[0..nroots-1]. */
 int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array *const *params,
                lacc_array **out);

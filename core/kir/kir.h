@@ -172,8 +172,6 @@ int kplan_init(kplan *P, lacc_ctx *ctx);
 void kplan_free(kplan *P);
 void *kplan_alloc(kplan *P, size_t n);
 
-/* Fusion (fusion.c): mark in the AST which array terms are materialised. */
-void fusion_mark(ast_arena *ast, int enabled);
 
 /* Lowering (lower.c): the AST (after fusion_mark) into a plan; its nested ASTs (awhile)
  * into nested plans. layouts: each parameter's layout (NULL: the parameter nodes'). */
