@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include "cpu/cpu.h"
 #include "kir/backend.h"
+#include "base/vec.h"
 
 /* A program ready to run: its AST and, on a compiled backend, its plan (with its
  * kernels: plan.code, and its loops' nested plans). */
@@ -28,7 +29,7 @@ struct lacc_program {
   char *device;                /* opencl: the device asked for (NULL: the default) */
   const lacc_node **params;    /* each parameter's node (type, rank, layout) */
   const lacc_node **uses;      /* the lacc_acc_use nodes, one per array (runs hold them) */
-  int nuses;
+  int nuses, ucap;
 };
 
 /* The backend table: each compiled backend's operations. */
@@ -104,9 +105,8 @@ static int find_uses(lacc_program *p, const lacc_node *t) {
   if (t->kind == K_USE) {
     for (int i = 0; i < p->nuses; i++)
       if (p->uses[i]->array == t->array) return LACC_OK;
-    const lacc_node **u = realloc(p->uses, sizeof *u * (size_t)(p->nuses + 1));
-    if (u == NULL) return ctx_error(p->ctx, LACC_ERR_MEMORY, "out of memory");
-    p->uses = u;
+    if (vec_reserve(&p->uses, &p->ucap, p->nuses + 1, 4, sizeof *p->uses) != 0)
+      return ctx_error(p->ctx, LACC_ERR_MEMORY, "out of memory");
     p->uses[p->nuses++] = t;
   }
   for (int i = 0; i < t->nkids; i++)

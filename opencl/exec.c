@@ -19,6 +19,8 @@
 #include "exec.h"
 #include "kir/backend.h"
 #include "base/settings.h"
+#include "base/text.h"
+#include "base/vec.h"
 #include "hostfn.h"
 
 struct clprog {
@@ -126,18 +128,17 @@ static int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
     if (err != CL_SUCCESS) rc = clrt_fail(ctx, "clCreateKernel", err, "lacc_main");
   }
   if (rc == LACC_OK && cp->groups) rc = group_size(ctx, cp);
+  int cap = 0;   /* of cp->bufs */
   for (int s = 0; rc == LACC_OK && s < P->nslots; s++)
     for (int b = 0; rc == LACC_OK && b < P->slots[s].plan->nbufs; b++) {
       int written = 0;
       if (!cl_kernel_buffer(P, s, b, &written)) continue;
-      int *v = realloc(cp->bufs, sizeof *v * (size_t)(2 * cp->nbufs + 2));
-      if (v == NULL) {
+      if (vec_reserve(&cp->bufs, &cap, 2 * cp->nbufs + 2, 16, sizeof *cp->bufs) != 0) {
         rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
         break;
       }
-      cp->bufs = v;
-      v[2 * cp->nbufs] = s;
-      v[2 * cp->nbufs + 1] = b;
+      cp->bufs[2 * cp->nbufs] = s;
+      cp->bufs[2 * cp->nbufs + 1] = b;
       cp->nbufs++;
     }
   if (rc == LACC_OK) {
@@ -700,33 +701,14 @@ char *lacc_devices(lacc_ctx *ctx) {
   ctx_clear(ctx);
   clrt_load(ctx);   /* no OpenCL: no devices */
   ctx_clear(ctx);
-  size_t cap = 256, len = 0;
-  char *s = malloc(cap);
-  if (s == NULL) {
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-    return NULL;
-  }
-  s[0] = '\0';
+  text b = { 0 };
+  text_put(&b, "%s", "");
   for (int i = 0; i < clrt_count(); i++) {
     const clrt_info *d = clrt_info_of(i);
-    char line[1024];
-    int n = snprintf(line, sizeof line, "%d\t%s\t%s\t%s\t%d\t%lld\t%d\t%s\n", i + 1, d->name,
-                     d->vendor, d->is_cpu ? "cpu" : "gpu", d->compute_units,
-                     (long long)d->global_mem, d->fp64, d->version);
-    if (n < 0) continue;
-    if (len + (size_t)n + 1 > cap) {
-      cap = 2 * (len + (size_t)n + 1);
-      char *t = realloc(s, cap);
-      if (t == NULL) {
-        free(s);
-        ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-        return NULL;
-      }
-      s = t;
-    }
-    memcpy(s + len, line, (size_t)n + 1);
-    len += (size_t)n;
+    text_put(&b, "%d\t%s\t%s\t%s\t%d\t%lld\t%d\t%s\n", i + 1, d->name, d->vendor,
+             d->is_cpu ? "cpu" : "gpu", d->compute_units, (long long)d->global_mem, d->fp64,
+             d->version);
   }
-  return s;
+  return text_finish(ctx, &b);
 }
 #endif /* LACC_HAVE_OPENCL */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/internal.h"
+#include "base/vec.h"
 
 #define STACK_VALUES (1 << 17)
 #define ENV_ENTRIES (1 << 14)
@@ -588,15 +589,9 @@ done:
 
 /* Bind an array variable; on failure the array is released. */
 static int aenv_push(interp *I, lacc_array *d) {
-  if (I->an == I->acap) {
-    int cap = I->acap ? 2 * I->acap : 16;
-    lacc_array **v = realloc(I->aenv, sizeof *v * (size_t)cap);
-    if (v == NULL) {
-      lacc_array_release(d);
-      return ctx_error(I->ctx, LACC_ERR_MEMORY, "out of memory");
-    }
-    I->aenv = v;
-    I->acap = cap;
+  if (vec_reserve(&I->aenv, &I->acap, I->an + 1, 16, sizeof *I->aenv) != 0) {
+    lacc_array_release(d);
+    return ctx_error(I->ctx, LACC_ERR_MEMORY, "out of memory");
   }
   I->aenv[I->an++] = d;
   return LACC_OK;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/internal.h"
+#include "base/vec.h"
 
 struct ast_block {
   struct ast_block *next;
@@ -70,13 +71,8 @@ typedef struct {
 } nodevec;
 
 static int vec_push(lacc_ctx *ctx, nodevec *s, lacc_node *x) {
-  if (s->n == s->cap) {
-    int cap = s->cap ? 2 * s->cap : 16;
-    lacc_node **v = realloc(s->v, sizeof *v * (size_t)cap);
-    if (v == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-    s->v = v;
-    s->cap = cap;
-  }
+  if (vec_reserve(&s->v, &s->cap, s->n + 1, 16, sizeof *s->v) != 0)
+    return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   s->v[s->n++] = x;
   return LACC_OK;
 }
@@ -167,16 +163,9 @@ static int dag_visit(dag *g, lacc_node *x) {
   for (int i = 0; i < succ.n; i++)
     if (dag_visit(g, succ.v[i]) != LACC_OK) goto fail;
   for (int i = 0; i < refs.n; i++) g->e[refs.v[i]->tmp].forced = 1;
-  if (g->n + 1 >= g->cap) {
-    int cap = g->cap ? 2 * g->cap : 64;
-    entry *e = realloc(g->e, sizeof *e * (size_t)cap);
-    if (e == NULL) {
-      ctx_error(g->ctx, LACC_ERR_MEMORY, "out of memory");
-      goto fail;
-    }
-    memset(e + g->cap, 0, sizeof *e * (size_t)(cap - g->cap));
-    g->e = e;
-    g->cap = cap;
+  if (vec_reserve(&g->e, &g->cap, g->n + 2, 64, sizeof *g->e) != 0) {
+    ctx_error(g->ctx, LACC_ERR_MEMORY, "out of memory");
+    goto fail;
   }
   entry *en = &g->e[g->n];
   memset(en, 0, sizeof *en);
@@ -500,9 +489,9 @@ static int recover_loops(lacc_ctx *ctx, ast_arena *out, lacc_node *t) {
   for (int i = 0; i < t->nkids; i++)
     if (recover_loops(ctx, out, t->kids[i]) != LACC_OK) return ctx->errcode;
   if (t->kind != K_AWHILE || t->loop != NULL) return LACC_OK;
-  ast_arena **v = realloc(out->nested, sizeof *v * (size_t)(out->nnested + 1));
-  if (v == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  out->nested = v;
+  int cap = out->nnested;
+  if (vec_reserve(&out->nested, &cap, out->nnested + 1, 1, sizeof *out->nested) != 0)
+    return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   ast_arena *pair = calloc(2, sizeof *pair);
   if (pair == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   out->nested[out->nnested++] = pair;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include "base/diskcache.h"
 #include "base/internal.h"
+#include "base/vec.h"
 #include "base/settings.h"
 #include "base/sha256.h"
 
@@ -377,13 +378,7 @@ static int our_magic(const char *path, diskcache_kind kind) {
 }
 
 static void add(listing *l, const char *path, const struct stat *st, diskcache_kind kind) {
-  if (l->n == l->cap) {
-    int cap = l->cap ? 2 * l->cap : 64;
-    entry *v = realloc(l->v, sizeof *v * (size_t)cap);
-    if (v == NULL) return;
-    l->v = v;
-    l->cap = cap;
-  }
+  if (vec_reserve(&l->v, &l->cap, l->n + 1, 64, sizeof *l->v) != 0) return;
   entry *x = &l->v[l->n++];
   snprintf(x->path, sizeof x->path, "%s", path);
   x->size = st->st_size;

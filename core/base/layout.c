@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/internal.h"
+#include "base/text.h"
+#include "base/vec.h"
 
 static int width(scalar_kind k) { return scalar_bits(k); }
 
@@ -92,15 +94,9 @@ typedef struct {
 } elist;
 
 static entry *add_entry(elist *l, int bits) {
-  if (l->n == l->cap) {
-    int cap = l->cap ? 2 * l->cap : 8;
-    entry *v = realloc(l->v, sizeof *v * (size_t)cap);
-    if (v == NULL) {
-      l->oom = 1;
-      return NULL;
-    }
-    l->v = v;
-    l->cap = cap;
+  if (vec_reserve(&l->v, &l->cap, l->n + 1, 8, sizeof *l->v) != 0) {
+    l->oom = 1;
+    return NULL;
   }
   entry *e = &l->v[l->n++];
   e->bits = bits;
@@ -404,37 +400,13 @@ void layout_load(const layout_plan *p, const lacc_type *t, void *const *bufs, in
   walk w = { p, bufs, i, leaves, 0 };
   load_rec(&w, t, 1, tag);
 }
-static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-#include <stdarg.h>
-static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (*len + (size_t)n + 1 > *cap) {
-    size_t c = (*cap + (size_t)n + 1) * 2;
-    char *b = realloc(*buf, c);
-    if (b == NULL) return 0;
-    *buf = b;
-    *cap = c;
-  }
-  va_start(ap, fmt);
-  vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  *len += (size_t)n;
-  return 1;
-}
-
-static int put_members(char **buf, size_t *len, size_t *cap, unsigned members) {
-  int first = 1, ok = 1;
-  for (int k = 0; ok && k < S_NSCALAR; k++) {
+static void put_members(text *b, unsigned members) {
+  int first = 1;
+  for (int k = 0; k < S_NSCALAR; k++) {
     if (!(members & (1u << k))) continue;
-    ok = put(buf, len, cap, "%s%s", first ? "" : ",", scalar_name((scalar_kind)k));
+    text_put(b, "%s%s", first ? "" : ",", scalar_name((scalar_kind)k));
     first = 0;
   }
-  return ok;
 }
 
 /* Which scalar kinds each buffer holds (a bit set), from the leaves stored in it. */
@@ -477,8 +449,7 @@ char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *name) {
   if (p == NULL) return NULL;
   unsigned *members = calloc((size_t)(p->nbufs + 1), sizeof *members);
   int *is_tag = calloc((size_t)(p->nbufs + 1), sizeof *is_tag);
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
+  text b = { 0 };
   int ok = members != NULL && is_tag != NULL, bits = 0;
   if (ok) {
     buffer_members(t, p, members, is_tag);
@@ -487,32 +458,28 @@ char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *name) {
       mark_tags(t, p, &leaf, is_tag);
     }
   }
-  ok = ok && put(&buf, &len, &cap, "strategy %s\nchoices %llu\n", layout_name(st),
-                 (unsigned long long)t->choices);
+  b.oom = !ok;
+  text_put(&b, "strategy %s\nchoices %llu\n", layout_name(st), (unsigned long long)t->choices);
   /* Bit-packed tags are tested with masks and shifts instead of div/mod ("Accelerating Sum Types"
    * section 6.2): used whenever they fit the tag's width, which the (smaller)
    * mixed-radix count decides; otherwise mixed radix. */
   const char *enc = !p->raw ? "own" : p->packed ? "packed" : "radix";
-  for (int b = 0; ok && b < p->nbufs; b++) {
-    if (!is_tag[b]) continue;
-    ok = put(&buf, &len, &cap, "tag %d %s\n", scalar_bits(p->buf_kind[b]), enc);
-    bits += scalar_bits(p->buf_kind[b]);
+  for (int k = 0; ok && k < p->nbufs; k++) {
+    if (!is_tag[k]) continue;
+    text_put(&b, "tag %d %s\n", scalar_bits(p->buf_kind[k]), enc);
+    bits += scalar_bits(p->buf_kind[k]);
   }
-  for (int b = 0; ok && b < p->nbufs; b++) {
-    if (is_tag[b]) continue;
-    ok = put(&buf, &len, &cap, "field %d ", scalar_bits(p->buf_kind[b])) &&
-         put_members(&buf, &len, &cap, members[b]) && put(&buf, &len, &cap, "\n");
-    bits += scalar_bits(p->buf_kind[b]);
+  for (int k = 0; ok && k < p->nbufs; k++) {
+    if (is_tag[k]) continue;
+    text_put(&b, "field %d ", scalar_bits(p->buf_kind[k]));
+    put_members(&b, members[k]);
+    text_put(&b, "\n");
+    bits += scalar_bits(p->buf_kind[k]);
   }
-  ok = ok && put(&buf, &len, &cap, "bits %d\nminimum %d\n", bits, minimum_bits(t));
+  text_put(&b, "bits %d\nminimum %d\n", bits, minimum_bits(t));
   free(members);
   free(is_tag);
-  if (!ok) {
-    free(buf);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-    return NULL;
-  }
-  return buf;
+  return text_finish(ctx, &b);
 }
 
 char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy_name) {

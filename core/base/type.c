@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/internal.h"
+#include "base/text.h"
 
 static const char *const scalar_names[S_NSCALAR] = {
   "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"
@@ -158,41 +159,23 @@ const lacc_type *type_tuple(lacc_ctx *ctx, int n, const lacc_type *const *fields
   return intern(ctx, &proto, sig);
 }
 
-static int append(char **buf, size_t *len, size_t *cap, const char *str) {
-  size_t l = strlen(str);
-  if (*len + l + 1 > *cap) {
-    size_t cap2 = (*cap + l + 1) * 2;
-    char *b = realloc(*buf, cap2);
-    if (b == NULL) return 0;
-    *buf = b;
-    *cap = cap2;
-  }
-  memcpy(*buf + *len, str, l + 1);
-  *len += l;
-  return 1;
-}
-
 /* Canonical signature: Name<C1(t,t)|C2|...> or, structural, <t1|t2|...>. */
 static char *sum_sig(const char *name, int n, const char *const *cnames,
                      const lacc_type *const *payloads) {
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  int ok = append(&buf, &len, &cap, name != NULL ? name : "") && append(&buf, &len, &cap, "<");
-  for (int i = 0; ok && i < n; i++) {
-    if (i > 0) ok = append(&buf, &len, &cap, "|");
+  text b = { 0 };
+  text_put(&b, "%s<", name != NULL ? name : "");
+  for (int i = 0; i < n; i++) {
+    if (i > 0) text_put(&b, "|");
     if (name == NULL) {   /* structural: the single field stands for the constructor */
-      ok = ok && append(&buf, &len, &cap, payloads[i]->fields[0]->sig);
+      text_put(&b, "%s", payloads[i]->fields[0]->sig);
       continue;
     }
-    ok = ok && append(&buf, &len, &cap, cnames[i]);
-    if (ok && payloads[i]->n > 0) ok = append(&buf, &len, &cap, payloads[i]->sig);
+    text_put(&b, "%s%s", cnames[i], payloads[i]->n > 0 ? payloads[i]->sig : "");
   }
-  if (ok) ok = append(&buf, &len, &cap, ">");
-  if (!ok) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  text_put(&b, ">");
+  if (!b.oom) return b.s;
+  free(b.s);
+  return NULL;
 }
 
 const lacc_type *type_sum(lacc_ctx *ctx, const char *name, int n, const char *const *cnames,

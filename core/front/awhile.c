@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/internal.h"
+#include "base/vec.h"
 
 /* Scratch bits in tmp while mark == gen. */
 enum { DEP_KNOWN = 1, DEP_YES = 2, SEEN = 4 };
@@ -46,13 +47,8 @@ static int collect(outside *o, lacc_node *x) {
   if (x->tmp & SEEN) return LACC_OK;
   x->tmp |= SEEN;
   if (!d && node_level_of(x->kind) == L_ACC) {
-    if (o->n == o->cap) {
-      int cap = o->cap ? 2 * o->cap : 8;
-      lacc_node **v = realloc(o->v, sizeof *v * (size_t)cap);
-      if (v == NULL) return ctx_error(o->ctx, LACC_ERR_MEMORY, "out of memory");
-      o->v = v;
-      o->cap = cap;
-    }
+    if (vec_reserve(&o->v, &o->cap, o->n + 1, 8, sizeof *o->v) != 0)
+      return ctx_error(o->ctx, LACC_ERR_MEMORY, "out of memory");
     o->v[o->n++] = x;
     return LACC_OK;
   }
