@@ -13,7 +13,8 @@ description = {
 dependencies = { "lua >= 5.1" }
 local core_sources = {
   "core/run.c", "core/base/array.c", "core/base/ctx.c", "core/base/diskcache.c", "core/base/errors.c",
-  "core/base/interrupt.c", "core/base/loop.c", "core/base/layout.c", "core/base/png.c", "core/base/prim.c",
+  "core/base/interrupt.c", "core/base/loop.c", "core/base/layout.c", "core/base/nodes.c",
+  "core/base/png.c", "core/base/prim.c",
   "core/base/settings.c", "core/base/sha256.c", "core/base/text.c", "core/base/type.c",
   "core/front/graph.c", "core/front/awhile.c", "core/ast/explain.c", "core/ast/fusion.c",
   "core/ast/interp.c", "core/ast/sharing.c", "core/ast/simplify.c", "core/kir/checks.c",

@@ -228,41 +228,8 @@ void array_set_mirror(lacc_array *a, array_mirror *m, int stale);
  * or the place of the array). */
 int array_check_tags(lacc_ctx *ctx, lacc_array *a, const char *what);
 
-/* ---- graph and AST nodes: one kind enum for both (graph.c builds, sharing.c converts) */
-typedef enum {
-  /* scalar level */
-  K_CONST, K_VAR, K_PRIM, K_TUPLE, K_PRJ, K_CAST, K_COND, K_INDEX, K_SHAPE, K_SIZE,
-  K_ITERATE, K_WHILE, K_CON, K_CASE,
-  K_LAM,
-  /* array level */
-  K_USE, K_UNIT, K_GENERATE, K_MAP, K_FOLD, K_FOLD1, K_BACKPERMUTE, K_RESHAPE,
-  K_SCANL, K_SCANL1, K_SCANR, K_SCANR1,   /* along the innermost dimension */
-  K_COMPUTE,                   /* its argument, materialised (fusion stops here) */
-  K_PERMUTE,                   /* combine, defaults, index function, source */
-  K_APPEND, K_INTERLEAVE,      /* push arrays along the innermost dimension */
-  K_STENCIL,                   /* f, xs [, constant]; field: stencil_spec */
-  K_ACOND,                     /* c (a bool expression), then-array, else-array */
-  K_AWHILE,                    /* the initial array, then the arrays its condition and
-                                  body read from outside (sub: variable, cond, body) */
-  K_PARAM,                     /* an argument of a compiled program (field: its index) */
-  /* only in the closed AST */
-  K_ELET, K_EVAR, K_ALET, K_AVAR, K_RESULTS,
-  K_NKINDS
-} node_kind;
-
-typedef enum {
-  P_ADD, P_SUB, P_MUL, P_DIV, P_IDIV, P_MOD, P_QUOT, P_REM, P_POW, P_NEG, P_ABS, P_SIGNUM,
-  P_MIN, P_MAX, P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE, P_LAND, P_LOR, P_LNOT,
-  P_BAND, P_BOR, P_BXOR, P_BNOT, P_SHL, P_SHR,
-  P_SQRT, P_EXP, P_LOG, P_SIN, P_COS, P_TAN, P_ASIN, P_ACOS, P_ATAN, P_ATAN2,
-  P_FLOOR, P_CEIL, P_ROUND, P_TRUNCATE, P_ISNAN,
-  P_NPRIMS
-} prim_op;
-
-const char *prim_name(prim_op p);
-const char *kind_name(node_kind k);
-
-typedef enum { L_EXP, L_ACC, L_LAM } node_level;
+/* ---- node kinds and primitives: generated from their tables */
+#include "base/nodes.h"
 
 /* A graph node (shared by identity, refcounted) or an AST node (a tree, owned by
  * its ast_arena). Fields unused by a kind stay zero. */
@@ -296,7 +263,6 @@ struct lacc_node {
   uint64_t mark;
 };
 
-node_level node_level_of(node_kind k);
 /* ---- errors of runs, worded once (errors.c); each returns its code.
  * The error in ctx after node failed to allocate its result: a shape or size error gets
  * the node's combinator and place. */
@@ -318,14 +284,11 @@ int err_extent(lacc_ctx *ctx, const char *what, int64_t extent, int64_t dim,
 /* A graph node of kind k over kids (retained), its depth checked (graph.c). */
 lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
                     lacc_node *const *kids, const char *where);
-int is_scan(node_kind k);
 /* K_STENCIL's field: the boundary (low 4 bits) and the window size of dimension d in
  * bits 4 + 4d. */
 typedef enum { B_CLAMP, B_MIRROR, B_WRAP, B_CONSTANT } boundary_kind;
 static inline boundary_kind stencil_boundary(int spec) { return (boundary_kind)(spec & 15); }
 static inline int stencil_window(int spec, int d) { return (spec >> (4 + 4 * d)) & 15; }
-int scan_right(node_kind k);     /* scanr, scanr1: from the end; f(x, acc) */
-int scan_with_z(node_kind k);    /* scanl, scanr: start value, one more element */
 
 /* ---- closed AST (sharing.c): nodes allocated in one arena, freed together */
 typedef struct ast_block ast_block;
@@ -387,6 +350,5 @@ int prim_eval(prim_op p, scalar_kind arg, int nargs, const lacc_val *x, lacc_val
 /* Result type of a primitive, or NULL with an error in ctx. */
 const lacc_type *prim_result_type(lacc_ctx *ctx, prim_op p, int nargs,
                                   const lacc_type *const *args, const char *where);
-int prim_lookup(const char *name, prim_op *out);
 
 #endif

@@ -9,51 +9,33 @@
 #include <string.h>
 #include "base/internal.h"
 
-static const char *const prim_names[P_NPRIMS] = {
-  "add", "sub", "mul", "div", "idiv", "mod", "quot", "rem", "pow", "neg", "abs", "signum",
-  "min", "max", "eq", "ne", "lt", "le", "gt", "ge", "land", "lor", "lnot",
-  "band", "bor", "bxor", "bnot", "shl", "shr",
-  "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
-  "floor", "ceil", "round", "truncate", "isnan"
+/* Operand classes a primitive accepts (PRIMDEF's operands column). */
+typedef enum { C_NUM, C_INT, C_FLOAT, C_BOOL, C_ANY } operand_class;
+
+typedef struct {
+  const char *name;
+  int arity;
+  operand_class cls;
+  int flags;
+} prim_info;
+
+static const prim_info prims[P_NPRIMS] = {
+#define PRIM_INFO(e, name, arity, operands, flags) { name, arity, C_##operands, flags },
+  PRIMDEF(PRIM_INFO)
+#undef PRIM_INFO
 };
 
-const char *prim_name(prim_op p) { return prim_names[p]; }
+const char *prim_name(prim_op p) { return prims[p].name; }
+int prim_has(prim_op p, int flag) { return (prims[p].flags & flag) != 0; }
 
 int prim_lookup(const char *name, prim_op *out) {
   for (int p = 0; p < P_NPRIMS; p++) {
-    if (strcmp(prim_names[p], name) == 0) {
+    if (strcmp(prims[p].name, name) == 0) {
       *out = (prim_op)p;
       return 1;
     }
   }
   return 0;
-}
-
-/* Operand classes a primitive accepts. */
-typedef enum { C_NUM, C_INT, C_FLOAT, C_BOOL, C_ANY } operand_class;
-
-typedef struct {
-  int arity;
-  operand_class cls;
-  int to_bool;   /* result is bool rather than the operand type */
-} prim_sig;
-
-static prim_sig signature(prim_op p) {
-  switch (p) {
-  case P_ADD: case P_SUB: case P_MUL: case P_IDIV: case P_MOD: case P_MIN: case P_MAX:
-    return (prim_sig){ 2, C_NUM, 0 };
-  case P_DIV: case P_POW: case P_ATAN2: return (prim_sig){ 2, C_FLOAT, 0 };
-  case P_QUOT: case P_REM: case P_BAND: case P_BOR: case P_BXOR: case P_SHL: case P_SHR:
-    return (prim_sig){ 2, C_INT, 0 };
-  case P_NEG: case P_ABS: case P_SIGNUM: return (prim_sig){ 1, C_NUM, 0 };
-  case P_EQ: case P_NE: return (prim_sig){ 2, C_ANY, 1 };
-  case P_LT: case P_LE: case P_GT: case P_GE: return (prim_sig){ 2, C_ANY, 1 };
-  case P_LAND: case P_LOR: return (prim_sig){ 2, C_BOOL, 1 };
-  case P_LNOT: return (prim_sig){ 1, C_BOOL, 1 };
-  case P_BNOT: return (prim_sig){ 1, C_INT, 0 };
-  case P_ISNAN: return (prim_sig){ 1, C_FLOAT, 1 };
-  default: return (prim_sig){ 1, C_FLOAT, 0 };
-  }
 }
 
 static int class_accepts(operand_class c, const lacc_type *t) {
@@ -79,25 +61,25 @@ static const char *class_name(operand_class c) {
 
 const lacc_type *prim_result_type(lacc_ctx *ctx, prim_op p, int nargs,
                                   const lacc_type *const *args, const char *where) {
-  prim_sig s = signature(p);
+  prim_info s = prims[p];
   if (nargs != s.arity) {
-    ctx_error(ctx, LACC_ERR_TYPE, "%s: expected %d argument%s, got %d (at %s)", prim_names[p],
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: expected %d argument%s, got %d (at %s)", s.name,
               s.arity, s.arity == 1 ? "" : "s", nargs, where);
     return NULL;
   }
   for (int i = 0; i < nargs; i++) {
     if (!class_accepts(s.cls, args[i])) {
-      ctx_error(ctx, LACC_ERR_TYPE, "%s: expected %s, got %s (at %s)", prim_names[p],
+      ctx_error(ctx, LACC_ERR_TYPE, "%s: expected %s, got %s (at %s)", s.name,
                 class_name(s.cls), args[i]->sig, where);
       return NULL;
     }
   }
   if (nargs == 2 && args[0] != args[1]) {
     ctx_error(ctx, LACC_ERR_TYPE, "%s: expected two operands of one type, got %s and %s (at %s)",
-              prim_names[p], args[0]->sig, args[1]->sig, where);
+              s.name, args[0]->sig, args[1]->sig, where);
     return NULL;
   }
-  return s.to_bool ? type_scalar(ctx, S_BOOL) : args[0];
+  return (s.flags & PF_BOOL) ? type_scalar(ctx, S_BOOL) : args[0];
 }
 
 /* ---- integers: computed on 64 bits, wrapped to the operand width by the caller */
@@ -149,6 +131,11 @@ static int compare_int(prim_op p, scalar_kind k, lacc_val x, lacc_val y) {
 static int eval_int(prim_op p, scalar_kind k, const lacc_val *a, lacc_val *out) {
   lacc_val x = a[0], y = a[1], r = { .u = 0 };
   int sgn = scalar_is_signed(k);
+  if (prim_has(p, PF_CMP)) {
+    out->u = (uint64_t)compare_int(p, k, x, y);
+    return LACC_OK;
+  }
+  if (prim_has(p, PF_DIV) && y.u == 0) return LACC_ERR_DIVZERO;
   switch (p) {
   case P_ADD: r.u = x.u + y.u; break;
   case P_SUB: r.u = x.u - y.u; break;
@@ -159,13 +146,11 @@ static int eval_int(prim_op p, scalar_kind k, const lacc_val *a, lacc_val *out) 
   case P_MIN: r = compare_int(P_LT, k, y, x) ? y : x; break;
   case P_MAX: r = compare_int(P_GT, k, y, x) ? y : x; break;
   case P_IDIV: case P_QUOT:
-    if (y.u == 0) return LACC_ERR_DIVZERO;
     if (!sgn) r.u = x.u / y.u;
     else if (p == P_IDIV) r.i = sfloordiv(x.i, y.i);
     else r.i = y.i == -1 ? (int64_t)(0 - x.u) : x.i / y.i;
     break;
   case P_MOD: case P_REM:
-    if (y.u == 0) return LACC_ERR_DIVZERO;
     if (!sgn) r.u = x.u % y.u;
     else if (p == P_MOD) r.i = sfloormod(x.i, y.i);
     else r.i = y.i == -1 ? 0 : x.i % y.i;
@@ -176,9 +161,6 @@ static int eval_int(prim_op p, scalar_kind k, const lacc_val *a, lacc_val *out) 
   case P_BNOT: r.u = ~x.u; break;
   case P_SHL: r = shift(k, x, y.i, 1); break;
   case P_SHR: r = shift(k, x, y.i, 0); break;
-  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
-    out->u = (uint64_t)compare_int(p, k, x, y);
-    return LACC_OK;
   default: return LACC_ERR_ARG;
   }
   *out = val_cast(k, sgn ? S_I64 : S_U64, r);
@@ -216,6 +198,10 @@ static double signum_d(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
 
 static int eval_f64(prim_op p, const lacc_val *a, lacc_val *out) {
   double x = a[0].d, y = a[1].d, r;
+  if (prim_has(p, PF_CMP)) {
+    out->u = (uint64_t)compare_float(p, x, y);
+    return LACC_OK;
+  }
   switch (p) {
   case P_ADD: r = x + y; break;
   case P_SUB: r = x - y; break;
@@ -244,9 +230,6 @@ static int eval_f64(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_ROUND: r = round(x); break;
   case P_TRUNCATE: r = trunc(x); break;
   case P_ISNAN: out->u = isnan(x) != 0; return LACC_OK;
-  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
-    out->u = (uint64_t)compare_float(p, x, y);
-    return LACC_OK;
   default: return LACC_ERR_ARG;
   }
   out->d = r;
@@ -255,6 +238,10 @@ static int eval_f64(prim_op p, const lacc_val *a, lacc_val *out) {
 
 static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
   float x = a[0].f, y = a[1].f, r;
+  if (prim_has(p, PF_CMP)) {
+    out->u = (uint64_t)compare_float(p, x, y);
+    return LACC_OK;
+  }
   switch (p) {
   case P_ADD: r = x + y; break;
   case P_SUB: r = x - y; break;
@@ -283,9 +270,6 @@ static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_ROUND: r = roundf(x); break;
   case P_TRUNCATE: r = truncf(x); break;
   case P_ISNAN: out->u = isnan(x) != 0; return LACC_OK;
-  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
-    out->u = (uint64_t)compare_float(p, x, y);
-    return LACC_OK;
   default: return LACC_ERR_ARG;
   }
   out->f = r;
@@ -294,15 +278,15 @@ static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
 
 static int eval_bool(prim_op p, const lacc_val *a, lacc_val *out) {
   uint64_t x = a[0].u != 0, y = a[1].u != 0;
-  switch (p) {
-  case P_LAND: out->u = x && y; return LACC_OK;
-  case P_LOR: out->u = x || y; return LACC_OK;
-  case P_LNOT: out->u = !x; return LACC_OK;
-  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE: {
+  if (prim_has(p, PF_CMP)) {
     lacc_val vx = { .u = x }, vy = { .u = y };
     out->u = (uint64_t)compare_int(p, S_U8, vx, vy);
     return LACC_OK;
   }
+  switch (p) {
+  case P_LAND: out->u = x && y; return LACC_OK;
+  case P_LOR: out->u = x || y; return LACC_OK;
+  case P_LNOT: out->u = !x; return LACC_OK;
   default: return LACC_ERR_ARG;
   }
 }

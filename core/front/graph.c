@@ -3,35 +3,13 @@
  * Owns: lacc_node creation, type checking of every node when it is built, and
  * reference counting. Sharing is node identity: a value the host uses twice is the
  * same node. Errors name the operation, the expected and actual types, and the host's
- * source place.
+ * source place. Operations called by name are found in the node table (base/nodes.h).
  * Must not: convert, simplify or run programs (sharing.c, interp.c do).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/internal.h"
-
-static const char *const kind_names[K_NKINDS] = {
-  "const", "var", "prim", "tuple", "prj", "cast", "cond", "index", "shape", "size",
-  "iterate", "while", "con", "case", "lam",
-  "use", "unit", "generate", "map", "fold", "fold1", "backpermute", "reshape",
-  "scanl", "scanl1", "scanr", "scanr1", "compute", "permute",
-  "append", "interleave", "stencil", "acond", "awhile", "param",
-  "let", "var", "let", "avar", "results"
-};
-
-const char *kind_name(node_kind k) { return kind_names[k]; }
-
-node_level node_level_of(node_kind k) {
-  if (k == K_LAM) return L_LAM;
-  if ((k >= K_USE && k <= K_PARAM) || k == K_ALET || k == K_AVAR || k == K_RESULTS)
-    return L_ACC;
-  return L_EXP;
-}
-
-int is_scan(node_kind k) { return k >= K_SCANL && k <= K_SCANR1; }
-int scan_right(node_kind k) { return k == K_SCANR || k == K_SCANR1; }
-int scan_with_z(node_kind k) { return k == K_SCANL || k == K_SCANR; }
 
 static const char *place(const char *where) { return where != NULL ? where : "?"; }
 
@@ -41,7 +19,7 @@ lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, in
   for (int i = 0; i < nkids; i++)
     if (kids[i]->depth > depth) depth = kids[i]->depth;
   if (depth + 1 > LACC_MAX_DEPTH) {
-    ctx_error(ctx, LACC_ERR_ARG, "%s: expression deeper than %d levels (at %s)", kind_names[k],
+    ctx_error(ctx, LACC_ERR_ARG, "%s: expression deeper than %d levels (at %s)", kind_name(k),
               LACC_MAX_DEPTH, place(where));
     return NULL;
   }
@@ -127,7 +105,8 @@ const char *lacc_node_level(const lacc_node *n) {
 /* A match takes its value and one alternative per constructor; everything else at
  * most LACC_MAX_ARGS arguments. */
 static int max_args(const char *op) {
-  return strcmp(op, "case") == 0 ? 1 + LACC_MAX_CONSTRUCTORS : LACC_MAX_ARGS;
+  node_kind k;
+  return node_lookup(op, &k) && node_has(k, NF_WIDE) ? 1 + LACC_MAX_CONSTRUCTORS : LACC_MAX_ARGS;
 }
 
 static int check_args(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
@@ -304,54 +283,52 @@ static int expect_arity(lacc_ctx *ctx, const char *op, int want, int got, const 
                    want == 1 ? "" : "s", got, place(where));
 }
 
-static lacc_node *build_cond(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
-  if (expect_arity(ctx, "cond", 3, nargs, w) != LACC_OK) return NULL;
-  for (int i = 0; i < 3; i++)
-    if (expect_level(ctx, "cond", i, args[i], L_EXP, w) != LACC_OK) return NULL;
-  if (expect_type(ctx, "cond", "condition", type_scalar(ctx, S_BOOL), args[0]->type, w) ||
-      expect_type(ctx, "cond", "else branch", args[1]->type, args[2]->type, w))
+static lacc_node *build_cond(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                             const char *w) {
+  const char *op = kind_name(k);
+  for (int i = 0; i < nargs; i++)
+    if (expect_level(ctx, op, i, args[i], L_EXP, w) != LACC_OK) return NULL;
+  if (expect_type(ctx, op, "condition", type_scalar(ctx, S_BOOL), args[0]->type, w) ||
+      expect_type(ctx, op, "else branch", args[1]->type, args[2]->type, w))
     return NULL;
-  return node_new(ctx, K_COND, args[1]->type, -1, 3, args, w);
+  return node_new(ctx, k, args[1]->type, -1, nargs, args, w);
 }
 
-static lacc_node *build_tuple(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+static lacc_node *build_tuple(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                              const char *w) {
   const lacc_type *ts[LACC_MAX_ARGS];
   for (int i = 0; i < nargs; i++) {
-    if (expect_level(ctx, "tuple", i, args[i], L_EXP, w) != LACC_OK) return NULL;
+    if (expect_level(ctx, kind_name(k), i, args[i], L_EXP, w) != LACC_OK) return NULL;
     ts[i] = args[i]->type;
   }
   const lacc_type *t = type_tuple(ctx, nargs, ts);
-  return t != NULL ? node_new(ctx, K_TUPLE, t, -1, nargs, args, w) : NULL;
+  return t != NULL ? node_new(ctx, k, t, -1, nargs, args, w) : NULL;
 }
 
-static lacc_node *build_index(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
-  if (expect_arity(ctx, "index", 2, nargs, w) != LACC_OK) return NULL;
-  if (expect_level(ctx, "index", 0, args[0], L_ACC, w) != LACC_OK ||
-      expect_level(ctx, "index", 1, args[1], L_EXP, w) != LACC_OK)
+static lacc_node *build_index(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                              const char *w) {
+  const char *op = kind_name(k);
+  if (expect_level(ctx, op, 0, args[0], L_ACC, w) != LACC_OK ||
+      expect_level(ctx, op, 1, args[1], L_EXP, w) != LACC_OK)
     return NULL;
   const lacc_type *want = type_shape(ctx, args[0]->rank);
-  if (want == NULL || expect_type(ctx, "index", "index", want, args[1]->type, w) != LACC_OK)
+  if (want == NULL || expect_type(ctx, op, "index", want, args[1]->type, w) != LACC_OK)
     return NULL;
-  return node_new(ctx, K_INDEX, args[0]->type, -1, 2, args, w);
+  return node_new(ctx, k, args[0]->type, -1, nargs, args, w);
 }
 
 static lacc_node *build_of_array(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
                                  const char *w) {
-  const char *op = kind_names[k];
-  if (expect_arity(ctx, op, 1, nargs, w) != LACC_OK ||
-      expect_level(ctx, op, 0, args[0], L_ACC, w) != LACC_OK)
-    return NULL;
+  if (expect_level(ctx, kind_name(k), 0, args[0], L_ACC, w) != LACC_OK) return NULL;
   const lacc_type *t = k == K_SHAPE ? type_shape(ctx, args[0]->rank) : type_scalar(ctx, S_I64);
-  return t != NULL ? node_new(ctx, k, t, -1, 1, args, w) : NULL;
+  return t != NULL ? node_new(ctx, k, t, -1, nargs, args, w) : NULL;
 }
 
 /* iterate(n, f, x): f applied n times; while(c, f, x): f applied while c holds. */
 static lacc_node *build_loop(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
                              const char *w) {
-  const char *op = kind_names[k];
-  if (expect_arity(ctx, op, 3, nargs, w) != LACC_OK ||
-      expect_level(ctx, op, 2, args[2], L_EXP, w) != LACC_OK)
-    return NULL;
+  const char *op = kind_name(k);
+  if (expect_level(ctx, op, 2, args[2], L_EXP, w) != LACC_OK) return NULL;
   const lacc_type *t = args[2]->type;
   const lacc_type *step = expect_fun(ctx, op, 1, args[1], 1, &t, w);
   if (step == NULL || expect_type(ctx, op, "step result", t, step, w) != LACC_OK) return NULL;
@@ -365,7 +342,7 @@ static lacc_node *build_loop(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *c
         expect_type(ctx, op, "condition result", type_scalar(ctx, S_BOOL), c, w) != LACC_OK)
       return NULL;
   }
-  return node_new(ctx, k, t, -1, 3, args, w);
+  return node_new(ctx, k, t, -1, nargs, args, w);
 }
 
 lacc_node *lacc_exp_con(lacc_ctx *ctx, const char *type, int con, int nargs,
@@ -397,7 +374,8 @@ lacc_node *lacc_exp_con(lacc_ctx *ctx, const char *type, int con, int nargs,
 }
 
 /* case(v, f1, ..., fn): one function per constructor of v's type, all with one result type. */
-static lacc_node *build_case(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+static lacc_node *build_case(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                             const char *w) {
   if (nargs < 1 || expect_level(ctx, "match", 0, args[0], L_EXP, w) != LACC_OK) {
     if (nargs < 1) ctx_error(ctx, LACC_ERR_ARG, "match: missing value (at %s)", place(w));
     return NULL;
@@ -426,25 +404,7 @@ static lacc_node *build_case(lacc_ctx *ctx, int nargs, lacc_node *const *args, c
     }
     result = r;
   }
-  return node_new(ctx, K_CASE, result, -1, nargs, args, w);
-}
-
-lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
-                       const char *where) {
-  if (op == NULL) op = "?";
-  if (check_args(ctx, op, nargs, args, where) != LACC_OK) return NULL;
-  prim_op p;
-  if (prim_lookup(op, &p)) return build_prim(ctx, p, nargs, args, where);
-  if (strcmp(op, "cond") == 0) return build_cond(ctx, nargs, args, where);
-  if (strcmp(op, "tuple") == 0) return build_tuple(ctx, nargs, args, where);
-  if (strcmp(op, "index") == 0) return build_index(ctx, nargs, args, where);
-  if (strcmp(op, "shape") == 0) return build_of_array(ctx, K_SHAPE, nargs, args, where);
-  if (strcmp(op, "size") == 0) return build_of_array(ctx, K_SIZE, nargs, args, where);
-  if (strcmp(op, "iterate") == 0) return build_loop(ctx, K_ITERATE, nargs, args, where);
-  if (strcmp(op, "while") == 0) return build_loop(ctx, K_WHILE, nargs, args, where);
-  if (strcmp(op, "case") == 0) return build_case(ctx, nargs, args, where);
-  ctx_error(ctx, LACC_ERR_ARG, "unknown scalar operation '%s' (at %s)", op, place(where));
-  return NULL;
+  return node_new(ctx, k, result, -1, nargs, args, w);
 }
 
 /* ---- array level */
@@ -485,24 +445,23 @@ lacc_node *lacc_acc_param(lacc_ctx *ctx, int index, const char *type, int rank,
   return n;
 }
 
-static lacc_node *build_unit(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
-  if (expect_arity(ctx, "unit", 1, nargs, w) != LACC_OK ||
-      expect_level(ctx, "unit", 0, args[0], L_EXP, w) != LACC_OK)
-    return NULL;
-  return node_new(ctx, K_UNIT, args[0]->type, 0, 1, args, w);
+static lacc_node *build_unit(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                             const char *w) {
+  if (expect_level(ctx, kind_name(k), 0, args[0], L_EXP, w) != LACC_OK) return NULL;
+  return node_new(ctx, k, args[0]->type, 0, nargs, args, w);
 }
 
-static lacc_node *build_generate(lacc_ctx *ctx, int nargs, lacc_node *const *args,
+static lacc_node *build_generate(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
                                  const char *w) {
+  const char *op = kind_name(k);
   int rank;
-  if (expect_arity(ctx, "generate", 2, nargs, w) != LACC_OK ||
-      expect_shape(ctx, "generate", args[0], &rank, w) != LACC_OK)
-    return NULL;
-  const lacc_type *t = expect_fun(ctx, "generate", 1, args[1], 1, &args[0]->type, w);
-  return t != NULL ? node_new(ctx, K_GENERATE, t, rank, 2, args, w) : NULL;
+  if (expect_shape(ctx, op, args[0], &rank, w) != LACC_OK) return NULL;
+  const lacc_type *t = expect_fun(ctx, op, 1, args[1], 1, &args[0]->type, w);
+  return t != NULL ? node_new(ctx, k, t, rank, nargs, args, w) : NULL;
 }
 
-static lacc_node *build_map(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+static lacc_node *build_map(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                            const char *w) {
   const lacc_type *ts[LACC_MAX_ARGS];
   if (nargs < 2) {
     ctx_error(ctx, LACC_ERR_ARG, "map: expected a function and at least one array (at %s)",
@@ -519,20 +478,17 @@ static lacc_node *build_map(lacc_ctx *ctx, int nargs, lacc_node *const *args, co
     ts[i - 1] = args[i]->type;
   }
   const lacc_type *t = expect_fun(ctx, "map", 0, args[0], nargs - 1, ts, w);
-  return t != NULL ? node_new(ctx, K_MAP, t, args[1]->rank, nargs, args, w) : NULL;
+  return t != NULL ? node_new(ctx, k, t, args[1]->rank, nargs, args, w) : NULL;
 }
 
 /* fold, fold1 and the four scans: a function of two elements, a start value for fold,
  * scanl and scanr, and an array of rank 1 or more. */
 static lacc_node *build_fold(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
                              const char *w) {
-  const char *op = kind_names[k];
-  int with_z = k == K_FOLD || scan_with_z(k);
-  int want = with_z ? 3 : 2;
-  if (expect_arity(ctx, op, want, nargs, w) != LACC_OK ||
-      expect_level(ctx, op, want - 1, args[want - 1], L_ACC, w) != LACC_OK)
-    return NULL;
-  const lacc_node *xs = args[want - 1];
+  const char *op = kind_name(k);
+  int with_z = node_has(k, NF_Z);
+  if (expect_level(ctx, op, nargs - 1, args[nargs - 1], L_ACC, w) != LACC_OK) return NULL;
+  const lacc_node *xs = args[nargs - 1];
   if (xs->rank < 1) {
     ctx_error(ctx, LACC_ERR_TYPE, "%s: expected an array of rank 1 or more, got rank 0 (at %s)", op,
               place(w));
@@ -547,56 +503,55 @@ static lacc_node *build_fold(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *c
   return node_new(ctx, k, xs->type, is_scan(k) ? xs->rank : xs->rank - 1, nargs, args, w);
 }
 
-static lacc_node *build_backpermute(lacc_ctx *ctx, int nargs, lacc_node *const *args,
+static lacc_node *build_backpermute(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
                                     const char *w) {
+  const char *op = kind_name(k);
   int rank;
-  if (expect_arity(ctx, "backpermute", 3, nargs, w) != LACC_OK ||
-      expect_shape(ctx, "backpermute", args[0], &rank, w) != LACC_OK ||
-      expect_level(ctx, "backpermute", 2, args[2], L_ACC, w) != LACC_OK)
+  if (expect_shape(ctx, op, args[0], &rank, w) != LACC_OK ||
+      expect_level(ctx, op, 2, args[2], L_ACC, w) != LACC_OK)
     return NULL;
   const lacc_type *src = type_shape(ctx, args[2]->rank);
-  const lacc_type *r = expect_fun(ctx, "backpermute", 1, args[1], 1, &args[0]->type, w);
+  const lacc_type *r = expect_fun(ctx, op, 1, args[1], 1, &args[0]->type, w);
   if (src == NULL || r == NULL ||
-      expect_type(ctx, "backpermute", "index function result", src, r, w) != LACC_OK)
+      expect_type(ctx, op, "index function result", src, r, w) != LACC_OK)
     return NULL;
-  return node_new(ctx, K_BACKPERMUTE, args[2]->type, rank, 3, args, w);
+  return node_new(ctx, k, args[2]->type, rank, nargs, args, w);
 }
 
-static lacc_node *build_compute(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
-  if (expect_arity(ctx, "compute", 1, nargs, w) != LACC_OK ||
-      expect_level(ctx, "compute", 0, args[0], L_ACC, w) != LACC_OK)
-    return NULL;
-  return node_new(ctx, K_COMPUTE, args[0]->type, args[0]->rank, 1, args, w);
+static lacc_node *build_compute(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                                const char *w) {
+  if (expect_level(ctx, kind_name(k), 0, args[0], L_ACC, w) != LACC_OK) return NULL;
+  return node_new(ctx, k, args[0]->type, args[0]->rank, nargs, args, w);
 }
 
 /* permute(combine, defaults, f, xs): f maps source indices to target indices of the
  * defaults' shape, all -1 to drop the element; combine(new, old). */
-static lacc_node *build_permute(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
-  if (expect_arity(ctx, "permute", 4, nargs, w) != LACC_OK ||
-      expect_level(ctx, "permute", 1, args[1], L_ACC, w) != LACC_OK ||
-      expect_level(ctx, "permute", 3, args[3], L_ACC, w) != LACC_OK)
+static lacc_node *build_permute(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                                const char *w) {
+  const char *op = kind_name(k);
+  if (expect_level(ctx, op, 1, args[1], L_ACC, w) != LACC_OK ||
+      expect_level(ctx, op, 3, args[3], L_ACC, w) != LACC_OK)
     return NULL;
   const lacc_node *def = args[1], *xs = args[3];
-  if (expect_type(ctx, "permute", "source element", def->type, xs->type, w) != LACC_OK) return NULL;
+  if (expect_type(ctx, op, "source element", def->type, xs->type, w) != LACC_OK) return NULL;
   const lacc_type *ps[2] = { def->type, def->type };
-  const lacc_type *r = expect_fun(ctx, "permute", 0, args[0], 2, ps, w);
-  if (r == NULL || expect_type(ctx, "permute", "function result", def->type, r, w) != LACC_OK)
+  const lacc_type *r = expect_fun(ctx, op, 0, args[0], 2, ps, w);
+  if (r == NULL || expect_type(ctx, op, "function result", def->type, r, w) != LACC_OK)
     return NULL;
   const lacc_type *src = type_shape(ctx, xs->rank), *dst = type_shape(ctx, def->rank);
   if (src == NULL || dst == NULL) return NULL;
-  const lacc_type *ti = expect_fun(ctx, "permute", 2, args[2], 1, &src, w);
-  if (ti == NULL || expect_type(ctx, "permute", "index function result", dst, ti, w) != LACC_OK)
+  const lacc_type *ti = expect_fun(ctx, op, 2, args[2], 1, &src, w);
+  if (ti == NULL || expect_type(ctx, op, "index function result", dst, ti, w) != LACC_OK)
     return NULL;
-  return node_new(ctx, K_PERMUTE, def->type, def->rank, 4, args, w);
+  return node_new(ctx, k, def->type, def->rank, nargs, args, w);
 }
 
 /* append(xs, ys), interleave(xs, ys): arrays of one type and rank (1 or more); the outer
  * dimensions intersect; the innermost has n1 + n2, or 2 min(n1, n2), elements. */
 static lacc_node *build_push(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
                              const char *w) {
-  const char *op = kind_names[k];
-  if (expect_arity(ctx, op, 2, nargs, w) != LACC_OK ||
-      expect_level(ctx, op, 0, args[0], L_ACC, w) != LACC_OK ||
+  const char *op = kind_name(k);
+  if (expect_level(ctx, op, 0, args[0], L_ACC, w) != LACC_OK ||
       expect_level(ctx, op, 1, args[1], L_ACC, w) != LACC_OK ||
       expect_type(ctx, op, "second array's element", args[0]->type, args[1]->type, w) != LACC_OK)
     return NULL;
@@ -605,12 +560,13 @@ static lacc_node *build_push(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *c
               op, args[0]->rank, args[1]->rank, place(w));
     return NULL;
   }
-  return node_new(ctx, k, args[0]->type, args[0]->rank, 2, args, w);
+  return node_new(ctx, k, args[0]->type, args[0]->rank, nargs, args, w);
 }
 
 /* stencil(f, xs, spec [, c]): spec an i64 constant (boundary, window sizes); f takes one
  * tuple of the window's elements in row-major order; c the constant boundary's value. */
-static lacc_node *build_stencil(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+static lacc_node *build_stencil(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                                const char *w) {
   if (nargs < 3 || nargs > 4) {
     ctx_error(ctx, LACC_ERR_ARG, "stencil: expected 3 or 4 arguments, got %d (at %s)", nargs, place(w));
     return NULL;
@@ -625,12 +581,12 @@ static lacc_node *build_stencil(lacc_ctx *ctx, int nargs, lacc_node *const *args
   int s = (int)spec->cval.i, count = 1;
   boundary_kind b = stencil_boundary(s);
   for (int d = 0; d < xs->rank; d++) {
-    int k = stencil_window(s, d);
-    if (k < 3 || k > 9 || k % 2 == 0) {
+    int win = stencil_window(s, d);
+    if (win < 3 || win > 9 || win % 2 == 0) {
       ctx_error(ctx, LACC_ERR_ARG, "stencil: window sizes must be odd, 3 to 9 (at %s)", place(w));
       return NULL;
     }
-    count *= k;
+    count *= win;
   }
   if (b > B_CONSTANT || (b == B_CONSTANT) != (nargs == 4)) {
     ctx_error(ctx, LACC_ERR_ARG, "stencil: a bad boundary (at %s)", place(w));
@@ -650,34 +606,36 @@ static lacc_node *build_stencil(lacc_ctx *ctx, int nargs, lacc_node *const *args
     return NULL;
   }
   lacc_node *kids[3] = { args[0], args[1], nargs == 4 ? args[3] : NULL };
-  lacc_node *n = node_new(ctx, K_STENCIL, f->type, xs->rank, nargs == 4 ? 3 : 2, kids, w);
+  lacc_node *n = node_new(ctx, k, f->type, xs->rank, nargs == 4 ? 3 : 2, kids, w);
   if (n != NULL) n->field = s;
   return n;
 }
 
-static lacc_node *build_acond(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
-  if (expect_arity(ctx, "acond", 3, nargs, w) != LACC_OK ||
-      expect_level(ctx, "acond", 0, args[0], L_EXP, w) != LACC_OK ||
-      expect_level(ctx, "acond", 1, args[1], L_ACC, w) != LACC_OK ||
-      expect_level(ctx, "acond", 2, args[2], L_ACC, w) != LACC_OK)
+static lacc_node *build_acond(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                              const char *w) {
+  const char *op = kind_name(k);
+  if (expect_level(ctx, op, 0, args[0], L_EXP, w) != LACC_OK ||
+      expect_level(ctx, op, 1, args[1], L_ACC, w) != LACC_OK ||
+      expect_level(ctx, op, 2, args[2], L_ACC, w) != LACC_OK)
     return NULL;
   const lacc_type *b = type_parse(ctx, "bool");
-  if (b == NULL || expect_type(ctx, "acond", "condition", b, args[0]->type, w) != LACC_OK ||
-      expect_type(ctx, "acond", "else array's element", args[1]->type, args[2]->type, w) != LACC_OK)
+  if (b == NULL || expect_type(ctx, op, "condition", b, args[0]->type, w) != LACC_OK ||
+      expect_type(ctx, op, "else array's element", args[1]->type, args[2]->type, w) != LACC_OK)
     return NULL;
   if (args[1]->rank != args[2]->rank) {
     ctx_error(ctx, LACC_ERR_TYPE, "acond: arrays of one rank expected, got ranks %d and %d (at %s)",
               args[1]->rank, args[2]->rank, place(w));
     return NULL;
   }
-  return node_new(ctx, K_ACOND, args[1]->type, args[1]->rank, 3, args, w);
+  return node_new(ctx, k, args[1]->type, args[1]->rank, nargs, args, w);
 }
 
 /* awhile(init, var, cond, body): var the parameter node the two were traced with. */
-static lacc_node *build_awhile(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
-  if (expect_arity(ctx, "awhile", 4, nargs, w) != LACC_OK) return NULL;
-  for (int i = 0; i < 4; i++)
-    if (expect_level(ctx, "awhile", i, args[i], L_ACC, w) != LACC_OK) return NULL;
+static lacc_node *build_awhile(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                               const char *w) {
+  const char *op = kind_name(k);
+  for (int i = 0; i < nargs; i++)
+    if (expect_level(ctx, op, i, args[i], L_ACC, w) != LACC_OK) return NULL;
   lacc_node *init = args[0], *var = args[1], *cond = args[2], *body = args[3];
   const lacc_type *b = type_parse(ctx, "bool");
   if (b == NULL) return NULL;
@@ -686,8 +644,8 @@ static lacc_node *build_awhile(lacc_ctx *ctx, int nargs, lacc_node *const *args,
               "the initial array's type (at %s)", place(w));
     return NULL;
   }
-  if (expect_type(ctx, "awhile", "condition's element", b, cond->type, w) != LACC_OK ||
-      expect_type(ctx, "awhile", "body's element", init->type, body->type, w) != LACC_OK)
+  if (expect_type(ctx, op, "condition's element", b, cond->type, w) != LACC_OK ||
+      expect_type(ctx, op, "body's element", init->type, body->type, w) != LACC_OK)
     return NULL;
   if (cond->rank != 0 || body->rank != init->rank) {
     ctx_error(ctx, LACC_ERR_TYPE, "awhile: %s (at %s)",
@@ -698,35 +656,63 @@ static lacc_node *build_awhile(lacc_ctx *ctx, int nargs, lacc_node *const *args,
   return awhile_build(ctx, init, var, cond, body, w);
 }
 
-static lacc_node *build_reshape(lacc_ctx *ctx, int nargs, lacc_node *const *args, const char *w) {
+static lacc_node *build_reshape(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                                const char *w) {
+  const char *op = kind_name(k);
   int rank;
-  if (expect_arity(ctx, "reshape", 2, nargs, w) != LACC_OK ||
-      expect_shape(ctx, "reshape", args[0], &rank, w) != LACC_OK ||
-      expect_level(ctx, "reshape", 1, args[1], L_ACC, w) != LACC_OK)
+  if (expect_shape(ctx, op, args[0], &rank, w) != LACC_OK ||
+      expect_level(ctx, op, 1, args[1], L_ACC, w) != LACC_OK)
     return NULL;
-  return node_new(ctx, K_RESHAPE, args[1]->type, rank, 2, args, w);
+  return node_new(ctx, k, args[1]->type, rank, nargs, args, w);
+}
+
+/* ---- operations called by name */
+
+typedef lacc_node *(*builder)(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                              const char *w);
+
+/* One per NF_OP kind of the node table (nodes.h), which names them and fixes their
+ * level and, where fixed, their arity. */
+static const builder builders[K_NKINDS] = {
+  [K_COND] = build_cond, [K_TUPLE] = build_tuple, [K_INDEX] = build_index,
+  [K_SHAPE] = build_of_array, [K_SIZE] = build_of_array, [K_ITERATE] = build_loop,
+  [K_WHILE] = build_loop, [K_CASE] = build_case,
+  [K_UNIT] = build_unit, [K_GENERATE] = build_generate, [K_MAP] = build_map,
+  [K_FOLD] = build_fold, [K_FOLD1] = build_fold, [K_SCANL] = build_fold,
+  [K_SCANL1] = build_fold, [K_SCANR] = build_fold, [K_SCANR1] = build_fold,
+  [K_BACKPERMUTE] = build_backpermute, [K_RESHAPE] = build_reshape,
+  [K_COMPUTE] = build_compute, [K_PERMUTE] = build_permute, [K_APPEND] = build_push,
+  [K_INTERLEAVE] = build_push, [K_STENCIL] = build_stencil, [K_ACOND] = build_acond,
+  [K_AWHILE] = build_awhile,
+};
+
+/* The operation op of level l: its kind looked up in the node table, its arguments
+ * counted when the table fixes their number, then built. */
+static lacc_node *build_op(lacc_ctx *ctx, node_level l, const char *op, int nargs,
+                           lacc_node *const *args, const char *where) {
+  node_kind k;
+  if (!node_lookup(op, &k) || node_level_of(k) != l || builders[k] == NULL) {
+    ctx_error(ctx, LACC_ERR_ARG, "unknown %s operation '%s' (at %s)",
+              l == L_ACC ? "array" : "scalar", op, place(where));
+    return NULL;
+  }
+  int want = node_arity(k);
+  if (want != ARITY_ANY && expect_arity(ctx, op, want, nargs, where) != LACC_OK) return NULL;
+  return builders[k](ctx, k, nargs, args, where);
+}
+
+lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
+                       const char *where) {
+  if (op == NULL) op = "?";
+  if (check_args(ctx, op, nargs, args, where) != LACC_OK) return NULL;
+  prim_op p;
+  if (prim_lookup(op, &p)) return build_prim(ctx, p, nargs, args, where);
+  return build_op(ctx, L_EXP, op, nargs, args, where);
 }
 
 lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,
                        const char *where) {
   if (op == NULL) op = "?";
   if (check_args(ctx, op, nargs, args, where) != LACC_OK) return NULL;
-  if (strcmp(op, "unit") == 0) return build_unit(ctx, nargs, args, where);
-  if (strcmp(op, "generate") == 0) return build_generate(ctx, nargs, args, where);
-  if (strcmp(op, "map") == 0) return build_map(ctx, nargs, args, where);
-  if (strcmp(op, "fold") == 0) return build_fold(ctx, K_FOLD, nargs, args, where);
-  if (strcmp(op, "fold1") == 0) return build_fold(ctx, K_FOLD1, nargs, args, where);
-  for (node_kind k = K_SCANL; k <= K_SCANR1; k++)
-    if (strcmp(op, kind_names[k]) == 0) return build_fold(ctx, k, nargs, args, where);
-  if (strcmp(op, "backpermute") == 0) return build_backpermute(ctx, nargs, args, where);
-  if (strcmp(op, "reshape") == 0) return build_reshape(ctx, nargs, args, where);
-  if (strcmp(op, "compute") == 0) return build_compute(ctx, nargs, args, where);
-  if (strcmp(op, "permute") == 0) return build_permute(ctx, nargs, args, where);
-  if (strcmp(op, "append") == 0) return build_push(ctx, K_APPEND, nargs, args, where);
-  if (strcmp(op, "stencil") == 0) return build_stencil(ctx, nargs, args, where);
-  if (strcmp(op, "acond") == 0) return build_acond(ctx, nargs, args, where);
-  if (strcmp(op, "awhile") == 0) return build_awhile(ctx, nargs, args, where);
-  if (strcmp(op, "interleave") == 0) return build_push(ctx, K_INTERLEAVE, nargs, args, where);
-  ctx_error(ctx, LACC_ERR_ARG, "unknown array operation '%s' (at %s)", op, place(where));
-  return NULL;
+  return build_op(ctx, L_ACC, op, nargs, args, where);
 }
