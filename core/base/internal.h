@@ -240,12 +240,11 @@ struct lacc_node {
   const lacc_type *type;       /* element type (acc), value type (exp), result (lam) */
   int rank;                    /* acc: rank; exp/lam: -1 */
   prim_op prim;
-  int field;                   /* K_PRJ field; K_CON constructor; K_EVAR/K_AVAR de Bruijn index */
+  int field;                   /* K_PRJ field; K_CON constructor; K_EVAR/K_AVAR de Bruijn
+                                  index; K_PARAM the parameter's index */
   int nparams;                 /* K_LAM */
-  int merged;                  /* AST K_CASE decided by its enclosing case's tag test */
-  int manifest;                /* AST array term materialised by its own kernel (fusion.c) */
-  int slot;                    /* AST: its plan slot + 1 once lowered (lower.c) */
-  lacc_val cval;               /* K_CONST */
+  lacc_val cval;               /* K_CONST: the value; graph K_PARAM: its layout (.i, a
+                                  layout_strategy) */
   lacc_array *array;           /* K_USE */
   char *where;
   uint64_t id;                 /* graph: stable name */
@@ -258,7 +257,16 @@ struct lacc_node {
   struct ast_arena *loop;      /* AST K_AWHILE: the condition and the body, two closed
                                   ASTs whose parameters are the node's kids (sharing.c;
                                   owned by the enclosing arena's `nested`) */
-  /* scratch for sharing recovery, valid during one conversion */
+  /* Marks of one stage each, on AST nodes: written by that stage only, before the
+   * stages that read them run (the driver's order: run.c). */
+  int merged;                  /* K_CASE decided by its enclosing case's tag test: written
+                                  by simplify.c; read by lowering and explain */
+  int manifest;                /* array term materialised by its own kernel: written by
+                                  fusion.c; read by lowering */
+  int slot;                    /* its plan slot + 1 once lowered (lower.c) */
+  /* Scratch of a walk over the graph, valid while mark equals the generation the walk
+   * took from ctx->next_mark: sharing recovery (one conversion) and awhile_build
+   * (awhile.c) use it; nothing keeps a value in it past its walk. */
   int tmp;
   uint64_t mark;
 };
