@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "base/internal.h"
+#include "ast/ast.h"
 #include "base/text.h"
 
 typedef struct {

@@ -14,7 +14,7 @@
  * Otherwise it is materialised once and read by every user.
  * Must not: change the AST's meaning or shape; lowering (lower.c) follows the marks.
  */
-#include "base/internal.h"
+#include "ast/ast.h"
 
 #define MANY 1000000
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "base/internal.h"
+#include "ast/ast.h"
 #include "base/vec.h"
 
 #define STACK_VALUES (1 << 17)

@@ -15,7 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "base/internal.h"
+#include "ast/ast.h"
 #include "base/vec.h"
 
 struct ast_block {

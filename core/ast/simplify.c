@@ -7,7 +7,7 @@
  * same either way; explain shows the merged cases as one.
  * Must not: change what a program computes, or touch the graph.
  */
-#include "base/internal.h"
+#include "ast/ast.h"
 
 /* Does e refer to the variable at de Bruijn index idx (counted from e's scope)? */
 static int uses_var(const lacc_node *e, int idx) {

@@ -1,8 +1,10 @@
-/* internal.h: the data structures shared by the core's stages.
+/* internal.h: the objects every part of the core shares, and base/'s entry points.
  *
- * Owns: the context, element types, host arrays, graph nodes and the closed AST.
- * Each stage (graph.c, sharing.c, interp.c, explain.c) reads these; only the file
- * that owns a structure (named beside it) allocates or mutates it.
+ * Owns: the context, element types and values, layouts, host arrays, the node (graph
+ * and AST share one struct; the node and primitive tables are nodes.h), the wording of
+ * run errors, the awhile loop. Each part adds a header of its own stages
+ * (front/front.h, ast/ast.h, kir/kir.h). Only the file that owns a structure (named
+ * beside it) allocates or mutates it.
  */
 #ifndef LACC_INTERNAL_H
 #define LACC_INTERNAL_H
@@ -289,36 +291,11 @@ int err_fold1_empty(lacc_ctx *ctx, const char *where);
 int err_too_large(lacc_ctx *ctx, const char *what, const char *where);
 int err_extent(lacc_ctx *ctx, const char *what, int64_t extent, int64_t dim,
                const char *where);
-/* A graph node of kind k over kids (retained), its depth checked (graph.c). */
-lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
-                    lacc_node *const *kids, const char *where);
 /* K_STENCIL's field: the boundary (low 4 bits) and the window size of dimension d in
  * bits 4 + 4d. */
 typedef enum { B_CLAMP, B_MIRROR, B_WRAP, B_CONSTANT } boundary_kind;
 static inline boundary_kind stencil_boundary(int spec) { return (boundary_kind)(spec & 15); }
 static inline int stencil_window(int spec, int d) { return (spec >> (4 + 4 * d)) & 15; }
-
-/* ---- closed AST (sharing.c): nodes allocated in one arena, freed together */
-typedef struct ast_block ast_block;
-typedef struct ast_arena {
-  lacc_ctx *ctx;
-  ast_block *blocks;
-  int nroots;
-  struct lacc_node *root;      /* K_RESULTS, or lets around it */
-  int lets;
-  struct lacc_node **retained; /* graph roots kept alive while the AST lives (arrays, places) */
-  int nretained;
-  struct ast_arena **nested;   /* the awhile loops' condition and body pairs in it (each
-                                  an array of two arenas, freed with this one) */
-  int nnested;
-  int nparams;                 /* of a nested arena: the loop's array, then what it reads */
-} ast_arena;
-
-/* Graph -> closed AST with lets and de Bruijn indices at both levels; every awhile's
- * condition and body converted too, into arenas nested in it (K_AWHILE's `loop`). */
-int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out);
-
-typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;
 
 /* An awhile loop (base/loop.c): runs the condition (which == 0: a rank-0 bool array) or
  * the body (which == 1: the loop's next array) of arguments args (the loop's array, then
@@ -329,28 +306,8 @@ typedef int (*loop_runner)(void *ud, int which, lacc_array *const *args, lacc_ar
 int awhile_run(lacc_ctx *ctx, loop_runner run, void *ud, const layout_plan *state, int n,
                lacc_array *const *args, lacc_array **out);
 
-/* The node for awhile(cond, body, init): var is the parameter node cond and body were
- * traced with; what they read that does not depend on it becomes the node's kids. */
-lacc_node *awhile_build(lacc_ctx *ctx, lacc_node *init, lacc_node *var, lacc_node *cond,
-                        lacc_node *body, const char *where);
-void ast_free(ast_arena *a);
-void *ast_alloc(ast_arena *a, size_t n);
-
-/* Simplifier (simplify.c): rewrites the closed AST in place. */
-void simplify_ast(ast_arena *ast);
-
-/* Fusion (fusion.c): mark in the AST which array terms are materialised (`manifest`). */
-void fusion_mark(ast_arena *ast, int enabled);
-
-/* Reference interpreter (interp.c): results into out[0..nroots-1]. */
-int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array *const *params,
-               lacc_array **out);
-
 /* Layouts of element types (layout.c): text for lacc_layout. */
 char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *strategy);
-
-/* Text for people (explain.c). */
-char *explain_ast(lacc_ctx *ctx, const ast_arena *ast);
 
 /* Scalar primitive semantics, shared by the interpreter and constant folding (prim.c).
  * Returns 0, or LACC_ERR_DIVZERO. */

@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "base/internal.h"
+#include "front/front.h"
 #include "base/vec.h"
 
 /* Scratch bits in tmp while mark == gen. */

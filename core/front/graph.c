@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "base/internal.h"
+#include "front/front.h"
 
 static const char *place(const char *where) { return where != NULL ? where : "?"; }
 

@@ -10,7 +10,9 @@
 #ifndef LACC_KIR_H
 #define LACC_KIR_H
 
-#include "base/internal.h"
+#include "ast/ast.h"
+
+typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;  /* the backend a plan is for */
 
 /* ---- instructions: three-address code over variables declared at function level */
 typedef enum {

@@ -1,0 +1,45 @@
+/* ast.h: the closed AST and the stages over it: sharing recovery (sharing.c),
+ * simplification (simplify.c), fusion's marks (fusion.c), the reference interpreter
+ * (interp.c) and the AST as text (explain.c). */
+#ifndef LACC_AST_H
+#define LACC_AST_H
+
+#include "base/internal.h"
+
+/* ---- closed AST (sharing.c): nodes allocated in one arena, freed together */
+typedef struct ast_block ast_block;
+typedef struct ast_arena {
+  lacc_ctx *ctx;
+  ast_block *blocks;
+  int nroots;
+  struct lacc_node *root;      /* K_RESULTS, or lets around it */
+  int lets;
+  struct lacc_node **retained; /* graph roots kept alive while the AST lives (arrays, places) */
+  int nretained;
+  struct ast_arena **nested;   /* the awhile loops' condition and body pairs in it (each
+                                  an array of two arenas, freed with this one) */
+  int nnested;
+  int nparams;                 /* of a nested arena: the loop's array, then what it reads */
+} ast_arena;
+
+/* Graph -> closed AST with lets and de Bruijn indices at both levels; every awhile's
+ * condition and body converted too, into arenas nested in it (K_AWHILE's `loop`). */
+int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_arena *out);
+
+void ast_free(ast_arena *a);
+void *ast_alloc(ast_arena *a, size_t n);
+
+/* Simplifier (simplify.c): rewrites the closed AST in place. */
+void simplify_ast(ast_arena *ast);
+
+/* Fusion (fusion.c): mark in the AST which array terms are materialised (`manifest`). */
+void fusion_mark(ast_arena *ast, int enabled);
+
+/* Reference interpreter (interp.c): results into out[0..nroots-1]. */
+int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array *const *params,
+               lacc_array **out);
+
+/* Text for people (explain.c). */
+char *explain_ast(lacc_ctx *ctx, const ast_arena *ast);
+
+#endif
