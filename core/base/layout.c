@@ -1,15 +1,17 @@
-/* layout.c: the struct-of-arrays layout of element types (seeds 000 and 002).
+/* layout.c: the struct-of-arrays layout of element types ("Accelerating Sum Types",
+ * van Hoef 2022; "Variant Types in Data-Parallel Array Languages", de Graaf 2024).
  *
  * Owns: for an element type and a strategy, the tag(s) and the field arrays, their
- * widths and member types, the bits per element, and the theoretical minimum of seed
- * 000 equation 1. Strategies:
+ * widths and member types, the bits per element, and the theoretical minimum of
+ * "Accelerating Sum Types" (equation 1); storing and loading one element through a
+ * layout. Strategies:
  *   unboxed  Accelerate's baseline: a tag per sum, a field per constructor field;
  *   rtu      one combined tag for all nested sums (sums add choices, products multiply),
  *            and a product of unions: the i-th fields of all alternatives share one field;
  *   compact  rtu, but each alternative's fields are ordered by width, widest first,
  *            before they are merged, so equal-width members share a field (stored as
  *            bits and cast) and narrow ones never widen a wide field needlessly.
- * Must not: allocate arrays or know about programs (that comes with arrays of sums).
+ * Must not: allocate arrays (array.c does) or know about programs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +41,8 @@ static int log2_ceil(uint64_t n) {
   return b;
 }
 
-/* Seed 000 equation 1: log2 of the constructors plus the widest alternative. */
+/* "Accelerating Sum Types", equation 1: log2 of the constructors plus the widest
+ * alternative. */
 static int minimum_bits(const lacc_type *t) {
   if (t->kind == T_SCALAR) return t->scalar == S_BOOL ? 1 : width(t->scalar);
   if (t->kind == T_TUPLE) {

@@ -2,7 +2,9 @@
  *
  * Owns: what every primitive means for every scalar type, with no undefined
  * behaviour (integers wrap, division by zero is reported, float->int saturates).
- * The interpreter calls prim_eval; later backends must generate code that agrees.
+ * The interpreter and the OpenCL backend's host functions call prim_eval; the preludes of
+ * emit_c.c give the generated code the same meaning. The names, arities and classes
+ * are the primitive table's (nodes.h).
  * Must not: know about nodes, arrays or evaluation order.
  */
 #include <math.h>

@@ -1,6 +1,6 @@
-/* kir.h: the kernel IR and the execution plan shared by fusion, lowering and backends.
+/* kir.h: the kernel IR and the execution plan shared by the lowering and the backends.
  *
- * Owns: the imperative form every backend prints (C today, OpenCL C later): functions
+ * Owns: the imperative form every backend prints (C and OpenCL C): functions
  * of typed scalar variables with structured control flow and loads/stores of layout
  * buffers; and the plan: which arrays are materialised (slots), in which order the
  * kernels run (steps), and the run-time checks a kernel may raise.
