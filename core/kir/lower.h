@@ -1,0 +1,171 @@
+/* lower.h: what the files of the lowering (lower*.c) share.
+ *
+ * Owns: the lowering's state (one `lower` per plan being built: the function being
+ * written, memoised extents, the step's description, the jump out on failure), the
+ * environments of array terms (aenv) and scalar values (senv), and the functions one
+ * file of the lowering offers the others (prefix lw_).
+ * Must not: be included outside core/kir/lower*.c: the rest of the core sees lower_plan
+ * (kir.h) only.
+ */
+#ifndef LACC_LOWER_H
+#define LACC_LOWER_H
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kir/kir.h"
+#include "base/settings.h"
+
+typedef struct aenv {
+  const lacc_node *node;   /* delayed: the term */
+  const struct aenv *env;  /* delayed: its environment */
+  int slot;                /* materialised: >= 0 */
+  const struct aenv *up;
+} aenv;
+
+typedef struct senv {
+  const int *v;
+  const struct senv *up;
+} senv;
+
+typedef struct {
+  int lin;
+  int ix[LACC_MAX_RANK];
+} kindex;
+
+typedef struct memo {
+  const lacc_node *node;
+  const aenv *env;
+  int slot;
+  int *ext;
+  struct memo *next;
+} memo;
+
+typedef struct {
+  lacc_ctx *ctx;
+  kplan *P;
+  int fi;                  /* the function being written */
+  int pro;                 /* appending to its prologue */
+  int key;                 /* variable holding the element index for checks */
+  memo *memos;             /* extents and shapes computed in this function's prologue */
+  int step;                /* the step being lowered (slot uses) */
+  int describe;            /* recording what elem() pulls into the step's desc */
+  size_t dlen, dcap;
+  int guard;               /* the guard of steps being planned (acond branches), -1 */
+  struct leaf_load *loads; /* this function's element leaves read from buffers */
+  int nloads, lcap;
+  int speculate;           /* matches and conds with cheap arms compute every arm */
+  int speculated;          /* how many did */
+  const layout_strategy *layouts;  /* the parameters' layouts (NULL: their nodes') */
+  jmp_buf oom;
+} lower;
+
+/* How a leaf variable of a loaded element was read, so that a match arm can read its
+ * alternative's fields again inside the arm: the element-wide reads before the tag test
+ * are then dead wherever only arms use the fields, and the C compiler drops them (a
+ * random mix of constructors reads only each element's own fields). */
+typedef struct leaf_load {
+  int var, slot, buf, idx, raw;
+  scalar_kind kind;
+} leaf_load;
+
+/* lower_ir.c */
+void *lw_alloc(lower *L, size_t n);
+int lw_grow(lower *L, void **v, int *cap, int n, size_t size);
+int lw_var(lower *L, scalar_kind k);
+kinst *lw_emit(lower *L, kop op);
+int lw_k_const(lower *L, scalar_kind k, lacc_val v);
+int lw_k_int(lower *L, scalar_kind k, int64_t i);
+int lw_k_user_const(lower *L, const lacc_type *t, lacc_val v);
+void lw_k_mov(lower *L, int dst, int src);
+int lw_k_prim(lower *L, prim_op p, int a, int b);
+int lw_k_unary(lower *L, kop op, scalar_kind k, int a);
+int lw_k_cast(lower *L, scalar_kind to, int a);
+int lw_k_select(lower *L, int c, int a, int b);
+void lw_k_for(lower *L, int i, int lo, int hi, int64_t step);
+void lw_use_slot(lower *L, int slot);
+void lw_describe(lower *L, const char *a, const char *b);
+int lw_k_read(lower *L, kop op, int slot, int buf, int idx);
+int lw_k_cas(lower *L, int slot, int buf, int idx, int expect, int v);
+void lw_k_store(lower *L, int slot, int buf, int idx, int v);
+int lw_add_check(lower *L, check_kind k, const char *what, const char *where, int rank);
+void lw_k_fail(lower *L, int check, int nargs, const int *args);
+int lw_new_fn(lower *L, fn_role role);
+int lw_new_slot(lower *L, slot_kind kind, const lacc_type *t, int rank,
+                const layout_plan *plan);
+int lw_input_slot(lower *L, lacc_array *a);
+int lw_param_slot(lower *L, const lacc_node *t);
+const layout_plan *lw_out_plan(lower *L, const lacc_type *t);
+int *lw_slot_ext(lower *L, int slot);
+
+/* lower_elem.c */
+int lw_from_bits(lower *L, scalar_kind k, int bits);
+int lw_lane_array(lower *L, scalar_kind k, int n);
+int lw_k_lget(lower *L, int arr, int lane);
+void lw_k_lset(lower *L, int arr, int lane, int v);
+int lw_reload(lower *L, int v);
+int *lw_load_elem(lower *L, int slot, int idx);
+void lw_store_elem(lower *L, int slot, int idx, const int *v);
+int lw_ravel(lower *L, int rank, const int *ext, const int *ix);
+void lw_unravel(lower *L, int rank, const int *ext, int lin, int *ix);
+
+/* lower_scalar.c */
+const aenv *lw_a_lookup(const aenv *env, int k);
+const aenv *lw_a_push(lower *L, const aenv *env, const lacc_node *node, const aenv *nenv,
+                      int slot);
+int *lw_apply(lower *L, const lacc_node *lam, const senv *se, const aenv *ae,
+              const lacc_type *const *ptypes, const int *args);
+int *lw_fresh(lower *L, const lacc_type *t);
+void lw_assign(lower *L, const lacc_type *t, const int *dst, const int *src);
+int *lw_copy(lower *L, const lacc_type *t, const int *src);
+int *lw_lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae);
+
+/* lower_pull.c */
+int lw_size_of(lower *L, int rank, const int *ext);
+int *lw_shape_of(lower *L, const lacc_node *t, const aenv *env);
+int *lw_elem(lower *L, const lacc_node *t, const aenv *env, const kindex *ix);
+int *lw_part_elem(lower *L, const lacc_node *part, const aenv *env, const kindex *ix, int r,
+                  int j);
+
+/* lower_fold.c */
+int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank);
+void lw_start_desc(lower *L);
+int lw_step_map(lower *L, const lacc_node *t, const aenv *env);
+int *lw_fold_elem(lower *L, const lacc_node *xs, const aenv *env, const int *sx,
+                  const int *oix, int o, int j);
+int lw_ordered_only(const lacc_node *f, const lacc_type *t);
+int lw_step_fold(lower *L, const lacc_node *a, const aenv *env);
+
+/* lower_scan.c */
+int lw_step_scan(lower *L, const lacc_node *a, const aenv *env);
+
+/* lower_push.c */
+int lw_step_push(lower *L, const lacc_node *t, const aenv *env);
+int lw_step_stencil(lower *L, const lacc_node *a, const aenv *env);
+int lw_step_permute(lower *L, const lacc_node *a, const aenv *env);
+
+/* lower_control.c */
+int lw_step_acond(lower *L, lacc_node *t, const aenv *env);
+int lw_step_while(lower *L, lacc_node *t, const aenv *env);
+
+/* lower.c */
+int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed);
+
+/* one-liners every file uses */
+static inline void oom(lower *L) { longjmp(L->oom, 1); }
+static inline int *ints(lower *L, int n) {
+  return lw_alloc(L, sizeof(int) * (size_t)(n > 0 ? n : 1));
+}
+static inline kfn *fn(lower *L) { return &L->P->fns[L->fi]; }
+static inline scalar_kind vtype(lower *L, int v) { return fn(L)->vt[v]; }
+static inline void k_if(lower *L, int c) { lw_emit(L, KO_IF)->a = c; }
+static inline void k_else(lower *L) { lw_emit(L, KO_ELSE); }
+static inline void k_end(lower *L) { lw_emit(L, KO_END); }
+static inline int k_load(lower *L, int slot, int buf, int idx) {
+  return lw_k_read(L, KO_LOAD, slot, buf, idx);
+}
+static inline int bits_of(lower *L, int v) { return lw_k_unary(L, KO_TOBITS, S_U64, v); }
+
+#endif

@@ -1,0 +1,116 @@
+/* lower_control.c: acond and awhile in a plan.
+ *
+ * Owns: acond (a test step, each branch's steps behind a guard, a select) and awhile
+ * (its inputs materialised, then one step holding the condition's and the body's nested
+ * plans, lowered here from the ASTs sharing recovery nested in the program's).
+ * Must not: run anything: the executor runs the guards, selects and loops.
+ */
+#include "kir/lower.h"
+
+/* ---- acond: a test step, each branch's steps behind a guard, a select */
+
+static int step_test(lower *L, const lacc_node *t, const aenv *env) {
+  const lacc_type *b = type_parse(L->ctx, "bool");
+  if (b == NULL) oom(L);
+  int st = lw_new_step(L, SK_TEST, t, 0);
+  int out = lw_new_slot(L, SLOT_KERNEL, b, 0, lw_out_plan(L, b));
+  L->P->steps[st].out = out;
+  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  int i = lw_var(L, S_I64);
+  lw_k_for(L, i, 0, 1, 1);
+  L->key = i;
+  lw_store_elem(L, out, i, lw_lower_exp(L, t->kids[0], NULL, env));
+  k_end(L);
+  return out;
+}
+
+static int new_guard(lower *L, int slot, int want) {
+  kplan *P = L->P;
+  lw_grow(L, (void **)&P->guards, &P->gcap, P->nguards, sizeof *P->guards);
+  P->guards[P->nguards] = (pguard){ slot, want, L->guard };
+  return P->nguards++;
+}
+
+
+/* A copy of slot src in the layout results are made in. */
+static int step_copy(lower *L, const lacc_node *t, int src) {
+  const pslot *ps = &L->P->slots[src];
+  int r = ps->rank, st = lw_new_step(L, SK_MAP, t, r);
+  int out = lw_new_slot(L, SLOT_KERNEL, ps->type, r, lw_out_plan(L, ps->type));
+  L->P->steps[st].out = out;
+  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  int *ext = lw_slot_ext(L, src);
+  for (int d = 0; d < r; d++) {
+    kinst *in = lw_emit(L, KO_OUT);
+    in->a = ext[d];
+    in->imm.i = d;
+  }
+  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  int i = lw_var(L, S_I64);
+  lw_k_for(L, i, 0, 1, 1);
+  L->key = i;
+  lw_store_elem(L, out, i, lw_load_elem(L, src, i));
+  k_end(L);
+  return out;
+}
+
+/* A branch materialised behind its guard, in the results' layout (both branches of an
+ * acond must share one, as their consumers read either). */
+static int plan_branch(lower *L, lacc_node *t, const aenv *env, int guard) {
+  int saved = L->guard;
+  L->guard = guard;
+  const aenv *d;
+  int s = lw_plan_acc(L, t, env, &d);
+  if (s < 0) s = lw_step_map(L, d->node, d->env);
+  if (L->P->slots[s].plan != lw_out_plan(L, L->P->slots[s].type)) s = step_copy(L, t, s);
+  L->guard = saved;
+  return s;
+}
+
+int lw_step_acond(lower *L, lacc_node *t, const aenv *env) {
+  int test = step_test(L, t, env);
+  int a = plan_branch(L, t->kids[1], env, new_guard(L, test, 1));
+  int b = plan_branch(L, t->kids[2], env, new_guard(L, test, 0));
+  int st = lw_new_step(L, SK_SELECT, t, t->rank);
+  int out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
+  pstep *s = &L->P->steps[st];
+  s->out = out;
+  s->sel_test = test;
+  s->sel_then = a;
+  s->sel_else = b;
+  lw_use_slot(L, test);
+  lw_use_slot(L, a);
+  lw_use_slot(L, b);
+  return out;
+}
+
+/* ---- awhile: its inputs materialised, then one step that runs the condition and the
+ * body (plans nested in this one, of the loop's array and the arrays read from outside) */
+
+int lw_step_while(lower *L, lacc_node *t, const aenv *env) {
+  int n = t->nkids;
+  int *in = ints(L, n);
+  layout_strategy *st = lw_alloc(L, sizeof *st * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    const aenv *d;
+    in[i] = lw_plan_acc(L, t->kids[i], env, &d);
+    if (in[i] < 0) in[i] = lw_step_map(L, d->node, d->env);
+    st[i] = L->P->slots[in[i]].plan->strategy;
+  }
+  st[0] = L->ctx->layout;   /* the loop's array stays in the layout results are made in */
+  int k = lw_new_step(L, SK_WHILE, t, t->rank);
+  pstep *s = &L->P->steps[k];
+  s->loop_in = in;
+  s->nloop_in = n;
+  for (int i = 0; i < 2; i++) {
+    /* the condition's and the body's ASTs, nested in this one, planned in turn */
+    s->loop[i] = calloc(1, sizeof *s->loop[i]);
+    if (s->loop[i] == NULL) oom(L);
+    if (lower_plan(L->ctx, &t->loop[i], L->P->backend, st, s->loop[i]) != LACC_OK) oom(L);
+    s = &L->P->steps[k];
+  }
+  s->out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
+  for (int i = 0; i < n; i++) lw_use_slot(L, in[i]);
+  return L->P->steps[k].out;
+}

@@ -1,0 +1,324 @@
+/* lower_push.c: push arrays, stencils and permute.
+ *
+ * Owns: materialised push arrays (append, interleave: one loop per part,
+ * "Defunctionalizing Push Arrays"), stencils (boundary code only on the border, plain
+ * reads inside), and permute (defaults copied, then the source scattered in order or
+ * with compare-and-swap).
+ * Must not: read a push array as a pull array (lower_pull.c does).
+ */
+#include "kir/lower.h"
+
+/* ---- push arrays materialised: one loop per part, no per-element test ("Defunctionalizing Push Arrays") */
+
+typedef struct {
+  int out, o, m;             /* output slot, row, row length */
+  int lo, hi;                /* the part of the row this call writes */
+  kindex row;                /* outer indices of the row */
+  int r;
+} pusher;
+
+/* ceil(x / s) for s > 0, with the floor division of idiv. */
+static int ceil_div(lower *L, int x, int s) {
+  int zero = lw_k_int(L, S_I64, 0);
+  return lw_k_prim(L, P_SUB, zero, lw_k_prim(L, P_IDIV, lw_k_prim(L, P_SUB, zero, x), s));
+}
+
+/* Writes the elements j < limit of term t at row positions base + stride j that fall in
+ * [lo, hi): pushing through nested appends and interleaves, pulling anything else. */
+static void push_apply(lower *L, const pusher *P, const lacc_node *t, const aenv *env, int base,
+                       int stride, int limit) {
+  int r = P->r;
+  if ((t->kind == K_APPEND || t->kind == K_INTERLEAVE) && t->slot == 0) {
+    const lacc_node *xs = t->kids[0], *ys = t->kids[1];
+    int n1 = lw_shape_of(L, xs, env)[r - 1], n2 = lw_shape_of(L, ys, env)[r - 1];
+    if (t->kind == K_APPEND) {
+      /* an append within limit: the first part, then what of the second fits */
+      push_apply(L, P, xs, env, base, stride, lw_k_prim(L, P_MIN, n1, limit));
+      int rest = lw_k_prim(L, P_MAX, lw_k_prim(L, P_SUB, limit, n1), lw_k_int(L, S_I64, 0));
+      push_apply(L, P, ys, env, lw_k_prim(L, P_ADD, base, lw_k_prim(L, P_MUL, stride, n1)), stride,
+                 lw_k_prim(L, P_MIN, n2, rest));
+    } else {
+      int two = lw_k_int(L, S_I64, 2);
+      int pairs = lw_k_prim(L, P_MIN, n1, n2);
+      int wide = lw_k_prim(L, P_MUL, stride, two);
+      push_apply(L, P, xs, env, base, wide, lw_k_prim(L, P_MIN, pairs, ceil_div(L, limit, two)));
+      push_apply(L, P, ys, env, lw_k_prim(L, P_ADD, base, stride), wide,
+                 lw_k_prim(L, P_MIN, pairs, lw_k_prim(L, P_IDIV, limit, two)));
+    }
+    return;
+  }
+  int n = lw_k_prim(L, P_MIN, lw_shape_of(L, t, env)[r - 1], limit);
+  int zero = lw_k_int(L, S_I64, 0);
+  int jlo = lw_k_prim(L, P_MAX, ceil_div(L, lw_k_prim(L, P_SUB, P->lo, base), stride), zero);
+  int jhi = lw_k_prim(L, P_MIN, ceil_div(L, lw_k_prim(L, P_SUB, P->hi, base), stride), n);
+  int j = lw_var(L, S_I64);
+  lw_k_for(L, j, jlo, jhi, 1);
+  int pos = lw_k_prim(L, P_ADD, base, lw_k_prim(L, P_MUL, stride, j));
+  int *v = lw_part_elem(L, t, env, &P->row, r, j);
+  lw_store_elem(L, P->out, lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, P->o, P->m), pos), v);
+  k_end(L);
+}
+
+int lw_step_push(lower *L, const lacc_node *t, const aenv *env) {
+  int r = t->rank;
+  int st = lw_new_step(L, SK_MAP, t, r);
+  int out = lw_new_slot(L, SLOT_KERNEL, t->type, r, lw_out_plan(L, t->type));
+  L->P->steps[st].out = out;
+  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  int *ext = lw_shape_of(L, t, env);
+  for (int d = 0; d < r; d++) {
+    kinst *in = lw_emit(L, KO_OUT);
+    in->a = ext[d];
+    in->imm.i = d;
+  }
+  /* elements p0 <= i < p1 of the output: the rows they touch, each clipped */
+  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  int *oext = lw_slot_ext(L, out);
+  pusher P = { .out = out, .r = r, .m = oext[r - 1] };
+  int zero = lw_k_int(L, S_I64, 0);
+  k_if(L, lw_k_prim(L, P_GT, P.m, zero));
+  int o = lw_var(L, S_I64);
+  lw_k_for(L, o, lw_k_prim(L, P_IDIV, 0, P.m), ceil_div(L, 1, P.m), 1);
+  L->key = lw_k_prim(L, P_MUL, o, P.m);
+  P.o = o;
+  int start = lw_k_prim(L, P_MUL, o, P.m);
+  P.lo = lw_k_prim(L, P_MAX, lw_k_prim(L, P_SUB, 0, start), zero);
+  P.hi = lw_k_prim(L, P_MIN, lw_k_prim(L, P_SUB, 1, start), P.m);
+  lw_unravel(L, r - 1, oext, o, P.row.ix);
+  lw_start_desc(L);
+  push_apply(L, &P, t, env, zero, lw_k_int(L, S_I64, 1), P.m);
+  L->describe = 0;
+  k_end(L);
+  k_end(L);
+  return out;
+}
+
+/* ---- stencils: boundary code only on the border; interior columns of interior rows read
+ * their neighbours at fixed offsets */
+
+typedef struct {
+  const lacc_node *a, *xs;
+  const aenv *env;
+  int rank, w[3], count;
+  boundary_kind b;
+  int *ext;                  /* the array's extents, also the output's */
+  int *cval;                 /* the constant boundary's leaves */
+  int out;
+} stenciler;
+
+/* Index k of dimension d through the boundary; *inside set for a constant boundary. */
+static int st_bound(lower *L, const stenciler *S, int d, int k, int *inside) {
+  int zero = lw_k_int(L, S_I64, 0), one = lw_k_int(L, S_I64, 1), n = S->ext[d];
+  int last = lw_k_prim(L, P_SUB, n, one);
+  switch (S->b) {
+  case B_WRAP: return lw_k_prim(L, P_MOD, k, lw_k_prim(L, P_MAX, n, one));
+  case B_MIRROR:
+    k = lw_k_select(L, lw_k_prim(L, P_LT, k, zero), lw_k_prim(L, P_SUB, zero, k),
+                 lw_k_select(L, lw_k_prim(L, P_GT, k, last),
+                          lw_k_prim(L, P_SUB, lw_k_prim(L, P_SUB, lw_k_prim(L, P_ADD, n, n), lw_k_int(L, S_I64, 2)), k), k));
+    break;
+  case B_CONSTANT: {
+    int in = lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, k, zero), lw_k_prim(L, P_LE, k, last));
+    *inside = *inside < 0 ? in : lw_k_prim(L, P_LAND, *inside, in);
+    break;
+  }
+  default: break;
+  }
+  return lw_k_prim(L, P_MIN, lw_k_prim(L, P_MAX, k, zero), last);
+}
+
+/* The element at output index ix (linear lin): f of its window. */
+static void st_element(lower *L, const stenciler *S, const int *ix, int lin, int fast) {
+  int nl = S->xs->type->nleaves, r = S->rank;
+  int *args = ints(L, S->count * nl);
+  for (int c = 0; c < S->count; c++) {
+    int rest = c, off[3], inside = -1;
+    for (int d = r - 1; d >= 0; d--) {
+      off[d] = rest % S->w[d] - (S->w[d] - 1) / 2;
+      rest /= S->w[d];
+    }
+    kindex k;
+    if (fast) {
+      int delta = 0;
+      for (int d = 0; d < r; d++) {
+        delta = d == 0 ? lw_k_int(L, S_I64, off[0])
+                       : lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, delta, S->ext[d]), lw_k_int(L, S_I64, off[d]));
+        k.ix[d] = lw_k_prim(L, P_ADD, ix[d], lw_k_int(L, S_I64, off[d]));
+      }
+      k.lin = lw_k_prim(L, P_ADD, lin, delta);
+    } else {
+      for (int d = 0; d < r; d++)
+        k.ix[d] = st_bound(L, S, d, lw_k_prim(L, P_ADD, ix[d], lw_k_int(L, S_I64, off[d])), &inside);
+      k.lin = lw_ravel(L, r, S->ext, k.ix);
+    }
+    int *v = lw_elem(L, S->xs, S->env, &k);
+    for (int l = 0; l < nl; l++)
+      args[c * nl + l] = inside >= 0 ? lw_k_select(L, inside, v[l], S->cval[l]) : v[l];
+  }
+  const lacc_type *pt = S->a->kids[0]->kids[0]->type;
+  lw_store_elem(L, S->out, lin, lw_apply(L, S->a->kids[0], NULL, S->env, &pt, args));
+}
+
+/* Columns lo <= j < hi of row o (outer indices oix). */
+static void st_columns(lower *L, const stenciler *S, int o, const int *oix, int lo, int hi, int fast) {
+  int r = S->rank, m = S->ext[r - 1];
+  int j = lw_var(L, S_I64);
+  lw_k_for(L, j, lo, hi, 1);
+  int ix[3];
+  for (int d = 0; d + 1 < r; d++) ix[d] = oix[d];
+  ix[r - 1] = j;
+  st_element(L, S, ix, lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, o, m), j), fast);
+  k_end(L);
+}
+
+int lw_step_stencil(lower *L, const lacc_node *a, const aenv *env) {
+  stenciler S0 = { .a = a, .xs = a->kids[1], .env = env, .rank = a->rank }, *S = &S0;
+  int r = a->rank;
+  S->b = stencil_boundary(a->field);
+  S->count = 1;
+  for (int d = 0; d < r; d++) S->count *= (S->w[d] = stencil_window(a->field, d));
+  int st = lw_new_step(L, SK_MAP, a, r);
+  S->out = lw_new_slot(L, SLOT_KERNEL, a->type, r, lw_out_plan(L, a->type));
+  L->P->steps[st].out = S->out;
+  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  int *ext = lw_shape_of(L, S->xs, env);
+  for (int d = 0; d < r; d++) {
+    kinst *in = lw_emit(L, KO_OUT);
+    in->a = ext[d];
+    in->imm.i = d;
+  }
+  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  S->ext = lw_shape_of(L, S->xs, env);
+  if (S->b == B_CONSTANT) S->cval = lw_copy(L, S->xs->type, lw_lower_exp(L, a->kids[2], NULL, env));
+  int zero = lw_k_int(L, S_I64, 0), m = S->ext[r - 1];
+  k_if(L, lw_k_prim(L, P_GT, m, zero));
+  int o = lw_var(L, S_I64);
+  lw_k_for(L, o, lw_k_prim(L, P_IDIV, 0, m), ceil_div(L, 1, m), 1);
+  int start = lw_k_prim(L, P_MUL, o, m);
+  L->key = start;
+  int lo = lw_k_prim(L, P_MAX, lw_k_prim(L, P_SUB, 0, start), zero);
+  int hi = lw_k_prim(L, P_MIN, lw_k_prim(L, P_SUB, 1, start), m);
+  int oix[3];
+  lw_unravel(L, r - 1, S->ext, o, oix);
+  /* interior rows: every outer index at least half a window from the edges */
+  int inner = lw_k_prim(L, P_EQ, zero, zero);
+  for (int d = 0; d + 1 < r; d++) {
+    int h = lw_k_int(L, S_I64, (S->w[d] - 1) / 2);
+    int ok = lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, oix[d], h),
+                    lw_k_prim(L, P_LT, oix[d], lw_k_prim(L, P_SUB, S->ext[d], h)));
+    inner = lw_k_prim(L, P_LAND, inner, ok);
+  }
+  int h = lw_k_int(L, S_I64, (S->w[r - 1] - 1) / 2);
+  int b1 = lw_k_prim(L, P_MIN, h, m), b2 = lw_k_prim(L, P_MAX, lw_k_prim(L, P_SUB, m, h), b1);
+  lw_start_desc(L);
+  k_if(L, inner);
+  st_columns(L, S, o, oix, lo, lw_k_prim(L, P_MIN, hi, b1), 0);
+  st_columns(L, S, o, oix, lw_k_prim(L, P_MAX, lo, b1), lw_k_prim(L, P_MIN, hi, b2), 1);
+  st_columns(L, S, o, oix, lw_k_prim(L, P_MAX, lo, b2), hi, 0);
+  k_else(L);
+  st_columns(L, S, o, oix, lo, hi, 0);
+  k_end(L);
+  L->describe = 0;
+  k_end(L);
+  k_end(L);
+  return S->out;
+}
+
+/* ---- permute: the defaults copied (in parallel), then the source scattered into them */
+
+/* Source elements p0 <= i < p1 combined into their targets: plainly (one thread), or
+ * with compare-and-swap loops on a one-scalar element (any number of threads). */
+static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int atomic) {
+  const lacc_node *ixf = a->kids[2], *xs = a->kids[3];
+  int *oext = lw_slot_ext(L, out);
+  int *sx = lw_shape_of(L, xs, env);
+  int i = lw_var(L, S_I64);
+  lw_k_for(L, i, 0, 1, 1);
+  L->key = i;
+  kindex k;
+  k.lin = i;
+  lw_unravel(L, xs->rank, sx, i, k.ix);
+  const lacc_type *shape_t = type_shape(L->ctx, xs->rank);
+  if (shape_t == NULL) oom(L);
+  int *to = lw_apply(L, ixf, NULL, env, &shape_t, k.ix);
+  int zero = lw_k_int(L, S_I64, 0), minus1 = lw_k_int(L, S_I64, -1);
+  int ignore = -1, ok = -1;
+  for (int d = 0; d < a->rank; d++) {
+    int ig = lw_k_prim(L, P_EQ, to[d], minus1);
+    int in_d = lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, to[d], zero), lw_k_prim(L, P_LT, to[d], oext[d]));
+    ignore = ignore < 0 ? ig : lw_k_prim(L, P_LAND, ignore, ig);
+    ok = ok < 0 ? in_d : lw_k_prim(L, P_LAND, ok, in_d);
+  }
+  if (ok >= 0) {
+    k_if(L, lw_k_prim(L, P_LAND, lw_k_prim(L, P_LNOT, ok, -1), lw_k_prim(L, P_LNOT, ignore, -1)));
+    lw_k_fail(L, lw_add_check(L, CK_PERMUTE, "permute", a->where, 0), 0, NULL);
+    k_end(L);
+    k_if(L, ok);
+  }
+  int t = lw_ravel(L, a->rank, oext, to);
+  if (!atomic) lw_start_desc(L);
+  int *x = lw_elem(L, xs, env, &k);
+  L->describe = 0;
+  const lacc_type *pt[2] = { a->type, a->type };
+  int nl = a->type->nleaves;
+  int *args = ints(L, 2 * nl);
+  memcpy(args, x, sizeof *args * (size_t)nl);
+  if (atomic) {
+    int b0 = L->P->slots[out].plan->leaf_buf[0];
+    lw_emit(L, KO_LOOP);
+    int old = lw_k_read(L, KO_ALOAD, out, b0, t);
+    args[nl] = lw_k_cast(L, a->type->scalar, old);
+    int *nv = lw_apply(L, a->kids[0], NULL, env, pt, args);
+    int done = lw_k_cas(L, out, b0, t, old, nv[0]);
+    int again = lw_k_prim(L, P_LNOT, done, -1);
+    lw_emit(L, KO_BREAKIFNOT)->a = again;
+    k_end(L);
+  } else {
+    int *old = lw_load_elem(L, out, t);
+    memcpy(args + nl, old, sizeof *args * (size_t)nl);
+    lw_store_elem(L, out, t, lw_apply(L, a->kids[0], NULL, env, pt, args));
+  }
+  if (ok >= 0) k_end(L);
+  k_end(L);
+}
+
+int lw_step_permute(lower *L, const lacc_node *a, const aenv *env) {
+  const lacc_node *def = a->kids[1], *xs = a->kids[3];
+  int st = lw_new_step(L, SK_PERMUTE, a, a->rank);
+  int out = lw_new_slot(L, SLOT_KERNEL, a->type, a->rank, lw_out_plan(L, a->type));
+  L->P->steps[st].out = out;
+  const layout_plan *op = L->P->slots[out].plan;
+  L->P->steps[st].atomic = a->type->kind == T_SCALAR && !op->raw && op->leaf_buf[0] >= 0;
+
+  /* shape: the defaults'; then the number of source elements */
+  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  int *ext = lw_shape_of(L, def, env);
+  for (int d = 0; d < a->rank; d++) {
+    kinst *in = lw_emit(L, KO_OUT);
+    in->a = ext[d];
+    in->imm.i = d;
+  }
+  int nsrc = lw_size_of(L, xs->rank, lw_shape_of(L, xs, env));
+  kinst *in = lw_emit(L, KO_OUT);
+  in->a = nsrc;
+  in->imm.i = a->rank;
+
+  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  int *oext = lw_slot_ext(L, out);
+  int i = lw_var(L, S_I64);
+  lw_k_for(L, i, 0, 1, 1);
+  L->key = i;
+  kindex k;
+  k.lin = i;
+  lw_unravel(L, a->rank, oext, i, k.ix);
+  lw_store_elem(L, out, i, lw_elem(L, def, env, &k));
+  k_end(L);
+
+  L->P->steps[st].fn_scatter = lw_new_fn(L, FN_SCATTER);
+  scatter(L, a, env, out, 0);
+  if (L->P->steps[st].atomic) {
+    L->P->steps[st].fn_ascatter = lw_new_fn(L, FN_SCATTER);
+    scatter(L, a, env, out, 1);
+  }
+  return out;
+}

@@ -1,0 +1,306 @@
+/* lower_scalar.c: scalar code in kernel IR.
+ *
+ * Owns: the scalar language: primitives (with the checks of integer division), conds,
+ * tuples, casts, indexing of delayed or materialised arrays, iterate and while loops,
+ * matches on sums, and speculation (every cheap arm computed and the result selected,
+ * for branch-free strips).
+ * Must not: plan steps or loops over elements (the step files do).
+ */
+#include "kir/lower.h"
+
+/* ---- scalar code */
+
+const aenv *lw_a_lookup(const aenv *env, int k) {
+  while (k-- > 0) env = env->up;
+  return env;
+}
+
+const aenv *lw_a_push(lower *L, const aenv *env, const lacc_node *node, const aenv *nenv,
+                      int slot) {
+  aenv *e = lw_alloc(L, sizeof *e);
+  *e = (aenv){ node, nenv, slot, env };
+  return e;
+}
+
+
+static const senv *s_push(lower *L, const senv *se, const int *v) {
+  senv *n = lw_alloc(L, sizeof *n);
+  n->v = v;
+  n->up = se;
+  return n;
+}
+
+int *lw_apply(lower *L, const lacc_node *lam, const senv *se, const aenv *ae,
+              const lacc_type *const *ptypes, const int *args) {
+  for (int p = 0; p < lam->nparams; p++) {
+    se = s_push(L, se, args);
+    args += ptypes[p]->nleaves;
+  }
+  return lw_lower_exp(L, lam->kids[0], se, ae);
+}
+
+/* A fresh mutable copy of a value (results of branches and loops). */
+int *lw_fresh(lower *L, const lacc_type *t) {
+  int *v = ints(L, t->nleaves);
+  for (int k = 0; k < t->nleaves; k++) v[k] = lw_var(L, type_leaf(t, k));
+  return v;
+}
+
+void lw_assign(lower *L, const lacc_type *t, const int *dst, const int *src) {
+  for (int k = 0; k < t->nleaves; k++) lw_k_mov(L, dst[k], src[k]);
+}
+
+int *lw_copy(lower *L, const lacc_type *t, const int *src) {
+  int *d = lw_fresh(L, t);
+  lw_assign(L, t, d, src);
+  return d;
+}
+
+static int is_division(prim_op p) { return p == P_IDIV || p == P_MOD || p == P_QUOT || p == P_REM; }
+
+static int *lower_prim(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  int a = lw_lower_exp(L, e->kids[0], se, ae)[0];
+  int b = e->nkids > 1 ? lw_lower_exp(L, e->kids[1], se, ae)[0] : -1;
+  int *out = ints(L, 1);
+  if (is_division(e->prim) && scalar_is_int(vtype(L, a))) {
+    lacc_val z = { .u = 0 };
+    k_if(L, lw_k_prim(L, P_EQ, b, lw_k_const(L, vtype(L, b), z)));
+    lw_k_fail(L, lw_add_check(L, CK_DIVZERO, prim_name(e->prim), e->where, 0), 0, NULL);
+    k_end(L);
+  }
+  out[0] = lw_k_prim(L, e->prim, a, b);
+  return out;
+}
+
+static int *lower_index(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  const lacc_node *av = e->kids[0];
+  int rank = av->rank;
+  int *ix = lw_lower_exp(L, e->kids[1], se, ae);
+  int *ext = lw_shape_of(L, av, ae);
+  if (rank == 0) {
+    kindex k = { .lin = lw_k_int(L, S_I64, 0) };
+    return lw_elem(L, av, ae, &k);
+  }
+  int zero = lw_k_int(L, S_I64, 0), ok = -1;
+  for (int d = 0; d < rank; d++) {
+    int in = lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, ix[d], zero), lw_k_prim(L, P_LT, ix[d], ext[d]));
+    ok = ok < 0 ? in : lw_k_prim(L, P_LAND, ok, in);
+  }
+  k_if(L, lw_k_prim(L, P_LNOT, ok, -1));
+  int args[2 * LACC_MAX_RANK] = { 0 };
+  for (int d = 0; d < rank; d++) {
+    args[d] = ix[d];
+    args[rank + d] = ext[d];
+  }
+  lw_k_fail(L, lw_add_check(L, CK_INDEX, "index", e->where, rank), 2 * rank, args);
+  k_end(L);
+  kindex k;
+  for (int d = 0; d < rank; d++) k.ix[d] = lw_k_select(L, ok, ix[d], zero);
+  k.lin = lw_ravel(L, rank, ext, k.ix);
+  return lw_elem(L, av, ae, &k);
+}
+
+static int *lower_loop(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  const lacc_type *t = e->type;
+  int *cur = lw_copy(L, t, lw_lower_exp(L, e->kids[2], se, ae));
+  const lacc_type *pt[1] = { t };
+  if (e->kind == K_ITERATE) {
+    int n = lw_lower_exp(L, e->kids[0], se, ae)[0];
+    int i = lw_var(L, S_I64);
+    lw_k_for(L, i, lw_k_int(L, S_I64, 0), n, 1);
+  } else {
+    lw_emit(L, KO_LOOP);
+    int c = lw_apply(L, e->kids[0], se, ae, pt, cur)[0];
+    lw_emit(L, KO_BREAKIFNOT)->a = c;
+  }
+  int *next = lw_copy(L, t, lw_apply(L, e->kids[1], se, ae, pt, cur));
+  lw_assign(L, t, cur, next);
+  k_end(L);
+  return cur;
+}
+
+/* ---- speculation: every arm computed, the result selected
+ *
+ * A match on elements in random order mispredicts most of its tag tests. Inside a strip
+ * loop (fold_strips) every arm of a cheap match or cond is computed and the result
+ * selected, so the loop has no branch and the C compiler vectorises it. Only arms that
+ * cannot fail or loop (no indexing, no integer division, no iterate/while): whatever
+ * bits an inactive alternative's fields hold, the arithmetic on them is defined (float
+ * operations, wrapping integers, clamped casts) and its result is dropped. */
+
+enum { SPECULATE_NODES = 400 };   /* the arms' AST nodes, all together */
+
+static int speculable(const lacc_node *e, int *budget) {
+  if (--*budget < 0) return 0;
+  switch (e->kind) {
+  case K_CONST: case K_EVAR: return 1;
+  case K_PRIM:
+    if (is_division(e->prim) && scalar_is_int(e->kids[0]->type->scalar)) return 0;
+    break;
+  case K_TUPLE: case K_PRJ: case K_CAST: case K_COND: case K_CON: case K_CASE: case K_ELET:
+  case K_LAM:
+    break;
+  default: return 0;
+  }
+  for (int i = e->kind == K_LAM ? e->nparams : 0; i < e->nkids; i++)
+    if (!speculable(e->kids[i], budget)) return 0;
+  return 1;
+}
+
+static int speculate_arms(lower *L, const lacc_node *const *arms, int n) {
+  int budget = SPECULATE_NODES;
+  if (!L->speculate) return 0;
+  for (int i = 0; i < n; i++)
+    if (!speculable(arms[i], &budget)) return 0;
+  L->speculated++;
+  return 1;
+}
+
+/* c ? a : b, leaf by leaf */
+static int *select_value(lower *L, const lacc_type *t, int c, const int *a, const int *b) {
+  int *o = ints(L, t->nleaves);
+  for (int k = 0; k < t->nleaves; k++) o[k] = lw_k_select(L, c, a[k], b[k]);
+  return o;
+}
+
+static int *lower_case_speculative(lower *L, const lacc_node *e, const senv *se,
+                                   const aenv *ae, const int *v) {
+  const lacc_type *t = e->kids[0]->type;
+  int **arm = lw_alloc(L, sizeof *arm * (size_t)t->n);
+  int off = 1;
+  for (int c = 0; c < t->n; c++) {
+    int n = t->fields[c]->nleaves, *args = ints(L, n);
+    for (int i = 0; i < n; i++) args[i] = lw_reload(L, v[off + i]);
+    arm[c] = lw_apply(L, e->kids[c + 1], se, ae, (const lacc_type *const *)t->fields[c]->fields,
+                   args);
+    off += n;
+  }
+  int *out = arm[t->n - 1];
+  for (int c = t->n - 2; c >= 0; c--) {
+    lacc_val cv = { .u = (uint64_t)c };
+    out = select_value(L, e->type, lw_k_prim(L, P_EQ, v[0], lw_k_const(L, S_U32, cv)), arm[c], out);
+  }
+  return out;
+}
+
+/* Alternative c of case e, applied to its fields in v (at leaf off), assigned to out. */
+static void lower_arm(lower *L, const lacc_node *e, const senv *se, const aenv *ae,
+                      const int *v, int off, int c, int *out) {
+  const lacc_type *t = e->kids[0]->type;
+  int n = t->fields[c]->nleaves, *args = ints(L, n);
+  for (int i = 0; i < n; i++) args[i] = lw_reload(L, v[off + i]);
+  lw_assign(L, e->type, out,
+         lw_apply(L, e->kids[c + 1], se, ae, (const lacc_type *const *)t->fields[c]->fields, args));
+}
+
+/* Alternatives lo..hi-1 as a binary search on the tag: an element takes O(log n) tests,
+ * and the code nests O(log n) deep (a chain of 4096 else-ifs would nest past what C and
+ * OpenCL compilers accept, and indent the source quadratically). off[c]: alternative c's
+ * first leaf in v. */
+static void lower_arms(lower *L, const lacc_node *e, const senv *se, const aenv *ae,
+                       const int *v, const int *off, int lo, int hi, int *out) {
+  if (hi - lo == 1) {
+    lower_arm(L, e, se, ae, v, off[lo], lo, out);
+    return;
+  }
+  int mid = lo + (hi - lo) / 2;
+  /* of two alternatives, tag < lo + 1 is tag == lo: the plain test of a two-way match */
+  lacc_val cv = { .u = (uint64_t)(hi - lo == 2 ? lo : mid) };
+  k_if(L, lw_k_prim(L, hi - lo == 2 ? P_EQ : P_LT, v[0], lw_k_const(L, S_U32, cv)));
+  lower_arms(L, e, se, ae, v, off, lo, mid, out);
+  k_else(L);
+  lower_arms(L, e, se, ae, v, off, mid, hi, out);
+  k_end(L);
+}
+
+static int *lower_case(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  const lacc_type *t = e->kids[0]->type;
+  int *v = lw_lower_exp(L, e->kids[0], se, ae);
+  if (speculate_arms(L, (const lacc_node *const *)e->kids + 1, t->n))
+    return lower_case_speculative(L, e, se, ae, v);
+  int *out = lw_fresh(L, e->type), *off = ints(L, t->n);
+  for (int c = 0, o = 1; c < t->n; o += t->fields[c]->nleaves, c++) off[c] = o;
+  lower_arms(L, e, se, ae, v, off, 0, t->n, out);
+  return out;
+}
+
+int *lw_lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
+  switch (e->kind) {
+  case K_CONST: {
+    int *o = ints(L, 1);
+    o[0] = lw_k_user_const(L, e->type, e->cval);
+    return o;
+  }
+  case K_EVAR: {
+    const senv *s = se;
+    for (int k = 0; k < e->field; k++) s = s->up;
+    return (int *)s->v;
+  }
+  case K_PRIM: return lower_prim(L, e, se, ae);
+  case K_TUPLE: {
+    int *o = ints(L, e->type->nleaves), off = 0;
+    for (int i = 0; i < e->nkids; i++) {
+      int *v = lw_lower_exp(L, e->kids[i], se, ae);
+      memcpy(o + off, v, sizeof *o * (size_t)e->kids[i]->type->nleaves);
+      off += e->kids[i]->type->nleaves;
+    }
+    return o;
+  }
+  case K_PRJ: {
+    int *v = lw_lower_exp(L, e->kids[0], se, ae);
+    return v + type_leaf_offset(e->kids[0]->type, e->field);
+  }
+  case K_CAST: {
+    int *o = ints(L, 1);
+    o[0] = lw_k_cast(L, e->type->scalar, lw_lower_exp(L, e->kids[0], se, ae)[0]);
+    return o;
+  }
+  case K_COND: {
+    int c = lw_lower_exp(L, e->kids[0], se, ae)[0];
+    if (speculate_arms(L, (const lacc_node *const *)e->kids + 1, 2)) {
+      int *a = lw_lower_exp(L, e->kids[1], se, ae);
+      return select_value(L, e->type, c, a, lw_lower_exp(L, e->kids[2], se, ae));
+    }
+    int *o = lw_fresh(L, e->type);
+    k_if(L, c);
+    lw_assign(L, e->type, o, lw_lower_exp(L, e->kids[1], se, ae));
+    k_else(L);
+    lw_assign(L, e->type, o, lw_lower_exp(L, e->kids[2], se, ae));
+    k_end(L);
+    return o;
+  }
+  case K_INDEX: return lower_index(L, e, se, ae);
+  case K_SHAPE: return lw_shape_of(L, e->kids[0], ae);
+  case K_SIZE: {
+    const lacc_node *a = e->kids[0];
+    int *ext = lw_shape_of(L, a, ae), *o = ints(L, 1);
+    o[0] = lw_k_int(L, S_I64, 1);
+    for (int d = 0; d < a->rank; d++) o[0] = lw_k_prim(L, P_MUL, o[0], ext[d]);
+    return o;
+  }
+  case K_ITERATE: case K_WHILE: return lower_loop(L, e, se, ae);
+  case K_CON: {
+    const lacc_type *t = e->type;
+    int *o = ints(L, t->nleaves);
+    lacc_val z = { .u = 0 }, k = { .u = (uint64_t)e->field };
+    for (int i = 0; i < t->nleaves; i++) o[i] = lw_k_const(L, type_leaf(t, i), i == 0 ? k : z);
+    int off = 1;
+    for (int c = 0; c < e->field; c++) off += t->fields[c]->nleaves;
+    for (int i = 0; i < e->nkids; i++) {
+      int *v = lw_lower_exp(L, e->kids[i], se, ae);
+      memcpy(o + off, v, sizeof *o * (size_t)e->kids[i]->type->nleaves);
+      off += e->kids[i]->type->nleaves;
+    }
+    return o;
+  }
+  case K_CASE: return lower_case(L, e, se, ae);
+  case K_ELET: {
+    int *v = lw_lower_exp(L, e->kids[0], se, ae);
+    return lw_lower_exp(L, e->kids[1], s_push(L, se, v), ae);
+  }
+  default:
+    ctx_error(L->ctx, LACC_ERR_ARG, "lower: unexpected %s node in scalar code", kind_name(e->kind));
+    oom(L);
+    return NULL;
+  }
+}
