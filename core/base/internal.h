@@ -265,7 +265,6 @@ struct lacc_node {
                                   by simplify.c; read by lowering and explain */
   int manifest;                /* array term materialised by its own kernel: written by
                                   fusion.c; read by lowering */
-  int slot;                    /* its plan slot + 1 once lowered (lower.c) */
   /* Scratch of a walk over the graph, valid while mark equals the generation the walk
    * took from ctx->next_mark: sharing recovery (one conversion) and awhile_build
    * (awhile.c) use it; nothing keeps a value in it past its walk. */

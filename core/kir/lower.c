@@ -28,11 +28,11 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
   *delayed = NULL;
   switch (t->kind) {
   case K_USE:
-    t->slot = lw_input_slot(L, t->array) + 1;
-    return t->slot - 1;
+    lw_set_slot(L, t, lw_input_slot(L, t->array));
+    return lw_slot_of(L, t);
   case K_PARAM:
-    t->slot = lw_param_slot(L, t) + 1;
-    return t->slot - 1;
+    lw_set_slot(L, t, lw_param_slot(L, t));
+    return lw_slot_of(L, t);
   case K_AVAR: {
     const aenv *e = lw_a_lookup(env, t->field);
     if (e->slot < 0) *delayed = e;
@@ -47,11 +47,11 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
     return lw_plan_acc(L, t->kids[1], in, delayed);
   }
   case K_ACOND:
-    t->slot = lw_step_acond(L, t, env) + 1;
-    return t->slot - 1;
+    lw_set_slot(L, t, lw_step_acond(L, t, env));
+    return lw_slot_of(L, t);
   case K_AWHILE:
-    t->slot = lw_step_while(L, t, env) + 1;
-    return t->slot - 1;
+    lw_set_slot(L, t, lw_step_while(L, t, env));
+    return lw_slot_of(L, t);
   default: break;
   }
   plan_kids(L, t, env);
@@ -65,7 +65,7 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
         : t->kind == K_APPEND || t->kind == K_INTERLEAVE ? lw_step_push(L, t, env)
         : t->kind == K_STENCIL                     ? lw_step_stencil(L, t, env)
                                                    : lw_step_map(L, t, env);
-  t->slot = s + 1;
+  lw_set_slot(L, t, s);
   return s;
 }
 
@@ -109,6 +109,7 @@ int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend,
     rc = ctx->errcode ? ctx->errcode : ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   }
   free(L->loads);
+  free(L->placed);
   free(L);
   return rc;
 }

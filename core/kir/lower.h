@@ -56,6 +56,12 @@ typedef struct {
   int guard;               /* the guard of steps being planned (acond branches), -1 */
   struct leaf_load *loads; /* this function's element leaves read from buffers */
   int nloads, lcap;
+  struct placed {          /* the slot each materialised AST term got (lw_set_slot): the
+                              lowering's own table, keyed by node, so the AST stays const */
+    const lacc_node *node;
+    int slot;
+  } *placed;
+  int nplaced, pcap;       /* pcap: 0 or a power of two */
   int speculate;           /* matches and conds with cheap arms compute every arm */
   int speculated;          /* how many did */
   const layout_strategy *layouts;  /* the parameters' layouts (NULL: their nodes') */
@@ -99,6 +105,10 @@ int lw_input_slot(lower *L, lacc_array *a);
 int lw_param_slot(lower *L, const lacc_node *t);
 const layout_plan *lw_out_plan(lower *L, const lacc_type *t);
 int *lw_slot_ext(lower *L, int slot);
+
+/* The slot term t was materialised in, or -1. */
+int lw_slot_of(lower *L, const lacc_node *t);
+void lw_set_slot(lower *L, const lacc_node *t, int slot);
 
 /* lower_elem.c */
 int lw_from_bits(lower *L, scalar_kind k, int bits);

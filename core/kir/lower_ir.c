@@ -299,3 +299,43 @@ int *lw_slot_ext(lower *L, int slot) {
   L->memos = m;
   return e;
 }
+
+/* ---- where materialised terms went: open addressing on the node's address */
+
+static size_t place_hash(const lacc_node *t, int cap) {
+  uint64_t h = (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull;
+  return (size_t)(h >> 32) & (size_t)(cap - 1);
+}
+
+static struct placed *place_find(lower *L, const lacc_node *t) {
+  size_t i = place_hash(t, L->pcap);
+  while (L->placed[i].node != NULL && L->placed[i].node != t) i = (i + 1) & (size_t)(L->pcap - 1);
+  return &L->placed[i];
+}
+
+int lw_slot_of(lower *L, const lacc_node *t) {
+  if (L->pcap == 0) return -1;
+  const struct placed *p = place_find(L, t);
+  return p->node != NULL ? p->slot : -1;
+}
+
+void lw_set_slot(lower *L, const lacc_node *t, int slot) {
+  if (2 * (L->nplaced + 1) > L->pcap) {   /* at most half full */
+    struct placed *old = L->placed;
+    int oldcap = L->pcap;
+    L->pcap = oldcap ? 2 * oldcap : 64;
+    L->placed = calloc((size_t)L->pcap, sizeof *L->placed);
+    if (L->placed == NULL) {
+      L->placed = old;
+      L->pcap = oldcap;
+      oom(L);
+    }
+    for (int i = 0; i < oldcap; i++)
+      if (old[i].node != NULL) *place_find(L, old[i].node) = old[i];
+    free(old);
+  }
+  struct placed *p = place_find(L, t);
+  if (p->node == NULL) L->nplaced++;
+  p->node = t;
+  p->slot = slot;
+}

@@ -28,7 +28,7 @@ static int ceil_div(lower *L, int x, int s) {
 static void push_apply(lower *L, const pusher *P, const lacc_node *t, const aenv *env, int base,
                        int stride, int limit) {
   int r = P->r;
-  if ((t->kind == K_APPEND || t->kind == K_INTERLEAVE) && t->slot == 0) {
+  if ((t->kind == K_APPEND || t->kind == K_INTERLEAVE) && lw_slot_of(L, t) < 0) {
     const lacc_node *xs = t->kids[0], *ys = t->kids[1];
     int n1 = lw_shape_of(L, xs, env)[r - 1], n2 = lw_shape_of(L, ys, env)[r - 1];
     if (t->kind == K_APPEND) {
