@@ -13,6 +13,7 @@ local accs = require "lacc.acc"
 local lacc = { _VERSION = "lacc scm", binding = util.core.binding }
 
 for _, s in ipairs(types.scalars) do lacc[s] = s end
+lacc.limits = util.readonly(util.limits, "lacc.limits")
 lacc.fromtable = array.fromtable
 lacc.array = array.new
 for _, name in ipairs(exp.surface) do lacc[name] = exp[name] end

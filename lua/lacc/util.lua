@@ -62,4 +62,14 @@ function M.installer(functions, bind)
   end
 end
 
+-- A read-only view of t for users: reads (and pairs on Lua 5.4; LuaJIT ignores __pairs)
+-- see t, writes are errors.
+function M.readonly(t, name)
+  return setmetatable({}, {
+    __index = t,
+    __newindex = function(_, k) M.fail("%s is read-only (cannot set %s)", name, tostring(k)) end,
+    __pairs = function() return next, t, nil end,
+  })
+end
+
 return M
