@@ -18,7 +18,6 @@
 #define CTX_KEY "lacc.ctx.instance"
 #define ARRAY_MT "lacc.array"
 #define NODE_MT "lacc.node"
-#define MAX_ARGS 16
 
 typedef struct {
   lacc_ctx *ctx;
@@ -124,9 +123,10 @@ static int node_gc(lua_State *L) {
 static int l_array_new(lua_State *L) {
   const char *type = luaL_checkstring(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
-  int64_t ext[8];
+  int64_t ext[LACC_MAX_RANK];
   lua_Integer rank = luaL_len(L, 2);
-  if (rank > 8) return fail(L, "rank %d is out of range (0 to 8)", (int)rank);
+  if (rank > LACC_MAX_RANK)
+    return fail(L, "rank %d is out of range (0 to %d)", (int)rank, LACC_MAX_RANK);
   for (int d = 0; d < rank; d++) {
     lua_geti(L, 2, d + 1);
     int ok;
@@ -268,9 +268,9 @@ static int l_node_var(lua_State *L) {
   return push_node(L, lacc_exp_var(get_ctx(L), luaL_checkstring(L, 1), opt_where(L, 2)));
 }
 
-/* A scalar operation's arguments: a match takes one alternative per constructor (up to
- * 4096) after its value; the core holds each operation to its own limit. */
-#define MAX_OP_ARGS (1 + 4096)
+/* A scalar operation's arguments: a match takes one alternative per constructor after its
+ * value; the core holds each operation to its own limit. */
+#define MAX_OP_ARGS (1 + LACC_MAX_CONSTRUCTORS)
 
 /* what names the operation and where is the user's place (NULL: none), for the message
  * past max. */
@@ -285,7 +285,7 @@ static int collect_upto(lua_State *L, int from, int max, lacc_node **args, const
 }
 
 static int collect(lua_State *L, int from, lacc_node **args, const char *what, const char *where) {
-  return collect_upto(L, from, MAX_ARGS, args, what, where);
+  return collect_upto(L, from, LACC_MAX_ARGS, args, what, where);
 }
 
 /* node_op(op, where, args...) */
@@ -312,7 +312,7 @@ static int l_node_con(lua_State *L) {
   const char *type = luaL_checkstring(L, 1);
   int con = (int)luaL_checkinteger(L, 2);
   const char *where = opt_where(L, 3);
-  lacc_node *args[MAX_ARGS];
+  lacc_node *args[LACC_MAX_ARGS];
   int n = collect(L, 4, args, "constructor", where);
   return push_node(L, lacc_exp_con(get_ctx(L), type, con, n, args, where));
 }
@@ -321,7 +321,7 @@ static int l_node_con(lua_State *L) {
 static int l_node_lam(lua_State *L) {
   const char *where = opt_where(L, 1);
   lacc_node *body = check_node(L, 2);
-  lacc_node *params[MAX_ARGS];
+  lacc_node *params[LACC_MAX_ARGS];
   int n = collect(L, 3, params, "function", where);
   return push_node(L, lacc_lam(get_ctx(L), n, params, body, where));
 }
@@ -334,7 +334,7 @@ static int l_node_use(lua_State *L) {
 static int l_node_acc(lua_State *L) {
   const char *op = luaL_checkstring(L, 1);
   const char *where = opt_where(L, 2);
-  lacc_node *args[MAX_ARGS];
+  lacc_node *args[LACC_MAX_ARGS];
   int n = collect(L, 3, args, op, where);
   return push_node(L, lacc_acc_op(get_ctx(L), op, n, args, where));
 }
@@ -400,8 +400,8 @@ static void end_run(lua_State *L, ctx_box *c) {
 /* run(backend, roots...) -> arrays... */
 static int l_run(lua_State *L) {
   const char *backend = luaL_optstring(L, 1, NULL);
-  lacc_node *roots[MAX_ARGS];
-  lacc_array *out[MAX_ARGS];
+  lacc_node *roots[LACC_MAX_ARGS];
+  lacc_array *out[LACC_MAX_ARGS];
   int n = collect(L, 2, roots, "run", NULL);
   ctx_box *c = begin_run(L);
   int rc = lacc_run(c->ctx, backend, n, roots, out);
@@ -437,7 +437,7 @@ static int program_gc(lua_State *L) {
 static int l_program_new(lua_State *L) {
   const char *backend = luaL_optstring(L, 1, NULL);
   int nparams = (int)luaL_checkinteger(L, 2);
-  lacc_node *roots[MAX_ARGS];
+  lacc_node *roots[LACC_MAX_ARGS];
   int n = collect(L, 3, roots, "compile", NULL);
   program_box *b = lua_newuserdatauv(L, sizeof *b, 1);
   b->p = NULL;
@@ -452,8 +452,8 @@ static int l_program_new(lua_State *L) {
 static int l_program_run(lua_State *L) {
   program_box *b = luaL_checkudata(L, 1, PROGRAM_MT);
   int n = lua_gettop(L) - 1;
-  if (n > MAX_ARGS) return fail(L, "too many arguments (at most %d)", MAX_ARGS);
-  lacc_array *args[MAX_ARGS], *out[MAX_ARGS];
+  if (n > LACC_MAX_ARGS) return fail(L, "too many arguments (at most %d)", LACC_MAX_ARGS);
+  lacc_array *args[LACC_MAX_ARGS], *out[LACC_MAX_ARGS];
   for (int i = 0; i < n; i++) args[i] = check_array(L, i + 2);
   if (b->p == NULL) return fail(L, "program was freed");
   ctx_box *c = begin_run(L);
@@ -465,7 +465,7 @@ static int l_program_run(lua_State *L) {
 
 /* explain(roots...) -> text, kernels, intermediates, lets */
 static int l_explain(lua_State *L) {
-  lacc_node *roots[MAX_ARGS];
+  lacc_node *roots[LACC_MAX_ARGS];
   int n = collect(L, 1, roots, "explain", NULL);
   lacc_stats st;
   char *s = lacc_explain(get_ctx(L), n, roots, &st);
@@ -554,6 +554,24 @@ static int l_is_node(lua_State *L) {
   return 1;
 }
 
+/* core.limits: lacc.h's limits by name (ffi_core.lua gives the same table). */
+static const struct { const char *name; lua_Integer value; } limits[] = {
+  { "rank", LACC_MAX_RANK }, { "elements", (lua_Integer)1 << LACC_MAX_ELEMS_LOG2 },
+  { "args", LACC_MAX_ARGS }, { "zip", LACC_MAX_ZIP }, { "fields", LACC_MAX_FIELDS },
+  { "constructors", LACC_MAX_CONSTRUCTORS }, { "nesting", LACC_MAX_NESTING },
+  { "name", LACC_MAX_NAME }, { "depth", LACC_MAX_DEPTH },
+  { "stencil_rank", LACC_MAX_STENCIL_RANK }, { "window", LACC_MAX_WINDOW },
+};
+
+static void push_limits(lua_State *L) {
+  int n = (int)(sizeof limits / sizeof limits[0]);
+  lua_createtable(L, 0, n);
+  for (int i = 0; i < n; i++) {
+    lua_pushinteger(L, limits[i].value);
+    lua_setfield(L, -2, limits[i].name);
+  }
+}
+
 static const luaL_Reg funcs[] = {
   { "abi_version", l_abi_version }, { "array_new", l_array_new }, { "array_free", l_array_free },
   { "array_type", l_array_type }, { "array_shape", l_array_shape }, { "array_size", l_array_size },
@@ -609,5 +627,7 @@ int luaopen_lacc_core(lua_State *L) {
   luaL_setfuncs(L, funcs, 1);
   lua_pushstring(L, "lua5.4");
   lua_setfield(L, -2, "binding");
+  push_limits(L);
+  lua_setfield(L, -2, "limits");
   return 1;
 }

@@ -14,15 +14,10 @@
 #include <time.h>
 #include "lacc.h"
 
-#define LACC_MAX_RANK 8
-/* Largest element count: keeps every byte size and index computation far from overflow. */
-#define LACC_MAX_ELEMS ((int64_t)1 << 40)
-#define LACC_MAX_ARGS 16
-/* A sum's constructors (docs/guide.md, Limits): a match takes the value and one
- * alternative per constructor, so it alone may take more than LACC_MAX_ARGS arguments. */
-#define LACC_MAX_CONSTRUCTORS 4096
+/* Largest element count: keeps every byte size and index computation far from overflow.
+ * The other limits are public (lacc.h). */
+#define LACC_MAX_ELEMS ((int64_t)1 << LACC_MAX_ELEMS_LOG2)
 #define LACC_ERRMAX 1024
-#define LACC_MAX_DEPTH 2000
 /* Generated code past LACC_OPT_SOURCE takes an optimising compiler minutes (gcc: 65 s at
  * -O1 for a 4.7 MB match of 4096 constructors, 6 s at -O0): it is compiled without
  * optimisation. Past LACC_MAX_SOURCE a program is refused rather than left to hang. */

@@ -17,6 +17,25 @@
 
 #define LACC_ABI_VERSION 1
 
+/* The core's limits (docs/guide.md, Limits): past one, the error says which. An enum so
+ * that the LuaJIT cdef carries them; both bindings give them to Lua as core.limits. */
+enum lacc_limit {
+  LACC_MAX_RANK = 8,                    /* dimensions of an array */
+  LACC_MAX_ELEMS_LOG2 = 40,             /* elements of an array: at most 2^40 */
+  LACC_MAX_ARGS = 16,                   /* arguments of one operation or function, values
+                                         * of one tuple expression, results of one run */
+  LACC_MAX_ZIP = LACC_MAX_ARGS - 1,     /* arrays of one map: its node holds the function too */
+  LACC_MAX_FIELDS = 4 * LACC_MAX_ARGS,  /* fields of a tuple type */
+  /* Constructors of a sum: a match takes the value and one alternative per constructor,
+   * so it alone may take more than LACC_MAX_ARGS arguments. */
+  LACC_MAX_CONSTRUCTORS = 4096,
+  LACC_MAX_NESTING = 64,                /* levels of an element type's nesting */
+  LACC_MAX_NAME = 63,                   /* characters of a type's or constructor's name */
+  LACC_MAX_DEPTH = 2000,                /* levels of an expression, array combinators too */
+  LACC_MAX_STENCIL_RANK = 3,            /* rank of a stencil's arrays */
+  LACC_MAX_WINDOW = 9                   /* a stencil's window per dimension (odd, from 3) */
+};
+
 typedef enum lacc_status {
   LACC_OK = 0,
   LACC_ERR_TYPE = 1,     /* ill-typed program, caught when a node is built */

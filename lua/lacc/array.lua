@@ -1,10 +1,11 @@
 -- lacc.array: host arrays.
 -- Owns: the Lua face of arrays held by the core: construction from tables, element
 -- access with 1-based indices, conversion to tables and text. Elements of tuple type
--- are Lua tables {x, y}. Must not: build programs (init.lua does).
+-- are Lua tables {x, y}. Must not: build programs (acc.lua and the combinators do).
 local types = require "lacc.types"
 local util = require "lacc.util"
 local core, fail = util.core, util.fail
+local MAX_RANK = util.limits.rank
 
 local M = {}
 local methods = {}
@@ -253,7 +254,7 @@ function M.fromtable(tbl, t)
     if #probe == 0 then break end
     probe = probe[1]
   end
-  if #shape > 8 then fail("fromtable: nesting deeper than rank 8") end
+  if #shape > MAX_RANK then fail("fromtable: nesting deeper than rank %d", MAX_RANK) end
   local a = new_array("fromtable", pt.sig, shape)
   local lin = 0
   local function fill(x, d)
@@ -275,7 +276,7 @@ function M.new(t, shape, fillv)
   local pt, err = types.parse(t)
   if not pt then fail("array: %s", err) end
   if type(shape) ~= "table" then fail("array: expected a shape table, got %s", type(shape)) end
-  if #shape > 8 then fail("array: rank %d is out of range (0 to 8)", #shape) end
+  if #shape > MAX_RANK then fail("array: rank %d is out of range (0 to %d)", #shape, MAX_RANK) end
   for d = 1, #shape do
     local e = shape[d]
     if not util.is_integer(e) then

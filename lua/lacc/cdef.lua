@@ -1,5 +1,18 @@
 -- Generated from core/include/lacc.h by tools/gen_cdef.sh: do not edit.
 return [[
+enum lacc_limit {
+  LACC_MAX_RANK = 8,
+  LACC_MAX_ELEMS_LOG2 = 40,
+  LACC_MAX_ARGS = 16,
+  LACC_MAX_ZIP = LACC_MAX_ARGS - 1,
+  LACC_MAX_FIELDS = 4 * LACC_MAX_ARGS,
+  LACC_MAX_CONSTRUCTORS = 4096,
+  LACC_MAX_NESTING = 64,
+  LACC_MAX_NAME = 63,
+  LACC_MAX_DEPTH = 2000,
+  LACC_MAX_STENCIL_RANK = 3,
+  LACC_MAX_WINDOW = 9
+};
 typedef enum lacc_status {
   LACC_OK = 0,
   LACC_ERR_TYPE = 1,

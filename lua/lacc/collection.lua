@@ -8,6 +8,7 @@ local types = require "lacc.types"
 local exp = require "lacc.exp"
 local util = require "lacc.util"
 local fail = util.fail
+local MAX_ARGS = util.limits.args
 local unpack = table.unpack or unpack
 
 local M = {}
@@ -271,11 +272,11 @@ function M.run(coll, opts)
     roots[#roots + 1] = g.pos
     if g.data then roots[#roots + 1] = g.data end
   end
-  -- one run shares the partition's work among the groups; a run takes at most 16
-  -- results, so a collection of more arrays runs in batches
+  -- one run shares the partition's work among the groups; a run takes at most
+  -- limits.args results, so a collection of more arrays runs in batches
   local hs = {}
-  for first = 1, #roots, 16 do
-    local batch = { unpack(roots, first, math.min(#roots, first + 15)) }
+  for first = 1, #roots, MAX_ARGS do
+    local batch = { unpack(roots, first, math.min(#roots, first + MAX_ARGS - 1)) }
     local got = { L.run(batch, opts) }
     for i = 1, #batch do hs[first + i - 1] = got[i] end
   end

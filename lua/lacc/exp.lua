@@ -5,6 +5,7 @@
 local types = require "lacc.types"
 local util = require "lacc.util"
 local core, where, fail, describe = util.core, util.where, util.fail, util.describe
+local MAX_RANK = util.limits.rank
 
 local M = {}
 local E = {}          -- metatable of Exp values
@@ -305,7 +306,7 @@ function M.shape_exp(list, what)
   if is_exp(list) then return list end
   if type(list) ~= "table" then fail("%s: expected a shape (a table of extents), got %s", what, type(list)) end
   local n = #list
-  if n > 8 then fail("%s: rank %d is out of range (0 to 8)", what, n) end
+  if n > MAX_RANK then fail("%s: rank %d is out of range (0 to %d)", what, n, MAX_RANK) end
   local nodes = {}
   for d = 1, n do
     local v = list[d]
@@ -420,6 +421,13 @@ function M.match(v, cases)
   for c = 1, #traces do lams[c] = finish(traces[c], want) end
   return wrap(core.node_op("case", where(), v.node, (table.unpack or unpack)(lams, 1, #lams)))
 end
+
+-- The scalar functions of SPEC §4 that lacc offers by name (lacc.sqrt, ...).
+M.surface = { "constant", "cast", "cond", "iterate", "while_", "idiv", "imod", "quot",
+              "rem", "band", "bor", "bxor", "bnot", "shl", "shr", "eq", "ne", "lt",
+              "le", "gt", "ge", "land", "lor", "lnot", "min", "max", "abs", "signum",
+              "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan",
+              "atan2", "pow", "floor", "ceil", "round", "truncate", "isnan" }
 
 -- iterate(n, f, x) and while_(c, f, x): bounded sequential loops in scalar code.
 function M.iterate(n, f, x)

@@ -34,6 +34,16 @@ end
 local C = find_library()
 local M = { binding = "luajit", lib = C }   -- M.lib keeps the namespace alive
 
+-- lacc.h's limits by name (lacc_core.c gives the same table).
+local K = ffi.C
+M.limits = {
+  rank = K.LACC_MAX_RANK, elements = 2 ^ K.LACC_MAX_ELEMS_LOG2, args = K.LACC_MAX_ARGS,
+  zip = K.LACC_MAX_ZIP, fields = K.LACC_MAX_FIELDS, constructors = K.LACC_MAX_CONSTRUCTORS,
+  nesting = K.LACC_MAX_NESTING, name = K.LACC_MAX_NAME, depth = K.LACC_MAX_DEPTH,
+  stencil_rank = K.LACC_MAX_STENCIL_RANK, window = K.LACC_MAX_WINDOW,
+}
+local MAX_RANK, MAX_ARGS = M.limits.rank, M.limits.args
+
 -- lua_close calls the finalisers in an order of its own (cdata ones first, in no set
 -- order, then userdata ones): a finaliser that runs after the context's may still call
 -- lacc. Every call that needs the context goes through live(), an error from then on
@@ -112,7 +122,9 @@ end
 
 function M.array_new(t, shape)
   local rank = #shape
-  if rank > 8 then error(("rank %d is out of range (0 to 8)"):format(rank), 2) end
+  if rank > MAX_RANK then
+    error(("rank %d is out of range (0 to %d)"):format(rank, MAX_RANK), 2)
+  end
   local ext = ffi.new("int64_t[?]", rank + 1)
   for d = 1, rank do
     local e = shape[d]
@@ -225,9 +237,9 @@ end
 
 function M.node_var(t, where) return wrap_node(C.lacc_exp_var(live(), t, where or "?")) end
 
--- A scalar operation's arguments: a match takes one alternative per constructor (up to
--- 4096) after its value; the core holds each operation to its own limit.
-local MAX_OP_ARGS = 1 + 4096
+-- A scalar operation's arguments: a match takes one alternative per constructor after its
+-- value; the core holds each operation to its own limit.
+local MAX_OP_ARGS = 1 + M.limits.constructors
 local argbuf = ffi.new("lacc_node *[?]", MAX_OP_ARGS)
 -- what names the operation and where is the user's place, for the message past max.
 local function collect_upto(max, what, where, ...)
@@ -243,7 +255,7 @@ local function collect_upto(max, what, where, ...)
   end
   return n
 end
-local function collect(what, where, ...) return collect_upto(16, what, where, ...) end
+local function collect(what, where, ...) return collect_upto(MAX_ARGS, what, where, ...) end
 
 function M.node_op(op, where, ...)
   local n = collect_upto(MAX_OP_ARGS, op, where, ...)
@@ -282,7 +294,7 @@ function M.node_info(x)
     C.lacc_node_rank(x)
 end
 
-local outbuf = ffi.new("lacc_array *[16]")
+local outbuf = ffi.new("lacc_array *[?]", MAX_ARGS)
 -- Progress: a C callback into Lua, called on this thread while lacc_run runs. Its error
 -- cannot unwind through C: the first is kept and raised after the run. The calls that
 -- may call back stay interpreted (jit.off below): LuaJIT forbids callbacks from C
@@ -354,10 +366,10 @@ function M.program_new(backend, nparams, ...)
   return { p = ffi.gc(p, C.lacc_program_release), n = n }
 end
 
-local abuf = ffi.new("lacc_array *[16]")
+local abuf = ffi.new("lacc_array *[?]", MAX_ARGS)
 function M.program_run(prog, ...)
   local n = select("#", ...)
-  if n > 16 then error("too many arguments (at most 16)", 0) end
+  if n > MAX_ARGS then error(("too many arguments (at most %d)"):format(MAX_ARGS), 0) end
   for i = 1, n do abuf[i - 1] = check_array((select(i, ...))) end
   local rc = C.lacc_program_run(live(), prog.p, n, abuf, outbuf)
   local r = take_results(rc, prog.n)

@@ -1,7 +1,8 @@
 -- lacc.types: element types on the Lua side.
 -- Owns: type values (signature strings: "f32", "(f32,i64)"), their parsed trees and
 -- leaf counts, used to convert host values. Must not: check programs (the core does).
-local fail = require("lacc.util").fail
+local util = require "lacc.util"
+local fail = util.fail
 local M = {}
 
 M.scalars = { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64" }
@@ -17,11 +18,12 @@ M.is_scalar = is_scalar
 local cache = setmetatable({}, { __mode = "v" })
 
 -- The core's limit (docs/guide.md, Limits), checked on the way down: a type nested deeper
--- fails at level 65, in time and memory bounded by the limit, not by the string's length.
-local MAX_NESTING = 64
-local TOO_DEEP = "element type too large: types nest at most 64 levels deep"
-local MAX_CONSTRUCTORS = 4096
-local TOO_MANY = "element type too large: a sum has at most 4096 constructors"
+-- fails one level past it, in time and memory bounded by the limit, not by the string's
+-- length.
+local MAX_NESTING = util.limits.nesting
+local TOO_DEEP = ("element type too large: types nest at most %d levels deep"):format(MAX_NESTING)
+local MAX_CONSTRUCTORS = util.limits.constructors
+local TOO_MANY = ("element type too large: a sum has at most %d constructors"):format(MAX_CONSTRUCTORS)
 
 local parse
 
@@ -146,7 +148,7 @@ end
 local Data = {}
 Data.__tostring = function(d) return d.sig end
 M.Data = Data
--- Shape.Circle, V[2]: constructor functions (built by lacc.exp, set by init.lua)
+-- Shape.Circle, V[2]: constructor functions (built by lacc.exp, set by sums.lua)
 M.constructor = nil
 Data.__index = function(d, k)
   -- rawget: a missing field must not come back here
@@ -216,6 +218,15 @@ function M.variant(members)
   local parsed, err = M.parse(sig)
   if not parsed then fail("variant: %s", err) end
   return setmetatable({ sig = sig, parsed = parsed }, Data)
+end
+
+-- The layout strategies (lacc.set_layout, lacc.layout, the layout option).
+local layouts = { compact = true, rtu = true, unboxed = true, compact_radix = true, rtu_radix = true }
+function M.check_layout(what, strategy)
+  if type(strategy) ~= "string" or not layouts[strategy] then
+    fail("%s: unknown layout %s (expected \"compact\", \"rtu\", \"unboxed\", \"compact_radix\" or "
+         .. "\"rtu_radix\")", what, type(strategy) == "string" and "'" .. strategy .. "'" or type(strategy))
+  end
 end
 
 function M.is_int(name) return name ~= "bool" and name:sub(1, 1) ~= "f" end

@@ -9,6 +9,10 @@ else
   M.core = require "lacc.core"
 end
 
+-- The core's limits by name (core/include/lacc.h): rank, elements, args, zip, fields,
+-- constructors, nesting, name, depth, stencil_rank, window.
+M.limits = M.core.limits
+
 -- The first stack frame outside lacc's own Lua files: "file.lua:12".
 function M.where()
   for level = 3, 40 do
@@ -47,6 +51,25 @@ end
 -- Raise an error at the user's place, in the style of the core's messages.
 function M.fail(fmt, ...)
   error(fmt:format(...) .. " (at " .. M.where() .. ")", 0)
+end
+
+-- A surface module's install(lacc): adds its functions to lacc (the table init.lua
+-- assembles) and hands lacc to bind, for the module's calls through it.
+function M.installer(functions, bind)
+  return function(lacc)
+    bind(lacc)
+    for k, v in pairs(functions) do lacc[k] = v end
+  end
+end
+
+-- A read-only view of t for users: reads (and pairs on Lua 5.4; LuaJIT ignores __pairs)
+-- see t, writes are errors.
+function M.readonly(t, name)
+  return setmetatable({}, {
+    __index = t,
+    __newindex = function(_, k) M.fail("%s is read-only (cannot set %s)", name, tostring(k)) end,
+    __pairs = function() return next, t, nil end,
+  })
 end
 
 return M

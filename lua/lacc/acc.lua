@@ -1,0 +1,151 @@
+-- lacc.acc: array programs (Acc) and host arrays as values of the surface.
+-- Owns: the Acc value (a core node with its element type and rank) and its metatable,
+-- lifting host arrays with `use`, shape, size and indexing inside lambdas, the methods of
+-- programs and host arrays (xs:map(f) == lacc.map(f, xs)), write_png of a program.
+-- Must not: define combinators (combinators.lua and the modules beside it do).
+local util = require "lacc.util"
+local exp = require "lacc.exp"
+local array = require "lacc.array"
+local core, where, fail = util.core, util.where, util.fail
+local unpack = table.unpack or unpack
+
+local M = {}
+local F = {}   -- what this module adds to lacc
+-- lacc itself (M.install): methods call through it, so they meet collection.lua's wrappers.
+local lacc
+
+local A = {}            -- metatable of array programs
+local amethods = {}
+
+local function is_acc(x) return getmetatable(x) == A end
+M.is_acc = is_acc
+
+local function wrap(node)
+  local _, t, rank = core.node_info(node)
+  return setmetatable({ node = node, t = t, rank = rank }, A)
+end
+M.wrap = wrap
+
+local use_cache = setmetatable({}, { __mode = "k" })
+
+function F.use(a)
+  if is_acc(a) then return a end
+  if not array.is_array(a) then fail("use: expected a host array, got %s", util.describe(a)) end
+  array.alive(a, "use")
+  local hit = use_cache[a]
+  if hit then return hit end
+  local r = wrap(core.node_use(a, where()))
+  use_cache[a] = r
+  return r
+end
+
+-- An array program of x (a program, or a host array lifted with use), else an error
+-- naming the caller.
+function M.to_acc(x, what)
+  if is_acc(x) then return x end
+  if array.is_array(x) then return F.use(array.alive(x, what)) end
+  fail("%s: expected an array, got %s", what, util.describe(x))
+end
+local to_acc = M.to_acc
+
+-- A core combinator node op of args (nodes), as an array program.
+function M.acc(op, ...) return wrap(core.node_acc(op, where(), ...)) end
+
+-- The shape of an array as a table of i64 extents, for use inside programs.
+function F.shape(xs)
+  xs = to_acc(xs, "shape")
+  local sh = exp.wrap(core.node_op("shape", where(), xs.node))
+  if xs.rank == 1 then return { sh } end
+  local r = {}
+  for d = 1, xs.rank do r[d] = exp.prj(sh, d) end
+  return r
+end
+
+function F.size(xs)
+  xs = to_acc(xs, "size")
+  return exp.wrap(core.node_op("size", where(), xs.node))
+end
+
+-- xs[i] / xs:at(i, j, ...) inside a lambda: 1-based indices.
+local function index(xs, ...)
+  xs = to_acc(xs, "index")
+  local n = select("#", ...)
+  if n ~= xs.rank then
+    fail("index: expected %d indices for an array of rank %d, got %d", xs.rank, xs.rank, n)
+  end
+  local ix = exp.index_exp({ ... }, "index")
+  if xs.rank == 0 then ix = exp.wrap(core.node_op("tuple", where())) end
+  return exp.wrap(core.node_op("index", where(), xs.node, ix.node))
+end
+F.index = index
+
+-- write_png(path, a): a host array (or a program, run first) as a PNG image.
+function F.write_png(path, a)
+  if type(path) ~= "string" then fail("write_png: expected a file name, got %s", type(path)) end
+  if not array.is_array(a) then
+    if not is_acc(a) then
+      fail("write_png: expected a host array or an array program, got %s", util.describe(a))
+    end
+    a = lacc.run(a)
+  end
+  array.methods.write_png(a, path)
+end
+
+-- ---- methods: xs:map(f) == lacc.map(f, xs)
+
+-- The array last, after the other arguments.
+for _, name in ipairs { "map", "imap", "fold", "fold1", "sum", "product", "maximum", "minimum",
+                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_", "and_", "or_", "compute", "filter", "awhile",
+                        "backpermute", "reshape", "replicate", "transpose", "reverse", "rotate",
+                        "flatten", "unzip" } do
+  amethods[name] = function(self, ...)
+    local n = select("#", ...)
+    local args = { ... }
+    args[n + 1] = self
+    return lacc[name](unpack(args, 1, n + 1))
+  end
+end
+-- The array first: xs:zip(ys), xs:zipWith(f, ys) == lacc.zipWith(f, xs, ys).
+amethods.zip = function(self, ...) return lacc.zip(self, ...) end
+for _, name in ipairs { "zipWith", "zipWith3", "zipWith4", "zipWith5", "zipWith6", "zipWith7",
+                        "zipWith8", "zipWith9" } do
+  amethods[name] = function(self, f, ...) return lacc[name](f, self, ...) end
+end
+amethods.slice = function(self, spec) return lacc.slice(self, spec) end
+amethods.at = index
+amethods.run = function(self, opts) return lacc.run(self, opts) end
+amethods.explain = function(self) return lacc.explain(self) end
+
+A.__index = function(xs, k)
+  if type(k) == "number" or exp.is_exp(k) then return index(xs, k) end
+  return amethods[k]
+end
+A.__tostring = function(xs) return ("lacc.acc<%s, rank %d>"):format(xs.t, xs.rank) end
+A.__concat = function(a, b) return lacc.append(a, b) end
+
+-- Host arrays answer to their own methods and to those of array programs.
+local function host_metatable()
+  local hmeta = core.array_metatable()
+  hmeta.__index = function(a, k)
+    if type(k) == "number" then return array.methods.get(a, k) end
+    if exp.is_exp(k) then return index(a, k) end
+    return array.methods[k] or amethods[k]
+  end
+  hmeta.__newindex = function(a, k, v)
+    if type(k) ~= "number" then fail("cannot set field '%s' of an array", tostring(k)) end
+    array.methods.set(a, k, v)
+  end
+  hmeta.__len = function(a) return array.methods.size(a) end
+  hmeta.__tostring = array.tostring
+  hmeta.__concat = function(a, b) return lacc.append(a, b) end
+  hmeta.__close = function(a) core.array_free(a) end
+  hmeta.__name = "lacc.array"
+end
+
+local install = util.installer(F, function(l) lacc = l end)
+function M.install(l)
+  install(l)
+  host_metatable()
+end
+
+return M

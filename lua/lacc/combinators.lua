@@ -1,0 +1,340 @@
+-- lacc.combinators: the core combinators of SPEC §4 (functions first, arrays last).
+-- Owns: introduction (unit, generate, fill), element-wise (map, zipWith, zip, unzip,
+-- imap), reductions and scans along the innermost dimension, whole-array reductions,
+-- compute, acond, awhile, and the core's permutations (backpermute, permute, reshape).
+-- Derived combinators live beside it: permutations.lua, segments.lua, stencil.lua.
+-- Must not: type-check beyond what gives a better message (the core checks).
+local types = require "lacc.types"
+local util = require "lacc.util"
+local exp = require "lacc.exp"
+local array = require "lacc.array"
+local accs = require "lacc.acc"
+local core, where, fail = util.core, util.where, util.fail
+local to_acc, acc, wrap, is_acc = accs.to_acc, accs.acc, accs.wrap, accs.is_acc
+local unpack = table.unpack or unpack
+local MAX_ZIP = util.limits.zip
+
+local M = {}
+local F = {}   -- what this module adds to lacc
+-- lacc itself (M.install): calls go through it, so they meet collection.lua's wrappers.
+local lacc
+
+-- ---- introduction
+
+function F.unit(e)
+  return acc("unit", exp.lift(e, nil, "unit").node)
+end
+
+function F.generate(shape, f)
+  local sh = exp.shape_exp(shape, "generate")
+  local rank = type(shape) == "table" and not exp.is_exp(shape) and #shape or 1
+  local lam = exp.lambda(f, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end,
+    "generate")
+  return acc("generate", sh.node, lam)
+end
+
+function F.fill(shape, e)
+  e = exp.lift(e, nil, "fill")
+  return lacc.generate(shape, function() return e end)
+end
+
+-- ---- element-wise
+
+-- The map of f over arrays[1..n] (what names the caller for messages).
+local function zipwith(what, f, arrays, n)
+  n = n or #arrays
+  if n == 0 then fail("%s: expected at least one array", what) end
+  -- the map node holds the function and the arrays: limits.args kids at most
+  if n > MAX_ZIP then
+    fail("%s: at most %d arrays, got %d (zip some into tuples first)", what, MAX_ZIP, n)
+  end
+  local nodes, ts = {}, {}
+  local rank
+  for i = 1, n do
+    local xs = to_acc(arrays[i], what)
+    rank = rank or xs.rank
+    if xs.rank ~= rank then
+      fail("%s: arrays of one rank expected, got ranks %d and %d", what, rank, xs.rank)
+    end
+    nodes[i], ts[i] = xs.node, xs.t
+  end
+  local lam = exp.lambda(f, ts, nil, nil, what)
+  return acc("map", lam, unpack(nodes, 1, n))
+end
+M.zipwith = zipwith
+
+function F.map(f, xs) return zipwith("map", f, { xs }, 1) end
+
+function F.zipWith(f, ...)
+  local n = select("#", ...)
+  if n < 2 then fail("zipWith: expected two arrays or more, got %d", n) end
+  return zipwith("zipWith", f, { ... }, n)
+end
+for n = 3, 9 do
+  F["zipWith" .. n] = function(f, ...)
+    local got = select("#", ...)
+    if got ~= n then fail("zipWith%d: expected %d arrays, got %d", n, n, got) end
+    return zipwith("zipWith" .. n, f, { ... }, n)
+  end
+end
+
+function F.zip(...)
+  return zipwith("zip", function(...) return exp.tuple(...) end, { ... }, select("#", ...))
+end
+
+function F.unzip(xs)
+  xs = to_acc(xs, "unzip")
+  local t = types.parse(xs.t)
+  if t.kind ~= "tuple" then fail("unzip: expected an array of tuples, got %s", xs.t) end
+  local r = {}
+  for i = 1, #t.fields do r[i] = lacc.map(function(p) return p[i] end, xs) end
+  return unpack(r, 1, #t.fields)
+end
+
+-- imap(f, xs): f receives the 1-based indices, then the element.
+function F.imap(f, xs)
+  xs = to_acc(xs, "imap")
+  if type(f) ~= "function" then fail("imap: expected a function, got %s", type(f)) end
+  if xs.rank == 0 then return lacc.map(f, xs) end
+  -- the positions zipped with the elements rather than xs[i]: a zip reads the element
+  -- with no bounds check, so its code can stay branch-free (folds in strips)
+  local r = xs.rank
+  local pos = lacc.generate(lacc.shape(xs), function(...)
+    if r == 1 then return (...) end
+    return lacc.tuple(...)
+  end)
+  return lacc.zipWith(function(ix, x)
+    local args = {}
+    for d = 1, r do args[d] = r == 1 and ix or ix[d] end
+    args[r + 1] = x
+    return f(unpack(args, 1, r + 1))
+  end, pos, xs)
+end
+
+-- ---- reductions along the innermost dimension
+
+function F.fold(f, z, xs)
+  xs = to_acc(xs, "fold")
+  if xs.rank < 1 then fail("fold: expected an array of rank 1 or more, got rank 0") end
+  local zz = exp.lift(z, xs.t, "fold")
+  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold")
+  return acc("fold", lam, zz.node, xs.node)
+end
+
+function F.fold1(f, xs)
+  xs = to_acc(xs, "fold1")
+  if xs.rank < 1 then fail("fold1: expected an array of rank 1 or more, got rank 0") end
+  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold1")
+  return acc("fold1", lam, xs.node)
+end
+
+-- ---- scans along the innermost dimension (left: acc = f(acc, x); right: f(x, acc))
+
+local function scan_with_z(name)
+  return function(f, z, xs)
+    xs = to_acc(xs, name)
+    if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
+    local zz = exp.lift(z, xs.t, name)
+    local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name)
+    return acc(name, lam, zz.node, xs.node)
+  end
+end
+
+local function scan1(name)
+  return function(f, xs)
+    xs = to_acc(xs, name)
+    if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
+    local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name)
+    return acc(name, lam, xs.node)
+  end
+end
+
+F.scanl, F.scanr = scan_with_z("scanl"), scan_with_z("scanr")
+F.scanl1, F.scanr1 = scan1("scanl1"), scan1("scanr1")
+
+-- scanl_ / scanr_ (Accelerate's scanl' / scanr'): the exclusive scan, n elements per
+-- row, and the rows' totals, from one scan of n + 1 elements.
+local function scan_split(name, scan, right)
+  return function(f, z, xs)
+    xs = to_acc(xs, name)
+    if type(f) ~= "function" then fail("%s: expected a function, got %s", name, type(f)) end
+    if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
+    local s = scan(f, exp.lift(z, xs.t, name), xs)
+    local sh = lacc.shape(xs)
+    local r = xs.rank
+    local values = lacc.backpermute(sh, function(...)
+      local ix = { ... }
+      if right then ix[r] = ix[r] + 1 end
+      return unpack(ix, 1, r)
+    end, s)
+    local outer = {}
+    for d = 1, r - 1 do outer[d] = sh[d] end
+    local totals = lacc.backpermute(outer, function(...)
+      local ix = { ... }
+      ix[r] = right and 1 or sh[r] + 1
+      return unpack(ix, 1, r)
+    end, s)
+    return values, totals
+  end
+end
+F.scanl_ = scan_split("scanl_", F.scanl, false)
+F.scanr_ = scan_split("scanr_", F.scanr, true)
+
+-- compute(xs): xs materialised in its own kernel; producers fuse into it, consumers
+-- read the array (what Accelerate's `compute` does).
+function F.compute(xs)
+  xs = to_acc(xs, "compute")
+  return acc("compute", xs.node)
+end
+
+-- acond(c, a, b): the array a if the scalar condition c holds, else b (c may read
+-- arrays, e.g. lacc.the(xs) or xs:at(i)). Only the branch taken is computed. A Lua
+-- boolean picks a branch while the program is built.
+function F.acond(c, a, b)
+  if type(c) == "boolean" then return to_acc(c and a or b, "acond") end
+  a, b = to_acc(a, "acond"), to_acc(b, "acond")
+  if is_acc(c) or array.is_array(c) then
+    -- a rank-0 bool array stands for its element, as awhile's condition does
+    c = to_acc(c, "acond")
+    if c.rank ~= 0 then
+      fail("acond: expected a bool expression or a rank-0 bool array as the condition, got rank %d",
+        c.rank)
+    end
+    c = lacc.the(c)
+  end
+  local cc = exp.lift(c, "bool", "acond")
+  return acc("acond", cc.node, a.node, b.node)
+end
+
+-- awhile(cond, body, init): apply body to init while cond holds. cond and body are Lua
+-- functions of an array program, traced once: cond gives a rank-0 bool array (or a
+-- bool expression), body an array of init's type and rank (its shape may change). What
+-- they read from outside the loop is computed once, before it.
+function F.awhile(cond, body, init)
+  if type(cond) ~= "function" or type(body) ~= "function" then
+    fail("awhile: expected two functions and an array, got %s, %s", type(cond), type(body))
+  end
+  init = to_acc(init, "awhile")
+  -- the loop's array: a parameter node (its layout is decided when the loop is planned)
+  local x = wrap(core.node_param(0, init.t, init.rank, "unboxed", where()))
+  local c = cond(x)
+  if type(c) == "boolean" or exp.is_exp(c) then c = lacc.unit(exp.lift(c, "bool", "awhile")) end
+  c = to_acc(c, "awhile: the condition")
+  local b = to_acc(body(x), "awhile: the body")
+  return acc("awhile", init.node, x.node, c.node, b.node)
+end
+
+-- the(xs): the element of a rank-0 array, as a scalar expression.
+function F.the(xs)
+  xs = to_acc(xs, "the")
+  if xs.rank ~= 0 then fail("the: expected an array of rank 0, got rank %d", xs.rank) end
+  return xs:at()
+end
+
+function F.flatten(xs)
+  xs = to_acc(xs, "flatten")
+  if xs.rank == 1 then return xs end
+  return lacc.reshape({ lacc.size(xs) }, xs)
+end
+
+local function numeric(what, xs)
+  xs = to_acc(xs, what)
+  if not types.is_scalar[xs.t] or xs.t == "bool" then
+    fail("%s: expected an array of numbers, got %s", what, xs.t)
+  end
+  return lacc.flatten(xs)
+end
+
+-- Whole-array reductions: the result has rank 0.
+function F.sum(xs) return lacc.fold(exp.add, 0, numeric("sum", xs)) end
+function F.product(xs) return lacc.fold(exp.mul, 1, numeric("product", xs)) end
+function F.maximum(xs) return lacc.fold1(exp.max, numeric("maximum", xs)) end
+function F.minimum(xs) return lacc.fold1(exp.min, numeric("minimum", xs)) end
+
+-- all(p, xs) / any(p, xs): whether p holds for every / some element (rank 0; all of an
+-- empty array is true); and_ / or_ of an array of bools.
+local function booleans(what, xs)
+  xs = to_acc(xs, what)
+  if xs.t ~= "bool" then fail("%s: expected an array of bool, got %s", what, xs.t) end
+  return lacc.flatten(xs)
+end
+function F.and_(xs) return lacc.fold(exp.land, true, booleans("and_", xs)) end
+function F.or_(xs) return lacc.fold(exp.lor, false, booleans("or_", xs)) end
+local function predicate(what, p, xs)
+  if type(p) ~= "function" then fail("%s: expected a function, got %s", what, type(p)) end
+  xs = to_acc(xs, what)
+  local m = zipwith(what, p, { xs }, 1)
+  local mt = m.t
+  if mt ~= "bool" then fail("%s: the predicate must return bool, got %s", what, mt) end
+  return m
+end
+local function all(p, xs) return lacc.and_(predicate("all", p, xs)) end
+function F.any(p, xs) return lacc.or_(predicate("any", p, xs)) end
+
+-- lacc.all is both the "whole dimension" marker of replicate and slice specs and, called,
+-- the reduction all(p, xs).
+F.all = setmetatable({}, { __tostring = function() return "lacc.all" end,
+                              __call = function(_, p, xs) return all(p, xs) end })
+
+-- ---- permutations and reshaping
+
+-- A traced index function: f gets 1-based indices of a shape of rank `rank` and returns
+-- `out_rank` 1-based indices; the core sees 0-based shapes on both sides.
+local function index_fn(what, f, sh, rank, out_rank)
+  if type(f) ~= "function" then fail("%s: expected a function, got %s", what, type(f)) end
+  return exp.lambda(function(...)
+    local res = { f(...) }
+    if #res ~= out_rank then
+      fail("%s: the index function must return %d indices, got %d", what, out_rank, #res)
+    end
+    if out_rank == 0 then return exp.wrap(core.node_op("tuple", where())) end
+    return exp.index_exp(res, what)
+  end, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end, what)
+end
+
+local function shape_rank(shape)
+  if exp.is_exp(shape) then
+    local t = types.parse(shape.t)
+    return t.kind == "tuple" and #t.fields or 1
+  end
+  return type(shape) == "table" and #shape or 0
+end
+
+-- backpermute(shape, f, xs): result[ix] = xs[f(ix)] (a gather).
+function F.backpermute(shape, f, xs)
+  xs = to_acc(xs, "backpermute")
+  local sh = exp.shape_exp(shape, "backpermute")
+  local lam = index_fn("backpermute", f, sh, shape_rank(shape), xs.rank)
+  return acc("backpermute", sh.node, lam, xs.node)
+end
+
+-- permute(combine, defaults, f, xs): a copy of defaults into which each element x of xs
+-- is combined at f(ix): out[f(ix)] = combine(x, out[f(ix)]). f returns lacc.ignore (index
+-- 0 in every dimension) to drop an element; other targets outside defaults are errors.
+F.ignore = exp.lift(0, "i64", "ignore")
+
+function F.permute(combine, defaults, f, xs)
+  defaults = to_acc(defaults, "permute")
+  xs = to_acc(xs, "permute")
+  if type(f) ~= "function" then fail("permute: expected a function, got %s", type(f)) end
+  local r = defaults.rank
+  local g = function(...)
+    local res = { f(...) }
+    if #res == 1 and rawequal(res[1], lacc.ignore) and r > 1 then
+      for d = 2, r do res[d] = lacc.ignore end
+    end
+    return unpack(res, 1, #res)
+  end
+  local lam = index_fn("permute", g, { t = exp.shape_type(xs.rank) }, xs.rank, r)
+  local comb = exp.lambda(combine, { defaults.t, defaults.t }, defaults.t, nil, "permute")
+  return acc("permute", comb, defaults.node, lam, xs.node)
+end
+
+function F.reshape(shape, xs)
+  xs = to_acc(xs, "reshape")
+  return acc("reshape", exp.shape_exp(shape, "reshape").node, xs.node)
+end
+
+M.install = util.installer(F, function(l) lacc = l end)
+
+return M

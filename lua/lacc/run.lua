@@ -1,0 +1,212 @@
+-- lacc.run: running and explaining array programs.
+-- Owns: run, explain and compile with their options (checked before anything runs), the
+-- backend and device chosen, the layout of results (set_layout), progress callbacks,
+-- devices, transfers and memory. Must not: hold semantics (the core does).
+local types = require "lacc.types"
+local util = require "lacc.util"
+local exp = require "lacc.exp"
+local array = require "lacc.array"
+local accs = require "lacc.acc"
+local core, where, fail = util.core, util.where, util.fail
+local to_acc, wrap, is_acc = accs.to_acc, accs.wrap, accs.is_acc
+local unpack = table.unpack or unpack
+
+local M = {}
+local F = {}   -- what this module adds to lacc
+-- lacc itself (M.install): calls go through it, so they meet collection.lua's wrappers.
+local lacc
+
+local function roots_of(p, what)
+  if is_acc(p) or array.is_array(p) then return { to_acc(p, what) } end
+  if exp.is_exp(p) then return { lacc.unit(p) } end
+  if type(p) == "table" and #p > 0 then
+    local r = {}
+    for i, x in ipairs(p) do r[i] = to_acc(x, what) end
+    return r
+  end
+  fail("%s: expected an array program (or a table of them), got %s", what, type(p))
+end
+
+local function nodes(roots)
+  local r = {}
+  for i, x in ipairs(roots) do r[i] = x.node end
+  return unpack(r, 1, #roots)
+end
+
+-- The layout of arrays made from now on in this Lua state ("compact" by default).
+local current_layout = "compact"
+function F.set_layout(strategy)
+  types.check_layout("set_layout", strategy)
+  core.set_layout(strategy)
+  current_layout = strategy
+end
+
+local function pack(...) return { n = select("#", ...), ... } end
+
+-- The options of run, compile and explain, checked before anything runs: a misspelt
+-- option or a value of the wrong type is an error naming the function.
+local known_options = { backend = true, device = true, layout = true, progress = true,
+                        progress_after = true, fusion = true, sharing = true, source = true }
+local function check_opts(opts, what)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" then fail("%s: expected a table of options, got %s", what, type(opts)) end
+  for k in pairs(opts) do
+    if not known_options[k] then
+      fail("%s: unknown option '%s' (expected backend, device, layout, progress, progress_after, "
+           .. "fusion, sharing or source)", what, tostring(k))
+    end
+  end
+  for _, name in ipairs { "fusion", "sharing" } do
+    if opts[name] ~= nil and type(opts[name]) ~= "boolean" then
+      fail("%s: option %s must be true or false, got %s", what, name, type(opts[name]))
+    end
+  end
+  if opts.source ~= nil and type(opts.source) ~= "boolean" and opts.source ~= "opencl" then
+    fail("%s: option source must be true, false or \"opencl\", got %s", what, tostring(opts.source))
+  end
+  if opts.layout ~= nil then types.check_layout(what, opts.layout) end
+  if opts.progress ~= nil and type(opts.progress) ~= "function" then
+    fail("%s: progress must be a function, got %s", what, type(opts.progress))
+  end
+  if opts.progress_after ~= nil and type(opts.progress_after) ~= "number" then
+    fail("%s: progress_after must be a number of seconds, got %s", what, type(opts.progress_after))
+  end
+  return opts
+end
+
+-- The backend name the core takes: "cpu", "interp", or "opencl[:device]" (opts.device
+-- or $LACC_DEVICE: a 1-based index or part of a device's name).
+local function check_backend(opts, what)
+  local backend = opts.backend or os.getenv("LACC_BACKEND") or "cpu"
+  if backend ~= "cpu" and backend ~= "interp" and backend ~= "opencl" then
+    fail("%s: unknown backend '%s' (expected \"cpu\", \"opencl\" or \"interp\")", what,
+         tostring(backend))
+  end
+  if backend == "opencl" and opts.device ~= nil then
+    if type(opts.device) ~= "number" and type(opts.device) ~= "string" then
+      fail("%s: device must be an index or a name, got %s", what, type(opts.device))
+    end
+    backend = "opencl:" .. tostring(opts.device)
+  end
+  return backend
+end
+
+-- Run f(...) with the options of opts in force: layout of the results, and the
+-- fusion / sharing switches (ablation) and explain's source listing.
+local function with_options(opts, f, ...)
+  local switches = {}
+  for _, name in ipairs { "fusion", "sharing", "source" } do
+    if opts[name] ~= nil then switches[#switches + 1] = name end
+  end
+  if not opts.layout and #switches == 0 and not opts.progress then return f(...) end
+  local saved = current_layout
+  if opts.progress then core.set_progress(opts.progress, opts.progress_after or 1.0) end
+  if opts.layout then core.set_layout(opts.layout) end
+  for _, name in ipairs(switches) do
+    if name == "source" and opts.source == "opencl" then core.set_option("source_opencl", true)
+    else core.set_option(name, opts[name]) end
+  end
+  local r = pack(pcall(f, ...))
+  if opts.progress then core.set_progress(nil) end
+  core.set_layout(saved)
+  for _, name in ipairs(switches) do core.set_option(name, name ~= "source") end
+  if not r[1] then error(r[2], 0) end
+  return unpack(r, 2, r.n)
+end
+
+-- run(p [, opts]) -> host array(s); p an array program, a table of them, or a scalar.
+-- opts: backend, layout (of the results), fusion = false, sharing = false,
+-- progress = function(fraction) (called once the run has taken progress_after seconds,
+-- default 1, then every 0.2 s or so, and with 1 at the end; cpu and opencl backends).
+function F.run(p, opts)
+  opts = check_opts(opts, "run")
+  local backend = check_backend(opts, "run")
+  local roots = roots_of(p, "run")
+  return with_options(opts, core.run, backend, nodes(roots))
+end
+
+-- explain(p [, opts]) -> text, { kernels, intermediates, lets }; opts.source = true
+-- appends the generated C, opts.source = "opencl" the OpenCL C.
+function F.explain(p, opts)
+  opts = check_opts(opts, "explain")
+  check_backend(opts, "explain")
+  local roots = roots_of(p, "explain")
+  local text, kernels, intermediates, lets = with_options(opts, core.explain, nodes(roots))
+  return text, { kernels = kernels, intermediates = intermediates, lets = lets }
+end
+
+-- devices() -> { {index, name, vendor, type = "cpu"|"gpu", compute_units, memory, fp64,
+-- version}, ... }: the OpenCL devices (none without OpenCL).
+function F.devices()
+  local r = {}
+  for line in core.devices():gmatch("[^\n]+") do
+    local f = {}
+    for x in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = x end
+    r[#r + 1] = { index = tonumber(f[1]), name = f[2], vendor = f[3], type = f[4],
+                  compute_units = tonumber(f[5]), memory = tonumber(f[6]), fp64 = f[7] == "1",
+                  version = f[8] }
+  end
+  return r
+end
+
+-- transfers() -> { uploads, downloads, bytes_up, bytes_down }: arrays (and bytes) copied
+-- between the host and OpenCL devices by this Lua state so far. Device results are read
+-- back only when the host first reads them; arrays used on a device stay there for
+-- later runs.
+function F.transfers()
+  local up, down, bup, bdown = core.transfers()
+  return { uploads = up, downloads = down, bytes_up = bup, bytes_down = bdown }
+end
+
+-- memory() -> bytes of host memory held by this Lua state's arrays (results, inputs and
+-- the arrays programs keep); it falls when arrays are freed or collected.
+function F.memory() return core.bytes() end
+
+-- compile(fn [, opts]) -> a function of host arrays. fn is traced once per kind of
+-- arguments (element types, ranks, layouts) and optimised and compiled once; each call
+-- then only binds the arrays and runs the kernels (Accelerate's runN).
+function F.compile(fn, opts)
+  if type(fn) ~= "function" then fail("compile: expected a function, got %s", type(fn)) end
+  opts = check_opts(opts, "compile")
+  local backend = check_backend(opts, "compile")
+  local programs = {}
+  return function(...)
+    local n = select("#", ...)
+    local args, key = { ... }, {}
+    for i = 1, n do
+      local a = args[i]
+      if not array.is_array(a) then
+        fail("compiled function: argument %d is %s, expected a host array", i, type(a))
+      end
+      array.alive(a, "compiled function")
+      key[i] = ("%s/%d/%s"):format(core.array_type(a), #core.array_shape(a), core.array_layout(a))
+    end
+    key = table.concat(key, " ")
+    local prog = programs[key]
+    if not prog then
+      local params = {}
+      for i = 1, n do
+        local a = args[i]
+        params[i] = wrap(core.node_param(i - 1, core.array_type(a), #core.array_shape(a),
+                                         core.array_layout(a), where()))
+      end
+      local res = pack(fn(unpack(params, 1, n)))
+      if res.n > 1 then
+        fail("compile: the function returned %d values; return one array program or a table of them",
+             res.n)
+      end
+      local roots = roots_of(res[1], "compile")
+      prog = with_options(opts, core.program_new, backend, n, nodes(roots))
+      programs[key] = prog
+    end
+    if opts.progress then
+      return with_options({ progress = opts.progress, progress_after = opts.progress_after },
+                          core.program_run, prog, ...)
+    end
+    return core.program_run(prog, ...)
+  end
+end
+
+M.install = util.installer(F, function(l) lacc = l end)
+
+return M
