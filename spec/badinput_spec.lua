@@ -69,6 +69,7 @@ end)
 local function mapped(f, arr) return function() return lacc.map(f, arr or xs) end end
 
 catalogue("types and constructors", {
+  { "limits written", function() lacc.limits.rank = 9 end, "limits", "read-only" },
   { "tuple of an array", mapped(function(x) return lacc.tuple(x, xs) end), "tuple", "host array" },
   { "data without a name", function() return lacc.data(5, { { "A" } }) end, "data", "type name" },
   { "data without constructors", function() return lacc.data("E", {}) end, "data",

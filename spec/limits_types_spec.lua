@@ -189,3 +189,17 @@ describe("types", function()
     assert.matches("Same<X%(i64%)|Y>", tostring(err))
   end)
 end)
+
+describe("lacc.limits", function()
+  it("holds the guide's numbers, read-only, on both VMs", function()
+    local want = { rank = 8, elements = 2 ^ 40, depth = 2000, zip = 15, args = 16, fields = 64,
+                   constructors = 4096, nesting = 64, name = 63, stencil_rank = 3, window = 9 }
+    for k, v in pairs(want) do assert.are.equal(v, lacc.limits[k], k) end
+    assert.has_error(function() lacc.limits.rank = 9 end)
+    assert.are.equal(8, lacc.limits.rank)
+    -- the limits are the ones enforced: one past the rank limit is refused
+    local ok = pcall(lacc.array, "i32", { 1, 1, 1, 1, 1, 1, 1, 1, 1 })
+    assert.is_false(ok)
+    assert.is_true((pcall(lacc.array, "i32", { 1, 1, 1, 1, 1, 1, 1, 1 })))
+  end)
+end)

@@ -210,13 +210,14 @@ const lacc_type *type_sum(lacc_ctx *ctx, const char *name, int n, const char *co
   return intern(ctx, &proto, sig);
 }
 
-#define MAX_PARTS (LACC_MAX_ARGS * 4)
-#define MAX_NESTING 64
 
 /* A type past one of the limits (docs/guide.md, Limits): the reason, not just "not an
  * element type". */
-static const lacc_type *too_big(lacc_ctx *ctx, const char *what) {
-  ctx_error(ctx, LACC_ERR_ARG, "element type too large: %s", what);
+/* what: a limit of lacc.h, worded with its number. */
+static const lacc_type *too_big(lacc_ctx *ctx, const char *what, int limit) {
+  char msg[128];
+  snprintf(msg, sizeof msg, what, limit);
+  ctx_error(ctx, LACC_ERR_ARG, "element type too large: %s", msg);
   return NULL;
 }
 
@@ -241,7 +242,7 @@ static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth);
 
 
 typedef struct {
-  char (*names)[64];
+  char (*names)[LACC_MAX_NAME + 1];
   const char **cn;
   const lacc_type **pay;
 } sum_parts;
@@ -252,7 +253,8 @@ static const lacc_type *parse_constructors(lacc_ctx *ctx, const char **s, const 
   (*s)++;   /* '<' */
   for (;;) {
     skip_space(s);
-    if (n == LACC_MAX_CONSTRUCTORS) return too_big(ctx, "a sum has at most 4096 constructors");
+    if (n == LACC_MAX_CONSTRUCTORS)
+      return too_big(ctx, "a sum has at most %d constructors", LACC_MAX_CONSTRUCTORS);
     if (name == NULL) {
       const lacc_type *f = parse(ctx, s, depth + 1);
       if (f == NULL) return NULL;
@@ -260,7 +262,7 @@ static const lacc_type *parse_constructors(lacc_ctx *ctx, const char **s, const 
       snprintf(p->names[n], sizeof p->names[n], "%d", n + 1);
     } else {
       int id = ident(s, p->names[n], sizeof p->names[n]);
-      if (id < 0) return too_big(ctx, "names have at most 63 characters");
+      if (id < 0) return too_big(ctx, "names have at most %d characters", LACC_MAX_NAME);
       if (id == 0) return NULL;
       skip_space(s);
       if (**s == '(') p->pay[n] = parse(ctx, s, depth + 1);
@@ -302,9 +304,10 @@ static const lacc_type *parse_sum(lacc_ctx *ctx, const char **s, const char *nam
 
 static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
   while (**s == ' ') (*s)++;
-  if (depth > MAX_NESTING) return too_big(ctx, "types nest at most 64 levels deep");
+  if (depth > LACC_MAX_NESTING)
+    return too_big(ctx, "types nest at most %d levels deep", LACC_MAX_NESTING);
   if (**s == '(') {
-    const lacc_type *fields[MAX_PARTS] = { 0 };
+    const lacc_type *fields[LACC_MAX_FIELDS] = { 0 };
     int n = 0;
     (*s)++;
     while (**s == ' ') (*s)++;
@@ -313,7 +316,8 @@ static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
       return type_tuple(ctx, 0, fields);
     }
     for (;;) {
-      if (n == MAX_PARTS) return too_big(ctx, "a tuple has at most 64 fields");
+      if (n == LACC_MAX_FIELDS)
+        return too_big(ctx, "a tuple has at most %d fields", LACC_MAX_FIELDS);
       const lacc_type *f = parse(ctx, s, depth + 1);
       if (f == NULL) return NULL;
       fields[n++] = f;
@@ -337,9 +341,9 @@ static const lacc_type *parse(lacc_ctx *ctx, const char **s, int depth) {
     }
   }
   if (**s == '<') return parse_sum(ctx, s, NULL, depth);
-  char name[64];
+  char name[LACC_MAX_NAME + 1];
   int id = ident(s, name, sizeof name);
-  if (id < 0) return too_big(ctx, "names have at most 63 characters");
+  if (id < 0) return too_big(ctx, "names have at most %d characters", LACC_MAX_NAME);
   if (id == 0) return NULL;
   skip_space(s);
   if (**s != '<') return NULL;

@@ -573,17 +573,18 @@ static lacc_node *build_stencil(lacc_ctx *ctx, node_kind k, int nargs, lacc_node
   }
   if (expect_level(ctx, "stencil", 1, args[1], L_ACC, w) != LACC_OK) return NULL;
   const lacc_node *xs = args[1], *spec = args[2];
-  if (spec->kind != K_CONST || xs->rank < 1 || xs->rank > 3) {
-    ctx_error(ctx, LACC_ERR_ARG, "stencil: expected a window spec and an array of rank 1 to 3 (at %s)",
-              place(w));
+  if (spec->kind != K_CONST || xs->rank < 1 || xs->rank > LACC_MAX_STENCIL_RANK) {
+    ctx_error(ctx, LACC_ERR_ARG, "stencil: expected a window spec and an array of rank 1 to %d "
+              "(at %s)", LACC_MAX_STENCIL_RANK, place(w));
     return NULL;
   }
   int s = (int)spec->cval.i, count = 1;
   boundary_kind b = stencil_boundary(s);
   for (int d = 0; d < xs->rank; d++) {
     int win = stencil_window(s, d);
-    if (win < 3 || win > 9 || win % 2 == 0) {
-      ctx_error(ctx, LACC_ERR_ARG, "stencil: window sizes must be odd, 3 to 9 (at %s)", place(w));
+    if (win < 3 || win > LACC_MAX_WINDOW || win % 2 == 0) {
+      ctx_error(ctx, LACC_ERR_ARG, "stencil: window sizes must be odd, 3 to %d (at %s)",
+                LACC_MAX_WINDOW, place(w));
       return NULL;
     }
     count *= win;
