@@ -13,7 +13,6 @@
 
 /* ---- planning: walk the AST, materialise what fusion marked */
 
-
 static void plan_kids(lower *L, lacc_node *t, const aenv *env) {
   for (int i = 0; i < t->nkids; i++) {
     lacc_node *k = t->kids[i];

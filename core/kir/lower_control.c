@@ -32,7 +32,6 @@ static int new_guard(lower *L, int slot, int want) {
   return P->nguards++;
 }
 
-
 /* A copy of slot src in the layout results are made in. */
 static int step_copy(lower *L, const lacc_node *t, int src) {
   const pslot *ps = &L->P->slots[src];

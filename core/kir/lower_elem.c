@@ -15,7 +15,6 @@ static int u64c(lower *L, uint64_t v) {
   return lw_k_const(L, S_U64, x);
 }
 
-
 int lw_from_bits(lower *L, scalar_kind k, int bits) {
   return lw_k_unary(L, KO_FROMBITS, k, bits);
 }

@@ -303,7 +303,6 @@ static void fold_lanes(lower *L, const lacc_node *a, const aenv *env, const int 
   fold_plain(L, a, env, sx, oix, o, j, hi, acc);
 }
 
-
 static void k_lmstore(lower *L, int word, int bits) {
   kinst *in = lw_emit(L, KO_LMSTORE);
   in->a = word;

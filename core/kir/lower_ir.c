@@ -7,6 +7,7 @@
  * Must not: decide what to compute: the other lower_*.c files call these.
  */
 #include "kir/lower.h"
+#include "base/vec.h"
 
 void *lw_alloc(lower *L, size_t n) {
   void *p = kplan_alloc(L->P, n);
@@ -14,15 +15,9 @@ void *lw_alloc(lower *L, size_t n) {
   return p;
 }
 
-
-
+/* Room for element n of *v (the plan's and the lowering's arrays), or the jump out. */
 int lw_grow(lower *L, void **v, int *cap, int n, size_t size) {
-  if (n < *cap) return 0;
-  int c = *cap ? 2 * *cap : 16;
-  void *p = realloc(*v, size * (size_t)c);
-  if (p == NULL) oom(L);
-  *v = p;
-  *cap = c;
+  if (vec_reserve(v, cap, n + 1, 16, size) != 0) oom(L);
   return 0;
 }
 
@@ -32,7 +27,6 @@ int lw_var(lower *L, scalar_kind k) {
   F->vt[F->nvars] = k;
   return F->nvars++;
 }
-
 
 kinst *lw_emit(lower *L, kop op) {
   kfn *F = fn(L);
@@ -131,7 +125,6 @@ int lw_k_select(lower *L, int c, int a, int b) {
   return d;
 }
 
-
 void lw_k_for(lower *L, int i, int lo, int hi, int64_t step) {
   kinst *in = lw_emit(L, KO_FOR);
   in->dst = i;
@@ -173,7 +166,6 @@ int lw_k_read(lower *L, kop op, int slot, int buf, int idx) {
   in->a = idx;
   return d;
 }
-
 
 /* Whether the compare-and-swap of buffer element idx from `expect` to v succeeded. */
 int lw_k_cas(lower *L, int slot, int buf, int idx, int expect, int v) {

@@ -22,7 +22,6 @@ const aenv *lw_a_push(lower *L, const aenv *env, const lacc_node *node, const ae
   return e;
 }
 
-
 static const senv *s_push(lower *L, const senv *se, const int *v) {
   senv *n = lw_alloc(L, sizeof *n);
   n->v = v;
