@@ -383,7 +383,17 @@ static void test_interning(void) {
   const char *sig0 = NULL;
   double first = make_types(c, 0, 10000, &sig0), second = make_types(c, 10000, 20000, &sig0);
   check(first >= 0 && second >= 0, "20,000 distinct types");
-  check(second < 3 * first + 0.05 && first < 2, "a new type costs the same however many exist");
+#ifdef __SANITIZE_ADDRESS__
+  /* AddressSanitizer's allocator gets slower as memory is held (its quarantine): only a
+   * cost that grows with the number of types (a list scanned per type) is caught here */
+  double slack = 10, most = 20;
+#else
+  double slack = 3, most = 2;
+#endif
+  if (!(second < slack * first + 0.05 && first < most))
+    printf("  types: first 10,000 in %.3f s, next 10,000 in %.3f s\n", first, second);
+  check(second < slack * first + 0.05 && first < most,
+        "a new type costs the same however many exist");
   lacc_node *a = lacc_exp_var(c, "T0< A | B( i32 , f64 ) >", "test");
   lacc_node *b = lacc_exp_var(c, "T1<A|B(i32,f64)>", "test");
   check(a != NULL && lacc_node_type(a) == sig0, "an equal type is the same type");
