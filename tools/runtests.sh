@@ -39,6 +39,13 @@ else
   failed=$((failed + 1))
 fi
 
+echo "== layers (the core's parts call only forward: tools/layers.py)"
+if python3 tools/layers.py "$B" >"$log" 2>&1; then
+  passed=$((passed + 1)); tail -n 1 "$log"
+else
+  cat "$log"; failed=$((failed + 1))
+fi
+
 echo "== core (C unit tests)"
 run "$B/test_core" >"$log" 2>&1
 cat "$log"
