@@ -130,4 +130,16 @@ function H.random_array(t, shape)
   return a, flat
 end
 
+-- The line of the calling spec file holding a marker comment ("--@name"), for checks
+-- that a message gives the user's place.
+function H.line_of(marker)
+  local file = debug.getinfo(2, "S").source:gsub("^@", "")
+  local n = 0
+  for l in io.lines(file) do
+    n = n + 1
+    if l:find("%-%-@" .. marker .. "$") then return n end
+  end
+  error("no marker " .. marker .. " in " .. file)
+end
+
 return H

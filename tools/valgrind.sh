@@ -8,7 +8,8 @@
 B=${B:-build}
 LUA54=${LUA54:-lua5.4}
 BUSTED=${BUSTED:-/usr/bin/busted}
-only=${VALGRIND_SPECS:-spec/*_spec.lua}
+# every spec, in its folder by part of the pipeline (spec/front, spec/kernels, ...)
+only=${VALGRIND_SPECS:-$(find spec -name '*_spec.lua' | sort)}
 passed=0
 failed=0
 out=${VALGRIND_LOGS:-$B/valgrind}

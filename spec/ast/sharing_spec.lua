@@ -26,16 +26,7 @@ local function count(text, pat)
   return n
 end
 
--- The line of this file holding a marker comment ("--@name").
-local this_file = debug.getinfo(1, "S").source:gsub("^@", "")
-local function line_of(marker)
-  local n = 0
-  for l in io.lines(this_file) do
-    n = n + 1
-    if l:find("%-%-@" .. marker .. "$") then return n end
-  end
-  error("no marker " .. marker)
-end
+local line_of = H.line_of   -- the line of this file holding "--@name"
 
 local function ints(a)
   local r = {}
