@@ -113,7 +113,7 @@ check-tsan:
 	done; echo "check-tsan: clean"
 
 # Valgrind's memcheck over the suite on Lua 5.4, interp and cpu (about an hour; see
-# tools/valgrind.sh). VALGRIND_SPECS='spec/sums_spec.lua' picks some specs.
+# tools/valgrind.sh). VALGRIND_SPECS='spec/front/sums_spec.lua' picks some specs.
 check-valgrind: all
 	@B=$(B) LUA54=$(LUA54) BUSTED=$(BUSTED) sh tools/valgrind.sh
 

@@ -177,8 +177,8 @@ run_tags() {
   ROWS=$saved_rows
 }
 
-# The nearest hit of a ray (seed 002 §4.3) among 3,000 and 300,000 primitives (not
-# scaled: the seed's sizes): the C row, then every lacc row on cpu and, with a device,
+# The nearest hit of a ray ("Variant Types in Data-Parallel Array Languages" §4.3) among 3,000 and 300,000 primitives (not
+# scaled: the thesis' sizes): the C row, then every lacc row on cpu and, with a device,
 # on opencl (bench/lacc/nearest.lua).
 NEAREST_ROWS="split joined unboxed_random unboxed_sorted rtu_random rtu_sorted compact_random compact_sorted"
 run_nearest() {
@@ -236,7 +236,7 @@ describe() {
     blur) echo "3x3 box blur, ${W_BLUR}x${W_BLUR} f32, clamped edges: stencil" ;;
     tags) echo "tag encodings, $N_TAGS pairs of a 3-constructor sum: sum of area a - area b (match)" ;;
     overhead) echo "fixed costs of one-kernel programs on 1 element (times in ms)" ;;
-    nearest) echo "nearest hit of a ray among 3,000 and 300,000 spheres, planes and triangles (seed 002 §4.3)" ;;
+    nearest) echo "nearest hit of a ray among 3,000 and 300,000 spheres, planes and triangles ("Variant Types in Data-Parallel Array Languages" §4.3)" ;;
   esac
 }
 

@@ -1,4 +1,4 @@
--- The nearest hit of a ray among spheres, planes and triangles (seed 002 §4.3): one
+-- The nearest hit of a ray among spheres, planes and triangles ("Variant Types in Data-Parallel Array Languages" §4.3): one
 -- function over a sum type, run on the element-wise array (in any layout) and on the
 -- variant-wise collection (lacc.partition), split or joined. `bench/nearest` times it.
 -- Run: make demo NAME=nearest [N=primitives]. Loaded with the argument "library" it

@@ -1,4 +1,4 @@
-/* The nearest hit of a ray among n spheres, planes and triangles (seed 002 §4.3), by
+/* The nearest hit of a ray among n spheres, planes and triangles ("Variant Types in Data-Parallel Array Languages" §4.3), by
  * hand: struct-of-arrays, one loop per primitive kind, each an OpenMP loop keeping the
  * nearest (distance, index). The scene is examples/nearest.lua's (the same generator in
  * the same arithmetic; grouped by kind here, as the Lua rows' sorted scenes are); argv:

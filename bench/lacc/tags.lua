@@ -1,4 +1,4 @@
--- Tag encodings (issue 3, seed 000 section 6.2): the same program on the same data stored
+-- Tag encodings (issue 3, "Accelerating Sum Types" section 6.2): the same program on the same data stored
 -- with bit-packed combined tags (`compact`, `rtu`: nested constructor numbers side by side
 -- in bit fields, tested with masks) and with mixed-radix tags (`compact_radix`,
 -- `rtu_radix`: the smallest number, tested with ranges after dividing out the other

@@ -1,5 +1,5 @@
 /* test_core.c: unit tests of the core through the public C API, without Lua.
- * Covers sharing recovery (the seed's example, long chains), typing errors, the
+ * Covers sharing recovery (the paper's example, long chains), typing errors, the
  * interpreter's run-time errors, values of one context used in another, what a run holds
  * (its program and arguments, dropped or written from a progress callback), invalid
  * constructor tags written by the host and the interning of types. Prints

@@ -1,4 +1,4 @@
--- lacc.combinators: the core combinators of SPEC §4 (functions first, arrays last).
+-- lacc.combinators: the core combinators of the guide (functions first, arrays last).
 -- Owns: introduction (unit, generate, fill), element-wise (map, zipWith, zip, unzip,
 -- imap), reductions and scans along the innermost dimension, whole-array reductions,
 -- compute, acond, awhile, and the core's permutations (backpermute, permute, reshape).

@@ -1,6 +1,6 @@
 -- lacc.exp: scalar expressions inside lambdas.
 -- Owns: Exp values (a core node plus its type), operator overloading, Lua numbers as
--- weak constants that take the other operand's type, the scalar functions of SPEC §4,
+-- weak constants that take the other operand's type, the scalar functions of the guide,
 -- and tracing a Lua function once with fresh variables. Must not: know combinators.
 local types = require "lacc.types"
 local util = require "lacc.util"
@@ -422,7 +422,7 @@ function M.match(v, cases)
   return wrap(core.node_op("case", where(), v.node, (table.unpack or unpack)(lams, 1, #lams)))
 end
 
--- The scalar functions of SPEC §4 that lacc offers by name (lacc.sqrt, ...).
+-- The scalar functions of the guide that lacc offers by name (lacc.sqrt, ...).
 M.surface = { "constant", "cast", "cond", "iterate", "while_", "idiv", "imod", "quot",
               "rem", "band", "bor", "bxor", "bnot", "shl", "shr", "eq", "ne", "lt",
               "le", "gt", "ge", "land", "lor", "lnot", "min", "max", "abs", "signum",

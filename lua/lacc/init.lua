@@ -1,6 +1,6 @@
 -- lacc: data-parallel arrays for Lua (the surface every user sees).
 -- Owns: assembling the lacc table from the modules beside it: array programs and host
--- arrays (acc.lua, array.lua), the combinators of SPEC §4, functions first, arrays last
+-- arrays (acc.lua, array.lua), the combinators of the guide, functions first, arrays last
 -- (combinators.lua, permutations.lua, segments.lua, stencil.lua, collection.lua), the
 -- scalar language (exp.lua), element and sum types (sums.lua, types.lua), and running
 -- (run.lua). Must not: define anything itself.

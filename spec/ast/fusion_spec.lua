@@ -27,7 +27,7 @@ describe("fusion (explain)", function()
     assert.are.same({ kernels = 1, intermediates = 0, lets = 0 }, st)
   end)
 
-  it("seed 001's ex1 (rotate 3 . reverse . map (+1)) is one kernel", function()
+  it("Defunctionalizing Push Arrays' ex1 (rotate 3 . reverse . map (+1)) is one kernel", function()
     local ex1 = lacc.rotate(3, lacc.reverse(lacc.map(plus1, xs)))
     local _, st = lacc.explain(ex1)
     assert.are.equal(1, st.kernels)

@@ -1,4 +1,4 @@
--- Sharing recovery seen from Lua (SPEC §4-5, seed 004): a node used more than once is
+-- Sharing recovery seen from Lua ("Optimising Purely Functional GPU Programs", section 3): a node used more than once is
 -- let-bound once, at the lowest node that dominates all its uses; a node used once is not;
 -- arrays referenced from scalar code are bound at the array level; traced scalar values
 -- cannot escape the function they were traced in. Every result is checked against a

@@ -1,4 +1,4 @@
--- The layout engine: seed 000 Table 1 / Appendix A, and random nested types against a
+-- The layout engine: "Accelerating Sum Types", Table 1 / Appendix A, and random nested types against a
 -- reference written here from the rules (docs/core.md), not from layout.c.
 local H = require "helper"
 local lacc = H.lacc
@@ -6,14 +6,14 @@ local types = require "lacc.types"
 
 local f32, f64 = "f32", "f64"
 
-describe("layout of the seed's types (Appendix A, one-byte tags)", function()
+describe("layout of the thesis' types (Appendix A, one-byte tags)", function()
   local Maybe, Either, tuple = lacc.Maybe, lacc.Either, lacc.tuple
   -- { type, unboxed, rtu, compact, minimum }
   local rows = {
     { Maybe(f32), 40, 40, 40, 33 },
     { Either(f32, f32), 72, 40, 40, 33 },
     { Either(f32, f64), 104, 72, 72, 65 },
-    -- the seed's unboxed figure is 216: Accelerate's generic encoding also tags the two
+    -- the thesis' unboxed figure is 216: Accelerate's generic encoding also tags the two
     -- tuples; lacc tags sums only, so 8 + 4 fields (32+64+64+32) = 200
     { Either(tuple(f32, f64), tuple(f64, f32)), 200, 136, 104, 97 },
     { Either(Maybe(f64), Maybe(f64)), 152, 72, 72, 66 },

@@ -1,4 +1,4 @@
--- Scalar expressions (SPEC §4): every operation on every scalar type where it is
+-- Scalar expressions (the guide's scalar functions): every operation on every scalar type where it is
 -- defined, mapped over host arrays and compared with a plain-Lua reference.
 -- Integer references are exact (64-bit wrap-around arithmetic: native integers on
 -- Lua 5.4, int64_t cdata on LuaJIT); f32 references round every step with H.f32.

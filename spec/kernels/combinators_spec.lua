@@ -1,5 +1,5 @@
--- Every combinator of SPEC §4 (the ones that exist so far) and the host array API of
--- SPEC §3, on every backend, against plain-Lua references computed here with loops over
+-- Every combinator of the guide (the ones that exist so far) and the host array API of
+-- the guide, on every backend, against plain-Lua references computed here with loops over
 -- Lua tables. Shapes are random and include empty arrays, rank 0 where allowed, odd
 -- extents and ranks 1-3; element types f64 f32 i32 i64 u8 bool and (f32,i32).
 local H = require "helper"

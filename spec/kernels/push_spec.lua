@@ -1,4 +1,4 @@
--- Push arrays (issue 5, seed 001): append (..), interleave and concat on every backend
+-- Push arrays ("Defunctionalizing Push Arrays"): append (..), interleave and concat on every backend
 -- against Lua loops, nested in each other, pulled by consumers and materialised; the
 -- materialised kernels write each part in its own loop with no per-element test.
 local H = require "helper"
