@@ -3,9 +3,9 @@
 -- the examples (examples/*.lua) run, and the stored form of those texts in
 -- spec/golden/explain/ that spec/golden/explain_golden_spec.lua compares against.
 -- Owns: collecting the texts, and encoding them as files (one per program; the fixed
--- prelude of the generated C stored once, the OpenCL C as a checksum). Must not: judge the texts (the spec
--- does), or depend on the checkout it runs from (places are named relative to the
--- repository root, which must be the current directory).
+-- prelude of the generated C stored once, the OpenCL C as a checksum). Must not: judge
+-- the texts (the spec does), or depend on the checkout it runs from (places are named
+-- relative to the repository root, which must be the current directory).
 --
 -- As a script it writes the stored texts from the build that LUA_PATH, LUA_CPATH and
 -- LACC_LIB name, e.g. the build before a reorganisation:
@@ -72,8 +72,8 @@ local function explain_core(core, ...)
   if not ok then error(c, 0) end
   if not ok2 then error(cl, 0) end
   return { plain = plain, c = c, cl = cl,
-           stats = ("kernels %d, intermediates %d, lets %d"):format(tonumber(kernels), tonumber(intermediates),
-                                                                    tonumber(lets)) }
+           stats = ("kernels %d, intermediates %d, lets %d"):format(tonumber(kernels),
+             tonumber(intermediates), tonumber(lets)) }
 end
 
 -- Run f with every run and every compilation of the core explained first; returns the
@@ -114,8 +114,8 @@ local function explain_public(lacc, p, opts)
   local plain, st = lacc.explain(p, with {})
   return { plain = plain, c = (lacc.explain(p, with { source = true })),
            cl = (lacc.explain(p, with { source = "opencl" })),
-           stats = ("kernels %d, intermediates %d, lets %d"):format(tonumber(st.kernels), tonumber(st.intermediates),
-                                                                    tonumber(st.lets)) }
+           stats = ("kernels %d, intermediates %d, lets %d"):format(tonumber(st.kernels),
+             tonumber(st.intermediates), tonumber(st.lets)) }
 end
 
 -- Run one example on the interpreter at its small sizes, its output dropped.
@@ -242,7 +242,8 @@ function M.decode(s, prelude)
     if t == "explain(p)" then e.plain = b
     elseif t:find("^stats: ") then e.stats = t:sub(8)
     elseif t == C_TITLE .. " in full" then e.c = b
-    elseif t:sub(1, #C_TITLE + 1) == C_TITLE .. ":" then e.c = e.plain .. assert(prelude, "no stored prelude") .. b
+    elseif t:sub(1, #C_TITLE + 1) == C_TITLE .. ":" then
+      e.c = e.plain .. assert(prelude, "no stored prelude") .. b
     elseif t:sub(1, #CL_TITLE) == CL_TITLE then e.cl_summary = t:sub(#CL_TITLE + 1)
     else error("a stored explain text with an unknown section: " .. t) end
   end
@@ -275,8 +276,8 @@ function M.write_all(dir, entries)
   for _, e in ipairs(entries) do
     local s = M.encode(e, pre)
     local back = M.decode(s, pre)
-    assert(back.plain == e.plain and back.c == e.c and back.stats == e.stats and back.cl_summary == M.summary(e.cl),
-           e.name .. ": the stored form does not give back its texts")
+    assert(back.plain == e.plain and back.c == e.c and back.stats == e.stats
+           and back.cl_summary == M.summary(e.cl), e.name .. ": the stored form does not give back its texts")
     write(dir .. "/" .. e.name .. ".txt", s)
   end
 end
@@ -293,10 +294,12 @@ end
 
 if arg and arg[0] and arg[0]:find("explain_golden%.lua$") then
   local full = arg[1] == "--full"
-  local dir = arg[full and 2 or 1] or (not full and M.dir) or error("usage: explain_golden.lua [--full DIR | DIR]")
+  local dir = arg[full and 2 or 1] or (not full and M.dir)
+              or error("usage: explain_golden.lua [--full DIR | DIR]")
   local entries = M.collect(require "lacc")
   if full then M.write_full(dir, entries) else M.write_all(dir, entries) end
-  print(("%d programs written to %s (%s)"):format(#entries, dir, type(jit) == "table" and jit.version or _VERSION))
+  print(("%d programs written to %s (%s)"):format(#entries, dir,
+    type(jit) == "table" and jit.version or _VERSION))
 end
 
 return M

@@ -66,7 +66,8 @@ local function check_fails(c, b)
   end
   assert.is_falsy(err:find("lacc[/\\][%w_]+%.lua"), ("%s: %q points into lacc"):format(name, err))
   assert.is_falsy(err:find("stack overflow", 1, true), name .. ": " .. err)
-  assert.is_truthy(err:find(PLACE, 1, true), ("%s: message %q does not give the user's place"):format(name, err))
+  assert.is_truthy(err:find(PLACE, 1, true),
+    ("%s: message %q does not give the user's place"):format(name, err))
   return err
 end
 
@@ -770,7 +771,8 @@ catalogue("extents past the limits", {
       for i = 1, 16 do parts[i] = lacc.constant(i, "f64") end
       local p = lacc.generate({ 2 ^ 40 }, function() return lacc.tuple(unpack(parts)) end)
       return p
-    end, "generate", function(b) return b == "opencl" and "too large for device" or "out of memory allocating" end,
+    end, "generate",
+    function(b) return b == "opencl" and "too large for device" or "out of memory allocating" end,
     every_backend = ALL },
   { "a host array no machine can allocate", function()
     return lacc.array(lacc.tuple(unpack(huge)), { 2 ^ 40 })

@@ -16,7 +16,11 @@ return function(lacc)
   local function add(a, b) return a + b end
   local function mul(a, b) return a * b end
   local function f32s(n) local t = {} for i = 1, n do t[i] = i * 0.5 - 3 end return lacc.fromtable(t, "f32") end
-  local function i32s(n) local t = {} for i = 1, n do t[i] = (i * 7) % 11 - 4 end return lacc.fromtable(t, "i32") end
+  local function i32s(n)
+    local t = {}
+    for i = 1, n do t[i] = (i * 7) % 11 - 4 end
+    return lacc.fromtable(t, "i32")
+  end
   local function f64s2(r, c)
     local t = {}
     for i = 1, r do t[i] = {} for j = 1, c do t[i][j] = i * 10 + j end end
@@ -46,13 +50,16 @@ return function(lacc)
     return { a, b, c }
   end)
   entry("generate_fill_unit", function()
-    local g = lacc.generate({ 4, 5 }, function(i, j) return lacc.cond(lacc.lt(i, j), i * j, lacc.imod(i + j, 3)) end)
+    local g = lacc.generate({ 4, 5 }, function(i, j)
+      return lacc.cond(lacc.lt(i, j), i * j, lacc.imod(i + j, 3))
+    end)
     return { g, lacc.fill({ 3, 2 }, lacc.constant(7, "u16")), lacc.unit(lacc.constant(2.5, "f64")) }
   end)
   entry("scalar_math_f64", function()
     return (lacc.map(function(x)
       return lacc.sqrt(lacc.abs(x)) + lacc.exp(x / 10) + lacc.log(x * x + 1) + lacc.sin(x) * lacc.cos(x)
-        + lacc.atan2(x, 2) + lacc.pow(2, x / 8) + lacc.floor(x) + lacc.ceil(x) + lacc.round(x) + lacc.truncate(x)
+        + lacc.atan2(x, 2) + lacc.pow(2, x / 8) + lacc.floor(x) + lacc.ceil(x) + lacc.round(x)
+        + lacc.truncate(x)
         + lacc.cond(lacc.isnan(x), 0, lacc.signum(x))
     end, f64s2(2, 3)))
   end)
@@ -87,7 +94,8 @@ return function(lacc)
   entry("all_any_and_or", function()
     local xs = i32s(6)
     local bs = lacc.fromtable({ true, false, true }, "bool")
-    return { lacc.all(function(x) return lacc.gt(x, -5) end, xs), lacc.any(function(x) return lacc.eq(x, 3) end, xs),
+    return { lacc.all(function(x) return lacc.gt(x, -5) end, xs),
+             lacc.any(function(x) return lacc.eq(x, 3) end, xs),
              lacc.and_(bs), lacc.or_(bs) }
   end)
   entry("fold_tuples", function()
@@ -131,7 +139,8 @@ return function(lacc)
   entry("permute_histogram", function()
     local xs = lacc.fromtable({ 3, 1, 4, 1, 5, 9, 2, 6 }, "i32")
     local ones = lacc.map(function() return lacc.constant(1, "i32") end, xs)
-    return (lacc.permute(add, lacc.fill({ 10 }, lacc.constant(0, "i32")), function(i) return xs[i] + 1 end, ones))
+    return (lacc.permute(add, lacc.fill({ 10 }, lacc.constant(0, "i32")),
+      function(i) return xs[i] + 1 end, ones))
   end)
   entry("permute_ignore_f64", function()
     local xs = f64s2(1, 6)
@@ -174,7 +183,8 @@ return function(lacc)
   end)
   entry("stencil2_two_arrays", function()
     return (lacc.stencil2(function(l, c, r, l2, c2, r2) return c * 1000 + l + r + l2 + r2 + c2 end,
-      "clamp", lacc.fromtable({ 1, 2, 3, 4 }, "f64"), lacc.constant(0, "f64"), lacc.fromtable({ 10, 20, 30 }, "f64")))
+      "clamp", lacc.fromtable({ 1, 2, 3, 4 }, "f64"), lacc.constant(0, "f64"),
+      lacc.fromtable({ 10, 20, 30 }, "f64")))
   end)
 
   -- push arrays
@@ -185,14 +195,15 @@ return function(lacc)
   entry("push_consumed_reversed_rotated", function()
     local a, b = f32s(5), f32s(4)
     local ab = a .. b
-    return { lacc.map(function(x) return x + 1 end, ab), lacc.reverse(ab), lacc.rotate(2, lacc.interleave(a, b)),
-             lacc.sum(ab) }
+    return { lacc.map(function(x) return x + 1 end, ab), lacc.reverse(ab),
+             lacc.rotate(2, lacc.interleave(a, b)), lacc.sum(ab) }
   end)
 
   -- control
   entry("acond_simple", function()
     local x = i32s(6)
-    return (lacc.acond(lacc.gt(lacc.the(lacc.sum(x)), 3), lacc.map(function(v) return v * 10 end, x), lacc.reverse(x)))
+    return (lacc.acond(lacc.gt(lacc.the(lacc.sum(x)), 3), lacc.map(function(v) return v * 10 end, x),
+      lacc.reverse(x)))
   end)
   entry("acond_nested_bool_array", function()
     local m, s = f64s2(2, 3), lacc.sum(f64s2(1, 2))
@@ -242,7 +253,8 @@ return function(lacc)
   entry("sum_match_area", function() return (lacc.map(area, shapes())) end)
   entry("sum_construct", function()
     return (lacc.map(function(x)
-      return lacc.cond(lacc.lt(x, 0), GShape.Empty(), lacc.cond(lacc.eq(x, 0), GShape.Circle(1), GShape.Rect(x, x * 2)))
+      return lacc.cond(lacc.lt(x, 0), GShape.Empty(),
+        lacc.cond(lacc.eq(x, 0), GShape.Circle(1), GShape.Rect(x, x * 2)))
     end, f32s(7)))
   end)
   entry("maybe_first_just", function()
@@ -255,25 +267,42 @@ return function(lacc)
   end)
   entry("either_nested_variant", function()
     local T = lacc.Either(lacc.Maybe("f64"), lacc.Maybe("f64"))
-    local e = lacc.fromtable({ { tag = "Left", { tag = "Just", 1.5 } }, { tag = "Right", { tag = "Nothing" } } }, T)
+    local e = lacc.fromtable({ { tag = "Left", { tag = "Just", 1.5 } }, { tag = "Right", { tag = "Nothing" } } },
+      T)
     local V = lacc.variant { "f32", lacc.tuple("i32", "i32") }
     local v = lacc.fromtable({ { tag = 1, 2.5 }, { tag = 2, { 3, 4 } } }, V)
     return { lacc.map(function(x)
       return lacc.match(x, {
-        Left = function(m) return lacc.match(m, { Just = function(y) return y + 100 end, Nothing = function() return 1 end }) end,
-        Right = function(m) return lacc.match(m, { Just = function(y) return y * 10 end, _ = function() return 2 end }) end,
+        Left = function(m)
+          return lacc.match(m, { Just = function(y) return y + 100 end, Nothing = function() return 1 end })
+        end,
+        Right = function(m)
+          return lacc.match(m, { Just = function(y) return y * 10 end, _ = function() return 2 end })
+        end,
       })
     end, e), lacc.map(function(x)
-      return lacc.tuple(x, lacc.match(x, { function(f) return f end, function(p) return lacc.cast(p[1] * p[2], "f32") end }))
+      return lacc.tuple(x, lacc.match(x, { function(f) return f end,
+                                           function(p) return lacc.cast(p[1] * p[2], "f32") end }))
     end, v) }
   end)
+  -- layouts: fields of mixed widths, which compact orders widest first and rtu does not
+  local Mixed = lacc.data("GoldenMixed",
+    { { "Dot", "u8" }, { "Pair", "u8", "f64" }, { "Swap", "f64", "u8" }, { "None" } })
   for _, layout in ipairs { "unboxed", "rtu", "compact", "compact_radix" } do
     entry("sum_layout_" .. layout, function()
-      local grown = lacc.map(function(s)
-        return lacc.match(s, { Circle = function(r) return GShape.Circle(r * 2) end,
-                               Rect = function(w, h) return GShape.Rect(h, w) end, Empty = function() return GShape.Empty() end })
-      end, shapes())
-      return { grown, lacc.sum(lacc.map(area, grown)) }, { layout = layout }
+      local ms = lacc.fromtable({ { tag = "Dot", 3 }, { tag = "Pair", 1, 2.5 }, { tag = "Swap", 0.5, 7 },
+                                  { tag = "None" } }, Mixed)
+      local swapped = lacc.map(function(s)
+        return lacc.match(s, { Pair = function(a, x) return Mixed.Swap(x, a) end,
+                               Swap = function(x, a) return Mixed.Pair(a, x) end, _ = function() return s end })
+      end, ms)
+      local weights = lacc.map(function(s)
+        return lacc.match(s, { Dot = function(a) return lacc.cast(a, "f64") end,
+                               Pair = function(a, x) return x + lacc.cast(a, "f64") end,
+                               Swap = function(x, a) return x - lacc.cast(a, "f64") end,
+                               None = function() return lacc.constant(0, "f64") end })
+      end, swapped)
+      return { swapped, lacc.sum(weights) }, { layout = layout }
     end)
   end
   entry("collection_split_joined", function()
@@ -282,11 +311,13 @@ return function(lacc)
              lacc.merge(lacc.map(area, coll, { strategy = "joined" })) }
   end)
 
-  -- sharing and fusion, and the switches that turn them off
+  -- sharing and fusion, and the switches that turn them off (the maps of zs fuse into
+  -- their consumers)
   local function shared()
     local ys = lacc.map(function(x) return x * 2 end, f32s(6))
     local zs = lacc.zipWith(add, ys, ys)
-    return { lacc.zipWith(mul, zs, ys), lacc.sum(zs) }
+    return { lacc.zipWith(mul, lacc.map(function(z) return z - 1 end, zs), ys),
+             lacc.sum(lacc.map(function(z) return z * z end, zs)) }
   end
   entry("sharing_lets", function() return shared() end)
   entry("sharing_off", function() return shared(), { sharing = false } end)

@@ -29,7 +29,8 @@ local function difference(stored, now)
   local a, b = lines(stored), lines(now)
   for i = 1, math.max(#a, #b) do
     if a[i] ~= b[i] then
-      return ("line %d:\n  stored: %s\n  now:    %s"):format(i, tostring(a[i]), tostring(b[i]))
+      return ("line %d:\n  stored: %s\n  now:    %s"):format(i, a[i] and ("%q"):format(a[i]) or "(the end)",
+                                                              b[i] and ("%q"):format(b[i]) or "(the end)")
     end
   end
   return "the same lines, other bytes"
@@ -64,6 +65,15 @@ describe("explain golden texts", function()
     assert.are.same({}, extra, "stored texts of no program")
     for _, n in ipairs(G.example_names()) do
       assert.truthy(texts()["examples_" .. n .. "_1"], "no program of examples/" .. n .. ".lua")
+    end
+  end)
+
+  it("are each a program's own (an option that changed nothing would give two equal texts)", function()
+    local first = {}
+    for name, t in pairs(texts()) do
+      local key = t.plain .. "\0" .. t.c
+      assert.is_nil(first[key], ("%s and %s explain the same"):format(tostring(first[key]), name))
+      first[key] = name
     end
   end)
 
