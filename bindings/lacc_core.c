@@ -4,7 +4,7 @@
  * userdata with __gc, Lua numbers <-> element values, errors as Lua errors (also for a
  * call after the context's finaliser, at lua_close). The
  * LuaJIT side (lua/lacc/ffi_core.lua) offers the same functions over the FFI;
- * keep the two in step (spec/core_spec.lua runs both).
+ * keep the two in step (every spec runs under both VMs).
  * Must not: hold semantics: every check that matters lives in liblacc.
  */
 #include <lauxlib.h>
