@@ -236,7 +236,7 @@ describe() {
     blur) echo "3x3 box blur, ${W_BLUR}x${W_BLUR} f32, clamped edges: stencil" ;;
     tags) echo "tag encodings, $N_TAGS pairs of a 3-constructor sum: sum of area a - area b (match)" ;;
     overhead) echo "fixed costs of one-kernel programs on 1 element (times in ms)" ;;
-    nearest) echo "nearest hit of a ray among 3,000 and 300,000 spheres, planes and triangles ("Variant Types in Data-Parallel Array Languages" §4.3)" ;;
+    nearest) echo "nearest hit of a ray among 3,000 and 300,000 spheres, planes and triangles (Variant Types in Data-Parallel Array Languages, section 4.3)" ;;
   esac
 }
 

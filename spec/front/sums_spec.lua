@@ -64,7 +64,7 @@ for _, backend in ipairs(H.backends) do
         H.check_array(d, { 3, -4, -99, -99, -2 })
       end)
 
-      it("find: map to Maybe, fold with firstJust ("Accelerating Sum Types", Listing 6)", function()
+      it("find: map to Maybe, fold with firstJust (Accelerating Sum Types, Listing 6)", function()
         for _, n in ipairs { 0, 1, 9, 40 } do
           local vals, first = {}, nil
           for i = 1, n do
