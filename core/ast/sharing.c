@@ -489,9 +489,9 @@ static int recover_loops(lacc_ctx *ctx, ast_arena *out, lacc_node *t) {
   for (int i = 0; i < t->nkids; i++)
     if (recover_loops(ctx, out, t->kids[i]) != LACC_OK) return ctx->errcode;
   if (t->kind != K_AWHILE || t->loop != NULL) return LACC_OK;
-  int cap = out->nnested;
-  if (vec_reserve(&out->nested, &cap, out->nnested + 1, 1, sizeof *out->nested) != 0)
-    return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  ast_arena **v = realloc(out->nested, sizeof *v * (size_t)(out->nnested + 1));
+  if (v == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  out->nested = v;
   ast_arena *pair = calloc(2, sizeof *pair);
   if (pair == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   out->nested[out->nnested++] = pair;

@@ -604,7 +604,10 @@ static void *cpu_begin(lacc_ctx *ctx, const kplan *P) {
     E->arrays = calloc(n, sizeof *E->arrays);
   }
   if (E == NULL || E->S == NULL || E->arrays == NULL) {
-    if (E != NULL) free(E->S);
+    if (E != NULL) {
+      free(E->S);
+      free(E->arrays);
+    }
     free(E);
     ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
     return NULL;

@@ -22,16 +22,20 @@ static void plan_kids(lower *L, lacc_node *t, const aenv *env) {
   }
 }
 
+/* t materialised in slot s. */
+static int placed(lower *L, const lacc_node *t, int s) {
+  lw_set_slot(L, t, s);
+  return s;
+}
+
 /* Returns the slot of a materialised term, or -1 with *delayed set to its closure. */
 int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
   *delayed = NULL;
   switch (t->kind) {
   case K_USE:
-    lw_set_slot(L, t, lw_input_slot(L, t->array));
-    return lw_slot_of(L, t);
+    return placed(L, t, lw_input_slot(L, t->array));
   case K_PARAM:
-    lw_set_slot(L, t, lw_param_slot(L, t));
-    return lw_slot_of(L, t);
+    return placed(L, t, lw_param_slot(L, t));
   case K_AVAR: {
     const aenv *e = lw_a_lookup(env, t->field);
     if (e->slot < 0) *delayed = e;
@@ -46,11 +50,9 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
     return lw_plan_acc(L, t->kids[1], in, delayed);
   }
   case K_ACOND:
-    lw_set_slot(L, t, lw_step_acond(L, t, env));
-    return lw_slot_of(L, t);
+    return placed(L, t, lw_step_acond(L, t, env));
   case K_AWHILE:
-    lw_set_slot(L, t, lw_step_while(L, t, env));
-    return lw_slot_of(L, t);
+    return placed(L, t, lw_step_while(L, t, env));
   default: break;
   }
   plan_kids(L, t, env);
@@ -64,8 +66,7 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
         : t->kind == K_APPEND || t->kind == K_INTERLEAVE ? lw_step_push(L, t, env)
         : t->kind == K_STENCIL                     ? lw_step_stencil(L, t, env)
                                                    : lw_step_map(L, t, env);
-  lw_set_slot(L, t, s);
-  return s;
+  return placed(L, t, s);
 }
 
 static int plan_results(lower *L, lacc_node *t, const aenv *env) {

@@ -79,7 +79,7 @@ typedef struct leaf_load {
 
 /* lower_ir.c */
 void *lw_alloc(lower *L, size_t n);
-int lw_grow(lower *L, void **v, int *cap, int n, size_t size);
+void lw_grow(lower *L, void **v, int *cap, int n, size_t size);
 int lw_var(lower *L, scalar_kind k);
 kinst *lw_emit(lower *L, kop op);
 int lw_k_const(lower *L, scalar_kind k, lacc_val v);

@@ -16,9 +16,8 @@ void *lw_alloc(lower *L, size_t n) {
 }
 
 /* Room for element n of *v (the plan's and the lowering's arrays), or the jump out. */
-int lw_grow(lower *L, void **v, int *cap, int n, size_t size) {
+void lw_grow(lower *L, void **v, int *cap, int n, size_t size) {
   if (vec_reserve(v, cap, n + 1, 16, size) != 0) oom(L);
-  return 0;
 }
 
 int lw_var(lower *L, scalar_kind k) {
@@ -82,16 +81,8 @@ void lw_k_mov(lower *L, int dst, int src) {
   in->a = src;
 }
 
-static int prim_to_bool(prim_op p) {
-  switch (p) {
-  case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE:
-  case P_LAND: case P_LOR: case P_LNOT: case P_ISNAN: return 1;
-  default: return 0;
-  }
-}
-
 int lw_k_prim(lower *L, prim_op p, int a, int b) {
-  int d = lw_var(L, prim_to_bool(p) ? S_BOOL : vtype(L, a));
+  int d = lw_var(L, prim_has(p, PF_BOOL) ? S_BOOL : vtype(L, a));
   kinst *in = lw_emit(L, KO_PRIM);
   in->dst = d;
   in->prim = p;

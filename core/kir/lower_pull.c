@@ -22,7 +22,8 @@ static void memo_add(lower *L, const lacc_node *t, const aenv *env, int *ext) {
 }
 
 static const aenv *bind_let(lower *L, const lacc_node *b, const aenv *env) {
-  if (lw_slot_of(L, b) >= 0) return lw_a_push(L, env, NULL, NULL, lw_slot_of(L, b));
+  int s = lw_slot_of(L, b);
+  if (s >= 0) return lw_a_push(L, env, NULL, NULL, s);
   if (b->kind == K_AVAR) {
     const aenv *e = lw_a_lookup(env, b->field);
     return lw_a_push(L, env, e->node, e->env, e->slot);
@@ -74,7 +75,8 @@ int lw_size_of(lower *L, int rank, const int *ext) {
 }
 
 int *lw_shape_of(lower *L, const lacc_node *t, const aenv *env) {
-  if (lw_slot_of(L, t) >= 0) return lw_slot_ext(L, lw_slot_of(L, t));
+  int s = lw_slot_of(L, t);
+  if (s >= 0) return lw_slot_ext(L, s);
   if (t->kind == K_AVAR) {
     const aenv *e = lw_a_lookup(env, t->field);
     return e->slot >= 0 ? lw_slot_ext(L, e->slot) : lw_shape_of(L, e->node, e->env);
@@ -130,7 +132,8 @@ static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kinde
 
 /* Element ix of an array term: a load, or the term's code pulled into this kernel. */
 int *lw_elem(lower *L, const lacc_node *t, const aenv *env, const kindex *ix) {
-  if (lw_slot_of(L, t) >= 0) return lw_load_elem(L, lw_slot_of(L, t), ix->lin);
+  int s = lw_slot_of(L, t);
+  if (s >= 0) return lw_load_elem(L, s, ix->lin);
   if (t->kind == K_AVAR || t->kind == K_ALET) return elem_term(L, t, env, ix);
   lw_describe(L, " ", kind_name(t->kind));
   lw_describe(L, "(", "");

@@ -55,13 +55,12 @@ int *lw_copy(lower *L, const lacc_type *t, const int *src) {
   return d;
 }
 
-static int is_division(prim_op p) { return p == P_IDIV || p == P_MOD || p == P_QUOT || p == P_REM; }
 
 static int *lower_prim(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
   int a = lw_lower_exp(L, e->kids[0], se, ae)[0];
   int b = e->nkids > 1 ? lw_lower_exp(L, e->kids[1], se, ae)[0] : -1;
   int *out = ints(L, 1);
-  if (is_division(e->prim) && scalar_is_int(vtype(L, a))) {
+  if (prim_has(e->prim, PF_DIV) && scalar_is_int(vtype(L, a))) {
     lacc_val z = { .u = 0 };
     k_if(L, lw_k_prim(L, P_EQ, b, lw_k_const(L, vtype(L, b), z)));
     lw_k_fail(L, lw_add_check(L, CK_DIVZERO, prim_name(e->prim), e->where, 0), 0, NULL);
@@ -134,7 +133,7 @@ static int speculable(const lacc_node *e, int *budget) {
   switch (e->kind) {
   case K_CONST: case K_EVAR: return 1;
   case K_PRIM:
-    if (is_division(e->prim) && scalar_is_int(e->kids[0]->type->scalar)) return 0;
+    if (prim_has(e->prim, PF_DIV) && scalar_is_int(e->kids[0]->type->scalar)) return 0;
     break;
   case K_TUPLE: case K_PRJ: case K_CAST: case K_COND: case K_CON: case K_CASE: case K_ELET:
   case K_LAM:
