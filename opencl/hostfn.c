@@ -133,6 +133,7 @@ int hostfn_run(lacc_ctx *ctx, const kplan *P, int fn, const int64_t *E, hostfn_l
       if (!truth(r[in->a])) pc = p.els[pc] >= 0 ? p.els[pc] : p.match[pc];
       break;
     case KO_ELSE: pc = p.match[pc]; break;   /* the true branch ends here */
+    case KO_RETURN: pc = p.n; break;
     case KO_FOR:
       r[in->dst] = r[in->a];
       if (!(r[in->dst].i + in->imm.i <= r[in->b].i)) pc = p.match[pc];

@@ -20,9 +20,9 @@ local core_sources = {
   "core/front/graph.c", "core/ast/explain.c", "core/ast/fusion.c", "core/ast/interp.c",
   "core/ast/sharing.c", "core/ast/simplify.c", "core/kir/checks.c", "core/kir/emit_c.c",
   "core/kir/exec.c", "core/kir/explain_plan.c", "core/kir/lower.c",
-  "core/kir/lower_control.c", "core/kir/lower_elem.c", "core/kir/lower_fold.c",
+  "core/kir/bounds.c", "core/kir/hoist.c", "core/kir/lower_control.c", "core/kir/lower_elem.c", "core/kir/lower_fold.c",
   "core/kir/lower_ir.c", "core/kir/lower_pull.c", "core/kir/lower_push.c",
-  "core/kir/lower_scalar.c", "core/kir/lower_scan.c", "core/kir/plan.c", "core/cpu/cpu.c",
+  "core/kir/lower_scalar.c", "core/kir/lower_scan.c", "core/kir/lower_tile.c", "core/kir/plan.c", "core/cpu/cpu.c",
   "core/cpu/pool.c",
   -- the OpenCL backend: built against Debian's opencl-headers when they are there (else
   -- without it: opencl/none.c), libOpenCL.so.1 opened at run time (no link dependency)

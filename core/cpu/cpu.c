@@ -501,6 +501,15 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
    * they also pay on one thread, and for a few long segments. */
   int part = n >= 2 * PART_GRAIN && !st->ordered &&
              ((R < threads && threads > 1) || (st->lanes && R <= 4 * threads));
+  int64_t J = st->rank > 0 ? E->S[st->out].ext[st->rank - 1] : 0;
+  if (!part && st->fn_tile >= 0 && J >= st->tile_lanes) {
+    /* tiles of tile_lanes outputs, one per vector lane (lower_tile.c) */
+    int64_t lw = st->tile_lanes, tiles = R / J * ((J + lw - 1) / lw);
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn_tile], tiles, chunks_for(R * (n + 1), GRAIN), 0 };
+    if (l.nchunks > tiles) l.nchunks = tiles;
+    pool_run(l.nchunks, run_range, &l);
+    return checked(E);
+  }
   if (!part) {
     launch l = { E->S, &E->rt.abi, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
     if (l.nchunks > R) l.nchunks = R;

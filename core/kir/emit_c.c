@@ -376,6 +376,7 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
     return;
   case KO_LOOP: put(b, "for (;;) {\n"); (*depth)++; return;
   case KO_BREAKIFNOT: put(b, "if (!v%d) break", in->a); break;
+  case KO_RETURN: put(b, "return"); break;
   case KO_KCONST: {
     scalar_kind k = F->vt[in->dst];
     int i = (int)in->imm.i;

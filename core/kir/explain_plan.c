@@ -71,6 +71,13 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
     if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) text_put(b, "%c", *c);
   text_put(b, "\n");
+  if (st->kind == SK_FOLD && st->fn_tile >= 0)
+    text_put(b, "  rows of %d outputs or more: in tiles of that many, one output per vector lane\n",
+             st->tile_lanes);
+  if (st->checks > 0)
+    text_put(b, "  checks per element: %d of %d left, %d tested once before their loop, "
+             "%d proved\n", st->checks_left, st->checks, st->checks_hoisted,
+             st->checks - st->checks_left - st->checks_hoisted);
 }
 
 char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source) {

@@ -33,6 +33,8 @@ typedef enum {
   KO_LOOP,       /* for (;;) { */
   KO_BREAKIFNOT, /* if (!a) break; */
   KO_FAIL,       /* report check `check` at element a with the values args[0..nargs-1] */
+  KO_RETURN,     /* leave the function (after a FAIL in a prologue: the shapes are wrong,
+                    and nothing after may assume them right) */
   KO_KCONST,     /* dst = the program constant K[imm.i] (prologue only) */
   KO_LGET,       /* dst = a[b], a a lane array */
   KO_LSET,       /* dst[a] = b, dst a lane array */
@@ -73,6 +75,8 @@ typedef enum {
                     each chunk's carry-in */
   FN_CHUNK,      /* scan segment p0, elements p1 <= j < p2, chunk p3 (its carry-in) */
   FN_SCATTER,    /* permute source elements p0 <= i < p1 into the output */
+  FN_TILE,       /* cpu only: fold tiles p0 <= t < p1 (lower_tile.c): LW neighbouring
+                    outputs of one output row, one per vector lane */
   FN_GROUP       /* OpenCL only: fold segment p0 from partials 0 <= c < p1 (p1 >= p3) by
                     one work-group of p3 work-items, p2 this one: each folds its share in
                     order, then the shares combine pairwise in local memory, in order */
@@ -89,6 +93,11 @@ typedef struct kfn {
                               that many lanes (per-lane accumulators the C compiler
                               keeps in vector registers) */
   int nlanes, lcap;
+  int *facts;              /* triples v, hi, off: 0 <= v <= hi + off (off 0 or -1)
+                              wherever v is defined, by construction (bounds.c proves
+                              checks with them); a parameter's hold in the body */
+  int nfacts, fcap;
+  int tile_lane;           /* FN_TILE: the variable of its lanes' main loop */
 } kfn;
 
 /* ---- the plan */
@@ -121,6 +130,7 @@ typedef struct {
   int out, partial;        /* slots */
   int fn_shape, fn_body, fn_part, fn_combine, fn_chunk, fn_scatter, fn_ascatter;
   int fn_group;            /* fold on the opencl backend: FN_GROUP, else -1 */
+  int fn_tile, tile_lanes; /* fold on the cpu backend: FN_TILE and its LW, else -1 */
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int atomic;              /* permute: fn_ascatter updates targets with compare-and-swap */
@@ -132,6 +142,8 @@ typedef struct {
                               node->loop[0] and [1] */
   int rank;                /* of the output */
   char *desc;              /* what the kernel pulls, as a term (explain) */
+  int checks, checks_left; /* distinct checks in its loops before and after bounds.c, */
+  int checks_hoisted;      /* and those hoist.c tests once before their loop */
 } pstep;
 
 typedef enum {
@@ -179,6 +191,11 @@ void *kplan_alloc(kplan *P, size_t n);
  * into nested plans. layouts: each parameter's layout (NULL: the parameter nodes'). */
 int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend,
                const layout_strategy *layouts, kplan *P);
+
+/* Check elimination (bounds.c): the comparisons of every function that always have one
+ * value replaced by it, and the branches they decide removed; steps' check counts set.
+ * LACC_BOUNDS=0 leaves every check in. */
+int bounds_plan(lacc_ctx *ctx, kplan *P);
 
 /* C printing (emit_c.c): the whole plan as one translation unit (malloc'd text).
  * Function k is named lacc_f<k>. */

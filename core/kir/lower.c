@@ -105,6 +105,8 @@ int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend,
   int rc = LACC_OK;
   if (setjmp(L->oom) == 0) {
     plan_results(L, ast->root, NULL);
+    rc = bounds_plan(ctx, P);
+    lw_tiles_keep(P);
   } else {
     rc = ctx->errcode ? ctx->errcode : ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   }

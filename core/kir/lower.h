@@ -81,6 +81,7 @@ typedef struct leaf_load {
 void *lw_alloc(lower *L, size_t n);
 void lw_grow(lower *L, void **v, int *cap, int n, size_t size);
 int lw_var(lower *L, scalar_kind k);
+void lw_fact(lower *L, int v, int hi, int off);
 kinst *lw_emit(lower *L, kop op);
 int lw_k_const(lower *L, scalar_kind k, lacc_val v);
 int lw_k_int(lower *L, scalar_kind k, int64_t i);
@@ -120,6 +121,7 @@ int *lw_load_elem(lower *L, int slot, int idx);
 void lw_store_elem(lower *L, int slot, int idx, const int *v);
 int lw_ravel(lower *L, int rank, const int *ext, const int *ix);
 void lw_unravel(lower *L, int rank, const int *ext, int lin, int *ix);
+void lw_unravel_in(lower *L, int rank, const int *ext, int lin, int *ix);
 
 /* lower_scalar.c */
 const aenv *lw_a_lookup(const aenv *env, int k);
@@ -146,6 +148,16 @@ int lw_step_map(lower *L, const lacc_node *t, const aenv *env);
 int *lw_fold_elem(lower *L, const lacc_node *xs, const aenv *env, const int *sx,
                   const int *oix, int o, int j);
 int lw_ordered_only(const lacc_node *f, const lacc_type *t);
+int *lw_combine(lower *L, const lacc_node *f, const lacc_type *t, const int *acc,
+                const int *x, const aenv *env);
+void lw_accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *acc, const int *x,
+                   const aenv *env);
+void lw_fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
+                   const int *oix, int o, int lo, int hi, int *acc);
+
+/* lower_tile.c */
+void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env);
+void lw_tiles_keep(kplan *P);
 int lw_step_fold(lower *L, const lacc_node *a, const aenv *env);
 
 /* lower_scan.c */

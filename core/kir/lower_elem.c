@@ -219,6 +219,13 @@ int lw_ravel(lower *L, int rank, const int *ext, const int *ix) {
   return lin;
 }
 
+/* The same for a lin that is by construction an index inside the shape: then each
+ * index is inside its extent, which the lowering records for bounds.c. */
+void lw_unravel_in(lower *L, int rank, const int *ext, int lin, int *ix) {
+  lw_unravel(L, rank, ext, lin, ix);
+  for (int d = 0; d < rank; d++) lw_fact(L, ix[d], ext[d], -1);
+}
+
 /* Multi-index of linear index lin in a shape; extents of 0 give 0 (no division). */
 void lw_unravel(lower *L, int rank, const int *ext, int lin, int *ix) {
   if (rank == 1) {

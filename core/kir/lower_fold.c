@@ -19,7 +19,7 @@ int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->node = node;
   s->rank = rank;
   s->fn_part = s->fn_combine = s->fn_chunk = s->fn_scatter = s->fn_ascatter = -1;
-  s->fn_group = -1;
+  s->fn_group = s->fn_tile = -1;
   s->guard = L->guard;
   L->step = P->nsteps;
   return P->nsteps++;
@@ -131,6 +131,15 @@ static int strip_close(lower *L, strip *S) {
   return S->s;
 }
 
+/* The element index ix of a map step is inside the step's shape: the shape this
+ * function computes (as its shape function did, so the output's extents) rather than
+ * the output's extents read back, so that bounds.c can follow it to the arrays the
+ * shape came from. */
+static void shape_facts(lower *L, const lacc_node *t, const aenv *env, const int *ix) {
+  int *sx = lw_shape_of(L, t, env);
+  for (int d = 0; d < t->rank; d++) lw_fact(L, ix[d], sx[d], -1);
+}
+
 /* Elements [lo, hi) of a rank-1 map on the cpu backend in strips, then stored. Returns
  * the first element left: lo when there is nothing to speculate (the plain loop then
  * vectorises as well, without the copy) or the element's code is not straight-line even
@@ -140,6 +149,7 @@ static int map_strips(lower *L, const lacc_node *t, const aenv *env, int out, in
   strip S;
   kindex k;
   k.lin = k.ix[0] = strip_open(L, &S, t->type, lo, hi);
+  shape_facts(L, t, env, k.ix);   /* the strips cover [lo, hi) of [0, n) */
   L->key = k.lin;
   int *y = strip_fill(L, &S, lw_elem(L, t, env, &k), 1);
   if (y == NULL) return lo;
@@ -170,6 +180,7 @@ int lw_step_map(lower *L, const lacc_node *t, const aenv *env) {
   kindex k;
   k.lin = i;
   lw_unravel(L, t->rank, oext, i, k.ix);
+  shape_facts(L, t, env, k.ix);
   int *v = lw_elem(L, t, env, &k);
   L->describe = 0;
   lw_store_elem(L, out, i, v);
@@ -177,10 +188,12 @@ int lw_step_map(lower *L, const lacc_node *t, const aenv *env) {
   return out;
 }
 
-/* Element j of segment o of the folded array (outer index oix). */
+/* Element j of segment o of the folded array (outer index oix). Every caller asks for
+ * an element inside the row (0 <= j < its length), which bounds.c is told. */
 int *lw_fold_elem(lower *L, const lacc_node *xs, const aenv *env, const int *sx,
                   const int *oix, int o, int j) {
   int r = xs->rank;
+  lw_fact(L, j, sx[r - 1], -1);
   kindex k;
   for (int d = 0; d + 1 < r; d++) k.ix[d] = oix[d];
   k.ix[r - 1] = j;
@@ -188,8 +201,8 @@ int *lw_fold_elem(lower *L, const lacc_node *xs, const aenv *env, const int *sx,
   return lw_elem(L, xs, env, &k);
 }
 
-static int *combine(lower *L, const lacc_node *f, const lacc_type *t, const int *acc,
-                    const int *x, const aenv *env) {
+int *lw_combine(lower *L, const lacc_node *f, const lacc_type *t, const int *acc,
+                const int *x, const aenv *env) {
   const lacc_type *pt[2] = { t, t };
   int *args = ints(L, 2 * t->nleaves);
   memcpy(args, acc, sizeof *args * (size_t)t->nleaves);
@@ -197,9 +210,9 @@ static int *combine(lower *L, const lacc_node *f, const lacc_type *t, const int 
   return lw_apply(L, f, NULL, env, pt, args);
 }
 
-static void accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *acc, const int *x,
-                       const aenv *env) {
-  int *r = lw_copy(L, t, combine(L, f, t, acc, x, env));
+void lw_accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *acc, const int *x,
+                   const aenv *env) {
+  int *r = lw_copy(L, t, lw_combine(L, f, t, acc, x, env));
   lw_assign(L, t, acc, r);
 }
 
@@ -212,17 +225,17 @@ static int fold_strips(lower *L, const lacc_node *a, const aenv *env, const int 
   int j = strip_open(L, &S, a->type, lo, hi);
   int *y = strip_fill(L, &S, lw_fold_elem(L, xs, env, sx, oix, o, j), 0);
   if (y == NULL) return lo;
-  accumulate(L, a->kids[0], a->type, acc, y, env);
+  lw_accumulate(L, a->kids[0], a->type, acc, y, env);
   return strip_close(L, &S);
 }
 
 /* Sequential loop j in [lo, hi) over one segment into acc. */
-static void fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
-                       const int *oix, int o, int lo, int hi, int *acc) {
+void lw_fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
+                   const int *oix, int o, int lo, int hi, int *acc) {
   const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
   int j = lw_var(L, S_I64);
   lw_k_for(L, j, lo, hi, 1);
-  accumulate(L, a->kids[0], a->type, acc, lw_fold_elem(L, xs, env, sx, oix, o, j), env);
+  lw_accumulate(L, a->kids[0], a->type, acc, lw_fold_elem(L, xs, env, sx, oix, o, j), env);
   k_end(L);
 }
 
@@ -235,7 +248,7 @@ static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int 
     if (rest != lo) L->describe = 0;   /* the strips described the elements */
     lo = rest;
   }
-  fold_plain(L, a, env, sx, oix, o, lo, hi, acc);
+  lw_fold_plain(L, a, env, sx, oix, o, lo, hi, acc);
   L->describe = described;
 }
 
@@ -283,24 +296,27 @@ static void fold_lanes(lower *L, const lacc_node *a, const aenv *env, const int 
   const lacc_type *t = a->type;
   int W = lanes_for(t->scalar);
   int arr = lw_lane_array(L, t->scalar, W);
-  int w = lw_k_int(L, S_I64, W), l = lw_var(L, S_I64);
+  int w = lw_k_int(L, S_I64, W), l = lw_var(L, S_I64);   /* each loop a lane variable of
+                                                             its own (bounds.c, hoist.c) */
   lw_k_for(L, l, lw_k_int(L, S_I64, 0), w, 1);
   lw_k_lset(L, arr, l, lw_fold_elem(L, xs, env, sx, oix, o, lw_k_prim(L, P_ADD, lo, l))[0]);
   k_end(L);
   int j = lw_var(L, S_I64);
   lw_k_for(L, j, lw_k_prim(L, P_ADD, lo, w), hi, W);
+  l = lw_var(L, S_I64);
   lw_k_for(L, l, lw_k_int(L, S_I64, 0), w, 1);
   int cur = lw_k_lget(L, arr, l);
-  int *r = combine(L, f, t, &cur, lw_fold_elem(L, xs, env, sx, oix, o, lw_k_prim(L, P_ADD, j, l)), env);
+  int *r = lw_combine(L, f, t, &cur, lw_fold_elem(L, xs, env, sx, oix, o, lw_k_prim(L, P_ADD, j, l)), env);
   lw_k_lset(L, arr, l, r[0]);
   k_end(L);
   k_end(L);
   lw_k_mov(L, acc[0], lw_k_lget(L, arr, lw_k_int(L, S_I64, 0)));
+  l = lw_var(L, S_I64);
   lw_k_for(L, l, lw_k_int(L, S_I64, 1), w, 1);
   int lane = lw_k_lget(L, arr, l);
-  accumulate(L, f, t, acc, &lane, env);
+  lw_accumulate(L, f, t, acc, &lane, env);
   k_end(L);
-  fold_plain(L, a, env, sx, oix, o, j, hi, acc);
+  lw_fold_plain(L, a, env, sx, oix, o, j, hi, acc);
 }
 
 static void k_lmstore(lower *L, int word, int bits) {
@@ -334,7 +350,7 @@ static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
   lw_assign(L, t, acc, lw_load_elem(L, part, lo));
   int c = lw_var(L, S_I64);
   lw_k_for(L, c, lw_k_prim(L, P_ADD, lo, one), hi, 1);
-  accumulate(L, f, t, acc, lw_load_elem(L, part, c), env);
+  lw_accumulate(L, f, t, acc, lw_load_elem(L, part, c), env);
   k_end(L);
   int s = lw_var(L, S_I64);
   lw_k_mov(L, s, one);
@@ -351,7 +367,7 @@ static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
   int *other = ints(L, nl);
   for (int l = 0; l < nl; l++)
     other[l] = lw_from_bits(L, type_leaf(t, l), k_lmload(L, group_word(L, l, partner)));
-  accumulate(L, f, t, acc, other, env);
+  lw_accumulate(L, f, t, acc, other, env);
   k_end(L);
   lw_emit(L, KO_BARRIER);
   lw_k_mov(L, s, twice);
@@ -359,7 +375,7 @@ static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
   k_if(L, lw_k_prim(L, P_EQ, 2, zero));
   if (a->kind == K_FOLD) {
     int *z = lw_copy(L, t, lw_lower_exp(L, a->kids[1], NULL, env));
-    acc = combine(L, f, t, z, acc, env);
+    acc = lw_combine(L, f, t, z, acc, env);
   }
   lw_store_elem(L, out, 0, acc);
   k_end(L);
@@ -395,7 +411,7 @@ int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
   lw_k_for(L, o, 0, 1, 1);
   L->key = o;
   int oix[LACC_MAX_RANK];
-  lw_unravel(L, r - 1, sx, o, oix);
+  lw_unravel_in(L, r - 1, sx, o, oix);
   int *acc = lw_fresh(L, t), j0;
   if (with_z) {
     lw_assign(L, t, acc, lw_lower_exp(L, a->kids[1], NULL, env));
@@ -414,7 +430,9 @@ int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
   L->P->steps[st].fn_part = lw_new_fn(L, FN_PART);
   sx = lw_shape_of(L, xs, env);
   o = 0;
-  lw_unravel(L, r - 1, sx, o, oix);
+  lw_unravel_in(L, r - 1, sx, o, oix);
+  lw_fact(L, 1, sx[r - 1], -1);   /* the executor's chunk: p1 < p2 <= the row's length */
+  lw_fact(L, 2, sx[r - 1], 0);
   L->key = 1;
   acc = lw_fresh(L, t);
   int lanes = L->P->steps[st].lanes;
@@ -442,9 +460,10 @@ int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
   }
   int c = lw_var(L, S_I64);
   lw_k_for(L, c, c0, 1, 1);
-  accumulate(L, f, t, acc, lw_load_elem(L, part, c), env);
+  lw_accumulate(L, f, t, acc, lw_load_elem(L, part, c), env);
   k_end(L);
   lw_store_elem(L, out, 0, acc);
   if (L->P->backend == B_OPENCL) fold_group(L, st, a, env);
+  lw_fold_tiles(L, st, a, env);
   return out;
 }

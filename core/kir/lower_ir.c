@@ -38,6 +38,16 @@ kinst *lw_emit(lower *L, kop op) {
   return in;
 }
 
+/* 0 <= v <= hi + off (off 0 or -1) holds by construction wherever v is defined, or for
+ * a parameter, in the body (bounds.c uses it). */
+void lw_fact(lower *L, int v, int hi, int off) {
+  kfn *F = fn(L);
+  lw_grow(L, (void **)&F->facts, &F->fcap, F->nfacts + 2, sizeof *F->facts);
+  F->facts[F->nfacts++] = v;
+  F->facts[F->nfacts++] = hi;
+  F->facts[F->nfacts++] = off;
+}
+
 int lw_k_const(lower *L, scalar_kind k, lacc_val v) {
   int d = lw_var(L, k);
   kinst *in = lw_emit(L, KO_CONST);
@@ -185,8 +195,14 @@ void lw_k_store(lower *L, int slot, int buf, int idx, int v) {
   in->b = c;
 }
 
+/* One record per check of the program: the element code of a step is written into
+ * several functions, which share their checks' records (explain counts them). */
 int lw_add_check(lower *L, check_kind k, const char *what, const char *where, int rank) {
   kplan *P = L->P;
+  for (int c = 0; c < P->nchecks; c++)
+    if (P->checks[c].kind == k && P->checks[c].where == where && P->checks[c].what == what &&
+        P->checks[c].rank == rank)
+      return c;
   lw_grow(L, (void **)&P->checks, &P->ccap, P->nchecks, sizeof *P->checks);
   P->checks[P->nchecks] = (pcheck){ k, where, what, rank };
   return P->nchecks++;
@@ -200,6 +216,7 @@ void lw_k_fail(lower *L, int check, int nargs, const int *args) {
   in->a = L->key;
   in->nargs = nargs;
   in->args = v;
+  if (L->pro) lw_emit(L, KO_RETURN);   /* a shape check: what follows needs the shape */
 }
 
 /* Functions of the plan; each starts with p0..p3 as variables 0..3. */
@@ -210,6 +227,7 @@ int lw_new_fn(lower *L, fn_role role) {
   memset(F, 0, sizeof *F);
   F->role = role;
   F->step = L->step;
+  F->tile_lane = -1;
   L->fi = P->nfns++;
   L->memos = NULL;
   L->nloads = 0;

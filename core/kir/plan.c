@@ -48,6 +48,7 @@ void kplan_free(kplan *P) {
     free(P->fns[i].body.v);
     free(P->fns[i].vt);
     free(P->fns[i].lanes);
+    free(P->fns[i].facts);
   }
   free(P->fns);
   free(P->slots);

@@ -1,7 +1,8 @@
 -- lacc.combinators: the core combinators of the guide (functions first, arrays last).
 -- Owns: introduction (unit, generate, fill), element-wise (map, zipWith, zip, unzip,
 -- imap), reductions and scans along the innermost dimension, whole-array reductions,
--- compute, acond, awhile, and the core's permutations (backpermute, permute, reshape).
+-- the matrix product, compute, acond, awhile, and the core's permutations (backpermute,
+-- permute, reshape).
 -- Derived combinators live beside it: permutations.lua, segments.lua, stencil.lua.
 -- Must not: type-check beyond what gives a better message (the core checks).
 local types = require "lacc.types"
@@ -250,6 +251,53 @@ function F.sum(xs) return lacc.fold(exp.add, 0, numeric("sum", xs)) end
 function F.product(xs) return lacc.fold(exp.mul, 1, numeric("product", xs)) end
 function F.maximum(xs) return lacc.fold1(exp.max, numeric("maximum", xs)) end
 function F.minimum(xs) return lacc.fold1(exp.min, numeric("minimum", xs)) end
+
+-- matmul(a, b): the matrix product, c[.., i, j] = the sum over k of a[.., i, k] * b[.., k, j],
+-- for ranks 2 and 2 (n x k times k x m), 3 and 3 (a batch of products, batch first), 2 and
+-- 1 (matrix times vector) and 1 and 2 (vector times matrix). Built as the contraction the
+-- backends recognise (a generate of the products, folded along k), so it runs as fast as
+-- either formulation written by hand. Extents that should agree and do not are an error:
+-- at once for host arrays, else when the program runs (an index out of bounds in matmul).
+local MATMUL_RANKS = { ["2,2"] = true, ["3,3"] = true, ["2,1"] = true, ["1,2"] = true }
+function F.matmul(a, b)
+  local ha, hb = array.is_array(a) and a:shape(), array.is_array(b) and b:shape()
+  a, b = to_acc(a, "matmul"), to_acc(b, "matmul")
+  for _, x in ipairs({ a, b }) do
+    if not types.is_scalar[x.t] or x.t == "bool" then
+      fail("matmul: expected arrays of numbers, got %s", x.t)
+    end
+  end
+  if a.t ~= b.t then fail("matmul: the arrays' element types differ (%s and %s)", a.t, b.t) end
+  local ra, rb = a.rank, b.rank
+  if not MATMUL_RANKS[ra .. "," .. rb] then
+    fail("matmul: expected ranks 2 and 2, 3 and 3, 2 and 1 or 1 and 2, got %d and %d", ra, rb)
+  end
+  if ha and hb then   -- host arrays: the extents that must agree are known now
+    local ka, kb = ha[ra], hb[rb == 1 and 1 or rb - 1]
+    if ka ~= kb then fail("matmul: a's last extent (%d) is not b's %s (%d)", ka,
+                          rb == 1 and "extent" or "second last extent", kb) end
+    if ra == 3 and ha[1] ~= hb[1] then
+      fail("matmul: the batch extents differ (%d and %d)", ha[1], hb[1])
+    end
+  end
+  local sa, sb = lacc.shape(a), lacc.shape(b)
+  local prod
+  -- k runs to the larger of the two extents, so that a mismatch reads out of bounds
+  if ra == 2 and rb == 2 then
+    prod = lacc.generate({ sa[1], sb[2], exp.max(sa[2], sb[1]) },
+                         function(i, j, k) return a:at(i, k) * b:at(k, j) end)
+  elseif ra == 3 then
+    prod = lacc.generate({ exp.max(sa[1], sb[1]), sa[2], sb[3], exp.max(sa[3], sb[2]) },
+                         function(t, i, j, k) return a:at(t, i, k) * b:at(t, k, j) end)
+  elseif ra == 2 then
+    prod = lacc.generate({ sa[1], exp.max(sa[2], sb[1]) },
+                         function(i, k) return a:at(i, k) * b:at(k) end)
+  else
+    prod = lacc.generate({ sb[2], exp.max(sa[1], sb[1]) },
+                         function(j, k) return a:at(k) * b:at(k, j) end)
+  end
+  return lacc.fold(exp.add, 0, prod)
+end
 
 -- all(p, xs) / any(p, xs): whether p holds for every / some element (rank 0; all of an
 -- empty array is true); and_ / or_ of an array of bools.

@@ -1,0 +1,331 @@
+/* hoist.c: the checks left in a loop tested once before it, where that decides them.
+ *
+ * Owns: loop versioning after bounds.c. A loop whose every remaining check compares an
+ * index that moves by one with each loop variable (its own and those of loops inside it
+ * whose bounds are set before it; at most two) against a bound set before it, gets a
+ * test of each comparison at the first and the last values before it: when all hold, a
+ * copy of the loop runs in which those comparisons are known true (bounds.c's folding
+ * then removes its checks and their branches); else the loop as it was runs, and fails
+ * as before. A matrix product written with `at` reads through checks that depend on the
+ * inputs' shapes; after this they cost a few comparisons per tile or row.
+ * Must not: change what runs when a test fails: the original loop, its checks and the
+ * order of their reports stay. Its FAILs are marked (b = 1) so that explain can tell
+ * checks hoisted from checks left.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "kir/bounds.h"
+#include "base/vec.h"
+
+enum { MAXV = 2, MAXLEAVES = 64 };
+
+typedef struct {
+  bctx *B;
+  int lo, hi;                  /* the loop's FOR and END, in B's positions */
+  const unsigned char *set;    /* set[v]: v is written inside the loop */
+  int vars[MAXV], nvars;       /* loop variables of the side being read */
+} loopview;
+
+static int inside(const loopview *L, int pos) { return pos >= L->lo && pos <= L->hi; }
+
+/* v not written inside the loop (or a constant anywhere): the same in every iteration,
+ * and read just before the loop, the value it has all through it. */
+static int invariant(const loopview *L, int v) {
+  int64_t k;
+  return (v >= 0 && !L->set[v]) || bx_int_const(L->B, v, &k);
+}
+
+/* Whether v is an invariant plus distinct loop variables of L or loops inside it whose
+ * bounds are invariant, each counted once (L->vars). */
+static int affine(loopview *L, int v, int depth) {
+  const bctx *B = L->B;
+  if (invariant(L, v)) return 1;
+  if (depth == 0 || v < 0 || !inside(L, B->defpos[v])) return 0;
+  const kinst *in = B->code[B->defpos[v]];
+  if (B->dk[v] == D_FOR) {
+    if (!invariant(L, in->a) || !invariant(L, in->b) || L->nvars == MAXV) return 0;
+    for (int i = 0; i < L->nvars; i++)
+      if (L->vars[i] == v) return 0;
+    L->vars[L->nvars++] = v;
+    return 1;
+  }
+  if (B->dk[v] != D_ONE || B->F->vt[v] != S_I64) return 0;
+  if (in->op == KO_MOV) return affine(L, in->a, depth - 1);
+  if (in->op != KO_PRIM) return 0;
+  if (in->prim == P_ADD) return affine(L, in->a, depth - 1) && affine(L, in->b, depth - 1);
+  if (in->prim == P_SUB) return affine(L, in->a, depth - 1) && invariant(L, in->b);
+  return 0;
+}
+
+/* ---- writing the tests */
+
+typedef struct {
+  kplan *P;
+  kfn *F;
+  klist out;                   /* the instructions being written */
+  int oom;
+} writer;
+
+static kinst *put(writer *W, kop op) {
+  if (vec_reserve((void **)&W->out.v, &W->out.cap, W->out.n + 1, 64, sizeof *W->out.v) != 0) {
+    W->oom = 1;
+    return NULL;
+  }
+  kinst *in = &W->out.v[W->out.n++];
+  memset(in, 0, sizeof *in);
+  in->op = op;
+  in->dst = in->a = in->b = -1;
+  return in;
+}
+
+static int new_var(writer *W, scalar_kind k) {
+  kfn *F = W->F;
+  if (vec_reserve((void **)&F->vt, &F->vcap, F->nvars + 1, 64, sizeof *F->vt) != 0) {
+    W->oom = 1;
+    return 0;
+  }
+  F->vt[F->nvars] = k;
+  return F->nvars++;
+}
+
+static int put_op(writer *W, kop op, prim_op p, scalar_kind k, int a, int b, int64_t imm) {
+  int d = new_var(W, k);
+  kinst *in = put(W, op);
+  if (in == NULL) return d;
+  in->dst = d;
+  in->prim = p;
+  in->a = a;
+  in->b = b;
+  in->imm.i = imm;
+  return d;
+}
+
+/* v with each loop variable at its first value (hi = 0) or past its last less one. */
+static int at_corner(writer *W, const loopview *L, int v, int hi) {
+  const bctx *B = L->B;
+  int64_t k;
+  if (v >= 0 && !L->set[v]) return v;
+  if (bx_int_const(B, v, &k)) return put_op(W, KO_CONST, P_ADD, S_I64, -1, -1, k);
+  const kinst *in = B->code[B->defpos[v]];
+  if (B->dk[v] == D_FOR) {
+    if (!hi) return at_corner(W, L, in->a, 0);
+    int one = put_op(W, KO_CONST, P_ADD, S_I64, -1, -1, 1);
+    return put_op(W, KO_PRIM, P_SUB, S_I64, at_corner(W, L, in->b, 0), one, 0);
+  }
+  if (in->op == KO_MOV) return at_corner(W, L, in->a, hi);
+  return put_op(W, KO_PRIM, in->prim, S_I64, at_corner(W, L, in->a, hi),
+                at_corner(W, L, in->b, hi), 0);
+}
+
+/* The test that comparison c holds all through the loop: at both corners, with the
+ * moving side not wrapped between them. -1 when c is not of that form. */
+static int corner_test(writer *W, loopview *L, int c) {
+  const kinst *in = L->B->code[L->B->defpos[c]];
+  L->nvars = 0;
+  if (!affine(L, in->a, 16)) return -1;
+  int na = L->nvars;
+  if (!affine(L, in->b, 16) || (na > 0 && L->nvars > na)) return -1;
+  int moving = na > 0 ? in->a : L->nvars > 0 ? in->b : -1;
+  int lo[2], hi[2];
+  for (int s = 0; s < 2; s++) {
+    lo[s] = at_corner(W, L, s == 0 ? in->a : in->b, 0);
+    hi[s] = at_corner(W, L, s == 0 ? in->a : in->b, 1);
+  }
+  int t = put_op(W, KO_PRIM, P_LAND, S_BOOL, put_op(W, KO_PRIM, in->prim, S_BOOL, lo[0], lo[1], 0),
+                 put_op(W, KO_PRIM, in->prim, S_BOOL, hi[0], hi[1], 0), 0);
+  if (moving < 0) return t;
+  int m = moving == in->a ? 0 : 1;
+  return put_op(W, KO_PRIM, P_LAND, S_BOOL, t, put_op(W, KO_PRIM, P_LE, S_BOOL, lo[m], hi[m], 0), 0);
+}
+
+/* The comparisons (leaves) a check's condition v is made of; 0 if it has other parts. */
+static int leaves(const bctx *B, int v, int pos, int *out, int *n) {
+  if (bx_known(B, v, pos) >= 0) return 1;
+  if (v < 0 || B->dk[v] != D_ONE) return 0;
+  const kinst *in = B->code[B->defpos[v]];
+  if (in->op == KO_MOV) return leaves(B, in->a, pos, out, n);
+  if (in->op != KO_PRIM) return 0;
+  if (in->prim == P_LNOT) return leaves(B, in->a, pos, out, n);
+  if (in->prim == P_LAND || in->prim == P_LOR)
+    return leaves(B, in->a, pos, out, n) && leaves(B, in->b, pos, out, n);
+  if (!prim_has(in->prim, PF_CMP) || B->F->vt[in->a] != S_I64 || *n == MAXLEAVES) return 0;
+  out[(*n)++] = v;
+  return 1;
+}
+
+/* The end of the block the IF/FOR/LOOP at pos opens. */
+static int end_of(const bctx *B, int pos) {
+  int depth = 0;
+  for (int i = pos; i < B->n; i++) {
+    kop op = B->code[i]->op;
+    if (op == KO_IF || op == KO_FOR || op == KO_LOOP) depth++;
+    if (op == KO_END && --depth == 0) return i;
+  }
+  return B->n - 1;
+}
+
+/* The leaves of every check in the loop at L, or -1 if one is not made of comparisons. */
+static int loop_checks(const loopview *L, int *leaf) {
+  const bctx *B = L->B;
+  int n = 0, checks = 0;
+  for (int i = L->lo + 1; i < L->hi; i++) {
+    if (B->code[i]->op != KO_IF) continue;
+    int end = end_of(B, i), fails = 0;
+    for (int j = i + 1; j < end; j++) fails |= B->code[j]->op == KO_FAIL;
+    if (!fails) continue;
+    if (!leaves(B, B->code[i]->a, i, leaf, &n)) return -1;
+    checks++;
+  }
+  return checks > 0 ? n : -1;
+}
+
+/* ---- the copy */
+
+static int mapped(const int *map, int nold, int v) {
+  return v >= 0 && v < nold && map[v] >= 0 ? map[v] : v;
+}
+
+static void mark_uses(const kinst *in, unsigned char *used, int nold) {
+  int refs[3] = { in->a, in->b, in->op == KO_LSET ? in->dst : -1 };   /* LSET: in part */
+  for (int k = 0; k < 3; k++)
+    if (refs[k] >= 0 && refs[k] < nold) used[refs[k]] = 1;
+  for (int k = 0; k < in->nargs; k++)
+    if (in->args[k] >= 0 && in->args[k] < nold) used[in->args[k]] = 1;
+}
+
+/* Instructions [lo, hi] of B copied, and the leaves known true. What the copy defines
+ * gets a name of its own where it is defined once, inside the loop, and read only there;
+ * anything else (accumulators and lane arrays among them) both copies share: only one
+ * of them runs. */
+static void copy_loop(writer *W, const loopview *L, const int *leaf, int nleaf, int nold,
+                      int *map) {
+  const bctx *B = L->B;
+  unsigned char *used = calloc((size_t)nold + 1, 1);
+  if (used == NULL) {
+    W->oom = 1;
+    return;
+  }
+  for (int i = 0; i < B->n; i++)
+    if (!inside(L, i)) mark_uses(B->code[i], used, nold);
+  for (int v = 0; v < nold && !W->oom; v++)
+    if ((B->dk[v] == D_ONE || B->dk[v] == D_FOR) && inside(L, B->defpos[v]) && !used[v])
+      map[v] = new_var(W, W->F->vt[v]);
+  free(used);
+  for (int i = L->lo; i <= L->hi && !W->oom; i++) {
+    const kinst *src = B->code[i];
+    kinst *in = put(W, src->op);
+    if (in == NULL) return;
+    *in = *src;
+    in->dst = mapped(map, nold, src->dst);
+    in->a = mapped(map, nold, src->a);
+    in->b = mapped(map, nold, src->b);
+    if (src->nargs > 0) {
+      in->args = kplan_alloc(W->P, sizeof *in->args * (size_t)src->nargs);
+      if (in->args == NULL) { W->oom = 1; return; }
+      for (int k = 0; k < src->nargs; k++) in->args[k] = mapped(map, nold, src->args[k]);
+    }
+    for (int k = 0; k < nleaf; k++)
+      if (src->dst == leaf[k] && src->op == KO_PRIM) {
+        int dst = in->dst;
+        memset(in, 0, sizeof *in);
+        in->op = KO_CONST;
+        in->dst = dst;
+        in->a = in->b = -1;
+        in->imm.i = 1;
+      }
+  }
+}
+
+static int written(const kinst *in) {
+  switch (in->op) {
+  case KO_STORE: case KO_OUT: case KO_FAIL: case KO_IF: case KO_ELSE: case KO_END:
+  case KO_BREAKIFNOT: case KO_LOOP: case KO_LMSTORE: case KO_BARRIER: case KO_RETURN:
+    return -1;
+  default: return in->dst;
+  }
+}
+
+static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp);
+
+/* The loop at body position `at` versioned: returns the body position after it, or -1
+ * (nothing done: it does not qualify), or -2 out of memory. */
+static int version(kplan *P, kfn *F, bctx *B, int at) {
+  loopview L = { B, B->npro + at, end_of(B, B->npro + at), NULL, { 0 }, 0 };
+  unsigned char *set = calloc((size_t)F->nvars + 1, 1);
+  if (set == NULL) return -2;
+  for (int i = L.lo; i <= L.hi; i++)
+    if (written(B->code[i]) >= 0 && written(B->code[i]) < F->nvars) set[written(B->code[i])] = 1;
+  L.set = set;
+  int rc = version_loop(P, F, B, &L);
+  free(set);
+  return rc;
+}
+
+static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
+  loopview L = *Lp;
+  int leaf[MAXLEAVES];
+  int n = loop_checks(&L, leaf);
+  if (n <= 0) return -1;
+  writer W = { P, F, { NULL, 0, 0 }, 0 };
+  int nold = F->nvars, test = -1;
+  for (int k = 0; k < n; k++) {
+    int t = corner_test(&W, &L, leaf[k]);
+    if (t < 0) {                       /* not testable: the loop stays as it is */
+      free(W.out.v);
+      F->nvars = nold;
+      return -1;
+    }
+    test = test < 0 ? t : put_op(&W, KO_PRIM, P_LAND, S_BOOL, test, t, 0);
+  }
+  kinst *in = put(&W, KO_IF);
+  if (in != NULL) in->a = test;
+  int *map = malloc(sizeof *map * (size_t)(nold + 1));
+  if (map == NULL) W.oom = 1;
+  else {
+    for (int v = 0; v < nold; v++) map[v] = -1;
+    copy_loop(&W, &L, leaf, n, nold, map);
+    if (F->tile_lane >= 0 && map[F->tile_lane] >= 0) F->tile_lane = map[F->tile_lane];
+  }
+  free(map);
+  put(&W, KO_ELSE);
+  for (int i = L.lo; i <= L.hi && !W.oom; i++) {
+    kinst *c = put(&W, B->code[i]->op);
+    if (c == NULL) break;
+    *c = *B->code[i];
+    if (c->op == KO_FAIL) c->b = 1;    /* reached only when the test before failed */
+  }
+  put(&W, KO_END);
+  if (W.oom) {
+    free(W.out.v);
+    return -2;
+  }
+  /* the body: before the loop, the test and both loops, after it */
+  klist *body = &F->body;
+  int a = L.lo - B->npro, b = L.hi - B->npro, tail = body->n - b - 1;
+  int len = a + W.out.n + tail;
+  if (vec_reserve((void **)&body->v, &body->cap, len, 64, sizeof *body->v) != 0) {
+    free(W.out.v);
+    return -2;
+  }
+  memmove(&body->v[a + W.out.n], &body->v[b + 1], sizeof *body->v * (size_t)tail);
+  memcpy(&body->v[a], W.out.v, sizeof *body->v * (size_t)W.out.n);
+  body->n = len;
+  free(W.out.v);
+  return a + W.out.n;
+}
+
+int hoist_fn(kplan *P, kfn *F) {
+  for (int at = 0; at < F->body.n;) {
+    bctx B;
+    int rc = bx_build(&B, F), next = -1;
+    while (rc == LACC_OK && at < F->body.n && F->body.v[at].op != KO_FOR) at++;
+    if (rc == LACC_OK && at < F->body.n) {
+      next = version(P, F, &B, at);
+      if (next == -2) rc = LACC_ERR_MEMORY;
+    }
+    bx_free(&B);
+    if (rc != LACC_OK) return rc;
+    at = next >= 0 ? next : at + 1;
+  }
+  return LACC_OK;
+}

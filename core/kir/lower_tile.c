@@ -1,0 +1,213 @@
+/* lower_tile.c: folds of many rows in tiles, one row per vector lane.
+ *
+ * Owns: FN_TILE, the cpu backend's way to fold many rows whose elements lie side by side
+ * across neighbouring rows (a matrix product's b[k, j]; any element function of the
+ * rows' own index): a tile is LW neighbouring outputs of one output row, and lane l folds
+ * output jb + l, each over its row in order, so that any combining function gives the
+ * interpreter's result exactly, while the C compiler keeps the lanes in vector
+ * registers. Tiles are numbered block-major (tile jb of every outer row before jb + LW),
+ * so that a chunk of tiles rereads one block of the operands from cache. The function
+ * is kept (lw_tiles_keep, after bounds.c) only where every read of a lane is the same
+ * for all lanes or its neighbour's next element (else the plain segments vectorise
+ * better, along the row), and where bounds.c left no check in it.
+ * Must not: change what a fold computes, or run on another backend.
+ */
+#include "kir/lower.h"
+
+static int tiles_on(void) {
+  return setting_switch("LACC_TILES", 1);
+}
+
+/* Lanes of a tile: 256 bytes of accumulators (eight 256-bit registers), at most 64. */
+static int tile_lanes(scalar_kind k) {
+  int size = (int)scalar_size(k);
+  int n = 256 / (size > 0 ? size : 1);
+  return n > 64 ? 64 : n;
+}
+
+/* ---- how a read moves from lane to lane: 0 (the same), 1 (the next element), else 2 */
+
+static int def_in(const klist *l, int from, int to, int v, int *at) {
+  int n = 0;
+  for (int i = from; i < to; i++) {
+    const kinst *in = &l->v[i];
+    int d = in->op == KO_STORE || in->op == KO_OUT || in->op == KO_FAIL || in->op == KO_IF ||
+            in->op == KO_ELSE || in->op == KO_END || in->op == KO_BREAKIFNOT ||
+            in->op == KO_LMSTORE || in->op == KO_BARRIER || in->op == KO_LOOP ||
+            in->op == KO_RETURN ? -1 : in->dst;
+    if (d == v) {
+      n++;
+      *at = i;
+    }
+  }
+  return n;
+}
+
+static int step_of(const klist *l, int from, int to, int v, int lane, int depth) {
+  if (v == lane) return 1;
+  int at;
+  int n = def_in(l, from, to, v, &at);
+  if (n == 0) return 0;                /* set before the lanes' loop: the same for all */
+  if (n > 1 || depth == 0) return 2;
+  const kinst *in = &l->v[at];
+  switch (in->op) {
+  case KO_CONST: case KO_KCONST: case KO_EXTENT: return 0;
+  case KO_MOV: case KO_CAST: return step_of(l, from, to, in->a, lane, depth - 1);
+  case KO_LOAD: case KO_LGET:
+    return step_of(l, from, to, in->op == KO_LOAD ? in->a : in->b, lane, depth - 1) == 0 ? 0 : 2;
+  case KO_PRIM: {
+    int a = step_of(l, from, to, in->a, lane, depth - 1);
+    int b = in->b >= 0 ? step_of(l, from, to, in->b, lane, depth - 1) : 0;
+    if (a == 0 && b == 0) return 0;
+    if (in->prim == P_ADD && a + b == 1) return 1;
+    if (in->prim == P_SUB && a == 1 && b == 0) return 1;
+    return 2;
+  }
+  default: return 2;
+  }
+}
+
+/* Whether F's lanes' main loop (the first, which hoist.c's fast copy is, if any) has no
+ * check left after bounds.c and hoist.c, and every read in it is the same for all lanes
+ * or contiguous across them. */
+static int tile_good(const kfn *F) {
+  const klist *l = &F->body;
+  int from = -1, to = -1, depth = 0;
+  for (int i = 0; i < l->n; i++) {
+    kop op = l->v[i].op;
+    if (from < 0 && op == KO_FOR && l->v[i].dst == F->tile_lane) {
+      from = i + 1;
+      depth = 0;
+    } else if (from >= 0 && to < 0) {
+      if (op == KO_IF || op == KO_FOR || op == KO_LOOP) depth++;
+      if (op == KO_END && depth-- == 0) to = i;
+    }
+  }
+  if (from < 0 || to < 0) return 0;
+  for (int i = from; i < to; i++)
+    if (l->v[i].op == KO_FAIL) return 0;
+  for (int i = from; i < to; i++)
+    if (l->v[i].op == KO_LOAD && step_of(l, from, to, l->v[i].a, F->tile_lane, 64) > 1) return 0;
+  return 1;
+}
+
+/* After bounds.c: each fold's FN_TILE kept where it is good, else emptied and unused (the
+ * segments vectorise along the row instead, or keep the order of a check's reports). */
+void lw_tiles_keep(kplan *P) {
+  for (int s = 0; s < P->nsteps; s++) {
+    pstep *st = &P->steps[s];
+    if (st->kind != SK_FOLD || st->fn_tile < 0 || tile_good(&P->fns[st->fn_tile])) continue;
+    P->fns[st->fn_tile].pro.n = P->fns[st->fn_tile].body.n = 0;
+    st->fn_tile = -1;
+  }
+}
+
+/* ---- the tile function */
+
+typedef struct {
+  const lacc_node *a, *xs;
+  const aenv *env;
+  const int *sx, *oix;   /* the xs's extents; the outer row's index (r - 2 of them) */
+  int r, J, base;        /* base: the outer row's first output, q * J */
+} tile;
+
+/* Element k of output j (its row's index) of the tile's outer row. */
+static int *tile_elem(lower *L, const tile *T, int j, int k) {
+  int oix[LACC_MAX_RANK];
+  for (int d = 0; d + 2 < T->r; d++) oix[d] = T->oix[d];
+  oix[T->r - 2] = j;
+  return lw_fold_elem(L, T->xs, T->env, T->sx, oix, lw_k_prim(L, P_ADD, T->base, j), k);
+}
+
+static int lane_loop(lower *L, int LW) {
+  int l = lw_var(L, S_I64);
+  lw_k_for(L, l, lw_k_int(L, S_I64, 0), lw_k_int(L, S_I64, LW), 1);
+  return l;
+}
+
+/* A full tile: outputs jb .. jb + LW - 1, lane by lane. */
+static void tile_full(lower *L, const tile *T, int jb, int LW) {
+  const lacc_type *t = T->a->type;
+  const lacc_node *f = T->a->kids[0];
+  int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1];
+  int acc = lw_lane_array(L, t->scalar, LW);
+  int z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env))[0] : -1;
+  int l = lane_loop(L, LW);
+  int j = lw_k_prim(L, P_ADD, jb, l);
+  lw_fact(L, j, T->J, -1);               /* the tile is whole: jb + LW <= J */
+  lw_k_lset(L, acc, l, with_z ? z : tile_elem(L, T, j, lw_k_int(L, S_I64, 0))[0]);
+  k_end(L);
+  int k = lw_var(L, S_I64);
+  lw_k_for(L, k, lw_k_int(L, S_I64, with_z ? 0 : 1), K, 1);
+  l = lane_loop(L, LW);
+  fn(L)->tile_lane = l;
+  j = lw_k_prim(L, P_ADD, jb, l);
+  lw_fact(L, j, T->J, -1);
+  int cur = lw_k_lget(L, acc, l);
+  int *x = tile_elem(L, T, j, k);
+  lw_k_lset(L, acc, l, lw_combine(L, f, t, &cur, x, T->env)[0]);
+  k_end(L);
+  k_end(L);
+  l = lane_loop(L, LW);
+  int o = lw_k_prim(L, P_ADD, T->base, lw_k_prim(L, P_ADD, jb, l));
+  int v = lw_k_lget(L, acc, l);
+  lw_store_elem(L, L->P->steps[L->step].out, o, &v);
+  k_end(L);
+}
+
+/* The rest of an outer row, outputs jb .. J - 1, each in order on its own. */
+static void tile_rest(lower *L, const tile *T, int jb) {
+  const lacc_type *t = T->a->type;
+  int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1];
+  int j = lw_var(L, S_I64);
+  lw_k_for(L, j, jb, T->J, 1);
+  lw_fact(L, j, T->J, -1);
+  int oix[LACC_MAX_RANK];
+  for (int d = 0; d + 2 < T->r; d++) oix[d] = T->oix[d];
+  oix[T->r - 2] = j;
+  int o = lw_k_prim(L, P_ADD, T->base, j);
+  int *acc = lw_fresh(L, t);
+  if (with_z) lw_assign(L, t, acc, lw_lower_exp(L, T->a->kids[1], NULL, T->env));
+  else lw_assign(L, t, acc, tile_elem(L, T, j, lw_k_int(L, S_I64, 0)));
+  lw_fold_plain(L, T->a, T->env, T->sx, oix, o, lw_k_int(L, S_I64, with_z ? 0 : 1), K, acc);
+  lw_store_elem(L, L->P->steps[L->step].out, o, acc);
+  k_end(L);
+}
+
+/* FN_TILE for fold step st of a (after its other functions): tiles p0 <= t < p1 of the
+ * Q * ceil(J / LW) tiles, Q outer rows of J outputs each. */
+void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
+  const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
+  const lacc_type *t = a->type;
+  int r = xs->rank;
+  if (L->P->backend != B_CPU || !tiles_on() || r < 2 || t->kind != T_SCALAR) return;
+  int LW = tile_lanes(t->scalar), fi = lw_new_fn(L, FN_TILE);
+  tile T = { a, xs, env, NULL, NULL, r, 0, 0 };
+  int *sx = lw_shape_of(L, xs, env), *oix = ints(L, r);
+  T.sx = sx;
+  T.J = sx[r - 2];
+  int pro = L->pro;
+  L->pro = 1;
+  int one = lw_k_int(L, S_I64, 1), lw = lw_k_int(L, S_I64, LW);
+  int Q = lw_k_prim(L, P_MAX, lw_size_of(L, r - 2, sx), one);
+  L->pro = pro;
+  int ti = lw_var(L, S_I64);
+  lw_k_for(L, ti, 0, 1, 1);
+  L->key = ti;
+  int q = lw_k_prim(L, P_REM, ti, Q), jb = lw_k_prim(L, P_MUL, lw_k_prim(L, P_QUOT, ti, Q), lw);
+  lw_unravel_in(L, r - 2, sx, q, oix);
+  T.oix = oix;
+  T.base = lw_k_prim(L, P_MUL, q, T.J);
+  int spec = L->speculate;
+  L->speculate = 1;                      /* no branch in a lane: matches compute every arm */
+  k_if(L, lw_k_prim(L, P_LE, lw_k_prim(L, P_ADD, jb, lw), T.J));
+  tile_full(L, &T, jb, LW);
+  k_else(L);
+  L->speculate = spec;
+  tile_rest(L, &T, jb);
+  k_end(L);
+  k_end(L);
+  pstep *s = &L->P->steps[st];
+  s->fn_tile = fi;
+  s->tile_lanes = LW;
+}

@@ -1,0 +1,200 @@
+-- Contractions: folds of many rows whose elements lie side by side across the rows (the
+-- matrix product), which the cpu backend folds in tiles of neighbouring outputs, one per
+-- vector lane (lower_tile.c), with the index checks that cannot fail proved away
+-- (bounds.c) and the others tested once before their loop (hoist.c). Checked against
+-- plain Lua loops, and against the interpreter bit for bit (every output is still
+-- folded in order, so even float sums agree exactly); the checks that can fail must
+-- still fail, with the interpreter's message.
+local H = require "helper"
+local lacc = H.lacc
+
+local function mat(rows, cols, seed)   -- small integers: every f32 sum of them is exact
+  local t = {}
+  for i = 1, rows do
+    t[i] = {}
+    for j = 1, cols do t[i][j] = (i * seed + j * 3 + i * j) % 9 - 4 end
+  end
+  return t
+end
+
+-- a host array of a table of rows; fromtable cannot say an extent is 0, fill can
+local function host(T, rows, cols, t)
+  if rows == 0 or cols == 0 then return lacc.run(lacc.fill({ rows, cols }, lacc.constant(0, t))) end
+  return lacc.fromtable(T, t)
+end
+
+local function product_ref(A, B, n, k, m)
+  local C = {}
+  for i = 1, n do
+    C[i] = {}
+    for j = 1, m do
+      local s = 0
+      for q = 1, k do s = s + A[i][q] * B[q][j] end
+      C[i][j] = s
+    end
+  end
+  return C
+end
+
+local function same_table(got, exp, what)
+  for i = 1, #exp do
+    for j = 1, #exp[i] do
+      if got[i][j] ~= exp[i][j] then
+        error(("%s: [%d][%d] is %s, expected %s"):format(what, i, j, tostring(got[i][j]),
+                                                         tostring(exp[i][j])), 2)
+      end
+    end
+  end
+end
+
+-- the three spellings of the product
+local function by_replicate(a, b)
+  local n, m = lacc.shape(a)[1], lacc.shape(b)[2]
+  local ar = lacc.replicate({ lacc.all, m, lacc.all }, a)
+  local br = lacc.replicate({ n, lacc.all, lacc.all }, lacc.transpose(b))
+  return lacc.fold(function(x, y) return x + y end, 0,
+                   lacc.zipWith(function(x, y) return x * y end, ar, br))
+end
+local function by_generate(a, b)
+  local s, t = lacc.shape(a), lacc.shape(b)
+  return lacc.fold(function(x, y) return x + y end, 0,
+                   lacc.generate({ s[1], t[2], s[2] }, function(i, j, k) return a:at(i, k) * b:at(k, j) end))
+end
+local spellings = { replicate = by_replicate, generate = by_generate, matmul = lacc.matmul }
+
+-- output widths around the tile (64 lanes of f32, 32 of f64), row lengths around nothing
+local widths = { 0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 130 }
+local lengths = { 0, 1, 7, 9, 64, 257 }
+
+for _, backend in ipairs(H.backends) do
+  describe("contraction on " .. backend, function()
+    for name, spell in pairs(spellings) do
+      it(name .. ": every width and row length against Lua loops, f32 and i32", function()
+        for _, m in ipairs(widths) do
+          for _, k in ipairs(lengths) do
+            local n = (m + k) % 5 + 1
+            local A, B = mat(n, k, 2), mat(k, m, 5)
+            for _, t in ipairs({ "f32", "i32" }) do
+              local a, b = host(A, n, k, t), host(B, k, m, t)
+              local got = lacc.run(spell(a, b), { backend = backend })
+              assert.are.same({ n, m }, got:shape())
+              if n > 0 and m > 0 then
+                same_table(got:totable(), product_ref(A, B, n, k, m),
+                           ("%s %dx%d times %dx%d %s"):format(name, n, k, k, m, t))
+              end
+            end
+          end
+        end
+      end)
+    end
+
+    it("float sums agree with the interpreter bit for bit (each output in order)", function()
+      H.seed(19)
+      for _, t in ipairs({ "f32", "f64" }) do
+        local n, k, m = 6, 200, 97
+        local A, B = {}, {}
+        for i = 1, n do A[i] = {} for q = 1, k do A[i][q] = H.rand() * 2 - 1 end end
+        for q = 1, k do B[q] = {} for j = 1, m do B[q][j] = H.rand() * 1e3 - 500 end end
+        local a, b = lacc.fromtable(A, t), lacc.fromtable(B, t)
+        for name, spell in pairs(spellings) do
+          local p = spell(a, b)
+          local want = lacc.run(p, { backend = "interp" }):totable()
+          local got = lacc.run(p, { backend = backend }):totable()
+          same_table(got, want, name .. " " .. t)
+        end
+      end
+    end)
+
+    it("a fold with a function that is neither associative nor commutative, in tiles", function()
+      -- acc * 3 + x on i64 wraps and depends on the order of every element
+      local n, k, m = 3, 21, 70
+      local A, B = mat(n, k, 3), mat(k, m, 7)
+      local a, b = lacc.fromtable(A, "i64"), lacc.fromtable(B, "i64")
+      local p = lacc.fold(function(acc, x) return acc * 3 + x end, 1,
+                          lacc.generate({ n, m, k }, function(i, j, q) return a:at(i, q) - b:at(q, j) end))
+      local got = lacc.run(p, { backend = backend }):totable()
+      for i = 1, n do
+        for j = 1, m do
+          local s = 1
+          for q = 1, k do s = s * 3 + (A[i][q] - B[q][j]) end
+          assert.are.equal(s, H.num(got[i][j]), ("[%d][%d]"):format(i, j))
+        end
+      end
+    end)
+
+    it("batched products (rank 3) and matrix-vector products", function()
+      local A, B = { mat(4, 9, 2), mat(4, 9, 3) }, { mat(9, 70, 5), mat(9, 70, 6) }
+      local got = lacc.run(lacc.matmul(lacc.fromtable(A, "f64"), lacc.fromtable(B, "f64")),
+                           { backend = backend }):totable()
+      for t = 1, 2 do same_table(got[t], product_ref(A[t], B[t], 4, 9, 70), "batch " .. t) end
+      local M, v = mat(66, 5, 4), { 1, -2, 3, 0, 5 }
+      local mv = lacc.run(lacc.matmul(lacc.fromtable(M, "i32"), lacc.fromtable(v, "i32")),
+                          { backend = backend }):totable()
+      for i = 1, 66 do
+        local s = 0
+        for q = 1, 5 do s = s + M[i][q] * v[q] end
+        assert.are.equal(s, mv[i])
+      end
+      local w = { 2, 0, -1, 4, 1, 3, -3, 2, 1 }
+      local vm = lacc.run(lacc.matmul(lacc.fromtable(w, "i32"), lacc.fromtable(B[1], "i32")),
+                          { backend = backend }):totable()
+      for j = 1, 70 do
+        local s = 0
+        for q = 1, 9 do s = s + w[q] * B[1][q][j] end
+        assert.are.equal(s, vm[j])
+      end
+    end)
+
+    it("a read out of bounds in a contraction still fails with the interpreter's message", function()
+      -- k + 1 reads one past a's last column, in the last output of every row
+      local A, B = mat(5, 8, 2), mat(8, 70, 3)
+      local a, b = lacc.fromtable(A, "f32"), lacc.fromtable(B, "f32")
+      local p = lacc.fold(function(x, y) return x + y end, 0,
+                          lacc.generate({ 5, 70, 8 }, function(i, j, k)
+                            return a:at(i, lacc.cond(lacc.eq(j, 70), k + 1, k)) * b:at(k, j)
+                          end))
+      local ok_i, err_i = pcall(lacc.run, p, { backend = "interp" })
+      local ok, err = pcall(lacc.run, p, { backend = backend })
+      assert.is_false(ok_i)
+      assert.is_false(ok)
+      assert.are.equal(tostring(err_i), tostring(err))
+      assert.truthy(tostring(err):find("index (1, 9) out of bounds for shape (5, 8)", 1, true))
+      -- the same with every read inside: the program runs
+      local q = lacc.fold(function(x, y) return x + y end, 0,
+                          lacc.generate({ 5, 70, 8 }, function(i, j, k) return a:at(i, k) * b:at(k, j) end))
+      same_table(lacc.run(q, { backend = backend }):totable(), product_ref(A, B, 5, 8, 70), "inside")
+    end)
+
+    it("matmul: extents that do not agree are an error", function()
+      local a, b = lacc.fromtable(mat(3, 4, 1), "f32"), lacc.fromtable(mat(5, 2, 1), "f32")
+      local ok, err = pcall(lacc.matmul, a, b)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("a's last extent (4) is not b's second last extent (5)", 1, true))
+      -- delayed arrays: when it runs
+      local da = lacc.map(function(x) return x end, a)
+      ok, err = pcall(lacc.run, lacc.matmul(da, b), { backend = backend })
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("out of bounds", 1, true))
+      ok, err = pcall(lacc.matmul, a, lacc.fromtable({ 1, 2 }, "f64"))
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("element types differ", 1, true))
+      ok, err = pcall(lacc.matmul, lacc.fromtable({ 1, 2 }, "f32"), lacc.fromtable({ 1, 2 }, "f32"))
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("expected ranks", 1, true))
+    end)
+  end)
+end
+
+describe("contraction: what explain says", function()
+  local a, b = lacc.fromtable(mat(4, 6, 2), "f32"), lacc.fromtable(mat(6, 5, 3), "f32")
+  it("the replicate formulation: one kernel, every check proved", function()
+    local text = lacc.explain(by_replicate(a, b))
+    assert.truthy(text:find("-- 1 kernel\n", 1, true))
+    assert.truthy(text:find("rows of 64 outputs or more: in tiles of that many, one output per vector lane", 1, true), text)
+    assert.truthy(text:find("checks per element: 0 of 3 left, 0 tested once before their loop, 3 proved", 1, true), text)
+  end)
+  it("reads through `at`: the checks tested once before their loop", function()
+    local text = lacc.explain(lacc.matmul(a, b))
+    assert.truthy(text:find("checks per element: 0 of 2 left, 2 tested once before their loop", 1, true), text)
+  end)
+end)
