@@ -4,15 +4,18 @@
 # row a process under a timeout; each times itself in-process: warm-up, then the median of
 # BENCH_REPS runs), and prints one table per benchmark with ratios against the C row.
 # See bench/README.md. Environment:
-#   BENCH_SCALE      problem size factor (default 1: 20M, 20M, 10M options, 1024x1024)
+#   BENCH_SCALE      problem size factor (default 1: 20M, 20M, 10M options, 1024x1024;
+#                    square sides and body counts scale with its square root)
 #   BENCH_ONLY       benchmarks to run (default "dotp saxpy blackscholes mandelbrot scan
-#                    histogram blur tags nearest overhead")
+#                    histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead")
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
-#   BENCH_ROWS       rows to run (default all: "C NumPy LuaJIT_loop lacc lacc_fusion_off
-#                    lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit"; the C process also gives
-#                    "C vectorised" (dotp) and "C fresh output" (saxpy, blackscholes))
+#   BENCH_ROWS       rows to run (default all: "C NumPy LuaJIT_loop lacc lacc_generate
+#                    lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl
+#                    lacc_opencl_read lacc_luajit"; lacc_generate and lacc_matmul are matmul's
+#                    other formulations; the C process also gives "C vectorised" (dotp,
+#                    nbody), "C fresh output" (saxpy, blackscholes) and "C blocked" (matmul))
 #   BENCH_LUAJIT_LACC  0 to skip the "lacc (LuaJIT)" rows (default 1)
 #   BENCH_CFLAGS     flags of the C baselines (default "-O3 -march=native -fopenmp")
 #   LACC_THREADS     threads for lacc and for the C rows' OMP_NUM_THREADS (default nproc)
@@ -26,11 +29,11 @@ LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 SCALE=${BENCH_SCALE:-1}
-ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur tags nearest overhead}
+ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
-ROWS=${BENCH_ROWS:-C NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit}
+ROWS=${BENCH_ROWS:-C NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit}
 export LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
 export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
   BENCH_ROW_BUDGET="${BENCH_ROW_BUDGET:-30}"
@@ -46,22 +49,30 @@ LUA_CPATH_B="$B/?.so;$OUT/?.so;;"
 
 # Sizes: scaled, at least a few thousand elements (the grid side scales with sqrt).
 size() { awk -v b="$1" -v s="$SCALE" -v m="$2" 'BEGIN { n = int(b * s + 0.5); if (n < m) n = m; print n }'; }
+# Sides of squares (and body counts, whose work is their square): scaled by sqrt, at least 16.
+side() { awk -v b="$1" -v s="$SCALE" 'BEGIN { w = int(b * sqrt(s) + 0.5); if (w < 16) w = 16; print w }'; }
 N_DOTP=$(size 20000000 1000)
 N_SAXPY=$(size 20000000 1000)
 N_BS=$(size 10000000 1000)
 N_TAGS=$(size 10000000 1000)
 N_SCAN=$(size 50000000 1000)
 N_HIST=$(size 20000000 1000)
-W_BLUR=$(awk -v s="$SCALE" 'BEGIN { w = int(4096 * sqrt(s) + 0.5); if (w < 16) w = 16; print w }')
-W_MANDEL=$(awk -v s="$SCALE" 'BEGIN { w = int(1024 * sqrt(s) + 0.5); if (w < 16) w = 16; print w }')
+W_BLUR=$(side 4096)
+W_MANDEL=$(side 1024)
+N_MATMUL=$(side 1024)
+N_MATMUL_F64=$(side 512)
+N_NBODY=$(side 4096)
+W_CONV=$(side 4096)
 
 note() { printf '%s\n' "$*" >&2; }
 
 # ---- build the C baselines and the Lua 5.4 wall clock
 CFLAGS_BENCH=${BENCH_CFLAGS:--O3 -march=native -fopenmp}
-for b in dotp saxpy blackscholes mandelbrot scan histogram blur nearest; do
-  if ! $CC $CFLAGS_BENCH -o "$OUT/$b" "bench/c/$b.c" -lm 2> "$LOGS/cc_$b.err"; then
-    note "bench: building bench/c/$b.c failed (see $LOGS/cc_$b.err)"
+for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d nearest; do
+  src=$b def=
+  [ "$b" = matmul_f64 ] && src=matmul def=-DMATMUL_F64
+  if ! $CC $CFLAGS_BENCH $def -o "$OUT/$b" "bench/c/$src.c" -lm 2> "$LOGS/cc_$b.err"; then
+    note "bench: building bench/c/$src.c ($b) failed (see $LOGS/cc_$b.err)"
     rm -f "$OUT/$b"
   fi
 done
@@ -112,8 +123,14 @@ row() {
   fi
 }
 
+# run_bench BENCH SIZE [SCRIPT [TYPE [EXTRA]]]: the rows of one benchmark. The C row is
+# $OUT/BENCH; the others run bench/{numpy,luajit,lacc}/SCRIPT.* (SCRIPT defaults to BENCH)
+# with TYPE, when given, after the size; EXTRA lists more lacc rows, run in the default
+# mode (the script picks the formulation by the row's name). matmul's plain lacc row
+# starts from an empty kernel cache and times its first run apart (BENCH_FIRST_RUN): the
+# compile time the table reports under it.
 run_bench() {
-  bench=$1 n=$2
+  bench=$1 n=$2 src=${3:-$1} ty=${4:-} extra=${5:-}
   note "bench $bench (size $n, $THREADS threads):"
   LACC_TIMED_OUT=0
   if [ -x "$OUT/$bench" ]; then
@@ -122,12 +139,12 @@ run_bench() {
     echo "NA $bench C the C baseline did not build (see $LOGS/cc_$bench.err)" >> "$RES"
   fi
   if [ $HAVE_NUMPY = 1 ]; then
-    row "$bench" NumPy "$PY" "bench/numpy/$bench.py" NumPy "$n"
+    row "$bench" NumPy "$PY" "bench/numpy/$src.py" NumPy "$n" ${ty:+"$ty"}
   elif wanted NumPy; then
     echo "NA $bench NumPy install python3-numpy ($PY has no numpy)" >> "$RES"
   fi
   if [ $HAVE_LUAJIT = 1 ]; then
-    row "$bench" LuaJIT_loop env LUA_PATH="$LUA_PATH_B" "$LUAJIT" "bench/luajit/$bench.lua" LuaJIT_loop "$n"
+    row "$bench" LuaJIT_loop env LUA_PATH="$LUA_PATH_B" "$LUAJIT" "bench/luajit/$src.lua" LuaJIT_loop "$n" ${ty:+"$ty"}
   elif wanted LuaJIT_loop; then
     echo "NA $bench LuaJIT_loop luajit not found" >> "$RES"
   fi
@@ -136,16 +153,25 @@ run_bench() {
       default) id=lacc ;;
       *) id=lacc_$mode ;;
     esac
-    if [ $HAVE_LUA54 = 1 ]; then
-      row "$bench" "$id" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
-        "$LUA54" "bench/lacc/$bench.lua" "$id" "$mode" "$n"
-    elif wanted "$id"; then
-      echo "NA $bench $id $LUA54 not found" >> "$RES"
-    fi
+    [ $mode = default ] && ids="$id $extra" || ids=$id
+    for id in $ids; do
+      if [ $HAVE_LUA54 = 1 ]; then
+        cache=
+        if [ "$src" = matmul ] && [ "$id" = lacc ] && wanted lacc; then
+          cache=$(mktemp -d 2>/dev/null) || cache=
+        fi
+        row "$bench" "$id" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
+          ${cache:+"LACC_CACHE=$cache"} ${cache:+BENCH_FIRST_RUN=1} \
+          "$LUA54" "bench/lacc/$src.lua" "$id" "$mode" "$n" ${ty:+"$ty"}
+        [ -n "$cache" ] && rm -rf "$cache"
+      elif wanted "$id"; then
+        echo "NA $bench $id $LUA54 not found" >> "$RES"
+      fi
+    done
   done
   if [ "$LUAJIT_LACC" = 1 ] && [ $HAVE_LUAJIT = 1 ]; then
     row "$bench" lacc_luajit env LUA_PATH="$LUA_PATH_B" LACC_LIB="$B/liblacc.so" \
-      "$LUAJIT" "bench/lacc/$bench.lua" lacc_luajit default "$n"
+      "$LUAJIT" "bench/lacc/$src.lua" lacc_luajit default "$n" ${ty:+"$ty"}
   fi
 }
 
@@ -217,6 +243,10 @@ for bench in $ONLY; do
     scan) run_bench scan "$N_SCAN" ;;
     histogram) run_bench histogram "$N_HIST" ;;
     blur) run_bench blur "$W_BLUR" ;;
+    matmul) run_bench matmul "$N_MATMUL" matmul f32 "lacc_generate lacc_matmul" ;;
+    matmul_f64) run_bench matmul_f64 "$N_MATMUL_F64" matmul f64 "lacc_generate lacc_matmul" ;;
+    nbody) run_bench nbody "$N_NBODY" ;;
+    conv2d) run_bench conv2d "$W_CONV" ;;
     tags) run_tags ;;
     nearest) run_nearest ;;
     overhead) run_overhead ;;
@@ -234,6 +264,10 @@ describe() {
     scan) echo "inclusive prefix sum, $N_SCAN i32: scanl1 (+)" ;;
     histogram) echo "histogram, $N_HIST i32 values into 1024 bins: permute (+)" ;;
     blur) echo "3x3 box blur, ${W_BLUR}x${W_BLUR} f32, clamped edges: stencil" ;;
+    matmul) echo "matrix product, ${N_MATMUL}x${N_MATMUL} f32: fold (+) along k of the products" ;;
+    matmul_f64) echo "matrix product, ${N_MATMUL_F64}x${N_MATMUL_F64} f64: fold (+) along k of the products" ;;
+    nbody) echo "one N-body step (examples/nbody.lua), $N_NBODY bodies, f64: all-pairs accelerations, Euler step" ;;
+    conv2d) echo "5x5 binomial blur, ${W_CONV}x${W_CONV} f32, clamped edges: stencil with a 5x5 window" ;;
     tags) echo "tag encodings, $N_TAGS pairs of a 3-constructor sum: sum of area a - area b (match)" ;;
     overhead) echo "fixed costs of one-kernel programs on 1 element (times in ms)" ;;
     nearest) echo "nearest hit of a ray among 3,000 and 300,000 spheres, planes and triangles (Variant Types in Data-Parallel Array Languages, section 4.3)" ;;
@@ -290,8 +324,8 @@ for bench in $ONLY; do
   fi
   awk -v bench="$bench" '
     BEGIN {
-      split("C C_vectorised C_fresh_output NumPy LuaJIT_loop lacc lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
-      split("C|C vectorised|C fresh output|NumPy|LuaJIT loop|lacc|lacc fusion off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
+      split("C C_vectorised C_fresh_output C_blocked NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
+      split("C|C vectorised|C fresh output|C blocked|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc fusion off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
     }
     function name(id) { return (id in label) ? label[id] : id }
@@ -319,14 +353,21 @@ for bench in $ONLY; do
         } else errs = "-"
         printf "%-18s %12s %9s %5s %22.15g %12s  %s\n", name(id), fmt_ms(ms[id]), ratio, reps[id], cs[id], errs, notes[id]
       }
+      # the first run of a row started with an empty kernel cache (BENCH_FIRST_RUN)
+      if (("lacc" in ms) && match(notes["lacc"], /first_run=[0-9.]+ms/)) {
+        fr = substr(notes["lacc"], RSTART + 10, RLENGTH - 12) + 0
+        printf "compile %s: lacc'"'"'s first run, with an empty kernel cache, %s ms against its median %s ms: about %s ms generating and compiling the kernel\n",
+          bench, fmt_ms(fr), fmt_ms(ms["lacc"]), fmt_ms(fr - ms["lacc"])
+      }
       # summary
       s = sprintf("summary %s:", bench)
       if (!hasc) { print s " no C row, no ratios"; exit }
       s = s sprintf(" C %s ms", fmt_ms(c))
       if ("C_vectorised" in ms) s = s sprintf(", C vectorised %.2fx C", ms["C_vectorised"] / c)
       if ("C_fresh_output" in ms) s = s sprintf(", C fresh output %.2fx C", ms["C_fresh_output"] / c)
-      split("lacc lacc_compile lacc_opencl lacc_opencl_read lacc_luajit NumPy LuaJIT_loop", want, " ")
-      for (k = 1; k <= 7; k++) {
+      if ("C_blocked" in ms) s = s sprintf(", C blocked %.2fx C", ms["C_blocked"] / c)
+      split("lacc lacc_generate lacc_matmul lacc_compile lacc_opencl lacc_opencl_read lacc_luajit NumPy LuaJIT_loop", want, " ")
+      for (k = 1; k <= 9; k++) {
         id = want[k]
         if (id in ms) {
           s = s sprintf("; %s %.2fx C", name(id), ms[id] / c)

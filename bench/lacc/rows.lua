@@ -6,6 +6,9 @@
 --   opencl       lacc.run(p, {backend = "opencl"}): the inputs are on the device after
 --                the warm-up run and the result stays there (read after the timing)
 --   opencl_read  the same, and the result read back to the host inside the timed run
+-- With BENCH_FIRST_RUN=1 (bench/run.sh sets it, with an empty LACC_CACHE, for matmul's
+-- plain lacc row) the very first run is timed on its own, before the warm-ups, and given
+-- in the note as first_run=MS: it includes generating and compiling the kernels.
 -- Inputs are made once, untimed, by lacc itself (lacc.run(lacc.generate(...))) with the
 -- formulas of bench/c/common.h, so every row of a benchmark sees the very same data.
 local lacc = require "lacc"
@@ -91,23 +94,37 @@ function R.run(spec)
       body = function() return lacc.run(p, opts) end
     end
   end
+  local first
+  if os.getenv("BENCH_FIRST_RUN") == "1" then
+    local okf, t = pcall(function()
+      local t0 = B.now()
+      local r0 = body()
+      local dt = B.now() - t0
+      free(r0)
+      return dt
+    end)
+    if not okf then return B.na(bench, row, "error: " .. tostring(t)) end
+    first = ("first_run=%.1fms "):format(1e3 * t)
+  end
   local ok, ms, reps, r = pcall(B.measure, body, free)
   if not ok then return B.na(bench, row, "error: " .. tostring(ms)) end
   local okc, cs = pcall(spec.checksum, r)
   if not okc then return B.na(bench, row, "checksum failed: " .. tostring(cs)) end
   free(r)
   local vm = type(jit) == "table" and jit.version or _VERSION
-  B.result(bench, row, ms, cs, reps, (note and note .. " " or "") .. vm:gsub(" ", ""))
+  B.result(bench, row, ms, cs, reps,
+    (note and note .. " " or "") .. (first or "") .. vm:gsub(" ", ""))
 end
 
--- Command line of every bench/lacc script: ROW MODE SIZE.
+-- Command line of every bench/lacc script: ROW MODE SIZE [TYPE] (the element type, for
+-- the scripts of benchmarks run at two types: matmul).
 function R.args()
   local row, mode, size = arg[1], arg[2] or "default", tonumber(arg[3])
   if not row or not size then
-    io.stderr:write("usage: " .. arg[0] .. " ROW MODE SIZE\n")
+    io.stderr:write("usage: " .. arg[0] .. " ROW MODE SIZE [TYPE]\n")
     os.exit(2)
   end
-  return row, mode, size
+  return row, mode, size, arg[4]
 end
 
 return R
