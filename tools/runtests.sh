@@ -119,28 +119,47 @@ busted_cl() {   # vm, log: the OpenCL tests, sampled under Lua 5.4 unless LACC_T
   fi
 }
 cl_log=$(mktemp)
-trap 'rm -f "$log" "$cl_log"' EXIT
 summarise() {   # label, log, exit status
   [ "$2" = "$log" ] || cp "$2" "$log"
   grep -v '^[●◼✱]*$' "$log" | tail -n 60
   count_busted "$1"
   if [ "$3" -ne 0 ] && ! grep -qE '[0-9]+ success' "$log"; then failed=$((failed + 1)); fi
 }
+# The interp and cpu tests run as two processes of about equal length, so that both
+# cores work through the C compiles (most of the time) after the OpenCL process is done.
+PART_A="spec/kernels spec/ast spec/errors spec/golden"
+PART_B="spec/front spec/surface spec/backends"
+b_log=$(mktemp)
+trap 'rm -f "$log" "$cl_log" "$b_log"' EXIT
+for d in spec/*/; do   # a folder of specs in neither part would never run
+  case " $PART_A $PART_B " in
+    *" ${d%/} "*) ;;
+    *) echo "$d is in neither PART_A nor PART_B of tools/runtests.sh"; failed=$((failed + 1)) ;;
+  esac
+done
 for vm in "$LUA54" "$LUAJIT"; do
   if [ $have_cl = 1 ]; then
-    echo "== busted under $vm: interp and cpu, and (in parallel) opencl"
+    echo "== busted under $vm: interp and cpu (two processes), and (in parallel) opencl"
     busted_cl "$vm" "$cl_log" &
     cl_pid=$!
-    run env LACC_TEST_BACKENDS=interp,cpu "$vm" "$BUSTED" -o utfTerminal spec >"$log" 2>&1
-    rc=$?
-    wait $cl_pid
-    cl_rc=$?
-    summarise "$vm (interp, cpu)" "$log" $rc
-    summarise "$vm (opencl)" "$cl_log" $cl_rc
+    envs="LACC_TEST_BACKENDS=interp,cpu" what="interp, cpu"
   else
-    echo "== busted under $vm"
-    run env LACC_TEST_OPENCL=0 "$vm" "$BUSTED" -o utfTerminal spec >"$log" 2>&1
-    summarise "$vm" "$log" $?
+    echo "== busted under $vm (two processes)"
+    envs="LACC_TEST_OPENCL=0" what="interp, cpu"
+  fi
+  # shellcheck disable=SC2086
+  run env $envs "$vm" "$BUSTED" -o utfTerminal $PART_B >"$b_log" 2>&1 &
+  b_pid=$!
+  # shellcheck disable=SC2086
+  run env $envs "$vm" "$BUSTED" -o utfTerminal $PART_A >"$log" 2>&1
+  rc=$?
+  wait $b_pid
+  b_rc=$?
+  summarise "$vm ($what: $PART_A)" "$log" $rc
+  summarise "$vm ($what: $PART_B)" "$b_log" $b_rc
+  if [ $have_cl = 1 ]; then
+    wait $cl_pid
+    summarise "$vm (opencl)" "$cl_log" $?
   fi
 done
 

@@ -568,6 +568,42 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
 /* Below this many targets, threads would mostly contend for the same cache lines. */
 #define PERMUTE_SPREAD (1 << 16)
 
+static int private_off(void) {
+  return !setting_switch("LACC_PRIVATE", 1);
+}
+
+static void run_private(void *arg, int64_t c) {   /* private copy c of a permute */
+  launch *l = arg;
+  l->fn(l->S, l->rt, chunk_lo(l, c), chunk_lo(l, c + 1), 0, c, NULL);
+}
+
+static void run_merge(void *arg, int64_t c) {     /* targets, from seg copies */
+  launch *l = arg;
+  l->fn(l->S, l->rt, chunk_lo(l, c), chunk_lo(l, c + 1), l->seg, 0, NULL);
+}
+
+/* A permute with one commutative primitive onto few targets: each thread scatters its
+ * share of the source into a private copy of the targets (no contention, no atomics),
+ * then the copies are combined into the defaults in parallel over the targets. */
+static int permute_private(exec *E, const pstep *st, int64_t nsrc) {
+  int64_t n = E->S[st->out].size, copies = pool_threads();
+  if (copies > nsrc / GRAIN) copies = nsrc / GRAIN > 1 ? nsrc / GRAIN : 1;
+  int64_t ext = copies * n;
+  int rc = alloc_out(E, st, st->partial, &ext);
+  if (rc != LACC_OK) return rc;
+  launch l = { E->S, &E->rt.abi, E->fns[st->fn_pscatter], nsrc, copies, 0 };
+  pool_run(copies, run_private, &l);
+  rc = checked(E);
+  if (rc == LACC_OK) {
+    launch m = { E->S, &E->rt.abi, E->fns[st->fn_pmerge], n, chunks_for(n * copies, GRAIN), copies };
+    pool_run(m.nchunks, run_merge, &m);
+    rc = checked(E);
+  }
+  lacc_array_release(E->arrays[st->partial]);
+  E->arrays[st->partial] = NULL;
+  return rc;
+}
+
 /* Permute: the defaults copied in parallel, then the source scattered: in parallel when
  * each element is one scalar and the targets are many (the kernel updates them with
  * compare-and-swap loops), else in order on one thread, which is safe for tuples and
@@ -576,7 +612,11 @@ static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
   parallel(E->S, &E->rt.abi, E->fns[st->fn_body], E->S[st->out].size);
   int rc = checked(E);
   if (rc != LACC_OK || nsrc == 0) return rc;
-  if (st->atomic && E->S[st->out].size >= PERMUTE_SPREAD && pool_threads() > 1) {
+  int64_t n = E->S[st->out].size;
+  if (st->fn_pscatter >= 0 && n < PERMUTE_SPREAD && nsrc >= 2 * n && nsrc >= 2 * GRAIN &&
+      pool_threads() > 1 && !private_off())
+    return permute_private(E, st, nsrc);
+  if (st->atomic && n >= PERMUTE_SPREAD && pool_threads() > 1) {
     parallel(E->S, &E->rt.abi, E->fns[st->fn_ascatter], nsrc);
     return checked(E);
   }

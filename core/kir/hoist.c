@@ -207,6 +207,8 @@ static void copy_loop(writer *W, const loopview *L, const int *leaf, int nleaf, 
   }
   for (int i = 0; i < B->n; i++)
     if (!inside(L, i)) mark_uses(B->code[i], used, nold);
+  for (int i = 0; i < W->F->nlanes; i += 2)   /* lane arrays: shared */
+    if (W->F->lanes[i] < nold) used[W->F->lanes[i]] = 1;
   for (int v = 0; v < nold && !W->oom; v++)
     if ((B->dk[v] == D_ONE || B->dk[v] == D_FOR) && inside(L, B->defpos[v]) && !used[v])
       map[v] = new_var(W, W->F->vt[v]);

@@ -134,6 +134,7 @@ typedef struct {
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int atomic;              /* permute: fn_ascatter updates targets with compare-and-swap */
+  int fn_pscatter, fn_pmerge; /* permute (cpu): into private copies (partial), merged */
   int ordered;             /* fold/scan: rows only in order (no chunks: float min/max) */
   int guard;               /* index into the plan's guards, -1: always runs */
   int sel_test, sel_then, sel_else;  /* SK_SELECT: slots */

@@ -148,6 +148,9 @@ int lw_step_map(lower *L, const lacc_node *t, const aenv *env);
 int *lw_fold_elem(lower *L, const lacc_node *xs, const aenv *env, const int *sx,
                   const int *oix, int o, int j);
 int lw_ordered_only(const lacc_node *f, const lacc_type *t);
+/* The primitive of a combining function that is one commutative primitive of its two
+ * parameters (+ * on any type; min max band bor bxor land lor on integers), else -1. */
+int lw_commutative(const lacc_node *f, const lacc_type *t);
 int *lw_combine(lower *L, const lacc_node *f, const lacc_type *t, const int *acc,
                 const int *x, const aenv *env);
 void lw_accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *acc, const int *x,

@@ -19,6 +19,7 @@ int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->node = node;
   s->rank = rank;
   s->fn_part = s->fn_combine = s->fn_chunk = s->fn_scatter = s->fn_ascatter = -1;
+  s->fn_pscatter = s->fn_pmerge = -1;
   s->fn_group = s->fn_tile = -1;
   s->guard = L->guard;
   L->step = P->nsteps;
@@ -33,6 +34,12 @@ void lw_start_desc(lower *L) {
 
 static int strips_on(void) {
   return setting_switch("LACC_STRIPS", 1);
+}
+
+/* Per-lane accumulators in the segments of a fold (not its partials): LACC_LANES=0 folds
+ * each segment in order, as the interpreter does. */
+static int lanes_on(void) {
+  return setting_switch("LACC_LANES", 1);
 }
 
 /* What the lowering has written so far, to take back an attempt (fold_strips). */
@@ -252,11 +259,6 @@ static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int 
   L->describe = described;
 }
 
-/* A combining function whose operands may be swapped as well as regrouped: one
- * primitive, commutative bit for bit (float min/max are not: which NaN wins depends on
- * the order), of the two parameters. Only such folds take per-lane accumulators, which
- * combine elements l, l + W, l + 2W, ... before their neighbours; any other associative
- * function is folded in order within a chunk. */
 /* A combining function that is one float min or max of its two parameters: not
  * associative once NaNs appear (which one wins depends on the grouping), so such folds
  * and scans run each row in order, never in chunks. */
@@ -267,17 +269,23 @@ int lw_ordered_only(const lacc_node *f, const lacc_type *t) {
   return e->kind == K_PRIM && (e->prim == P_MIN || e->prim == P_MAX);
 }
 
-static int commutative(const lacc_node *f, const lacc_type *t) {
-  if (t->kind != T_SCALAR || f->kind != K_LAM || f->nparams != 2) return 0;
+/* A combining function whose operands may be swapped as well as regrouped: one
+ * primitive, commutative bit for bit (float min/max are not: which NaN wins depends on
+ * the order), of the two parameters. Only such folds take per-lane accumulators, which
+ * combine elements l, l + W, l + 2W, ... before their neighbours; any other associative
+ * function is folded in order within a chunk. (A permute onto few targets also uses it:
+ * lower_push.c.) */
+int lw_commutative(const lacc_node *f, const lacc_type *t) {
+  if (t->kind != T_SCALAR || f->kind != K_LAM || f->nparams != 2) return -1;
   const lacc_node *e = f->kids[0];
-  if (e->kind != K_PRIM || e->nkids != 2) return 0;
+  if (e->kind != K_PRIM || e->nkids != 2) return -1;
   const lacc_node *x = e->kids[0], *y = e->kids[1];
-  if (x->kind != K_EVAR || y->kind != K_EVAR || x->field + y->field != 1) return 0;
+  if (x->kind != K_EVAR || y->kind != K_EVAR || x->field + y->field != 1) return -1;
   switch (e->prim) {
-  case P_ADD: case P_MUL: return 1;
+  case P_ADD: case P_MUL: return (int)e->prim;
   case P_MIN: case P_MAX: case P_BAND: case P_BOR: case P_BXOR: case P_LAND: case P_LOR:
-    return !scalar_is_float(t->scalar);
-  default: return 0;
+    return scalar_is_float(t->scalar) ? -1 : (int)e->prim;
+  default: return -1;
   }
 }
 
@@ -393,7 +401,7 @@ int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
   s->out = out;
   s->partial = part;
   s->with_z = with_z;
-  s->lanes = commutative(f, t);
+  s->lanes = lw_commutative(f, t) >= 0;
   s->ordered = lw_ordered_only(f, t);
 
   s->fn_shape = lw_new_fn(L, FN_SHAPE);
@@ -420,9 +428,19 @@ int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
     lw_assign(L, t, acc, lw_fold_elem(L, xs, env, sx, oix, o, lw_k_int(L, S_I64, 0)));
     j0 = lw_k_int(L, S_I64, 1);
   }
+  int lanes_seg = L->P->steps[st].lanes && L->P->backend == B_CPU && lanes_on();
+  if (lanes_seg) {   /* a long segment of a commutative primitive: per-lane accumulators */
+    int len = lw_k_prim(L, P_SUB, sx[r - 1], j0);
+    k_if(L, lw_k_prim(L, P_GE, len, lw_k_int(L, S_I64, 2 * lanes_for(t->scalar))));
+    int *part = lw_fresh(L, t);
+    fold_lanes(L, a, env, sx, oix, o, j0, sx[r - 1], part);
+    lw_accumulate(L, f, t, acc, part, env);
+    k_else(L);
+  }
   lw_start_desc(L);
   fold_range(L, a, env, sx, oix, o, j0, sx[r - 1], acc);
   L->describe = 0;
+  if (lanes_seg) k_end(L);
   lw_store_elem(L, out, o, acc);
   k_end(L);
 

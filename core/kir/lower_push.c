@@ -227,8 +227,10 @@ int lw_step_stencil(lower *L, const lacc_node *a, const aenv *env) {
 /* ---- permute: the defaults copied (in parallel), then the source scattered into them */
 
 /* Source elements p0 <= i < p1 combined into their targets: plainly (one thread), or
- * with compare-and-swap loops on a one-scalar element (any number of threads). */
-static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int atomic) {
+ * with compare-and-swap loops on a one-scalar element (any number of threads); with
+ * dst >= 0, plainly into slot dst at base + the target (a private copy). */
+static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int atomic,
+                    int dst, int base) {
   const lacc_node *ixf = a->kids[2], *xs = a->kids[3];
   int *oext = lw_slot_ext(L, out);
   int *sx = lw_shape_of(L, xs, env);
@@ -274,11 +276,83 @@ static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int 
     lw_emit(L, KO_BREAKIFNOT)->a = again;
     k_end(L);
   } else {
-    int *old = lw_load_elem(L, out, t);
+    int slot = dst >= 0 ? dst : out, at = dst >= 0 ? lw_k_prim(L, P_ADD, base, t) : t;
+    int *old = lw_load_elem(L, slot, at);
     memcpy(args + nl, old, sizeof *args * (size_t)nl);
-    lw_store_elem(L, out, t, lw_apply(L, a->kids[0], NULL, env, pt, args));
+    lw_store_elem(L, slot, at, lw_apply(L, a->kids[0], NULL, env, pt, args));
   }
   if (ok >= 0) k_end(L);
+  k_end(L);
+}
+
+/* ---- permute onto few targets: a private copy of the targets per chunk, then merged */
+
+/* The identity of commutative primitive p on type k: what a private copy starts from
+ * (-0.0 for a float sum: -0.0 + x is x for every x, -0.0 too). */
+static int identity(lower *L, prim_op p, scalar_kind k) {
+  lacc_val v = { .u = 0 };
+  int bits = scalar_bits(k), sgn = scalar_is_signed(k);
+  int64_t smax = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+  switch (p) {
+  case P_ADD:
+    if (k == S_F32) v.f = -0.0f;
+    else if (k == S_F64) v.d = -0.0;
+    break;
+  case P_MUL:
+    if (k == S_F32) v.f = 1.0f;
+    else if (k == S_F64) v.d = 1.0;
+    else v.i = 1;
+    break;
+  case P_MIN:
+    if (sgn) v.i = smax;
+    else v.u = UINT64_MAX;
+    break;
+  case P_MAX:
+    if (sgn) v.i = -smax - 1;
+    break;
+  case P_BAND: case P_LAND:
+    if (k == S_BOOL) v.u = 1;
+    else v.u = UINT64_MAX;
+    break;
+  default: break;   /* bor, bxor, lor: 0 */
+  }
+  return lw_k_const(L, k, v);
+}
+
+/* FN_SCATTER for private copies: copy p3 of the targets (n of them, at p3 * n of the
+ * partial slot) set to the identity, then source elements p0 <= i < p1 combined into it
+ * in order. Then FN_BODY: targets p0 <= t < p1, each the default combined with the p2
+ * copies in turn. Only for one commutative primitive (any order gives one answer, up to
+ * a float sum's rounding), and on the cpu backend (run_permute chooses). */
+static void permute_private(lower *L, int st, const lacc_node *a, const aenv *env) {
+  const lacc_type *t = a->type;
+  int p = lw_commutative(a->kids[0], t);
+  if (L->P->backend != B_CPU || p < 0) return;
+  int out = L->P->steps[st].out;
+  int part = lw_new_slot(L, SLOT_PARTIAL, t, 1, lw_out_plan(L, t));
+  L->P->steps[st].partial = part;
+  L->P->steps[st].fn_pscatter = lw_new_fn(L, FN_SCATTER);
+  int n = lw_size_of(L, a->rank, lw_slot_ext(L, out));
+  int base = lw_k_prim(L, P_MUL, 3, n), id = identity(L, (prim_op)p, t->scalar);
+  int j = lw_var(L, S_I64);
+  lw_k_for(L, j, lw_k_int(L, S_I64, 0), n, 1);
+  lw_store_elem(L, part, lw_k_prim(L, P_ADD, base, j), &id);
+  k_end(L);
+  scatter(L, a, env, out, 0, part, base);
+
+  L->P->steps[st].fn_pmerge = lw_new_fn(L, FN_BODY);
+  n = lw_size_of(L, a->rank, lw_slot_ext(L, out));
+  int i = lw_var(L, S_I64);
+  lw_k_for(L, i, 0, 1, 1);
+  L->key = i;
+  int acc = lw_copy(L, t, lw_load_elem(L, out, i))[0];
+  int c = lw_var(L, S_I64);
+  lw_k_for(L, c, lw_k_int(L, S_I64, 0), 2, 1);
+  const lacc_type *pt[2] = { t, t };
+  int args[2] = { lw_load_elem(L, part, lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, c, n), i))[0], acc };
+  lw_k_mov(L, acc, lw_apply(L, a->kids[0], NULL, env, pt, args)[0]);
+  k_end(L);
+  lw_store_elem(L, out, i, &acc);
   k_end(L);
 }
 
@@ -315,10 +389,11 @@ int lw_step_permute(lower *L, const lacc_node *a, const aenv *env) {
   k_end(L);
 
   L->P->steps[st].fn_scatter = lw_new_fn(L, FN_SCATTER);
-  scatter(L, a, env, out, 0);
+  scatter(L, a, env, out, 0, -1, -1);
   if (L->P->steps[st].atomic) {
     L->P->steps[st].fn_ascatter = lw_new_fn(L, FN_SCATTER);
-    scatter(L, a, env, out, 1);
+    scatter(L, a, env, out, 1, -1, -1);
   }
+  permute_private(L, st, a, env);
   return out;
 }

@@ -184,6 +184,8 @@ describe("push arrays in generated code", function()
       local fns = body_of(p)
       local inner = fns[#fns]:match("for %((.*)")
       inner = inner:gsub("if %(v%d+%) {%s*rt%->fail%b();%s*}", "")
+      -- a test before a loop that picks the loop without checks (hoist.c) is per row
+      inner = inner:gsub("if %(v%d+%) {%s*for %(", "for (")
       inner = inner:gsub("if %(v%d+%) {%s*v%d+ = v%d+;%s*} else {%s*v%d+ = v%d+;%s*}", "")
       return inner:find("if %(") ~= nil
     end
