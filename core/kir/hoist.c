@@ -18,6 +18,7 @@
 #include "base/vec.h"
 
 enum { MAXV = 2, MAXLEAVES = 64 };
+static const int64_t RANGE = (int64_t)1 << 61;
 
 typedef struct {
   bctx *B;
@@ -35,12 +36,14 @@ static int invariant(const loopview *L, int v) {
   return (v >= 0 && !L->set[v]) || bx_int_const(L->B, v, &k);
 }
 
-/* Whether v is an invariant plus distinct loop variables of L or loops inside it whose
- * bounds are invariant, each counted once (L->vars). */
-static int affine(loopview *L, int v, int depth) {
+/* Whether v, read at instruction `use`, is an invariant plus distinct loop variables of L
+ * or of loops inside it whose bounds are invariant, each counted once (L->vars). What is
+ * set inside the loop must be read where its one definition still holds (a loop's
+ * variable inside that loop, not after it, where it is past its last value). */
+static int affine(loopview *L, int v, int use, int depth) {
   const bctx *B = L->B;
   if (invariant(L, v)) return 1;
-  if (depth == 0 || v < 0 || !inside(L, B->defpos[v])) return 0;
+  if (depth == 0 || v < 0 || !inside(L, B->defpos[v]) || !bx_usable(B, v, use)) return 0;
   const kinst *in = B->code[B->defpos[v]];
   if (B->dk[v] == D_FOR) {
     if (!invariant(L, in->a) || !invariant(L, in->b) || L->nvars == MAXV) return 0;
@@ -50,10 +53,11 @@ static int affine(loopview *L, int v, int depth) {
     return 1;
   }
   if (B->dk[v] != D_ONE || B->F->vt[v] != S_I64) return 0;
-  if (in->op == KO_MOV) return affine(L, in->a, depth - 1);
+  int at = B->defpos[v];
+  if (in->op == KO_MOV) return affine(L, in->a, at, depth - 1);
   if (in->op != KO_PRIM) return 0;
-  if (in->prim == P_ADD) return affine(L, in->a, depth - 1) && affine(L, in->b, depth - 1);
-  if (in->prim == P_SUB) return affine(L, in->a, depth - 1) && invariant(L, in->b);
+  if (in->prim == P_ADD) return affine(L, in->a, at, depth - 1) && affine(L, in->b, at, depth - 1);
+  if (in->prim == P_SUB) return affine(L, in->a, at, depth - 1) && invariant(L, in->b);
   return 0;
 }
 
@@ -117,14 +121,31 @@ static int at_corner(writer *W, const loopview *L, int v, int hi) {
                 at_corner(W, L, in->b, hi), 0);
 }
 
+/* Each loop variable's bounds within 2^61 of zero, so that the moving side's range (at
+ * most two variables) spans less than 2^63: it wraps at most once, which the test sees
+ * as its last value below its first. */
+static int ranges_test(writer *W, const loopview *L) {
+  int t = -1;
+  for (int i = 0; i < L->nvars; i++) {
+    const kinst *f = L->B->code[L->B->defpos[L->vars[i]]];
+    int lo = at_corner(W, L, f->a, 0), hi = at_corner(W, L, f->b, 0);
+    int a = put_op(W, KO_PRIM, P_GE, S_BOOL, lo, put_op(W, KO_CONST, P_ADD, S_I64, -1, -1, -RANGE), 0);
+    int b = put_op(W, KO_PRIM, P_LE, S_BOOL, hi, put_op(W, KO_CONST, P_ADD, S_I64, -1, -1, RANGE), 0);
+    int both = put_op(W, KO_PRIM, P_LAND, S_BOOL, a, b, 0);
+    t = t < 0 ? both : put_op(W, KO_PRIM, P_LAND, S_BOOL, t, both, 0);
+  }
+  return t;
+}
+
 /* The test that comparison c holds all through the loop: at both corners, with the
  * moving side not wrapped between them. -1 when c is not of that form. */
 static int corner_test(writer *W, loopview *L, int c) {
   const kinst *in = L->B->code[L->B->defpos[c]];
+  int at = L->B->defpos[c];
   L->nvars = 0;
-  if (!affine(L, in->a, 16)) return -1;
+  if (!affine(L, in->a, at, 16)) return -1;
   int na = L->nvars;
-  if (!affine(L, in->b, 16) || (na > 0 && L->nvars > na)) return -1;
+  if (!affine(L, in->b, at, 16) || (na > 0 && L->nvars > na)) return -1;
   int moving = na > 0 ? in->a : L->nvars > 0 ? in->b : -1;
   int lo[2], hi[2];
   for (int s = 0; s < 2; s++) {
@@ -135,7 +156,8 @@ static int corner_test(writer *W, loopview *L, int c) {
                  put_op(W, KO_PRIM, in->prim, S_BOOL, hi[0], hi[1], 0), 0);
   if (moving < 0) return t;
   int m = moving == in->a ? 0 : 1;
-  return put_op(W, KO_PRIM, P_LAND, S_BOOL, t, put_op(W, KO_PRIM, P_LE, S_BOOL, lo[m], hi[m], 0), 0);
+  t = put_op(W, KO_PRIM, P_LAND, S_BOOL, t, put_op(W, KO_PRIM, P_LE, S_BOOL, lo[m], hi[m], 0), 0);
+  return put_op(W, KO_PRIM, P_LAND, S_BOOL, t, ranges_test(W, L), 0);
 }
 
 /* The comparisons (leaves) a check's condition v is made of; 0 if it has other parts. */
