@@ -239,7 +239,7 @@ static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int 
   L->key = i;
   kindex k;
   k.lin = i;
-  lw_unravel(L, xs->rank, sx, i, k.ix);
+  lw_unravel_in(L, xs->rank, sx, i, k.ix);   /* i < the source's size: the executor's chunks */
   const lacc_type *shape_t = type_shape(L->ctx, xs->rank);
   if (shape_t == NULL) oom(L);
   int *to = lw_apply(L, ixf, NULL, env, &shape_t, k.ix);

@@ -86,7 +86,7 @@ static void scan_begin(lower *L, scanner *S, int o) {
   S->n = S->sx[r - 1];
   S->m = S->with_z ? lw_k_prim(L, P_ADD, S->n, lw_k_int(L, S_I64, 1)) : S->n;
   S->o = o;
-  lw_unravel(L, r - 1, S->sx, o, S->oix);
+  lw_unravel_in(L, r - 1, S->sx, o, S->oix);   /* o is a row the executor hands over */
 }
 
 /* The chunk [lo, hi) of row o in order into acc: the partial of a chunk. */
