@@ -504,7 +504,8 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int64_t J = st->rank > 0 ? E->S[st->out].ext[st->rank - 1] : 0;
   if (!part && st->fn_tile >= 0 && J >= st->tile_lanes) {
     /* tiles of tile_lanes outputs, one per vector lane (lower_tile.c) */
-    int64_t lw = st->tile_lanes, tiles = R / J * ((J + lw - 1) / lw);
+    int64_t lw = st->tile_lanes, rows = st->tile_rows;
+    int64_t tiles = (R / J + rows - 1) / rows * ((J + lw - 1) / lw);
     launch l = { E->S, &E->rt.abi, E->fns[st->fn_tile], tiles, chunks_for(R * (n + 1), GRAIN), 0 };
     if (l.nchunks > tiles) l.nchunks = tiles;
     pool_run(l.nchunks, run_range, &l);

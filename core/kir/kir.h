@@ -130,7 +130,8 @@ typedef struct {
   int out, partial;        /* slots */
   int fn_shape, fn_body, fn_part, fn_combine, fn_chunk, fn_scatter, fn_ascatter;
   int fn_group;            /* fold on the opencl backend: FN_GROUP, else -1 */
-  int fn_tile, tile_lanes; /* fold on the cpu backend: FN_TILE and its LW, else -1 */
+  int fn_tile, tile_lanes; /* fold on the cpu backend: FN_TILE and its LW, else -1; */
+  int tile_rows;           /* and how many outer rows a tile takes */
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int atomic;              /* permute: fn_ascatter updates targets with compare-and-swap */

@@ -14,6 +14,8 @@
  */
 #include "kir/lower.h"
 
+enum { TILE_ROWS = 2 };   /* outer rows per tile: each read of b serves both */
+
 static int tiles_on(void) {
   return setting_switch("LACC_TILES", 1);
 }
@@ -125,17 +127,19 @@ static int lane_loop(lower *L, int LW) {
   return l;
 }
 
-/* A full tile: outputs jb .. jb + LW - 1, lane by lane. */
-static void tile_full(lower *L, const tile *T, int jb, int LW) {
+/* A full tile: outputs jb .. jb + LW - 1 of nrows neighbouring outer rows (T[0..]),
+ * lane by lane: each read of b serves every row of the tile. */
+static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   const lacc_type *t = T->a->type;
   const lacc_node *f = T->a->kids[0];
-  int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1];
-  int acc = lw_lane_array(L, t->scalar, LW);
+  int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1], acc[TILE_ROWS];
+  for (int r = 0; r < nrows; r++) acc[r] = lw_lane_array(L, t->scalar, LW);
   int z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env))[0] : -1;
   int l = lane_loop(L, LW);
   int j = lw_k_prim(L, P_ADD, jb, l);
   lw_fact(L, j, T->J, -1);               /* the tile is whole: jb + LW <= J */
-  lw_k_lset(L, acc, l, with_z ? z : tile_elem(L, T, j, lw_k_int(L, S_I64, 0))[0]);
+  for (int r = 0; r < nrows; r++)
+    lw_k_lset(L, acc[r], l, with_z ? z : tile_elem(L, &T[r], j, lw_k_int(L, S_I64, 0))[0]);
   k_end(L);
   int k = lw_var(L, S_I64);
   lw_k_for(L, k, lw_k_int(L, S_I64, with_z ? 0 : 1), K, 1);
@@ -143,15 +147,19 @@ static void tile_full(lower *L, const tile *T, int jb, int LW) {
   fn(L)->tile_lane = l;
   j = lw_k_prim(L, P_ADD, jb, l);
   lw_fact(L, j, T->J, -1);
-  int cur = lw_k_lget(L, acc, l);
-  int *x = tile_elem(L, T, j, k);
-  lw_k_lset(L, acc, l, lw_combine(L, f, t, &cur, x, T->env)[0]);
+  for (int r = 0; r < nrows; r++) {
+    int cur = lw_k_lget(L, acc[r], l);
+    int *x = tile_elem(L, &T[r], j, k);
+    lw_k_lset(L, acc[r], l, lw_combine(L, f, t, &cur, x, T->env)[0]);
+  }
   k_end(L);
   k_end(L);
   l = lane_loop(L, LW);
-  int o = lw_k_prim(L, P_ADD, T->base, lw_k_prim(L, P_ADD, jb, l));
-  int v = lw_k_lget(L, acc, l);
-  lw_store_elem(L, L->P->steps[L->step].out, o, &v);
+  for (int r = 0; r < nrows; r++) {
+    int o = lw_k_prim(L, P_ADD, T[r].base, lw_k_prim(L, P_ADD, jb, l));
+    int v = lw_k_lget(L, acc[r], l);
+    lw_store_elem(L, L->P->steps[L->step].out, o, &v);
+  }
   k_end(L);
 }
 
@@ -175,17 +183,17 @@ static void tile_rest(lower *L, const tile *T, int jb) {
 }
 
 /* FN_TILE for fold step st of a (after its other functions): tiles p0 <= t < p1 of the
- * Q * ceil(J / LW) tiles, Q outer rows of J outputs each. */
+ * ceil(Q / 2) * ceil(J / LW) tiles, Q outer rows of J outputs each, two rows a tile. */
 void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
   const lacc_type *t = a->type;
   int r = xs->rank;
   if (L->P->backend != B_CPU || !tiles_on() || r < 2 || t->kind != T_SCALAR) return;
   int LW = tile_lanes(t->scalar), fi = lw_new_fn(L, FN_TILE);
-  tile T = { a, xs, env, NULL, NULL, r, 0, 0 };
+  tile T0 = { a, xs, env, NULL, NULL, r, 0, 0 };
   int *sx = lw_shape_of(L, xs, env), *oix = ints(L, r);
-  T.sx = sx;
-  T.J = sx[r - 2];
+  T0.sx = sx;
+  T0.J = sx[r - 2];
   int pro = L->pro;
   L->pro = 1;
   int one = lw_k_int(L, S_I64, 1), lw = lw_k_int(L, S_I64, LW);
@@ -194,20 +202,40 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   int ti = lw_var(L, S_I64);
   lw_k_for(L, ti, 0, 1, 1);
   L->key = ti;
-  int q = lw_k_prim(L, P_REM, ti, Q), jb = lw_k_prim(L, P_MUL, lw_k_prim(L, P_QUOT, ti, Q), lw);
-  lw_unravel_in(L, r - 2, sx, q, oix);
-  T.oix = oix;
-  T.base = lw_k_prim(L, P_MUL, q, T.J);
+  /* tile ti: rows q, q + 1 (pair ti % Q2 of the Q2 = ceil(Q / 2)), outputs from jb */
+  int two = lw_k_int(L, S_I64, TILE_ROWS);
+  int Q2 = lw_k_prim(L, P_QUOT, lw_k_prim(L, P_ADD, Q, one), two);
+  int q = lw_k_prim(L, P_MUL, lw_k_prim(L, P_REM, ti, Q2), two);
+  int jb = lw_k_prim(L, P_MUL, lw_k_prim(L, P_QUOT, ti, Q2), lw);
+  tile T[TILE_ROWS] = { T0, T0 };
+  lw_unravel_in(L, r - 2, sx, q, oix);   /* q < Q: 2 (ti % Q2) <= 2 Q2 - 2 <= Q - 1 */
+  T[0].oix = oix;
+  T[0].base = lw_k_prim(L, P_MUL, q, T0.J);
+  int q1 = lw_k_prim(L, P_ADD, q, one), has1 = lw_k_prim(L, P_LT, q1, Q);
   int spec = L->speculate;
   L->speculate = 1;                      /* no branch in a lane: matches compute every arm */
-  k_if(L, lw_k_prim(L, P_LE, lw_k_prim(L, P_ADD, jb, lw), T.J));
-  tile_full(L, &T, jb, LW);
+  k_if(L, lw_k_prim(L, P_LE, lw_k_prim(L, P_ADD, jb, lw), T0.J));
+  k_if(L, has1);
+  T[1].oix = ints(L, r);
+  lw_unravel_in(L, r - 2, sx, q1, (int *)T[1].oix);   /* inside: q + 1 < Q */
+  T[1].base = lw_k_prim(L, P_MUL, q1, T0.J);
+  tile_full(L, T, 2, jb, LW);
+  k_else(L);
+  tile_full(L, T, 1, jb, LW);
+  k_end(L);
   k_else(L);
   L->speculate = spec;
-  tile_rest(L, &T, jb);
+  tile_rest(L, &T[0], jb);
+  k_if(L, has1);
+  T[1].oix = ints(L, r);
+  lw_unravel_in(L, r - 2, sx, q1, (int *)T[1].oix);
+  T[1].base = lw_k_prim(L, P_MUL, q1, T0.J);
+  tile_rest(L, &T[1], jb);
+  k_end(L);
   k_end(L);
   k_end(L);
   pstep *s = &L->P->steps[st];
   s->fn_tile = fi;
   s->tile_lanes = LW;
+  s->tile_rows = TILE_ROWS;
 }
