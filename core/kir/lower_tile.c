@@ -2,8 +2,9 @@
  *
  * Owns: FN_TILE, the cpu backend's way to fold many rows whose elements lie side by side
  * across neighbouring rows (a matrix product's b[k, j]; any element function of the
- * rows' own index): a tile is LW neighbouring outputs of one output row, and lane l folds
- * output jb + l, each over its row in order, so that any combining function gives the
+ * rows' own index): a tile is LW neighbouring outputs of two neighbouring output rows
+ * (each read of b serves both: half the traffic from cache), and lane l folds output
+ * jb + l of each, over its row in order, so that any combining function gives the
  * interpreter's result exactly, while the C compiler keeps the lanes in vector
  * registers. Tiles are numbered block-major (tile jb of every outer row before jb + LW),
  * so that a chunk of tiles rereads one block of the operands from cache. The function
