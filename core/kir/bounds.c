@@ -330,16 +330,6 @@ static int ge(bctx *B, int x, int y, int64_t c, int depth) {
 
 /* ---- the function's structure */
 
-static int def_of(const kinst *in) {
-  switch (in->op) {
-  case KO_CONST: case KO_MOV: case KO_PRIM: case KO_CAST: case KO_TOBITS: case KO_FROMBITS:
-  case KO_LOAD: case KO_EXTENT: case KO_KCONST: case KO_LGET: case KO_LSET: case KO_ALOAD:
-  case KO_CAS: case KO_LMLOAD: case KO_FOR:
-    return in->dst;
-  default: return -1;
-  }
-}
-
 /* A select the lowering writes: IF c, MOV v a, ELSE, MOV v b, END (lw_k_select). */
 static int is_select(const bctx *B, int v, int p) {
   if (p < 1 || p + 3 >= B->n || B->ndef[v] != 2) return 0;
@@ -388,7 +378,7 @@ int bx_build(bctx *B, kfn *F) {
       B->up[nblk] = cur;
       cur = nblk++;
     }
-    int d = def_of(in);
+    int d = kinst_def(in);
     if (d >= 0 && d < nv) {
       B->ndef[d]++;
       B->defpos[d] = i;
@@ -557,51 +547,70 @@ int bx_fold_fn(kfn *F) {
   return rc;
 }
 
-/* The distinct checks inside the loops of step st's functions (once per element, not
- * once per call); with hoisted, those only in loops hoist.c runs when its test before
- * them failed. */
-static int step_checks(const kplan *P, int st, int *hoisted) {
-  int n = 0;
-  *hoisted = 0;
-  for (int c = 0; c < P->nchecks; c++) {
-    int found = 0, slow = 0;
-    for (int f = 0; f < P->nfns && found != 1; f++) {
-      const kfn *F = &P->fns[f];
-      if (F->step != st || F->role == FN_SHAPE) continue;
-      int loops = 0, depth = 0, *open = malloc(sizeof *open * (size_t)(F->body.n + 1));
-      for (int i = 0; open != NULL && i < F->body.n && found != 1; i++) {
-        const kinst *in = &F->body.v[i];
-        if (in->op == KO_IF || in->op == KO_FOR || in->op == KO_LOOP) {
-          open[depth++] = in->op != KO_IF;
-          loops += in->op != KO_IF;
-        } else if (in->op == KO_END && depth > 0) {
-          loops -= open[--depth];
-        } else if (in->op == KO_FAIL && in->check == c && loops > 0) {
-          if (in->b == 1) slow = 1;
-          else found = 1;
-        }
+/* Per check, whether a FAIL of it stands inside a loop of a function of a step, other
+ * than its shape function: 2 if in code that always runs, 1 if only in a loop hoist.c
+ * runs when its test failed (b = 1). One pass over every function; the counts per step
+ * (once per element, not once per call) follow. */
+static int mark_checks(const kplan *P, unsigned char *seen) {
+  for (int f = 0; f < P->nfns; f++) {
+    const kfn *F = &P->fns[f];
+    if (F->role == FN_SHAPE || F->step < 0 || F->step >= P->nsteps) continue;
+    unsigned char *open = malloc((size_t)F->body.n + 1);
+    if (open == NULL) return LACC_ERR_MEMORY;
+    int loops = 0, depth = 0;
+    for (int i = 0; i < F->body.n; i++) {
+      const kinst *in = &F->body.v[i];
+      if (in->op == KO_IF || in->op == KO_FOR || in->op == KO_LOOP) {
+        open[depth++] = in->op != KO_IF;
+        loops += in->op != KO_IF;
+      } else if (in->op == KO_END && depth > 0) {
+        loops -= open[--depth];
+      } else if (in->op == KO_FAIL && loops > 0 && in->check >= 0 && in->check < P->nchecks) {
+        unsigned char *m = &seen[(size_t)F->step * (size_t)P->nchecks + (size_t)in->check];
+        int v = in->b == 1 ? 1 : 2;
+        if (v > *m) *m = (unsigned char)v;
       }
-      free(open);
     }
-    n += found;
-    *hoisted += !found && slow;
+    free(open);
   }
-  return n;
+  return LACC_OK;
+}
+
+/* Steps' check counts: before the passes (checks) or after (left, hoisted). */
+static int count_checks(kplan *P, int after) {
+  size_t n = (size_t)P->nsteps * (size_t)P->nchecks;
+  unsigned char *seen = calloc(n + 1, 1);
+  if (seen == NULL || mark_checks(P, seen) != LACC_OK) {
+    free(seen);
+    return LACC_ERR_MEMORY;
+  }
+  for (int s = 0; s < P->nsteps; s++) {
+    int left = 0, hoisted = 0;
+    for (int c = 0; c < P->nchecks; c++) {
+      left += seen[(size_t)s * (size_t)P->nchecks + (size_t)c] == 2;
+      hoisted += seen[(size_t)s * (size_t)P->nchecks + (size_t)c] == 1;
+    }
+    if (after) {
+      P->steps[s].checks_left = left;
+      P->steps[s].checks_hoisted = hoisted;
+    } else {
+      P->steps[s].checks = left + hoisted;
+    }
+  }
+  free(seen);
+  return LACC_OK;
 }
 
 int bounds_plan(lacc_ctx *ctx, kplan *P) {
-  int h;
-  for (int s = 0; s < P->nsteps; s++) P->steps[s].checks = step_checks(P, s, &h);
-  if (setting_switch("LACC_BOUNDS", 1))
-    for (int f = 0; f < P->nfns; f++) {
-      int rc = bx_fold_fn(&P->fns[f]);
-      if (rc == LACC_OK) rc = hoist_fn(P, &P->fns[f]);
-      if (rc == LACC_OK) rc = bx_fold_fn(&P->fns[f]);
-      if (rc != LACC_OK)
-        return ctx_error(ctx, rc, rc == LACC_ERR_MEMORY ? "out of memory"
-                                                        : "bounds: malformed kernel function");
-    }
-  for (int s = 0; s < P->nsteps; s++)
-    P->steps[s].checks_left = step_checks(P, s, &P->steps[s].checks_hoisted);
+  int rc = count_checks(P, 0), on = setting_switch("LACC_BOUNDS", 1);
+  for (int f = 0; rc == LACC_OK && on && f < P->nfns; f++) {
+    rc = bx_fold_fn(&P->fns[f]);
+    if (rc == LACC_OK) rc = hoist_fn(P, &P->fns[f]);
+    if (rc == LACC_OK) rc = bx_fold_fn(&P->fns[f]);
+  }
+  if (rc == LACC_OK) rc = count_checks(P, 1);
+  if (rc != LACC_OK)
+    return ctx_error(ctx, rc, rc == LACC_ERR_MEMORY ? "out of memory"
+                                                    : "bounds: malformed kernel function");
   return LACC_OK;
 }

@@ -260,15 +260,6 @@ static void copy_loop(writer *W, const loopview *L, const int *leaf, int nleaf, 
   }
 }
 
-static int written(const kinst *in) {
-  switch (in->op) {
-  case KO_STORE: case KO_OUT: case KO_FAIL: case KO_IF: case KO_ELSE: case KO_END:
-  case KO_BREAKIFNOT: case KO_LOOP: case KO_LMSTORE: case KO_BARRIER: case KO_RETURN:
-    return -1;
-  default: return in->dst;
-  }
-}
-
 static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp);
 
 /* The loop at body position `at` versioned: returns the body position after it, or -1
@@ -278,7 +269,7 @@ static int version(kplan *P, kfn *F, bctx *B, int at) {
   unsigned char *set = calloc((size_t)F->nvars + 1, 1);
   if (set == NULL) return -2;
   for (int i = L.lo; i <= L.hi; i++)
-    if (written(B->code[i]) >= 0 && written(B->code[i]) < F->nvars) set[written(B->code[i])] = 1;
+    if (kinst_def(B->code[i]) >= 0 && kinst_def(B->code[i]) < F->nvars) set[kinst_def(B->code[i])] = 1;
   L.set = set;
   int rc = version_loop(P, F, B, &L);
   free(set);

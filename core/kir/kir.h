@@ -63,6 +63,17 @@ typedef struct {
   int n, cap;
 } klist;
 
+/* The variable an instruction writes (a lane array for KO_LSET), or -1. */
+static inline int kinst_def(const kinst *in) {
+  switch (in->op) {
+  case KO_CONST: case KO_MOV: case KO_PRIM: case KO_CAST: case KO_TOBITS: case KO_FROMBITS:
+  case KO_LOAD: case KO_EXTENT: case KO_KCONST: case KO_LGET: case KO_LSET: case KO_ALOAD:
+  case KO_CAS: case KO_LMLOAD: case KO_FOR:
+    return in->dst;
+  default: return -1;
+  }
+}
+
 /* Every function has the same C signature:
  *   void f(const lacc_kslot *S, lacc_krt *rt, int64_t p0, p1, p2, p3, int64_t *out)
  * p0..p3 are variables 0..3. Roles say what the executor passes. */

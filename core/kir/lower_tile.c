@@ -32,17 +32,11 @@ static int tile_lanes(scalar_kind k) {
 
 static int def_in(const klist *l, int from, int to, int v, int *at) {
   int n = 0;
-  for (int i = from; i < to; i++) {
-    const kinst *in = &l->v[i];
-    int d = in->op == KO_STORE || in->op == KO_OUT || in->op == KO_FAIL || in->op == KO_IF ||
-            in->op == KO_ELSE || in->op == KO_END || in->op == KO_BREAKIFNOT ||
-            in->op == KO_LMSTORE || in->op == KO_BARRIER || in->op == KO_LOOP ||
-            in->op == KO_RETURN ? -1 : in->dst;
-    if (d == v) {
+  for (int i = from; i < to; i++)
+    if (kinst_def(&l->v[i]) == v) {
       n++;
       *at = i;
     }
-  }
   return n;
 }
 
