@@ -589,7 +589,7 @@ static void run_merge(void *arg, int64_t c) {     /* targets, from seg copies */
 static int permute_private(exec *E, const pstep *st, int64_t nsrc) {
   int64_t n = E->S[st->out].size, copies = pool_threads();
   if (copies > nsrc / GRAIN) copies = nsrc / GRAIN > 1 ? nsrc / GRAIN : 1;
-  int64_t ext = copies * n;
+  int64_t ext = copies * (n + LACC_PRIVATE_GAP);
   int rc = alloc_out(E, st, st->partial, &ext);
   if (rc != LACC_OK) return rc;
   launch l = { E->S, &E->rt.abi, E->fns[st->fn_pscatter], nsrc, copies, 0 };

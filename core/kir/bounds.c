@@ -456,6 +456,13 @@ static int decide(bctx *B, int pos) {
   }
 }
 
+int bx_nonneg(bctx *B, int v, int pos) {
+  if (!bx_usable(B, v, pos)) return 0;
+  B->budget = BUDGET;
+  B->body = pos >= B->npro;
+  return ge(B, v, ZERO, 0, DEPTH);
+}
+
 static void to_const(kinst *in, int v) {
   int dst = in->dst;
   memset(in, 0, sizeof *in);
@@ -607,6 +614,7 @@ int bounds_plan(lacc_ctx *ctx, kplan *P) {
     rc = bx_fold_fn(&P->fns[f]);
     if (rc == LACC_OK) rc = hoist_fn(P, &P->fns[f]);
     if (rc == LACC_OK) rc = bx_fold_fn(&P->fns[f]);
+    if (rc == LACC_OK) rc = ranges_fn(&P->fns[f]);
   }
   if (rc == LACC_OK) rc = count_checks(P, 1);
   if (rc != LACC_OK)

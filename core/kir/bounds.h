@@ -3,7 +3,7 @@
  *
  * Owns: bctx (where each variable is defined, and whether its value at a place is the
  * one its single definition gave it) and the few questions both files ask of it.
- * Must not: be included outside core/kir/bounds.c and core/kir/hoist.c.
+ * Must not: be included outside core/kir/bounds.c, hoist.c and ranges.c.
  */
 #ifndef LACC_BOUNDS_H
 #define LACC_BOUNDS_H
@@ -35,10 +35,14 @@ int bx_usable(const bctx *B, int v, int pos);
 int bx_int_const(const bctx *B, int v, int64_t *k);
 /* The value of bool v at pos when the code fixes it, else -1. */
 int bx_known(const bctx *B, int v, int pos);
+/* Whether v >= 0 is proved at pos. */
+int bx_nonneg(bctx *B, int v, int pos);
 /* Comparisons proved replaced by their values and the branches they decide removed. */
 int bx_fold_fn(kfn *F);
 
 /* hoist.c: loops whose remaining checks a test before them decides, versioned. */
 int hoist_fn(kplan *P, kfn *F);
+/* ranges.c: range tests 0 <= x < n left made one unsigned comparison. */
+int ranges_fn(kfn *F);
 
 #endif

@@ -370,6 +370,10 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
   case KO_ELSE: put(b, "} else {\n"); (*depth)++; return;
   case KO_END: put(b, "}\n"); return;
   case KO_FOR:
+    if (in->unroll > 1 && !b->cl) {
+      put(b, "_Pragma(\"GCC unroll %d\")\n", in->unroll);
+      indent(b, *depth);
+    }
     put(b, "for (v%d = v%d; v%d + %d <= v%d; v%d += %d) {\n", in->dst, in->a, in->dst,
         (int)in->imm.i, in->b, in->dst, (int)in->imm.i);
     (*depth)++;

@@ -56,6 +56,8 @@ typedef struct {
   int check;
   int nargs;
   int *args;
+  int unroll;        /* KO_FOR: copies of the body per trip the C compiler is asked for
+                        (0: its choice); a loop of a few cheap operations per element */
 } kinst;
 
 typedef struct {
@@ -146,7 +148,8 @@ typedef struct {
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int atomic;              /* permute: fn_ascatter updates targets with compare-and-swap */
-  int fn_pscatter, fn_pmerge; /* permute (cpu): into private copies (partial), merged */
+  int fn_pscatter, fn_pmerge; /* permute (cpu): into private copies (partial), merged;
+                              copy c at c * (targets + LACC_PRIVATE_GAP) */
   int ordered;             /* fold/scan: rows only in order (no chunks: float min/max) */
   int guard;               /* index into the plan's guards, -1: always runs */
   int sel_test, sel_then, sel_else;  /* SK_SELECT: slots */
@@ -220,6 +223,10 @@ char *emit_c(const kplan *P);
  *   left out: the executor runs them on the host; so are FN_GROUP functions unless
  *   groups (then lacc_main holds LACC_GROUP * group_words local words for them). */
 #define LACC_GROUP 256         /* the most work-items of an FN_GROUP work-group */
+/* Elements between two private copies of a permute's targets: at least 128 bytes for
+ * any element, so that no cache line (nor the pair a prefetcher fetches) is written by
+ * two threads. */
+#define LACC_PRIVATE_GAP 128
 char *emit_cl(const kplan *P, int groups);
 /* Whether function F reads or writes buffer buf of slot (and *written if it writes). */
 int kfn_uses_buffer(const kfn *F, int slot, int buf, int *written);

@@ -91,7 +91,7 @@ int lw_k_prim(lower *L, prim_op p, int a, int b);
 int lw_k_unary(lower *L, kop op, scalar_kind k, int a);
 int lw_k_cast(lower *L, scalar_kind to, int a);
 int lw_k_select(lower *L, int c, int a, int b);
-void lw_k_for(lower *L, int i, int lo, int hi, int64_t step);
+kinst *lw_k_for(lower *L, int i, int lo, int hi, int64_t step);
 void lw_use_slot(lower *L, int slot);
 void lw_describe(lower *L, const char *a, const char *b);
 int lw_k_read(lower *L, kop op, int slot, int buf, int idx);

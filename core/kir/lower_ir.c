@@ -126,12 +126,13 @@ int lw_k_select(lower *L, int c, int a, int b) {
   return d;
 }
 
-void lw_k_for(lower *L, int i, int lo, int hi, int64_t step) {
+kinst *lw_k_for(lower *L, int i, int lo, int hi, int64_t step) {
   kinst *in = lw_emit(L, KO_FOR);
   in->dst = i;
   in->a = lo;
   in->b = hi;
   in->imm.i = step;
+  return in;
 }
 
 void lw_use_slot(lower *L, int slot) {

@@ -235,7 +235,8 @@ static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int 
   int *oext = lw_slot_ext(L, out);
   int *sx = lw_shape_of(L, xs, env);
   int i = lw_var(L, S_I64);
-  lw_k_for(L, i, 0, 1, 1);
+  kinst *loop = lw_k_for(L, i, 0, 1, 1);
+  if (dst >= 0) loop->unroll = 4;   /* private copies: a few operations per element */
   L->key = i;
   kindex k;
   k.lin = i;
@@ -251,12 +252,7 @@ static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int 
     ignore = ignore < 0 ? ig : lw_k_prim(L, P_LAND, ignore, ig);
     ok = ok < 0 ? in_d : lw_k_prim(L, P_LAND, ok, in_d);
   }
-  if (ok >= 0) {
-    k_if(L, lw_k_prim(L, P_LAND, lw_k_prim(L, P_LNOT, ok, -1), lw_k_prim(L, P_LNOT, ignore, -1)));
-    lw_k_fail(L, lw_add_check(L, CK_PERMUTE, "permute", a->where, 0), 0, NULL);
-    k_end(L);
-    k_if(L, ok);
-  }
+  if (ok >= 0) k_if(L, ok);
   int t = lw_ravel(L, a->rank, oext, to);
   if (!atomic) lw_start_desc(L);
   int *x = lw_elem(L, xs, env, &k);
@@ -281,7 +277,13 @@ static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int 
     memcpy(args + nl, old, sizeof *args * (size_t)nl);
     lw_store_elem(L, slot, at, lw_apply(L, a->kids[0], NULL, env, pt, args));
   }
-  if (ok >= 0) k_end(L);
+  if (ok >= 0) {   /* the failure on the else side: the loop's common path calls nothing */
+    k_else(L);
+    k_if(L, lw_k_prim(L, P_LNOT, ignore, -1));
+    lw_k_fail(L, lw_add_check(L, CK_PERMUTE, "permute", a->where, 0), 0, NULL);
+    k_end(L);
+    k_end(L);
+  }
   k_end(L);
 }
 
@@ -319,8 +321,8 @@ static int identity(lower *L, prim_op p, scalar_kind k) {
   return lw_k_const(L, k, v);
 }
 
-/* FN_SCATTER for private copies: copy p3 of the targets (n of them, at p3 * n of the
- * partial slot) set to the identity, then source elements p0 <= i < p1 combined into it
+/* FN_SCATTER for private copies: copy p3 of the targets (n of them, at p3 * (n + gap)
+ * of the partial slot) set to the identity, then source elements p0 <= i < p1 combined into it
  * in order. Then FN_BODY: targets p0 <= t < p1, each the default combined with the p2
  * copies in turn. Only for one commutative primitive (any order gives one answer, up to
  * a float sum's rounding), and on the cpu backend (run_permute chooses). */
@@ -333,7 +335,8 @@ static void permute_private(lower *L, int st, const lacc_node *a, const aenv *en
   L->P->steps[st].partial = part;
   L->P->steps[st].fn_pscatter = lw_new_fn(L, FN_SCATTER);
   int n = lw_size_of(L, a->rank, lw_slot_ext(L, out));
-  int base = lw_k_prim(L, P_MUL, 3, n), id = identity(L, (prim_op)p, t->scalar);
+  int stride = lw_k_prim(L, P_ADD, n, lw_k_int(L, S_I64, LACC_PRIVATE_GAP));
+  int base = lw_k_prim(L, P_MUL, 3, stride), id = identity(L, (prim_op)p, t->scalar);
   int j = lw_var(L, S_I64);
   lw_k_for(L, j, lw_k_int(L, S_I64, 0), n, 1);
   lw_store_elem(L, part, lw_k_prim(L, P_ADD, base, j), &id);
@@ -342,6 +345,7 @@ static void permute_private(lower *L, int st, const lacc_node *a, const aenv *en
 
   L->P->steps[st].fn_pmerge = lw_new_fn(L, FN_BODY);
   n = lw_size_of(L, a->rank, lw_slot_ext(L, out));
+  stride = lw_k_prim(L, P_ADD, n, lw_k_int(L, S_I64, LACC_PRIVATE_GAP));
   int i = lw_var(L, S_I64);
   lw_k_for(L, i, 0, 1, 1);
   L->key = i;
@@ -349,7 +353,7 @@ static void permute_private(lower *L, int st, const lacc_node *a, const aenv *en
   int c = lw_var(L, S_I64);
   lw_k_for(L, c, lw_k_int(L, S_I64, 0), 2, 1);
   const lacc_type *pt[2] = { t, t };
-  int args[2] = { lw_load_elem(L, part, lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, c, n), i))[0], acc };
+  int args[2] = { lw_load_elem(L, part, lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, c, stride), i))[0], acc };
   lw_k_mov(L, acc, lw_apply(L, a->kids[0], NULL, env, pt, args)[0]);
   k_end(L);
   lw_store_elem(L, out, i, &acc);
