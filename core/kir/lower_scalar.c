@@ -56,10 +56,34 @@ int *lw_copy(lower *L, const lacc_type *t, const int *src) {
 }
 
 
+/* Whether c is a float constant +-2^k whose reciprocal is exact (*r): then x / c and
+ * x * r are the same number for every x (each rounds x / c once), and a multiplication
+ * costs a tenth of a division (a stencil's `/ 256`). */
+static int exact_reciprocal(const lacc_node *c, lacc_val *r) {
+  int e;
+  if (c->kind != K_CONST) return 0;
+  if (c->type->scalar == S_F32) {   /* a power of two, and 1/c neither 0 nor inf */
+    float q = 1.0f / c->cval.f;
+    r->f = q;
+    return fabsf(frexpf(c->cval.f, &e)) == 0.5f && isfinite(q) && q != 0 && q * c->cval.f == 1.0f;
+  }
+  if (c->type->scalar == S_F64) {
+    double q = 1.0 / c->cval.d;
+    r->d = q;
+    return fabs(frexp(c->cval.d, &e)) == 0.5 && isfinite(q) && q != 0 && q * c->cval.d == 1.0;
+  }
+  return 0;
+}
+
 static int *lower_prim(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
   int a = lw_lower_exp(L, e->kids[0], se, ae)[0];
-  int b = e->nkids > 1 ? lw_lower_exp(L, e->kids[1], se, ae)[0] : -1;
   int *out = ints(L, 1);
+  lacc_val r;
+  if (e->prim == P_DIV && e->nkids == 2 && exact_reciprocal(e->kids[1], &r)) {
+    out[0] = lw_k_prim(L, P_MUL, a, lw_k_user_const(L, e->kids[1]->type, r));
+    return out;
+  }
+  int b = e->nkids > 1 ? lw_lower_exp(L, e->kids[1], se, ae)[0] : -1;
   if (prim_has(e->prim, PF_DIV) && scalar_is_int(vtype(L, a))) {
     lacc_val z = { .u = 0 };
     k_if(L, lw_k_prim(L, P_EQ, b, lw_k_const(L, vtype(L, b), z)));
