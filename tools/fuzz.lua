@@ -915,6 +915,88 @@ local function permute(d, r)
 end
 
 
+-- An integer array of shape sh (all extents known) whose values hash the index:
+-- generate sh (\ix -> cast<T>(mod(sum of ix * p_d, m) - off)).
+local function hashed(T, sh, m, off)
+  local ps = { 7919, 31, 104729 }
+  local its = {}
+  for i = 1, #sh do its[i] = S("i64") end
+  local terms = {}
+  for i = 1, #sh do terms[i] = "x" .. i .. " * " .. ps[i] end
+  local text = ("generate %s (\\%s -> cast<%s>(mod(%s, %d) - %d))"):format(shtext(sh),
+    #sh > 0 and "x1" .. (#sh > 1 and " x2" or "") .. (#sh > 2 and " x3" or "") or "",
+    T.n, table.concat(terms, " + "), m, off)
+  local a = lacc.generate(sh, function(...)
+    local ix, h = { ... }, lacc.constant(0, "i64")
+    for i = 1, #sh do h = h + ix[i] * ps[i] end
+    return lacc.cast(lacc.imod(h, m) - off, T.n)
+  end)
+  return node(a, T, copy(sh), text)
+end
+
+-- A contraction (issue 19): out[i, j] = fold over q of a[i, q] * b[q, j], spelled with
+-- replicates, with a generate reading through `at`, or as lacc.matmul; inner lengths
+-- around a vector's lanes and 256, widths around a tile's 64; integers (exact in any
+-- order), folded with + or, in the generate spelling, min / max.
+local function contraction()
+  local T = S(pick { "i32", "i64" })
+  local n = pick { 0, 1, 2, 3, rint(4, 9) }
+  local m = pick { 0, 1, 7, 8, 9, 63, 64, 65, rint(2, 130) }
+  local k = pick { 0, 1, 7, 8, 9, 255, 256, 257, rint(2, 40) }
+  local A, B = hashed(T, { n, k }, pick { 7, 1000, 65537 }, 3), hashed(T, { k, m }, pick { 5, 999 }, 2)
+  local spelling = pick { "replicate", "generate", "matmul" }
+  local mul = function(x, y) return x * y end
+  local a, text
+  if spelling == "replicate" then
+    local ar = lacc.replicate({ lacc.all, m, lacc.all }, A.a)
+    local br = lacc.replicate({ n, lacc.all, lacc.all }, lacc.transpose(B.a))
+    a = lacc.fold(prim2("+"), lacc.constant(0, T.n), lacc.zipWith(mul, ar, br))
+    text = "fold (+) 0 (zipWith (*) (replicate " .. A.id .. ") (replicate (transpose " .. B.id .. ")))"
+  elseif spelling == "generate" then
+    local op = pick { "+", "min", "max" }
+    local z = op == "+" and 0 or pick(EXTREMES[T.n])
+    a = lacc.fold(prim2(op), lacc.constant(z, T.n), lacc.generate({ n, m, k }, function(i, j, q)
+      return lacc.index(A.a, i, q) * lacc.index(B.a, q, j)
+    end))
+    text = ("fold (%s) %s (generate {%d,%d,%d} (\\i j q -> %s:at(i, q) * %s:at(q, j)))")
+      :format(op, fmtval(z), n, m, k, A.id, B.id)
+  else
+    a, text = lacc.matmul(A.a, B.a), "matmul " .. A.id .. " " .. B.id
+  end
+  return node(a, T, { n, m }, text, { A, B })
+end
+
+-- A histogram (issue 19): permute with a commutative primitive onto few bins, the
+-- targets the source's own values + 1 in its narrow type (so that its wrap at the
+-- type's end matters), now and then dropped with ignore or out of range (an error on
+-- every backend); sources large enough, now and then, for the cpu backend's private
+-- copies per thread.
+local function histogram()
+  local T = S(pick { "i32", "i64", "u8" })
+  local bins = pick { 1, 7, 64, 255, 1000, rint(2, 300) }
+  local n = chance(0.4) and rint(8192, 40000) or rint(0, 60)
+  local over = chance(0.1) and 1 or 0   -- values up to bins: one past the end
+  local src = hashed(T, { n }, bins + over + 1, 1)   -- -1 .. bins - 1 (+ over)
+  local op = pick { "+", "min", "max", "bxor" }
+  local combine = prim2(op)
+  local z = op == "+" and 0 or op == "bxor" and 0 or pick(EXTREMES[T.n])
+  local defaults = node(lacc.fill({ bins }, lacc.constant(z, T.n)), T, { bins },
+                        "fill {" .. bins .. "} " .. fmtval(z))
+  local ones = chance(0.5)
+  local xs = ones and lacc.map(function() return lacc.constant(1, T.n) end, src.a) or src.a
+  local drop3 = chance(0.4)   -- else the plain `x + 1`: x = -1 drops (target 0)
+  local a = lacc.permute(combine, defaults.a, function(i)
+    local x = lacc.index(src.a, i)
+    local t = x + lacc.constant(1, T.n)
+    if not drop3 then return t end
+    return lacc.cond(lacc.eq(x, lacc.constant(3, T.n)), lacc.ignore, lacc.cast(t, "i64"))
+  end, xs)
+  local body = (drop3 and "if %s[i] == 3 then ignore else %s[i] + 1" or "%s[i] + 1"):gsub("%%s", src.id)
+  local text = ("permute (%s) %s (\\i -> %s) %s"):format(op, defaults.id, body,
+    ones and "(map (\\_ -> 1) " .. src.id .. ")" or src.id)
+  return node(a, T, { bins }, text, { defaults, src })
+end
+
 -- Segment lengths summing to n (a host array node); without zero lengths if nonzero.
 local function segments(n, nonzero_only)
   local lens, left = {}, n
@@ -1007,6 +1089,8 @@ gen_arr = function(d, r)
   end }
   opts[#opts + 1] = { 1.5, function() return backpermute(d, r) end }
   opts[#opts + 1] = { 1.2, function() return permute(d, r) end }
+  if r == 2 then opts[#opts + 1] = { 4, contraction } end
+  if r == 1 then opts[#opts + 1] = { 6, histogram } end
   opts[#opts + 1] = { 0.5, function()
     local c = gen_arr(d - 1, r)
     return node(lacc.compute(c.a), c.T, copy(c.sh), "compute " .. c.id, { c })

@@ -63,15 +63,20 @@ end
 local spellings = { replicate = by_replicate, generate = by_generate, matmul = lacc.matmul }
 
 -- output widths around the tile (64 lanes of f32, 32 of f64), row lengths around nothing
+-- and a vector's lanes; around 256 and a long row (3001) for some widths only
 local widths = { 0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 130 }
-local lengths = { 0, 1, 7, 9, 64, 257 }
+local lengths = { 0, 1, 7, 8, 9, 64 }
+local longer = { [1] = { 255, 256, 257, 3001 }, [8] = { 255, 256, 257 }, [33] = { 255, 256, 257 },
+                 [65] = { 255, 256, 257, 3001 } }
 
 for _, backend in ipairs(H.backends) do
   describe("contraction on " .. backend, function()
     for name, spell in pairs(spellings) do
       it(name .. ": every width and row length against Lua loops, f32 and i32", function()
         for _, m in ipairs(widths) do
-          for _, k in ipairs(lengths) do
+          local ks = { table.unpack(lengths) }
+          for _, k in ipairs(longer[m] or {}) do ks[#ks + 1] = k end
+          for _, k in ipairs(ks) do
             local n = (m + k) % 5 + 1
             local A, B = mat(n, k, 2), mat(k, m, 5)
             for _, t in ipairs({ "f32", "i32" }) do
