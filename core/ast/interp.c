@@ -130,6 +130,13 @@ static int eval(interp *I, const lacc_node *e, lacc_val *out) {
   }
   case K_PRIM: {
     lacc_val a[2];
+    if (e->prim == P_LAND || e->prim == P_LOR) {   /* the right side only when it decides */
+      rc = eval(I, e->kids[0], &a[0]);
+      if (rc != LACC_OK) return rc;
+      a[1] = a[0];
+      if ((a[0].u != 0) == (e->prim == P_LAND)) rc = eval(I, e->kids[1], &a[1]);
+      return rc != LACC_OK ? rc : prim_eval(e->prim, e->kids[0]->type->scalar, 2, a, out);
+    }
     for (int i = 0; i < e->nkids && rc == LACC_OK; i++) rc = eval(I, e->kids[i], &a[i]);
     if (rc != LACC_OK) return rc;
     rc = prim_eval(e->prim, e->kids[0]->type->scalar, e->nkids, a, out);

@@ -25,7 +25,8 @@ enum lacc_limit {
   LACC_MAX_ARGS = 16,                   /* arguments of one operation or function, values
                                          * of one tuple expression, results of one run */
   LACC_MAX_ZIP = LACC_MAX_ARGS - 1,     /* arrays of one map: its node holds the function too */
-  LACC_MAX_FIELDS = 4 * LACC_MAX_ARGS,  /* fields of a tuple type */
+  LACC_MAX_FIELDS = 729,                /* fields of a tuple type: a rank-3 stencil's 9x9x9
+                                         * window is one tuple */
   /* Constructors of a sum: a match takes the value and one alternative per constructor,
    * so it alone may take more than LACC_MAX_ARGS arguments. */
   LACC_MAX_CONSTRUCTORS = 4096,

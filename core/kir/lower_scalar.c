@@ -75,8 +75,30 @@ static int exact_reciprocal(const lacc_node *c, lacc_val *r) {
   return 0;
 }
 
+static int speculable(const lacc_node *e, int *budget);
+enum { SPECULATE_NODES = 400 };   /* the arms' AST nodes, all together */
+
+/* land / lor: the right side only when the left does not decide (as Lua's `and` / `or`),
+ * so that a guarded read (`lor(eq(i, 1), eq(v[i - 1], 1))`) never fails; a right side
+ * that can neither fail nor loop is computed either way, without a branch. */
+static int *lower_logic(lower *L, const lacc_node *e, int a, const senv *se, const aenv *ae) {
+  int *out = ints(L, 1), budget = SPECULATE_NODES;
+  if (speculable(e->kids[1], &budget)) {
+    out[0] = lw_k_prim(L, e->prim, a, lw_lower_exp(L, e->kids[1], se, ae)[0]);
+    return out;
+  }
+  int r = lw_var(L, S_BOOL), left = lw_k_prim(L, e->prim, a, a);
+  lw_k_mov(L, r, left);
+  k_if(L, e->prim == P_LAND ? left : lw_k_prim(L, P_LNOT, left, -1));
+  lw_k_mov(L, r, lw_k_prim(L, e->prim, a, lw_lower_exp(L, e->kids[1], se, ae)[0]));
+  k_end(L);
+  out[0] = r;
+  return out;
+}
+
 static int *lower_prim(lower *L, const lacc_node *e, const senv *se, const aenv *ae) {
   int a = lw_lower_exp(L, e->kids[0], se, ae)[0];
+  if ((e->prim == P_LAND || e->prim == P_LOR) && e->nkids == 2) return lower_logic(L, e, a, se, ae);
   int *out = ints(L, 1);
   lacc_val r;
   if (e->prim == P_DIV && e->nkids == 2 && exact_reciprocal(e->kids[1], &r)) {
@@ -149,8 +171,6 @@ static int *lower_loop(lower *L, const lacc_node *e, const senv *se, const aenv 
  * cannot fail or loop (no indexing, no integer division, no iterate/while): whatever
  * bits an inactive alternative's fields hold, the arithmetic on them is defined (float
  * operations, wrapping integers, clamped casts) and its result is dropped. */
-
-enum { SPECULATE_NODES = 400 };   /* the arms' AST nodes, all together */
 
 static int speculable(const lacc_node *e, int *budget) {
   if (--*budget < 0) return 0;

@@ -32,9 +32,16 @@ local function segmented(name, xs, segs)
   return xs, segs
 end
 
+-- f as called inside the combinators' own lambdas: several results make one tuple (as
+-- every combinator takes them), plain Lua numbers become the element type t.
+local function combining(name, f, t)
+  if type(f) ~= "function" then fail("%s: expected a function, got %s", name, type(f)) end
+  return function(...) return exp.result(t, name, f(...)) end
+end
+
 local function fold_seg(name, f, z, xs, segs)
   xs, segs = segmented(name, xs, segs)
-  if type(f) ~= "function" then fail("%s: expected a function, got %s", name, type(f)) end
+  f = combining(name, f, xs.t)
   local zz = z ~= nil and exp.lift(z, xs.t, name) or nil
   local offs = lacc.scanl(exp.add, 0, lacc.map(function(v) return v:cast("i64") end, segs))
   local sh, r = lacc.shape(xs), xs.rank
@@ -130,8 +137,8 @@ local function seg_scan1_of(f, xs, heads, right)
 end
 
 local function seg_scan1(name, f, xs, segs, right)
-  if type(f) ~= "function" then fail("%s: expected a function, got %s", name, type(f)) end
   local xa, _, _, heads = seg_heads(name, xs, segs, right)
+  f = combining(name, f, xa.t)
   return seg_scan1_of(f, xa, heads, right)
 end
 
@@ -139,8 +146,8 @@ function F.scanl1Seg(f, xs, segs) return seg_scan1("scanl1Seg", f, xs, segs, fal
 function F.scanr1Seg(f, xs, segs) return seg_scan1("scanr1Seg", f, xs, segs, true) end
 
 local function seg_scan_z(name, f, z, xs, segs, right)
-  if type(f) ~= "function" then fail("%s: expected a function, got %s", name, type(f)) end
   local xa, lens, offs, heads = seg_heads(name, xs, segs, right)
+  f = combining(name, f, xa.t)
   local zz = exp.lift(z, xa.t, name)
   local r = xa.rank
   -- each segment's first element in scan order combined with z, then scanned inclusively

@@ -21,6 +21,38 @@ local function ref_seg(f, z, flat, rows, n, segs)
   return out
 end
 
+-- Each segment of each row scanned on its own, with or without z.
+local function seg_scan_ref(kind, f, z, flat, rows, n, segs)
+  local out = {}
+  for r = 0, rows - 1 do
+    local pos = 0
+    for _, len in ipairs(segs) do
+      local seg = {}
+      for j = 1, len do seg[j] = flat[r * n + pos + j] end
+      local res = {}
+      if kind == "scanl1Seg" or kind == "scanlSeg" then
+        local acc = z
+        if kind == "scanlSeg" then res[1] = z end
+        for j = 1, len do
+          acc = (acc == nil) and seg[j] or f(acc, seg[j])
+          res[#res + 1] = acc
+        end
+      else
+        local acc, tail = z, {}
+        for j = len, 1, -1 do
+          acc = (acc == nil) and seg[j] or f(seg[j], acc)
+          table.insert(tail, 1, acc)
+        end
+        if kind == "scanrSeg" then tail[#tail + 1] = z end
+        res = tail
+      end
+      for _, v in ipairs(res) do out[#out + 1] = v end
+      pos = pos + len
+    end
+  end
+  return out
+end
+
 for _, b in ipairs(H.backends) do
   describe("segmented folds on " .. b, function()
     local opts = { backend = b }
@@ -64,37 +96,7 @@ for _, b in ipairs(H.backends) do
 
   describe("segmented scans on " .. b, function()
     local opts = { backend = b }
-    -- each segment of each row scanned on its own, with or without z
-    local function ref(kind, f, z, flat, rows, n, segs)
-      local out = {}
-      for r = 0, rows - 1 do
-        local pos = 0
-        for _, len in ipairs(segs) do
-          local seg = {}
-          for j = 1, len do seg[j] = flat[r * n + pos + j] end
-          local res = {}
-          if kind == "scanl1Seg" or kind == "scanlSeg" then
-            local acc = z
-            if kind == "scanlSeg" then res[1] = z end
-            for j = 1, len do
-              acc = (acc == nil) and seg[j] or f(acc, seg[j])
-              res[#res + 1] = acc
-            end
-          else
-            local acc, tail = z, {}
-            for j = len, 1, -1 do
-              acc = (acc == nil) and seg[j] or f(seg[j], acc)
-              table.insert(tail, 1, acc)
-            end
-            if kind == "scanrSeg" then tail[#tail + 1] = z end
-            res = tail
-          end
-          for _, v in ipairs(res) do out[#out + 1] = v end
-          pos = pos + len
-        end
-      end
-      return out
-    end
+    local ref = seg_scan_ref
 
     it("scanl1Seg, scanr1Seg, scanlSeg and scanrSeg agree with Lua loops", function()
       H.seed(803)
@@ -117,6 +119,32 @@ for _, b in ipairs(H.backends) do
             if not ok then error(kind .. ": " .. tostring(err)) end
           end
         end
+      end
+    end)
+  end)
+
+  describe("segmented combinators of tuples on " .. b, function()
+    -- f returns several values: a tuple, as in every other combinator (issue 27)
+    local f = function(a, c) return a[1] - c[1], a[2] + c[2] end
+    local fl = function(a, c) return { wrap32(a[1] - c[1]), wrap32(a[2] + c[2]) } end
+    it("all six take a function that returns several values", function()
+      local segs, vals = { 2, 0, 3, 1 }, { { 1, 2 }, { 30, 4 }, { 5, 60 }, { 7, -8 }, { 9, 10 }, { -11, 12 } }
+      local xs = lacc.fromtable(vals, lacc.tuple("i32", "i32"))
+      local sa = lacc.fromtable(segs, "i32")
+      local z = lacc.tuple(lacc.constant(100, "i32"), lacc.constant(-1, "i32"))
+      local zl = { 100, -1 }
+      local cases = {
+        { lacc.foldSeg(f, z, xs, sa), ref_seg(fl, zl, vals, 1, #vals, segs) },
+        { lacc.fold1Seg(f, xs, lacc.fromtable({ 2, 3, 1 }, "i32")), ref_seg(fl, nil, vals, 1, #vals, { 2, 3, 1 }) },
+      }
+      local scans = { scanl1Seg = false, scanr1Seg = false, scanlSeg = true, scanrSeg = true }
+      for kind, with_z in pairs(scans) do
+        local p = with_z and lacc[kind](f, z, xs, sa) or lacc[kind](f, xs, sa)
+        cases[#cases + 1] = { p, seg_scan_ref(kind, fl, with_z and zl or nil, vals, 1, #vals, segs), kind }
+      end
+      for _, c in ipairs(cases) do
+        local got = lacc.run(c[1], opts):totable()
+        assert.are.same(c[2], got, c[3])
       end
     end)
   end)
