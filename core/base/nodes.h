@@ -155,7 +155,22 @@ enum {
   _(CEIL,     "ceil",     1, FLOAT, 0) \
   _(ROUND,    "round",    1, FLOAT, 0) \
   _(TRUNCATE, "truncate", 1, FLOAT, 0) \
-  _(ISNAN,    "isnan",    1, FLOAT, PF_BOOL)
+  _(ISNAN,    "isnan",    1, FLOAT, PF_BOOL) \
+  _(ISINF,    "isinf",    1, FLOAT, PF_BOOL) \
+  _(ISFINITE, "isfinite", 1, FLOAT, PF_BOOL) \
+  _(SINH,     "sinh",     1, FLOAT, 0) \
+  _(COSH,     "cosh",     1, FLOAT, 0) \
+  _(TANH,     "tanh",     1, FLOAT, 0) \
+  _(ASINH,    "asinh",    1, FLOAT, 0) \
+  _(ACOSH,    "acosh",    1, FLOAT, 0) \
+  _(ATANH,    "atanh",    1, FLOAT, 0) \
+  _(LOG2,     "log2",     1, FLOAT, 0) \
+  _(LOG10,    "log10",    1, FLOAT, 0) \
+  _(LOG1P,    "log1p",    1, FLOAT, 0) \
+  _(EXPM1,    "expm1",    1, FLOAT, 0) \
+  _(CBRT,     "cbrt",     1, FLOAT, 0) \
+  _(HYPOT,    "hypot",    2, FLOAT, 0) \
+  _(ROUNDEVEN, "round_even", 1, FLOAT, 0)
 
 typedef enum {
 #define PRIM_ENUM(e, name, arity, operands, flags) P_##e,

@@ -231,7 +231,22 @@ static int eval_f64(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_CEIL: r = ceil(x); break;
   case P_ROUND: r = round(x); break;
   case P_TRUNCATE: r = trunc(x); break;
+  case P_SINH: r = sinh(x); break;
+  case P_COSH: r = cosh(x); break;
+  case P_TANH: r = tanh(x); break;
+  case P_ASINH: r = asinh(x); break;
+  case P_ACOSH: r = acosh(x); break;
+  case P_ATANH: r = atanh(x); break;
+  case P_LOG2: r = log2(x); break;
+  case P_LOG10: r = log10(x); break;
+  case P_LOG1P: r = log1p(x); break;
+  case P_EXPM1: r = expm1(x); break;
+  case P_CBRT: r = cbrt(x); break;
+  case P_HYPOT: r = hypot(x, y); break;
+  case P_ROUNDEVEN: r = rint(x); break;   /* ties to even: the default rounding mode */
   case P_ISNAN: out->u = isnan(x) != 0; return LACC_OK;
+  case P_ISINF: out->u = isinf(x) != 0; return LACC_OK;
+  case P_ISFINITE: out->u = isfinite(x) != 0; return LACC_OK;
   default: return LACC_ERR_ARG;
   }
   out->d = r;
@@ -271,7 +286,22 @@ static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_CEIL: r = ceilf(x); break;
   case P_ROUND: r = roundf(x); break;
   case P_TRUNCATE: r = truncf(x); break;
+  case P_SINH: r = sinhf(x); break;
+  case P_COSH: r = coshf(x); break;
+  case P_TANH: r = tanhf(x); break;
+  case P_ASINH: r = asinhf(x); break;
+  case P_ACOSH: r = acoshf(x); break;
+  case P_ATANH: r = atanhf(x); break;
+  case P_LOG2: r = log2f(x); break;
+  case P_LOG10: r = log10f(x); break;
+  case P_LOG1P: r = log1pf(x); break;
+  case P_EXPM1: r = expm1f(x); break;
+  case P_CBRT: r = cbrtf(x); break;
+  case P_HYPOT: r = hypotf(x, y); break;
+  case P_ROUNDEVEN: r = rintf(x); break;   /* ties to even: the default rounding mode */
   case P_ISNAN: out->u = isnan(x) != 0; return LACC_OK;
+  case P_ISINF: out->u = isinf(x) != 0; return LACC_OK;
+  case P_ISFINITE: out->u = isfinite(x) != 0; return LACC_OK;
   default: return LACC_ERR_ARG;
   }
   out->f = r;

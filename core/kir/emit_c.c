@@ -99,6 +99,10 @@ static const char *const cl_prelude =
   "#define tanf tan\n#define asinf asin\n#define acosf acos\n#define atanf atan\n"
   "#define atan2f atan2\n#define powf pow\n#define fabsf fabs\n#define floorf floor\n"
   "#define ceilf ceil\n#define roundf round\n#define truncf trunc\n#define fmodf fmod\n"
+  "#define sinhf sinh\n#define coshf cosh\n#define tanhf tanh\n#define asinhf asinh\n"
+  "#define acoshf acosh\n#define atanhf atanh\n#define log2f log2\n#define log10f log10\n"
+  "#define log1pf log1p\n#define expm1f expm1\n#define cbrtf cbrt\n#define hypotf hypot\n"
+  "#define rintf rint\n"
   "static inline uint64_t lacc_bits_f32(float x) { return as_uint(x); }\n"
   "static inline float lacc_f32_bits(uint64_t x) { return as_float((uint)x); }\n"
   "#ifdef LACC_FP64\n"
@@ -200,6 +204,19 @@ static const char *float_fn(prim_op p) {
   case P_CEIL: return "ceil";
   case P_ROUND: return "round";
   case P_TRUNCATE: return "trunc";
+  case P_SINH: return "sinh";
+  case P_COSH: return "cosh";
+  case P_TANH: return "tanh";
+  case P_ASINH: return "asinh";
+  case P_ACOSH: return "acosh";
+  case P_ATANH: return "atanh";
+  case P_LOG2: return "log2";
+  case P_LOG10: return "log10";
+  case P_LOG1P: return "log1p";
+  case P_EXPM1: return "expm1";
+  case P_CBRT: return "cbrt";
+  case P_HYPOT: return "hypot";
+  case P_ROUNDEVEN: return "rint";
   default: return NULL;
   }
 }
@@ -218,7 +235,16 @@ static void prim_float(sbuf *b, prim_op p, scalar_kind k, int a, int c) {
   case P_MIN: put(b, "v%d < v%d ? v%d : v%d", c, a, c, a); return;
   case P_MAX: put(b, "v%d > v%d ? v%d : v%d", c, a, c, a); return;
   case P_ISNAN: put(b, "isnan(v%d) != 0", a); return;
-  case P_POW: case P_ATAN2: put(b, "%s%s(v%d, v%d)", float_fn(p), f, a, c); return;
+  case P_ISINF: put(b, "isinf(v%d) != 0", a); return;
+  case P_TANH:   /* PoCL's tanh(inf) is 1 - 2^-24: the limit, as C99 Annex F has it */
+    if (b->cl) {
+      put(b, "isinf(v%d) ? copysign((%s)1, v%d) : tanh(v%d)", a, ctype(k), a, a);
+      return;
+    }
+    put(b, "tanh%s(v%d)", f, a);
+    return;
+  case P_ISFINITE: put(b, "isfinite(v%d) != 0", a); return;
+  case P_POW: case P_ATAN2: case P_HYPOT: put(b, "%s%s(v%d, v%d)", float_fn(p), f, a, c); return;
   default: put(b, "%s%s(v%d)", float_fn(p), f, a); return;
   }
 }

@@ -113,9 +113,93 @@ M.eq, M.ne, M.lt, M.le, M.gt, M.ge =
 M.land, M.lor, M.lnot = binop("land"), binop("lor"), unop("lnot")
 M.min, M.max, M.atan2 = binop("min"), binop("max"), binop("atan2")
 for _, f in ipairs { "abs", "signum", "sqrt", "exp", "log", "sin", "cos", "tan", "asin",
-                     "acos", "atan", "floor", "ceil", "round", "truncate", "isnan" } do
+                     "acos", "atan", "floor", "ceil", "round", "truncate", "isnan", "isinf",
+                     "isfinite", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "log2",
+                     "log10", "log1p", "expm1", "cbrt", "round_even" } do
   M[f] = unop(f)
 end
+M.hypot = binop("hypot")
+
+-- Plain Lua numbers for the functions Lua 5.4's math lacks (C's libm semantics at the
+-- ends: infinities, NaN, -0); the same formulas as the guide's reference spec.
+local HUGE = math.huge
+local function log1p(x)
+  if x ~= x or x == HUGE then return x end
+  if x == 0 then return x end
+  local u = 1 + x
+  if u == 1 then return x end
+  return math.log(u) * x / (u - 1)   -- corrects the rounding of 1 + x
+end
+local function expm1(x)
+  if x ~= x or x == HUGE then return x end
+  if x == 0 then return x end
+  local u = math.exp(x)
+  if u == 1 then return x end
+  if u - 1 == -1 then return -1 end
+  return (u - 1) * x / math.log(u)
+end
+local mathx = {
+  isinf = function(x) return x == HUGE or x == -HUGE end,
+  isfinite = function(x) return x == x and x ~= HUGE and x ~= -HUGE end,
+  log1p = log1p, expm1 = expm1,
+  sinh = function(x)
+    if x == 0 or x ~= x then return x end
+    local a = math.abs(x)
+    local r = a < 1 and (expm1(a) + expm1(a) / (expm1(a) + 1)) / 2 or (math.exp(a) - math.exp(-a)) / 2
+    return x < 0 and -r or r
+  end,
+  cosh = function(x) local a = math.abs(x); return (math.exp(a) + math.exp(-a)) / 2 end,
+  tanh = function(x)
+    if x == 0 or x ~= x then return x end
+    local a = math.abs(x)
+    local r = a > 22 and 1 or (function() local e = expm1(2 * a); return e / (e + 2) end)()
+    return x < 0 and -r or r
+  end,
+  asinh = function(x)
+    if x == 0 or x ~= x or x == HUGE or x == -HUGE then return x end
+    local a = math.abs(x)
+    local r = a > 1e8 and math.log(a) + math.log(2) or log1p(a + a * a / (1 + math.sqrt(1 + a * a)))
+    return x < 0 and -r or r
+  end,
+  acosh = function(x)
+    if x < 1 or x ~= x then return 0 / 0 end
+    if x > 1e8 then return math.log(x) + math.log(2) end
+    return log1p(x - 1 + math.sqrt((x - 1) * (x + 1)))
+  end,
+  atanh = function(x)
+    if x == 0 or x ~= x then return x end
+    local a = math.abs(x)
+    local r = a > 1 and 0 / 0 or 0.5 * log1p(2 * a / (1 - a))
+    return x < 0 and -r or r
+  end,
+  log2 = function(x) return math.log(x, 2) end,
+  log10 = function(x) return math.log(x, 10) end,
+  cbrt = function(x)
+    if x == 0 or x ~= x or x == HUGE or x == -HUGE then return x end
+    local a = math.abs(x)
+    local r = a ^ (1 / 3)
+    r = r - (r * r * r - a) / (3 * r * r)   -- one Newton step
+    return x < 0 and -r or r
+  end,
+  hypot = function(x, y)
+    if x == HUGE or x == -HUGE or y == HUGE or y == -HUGE then return HUGE end
+    if x ~= x or y ~= y then return 0 / 0 end
+    local a, b = math.abs(x), math.abs(y)
+    if a < b then a, b = b, a end
+    if a == 0 then return 0 end
+    local q = b / a
+    return a * math.sqrt(1 + q * q)
+  end,
+  round_even = function(x)
+    if x ~= x or x == HUGE or x == -HUGE then return x end
+    local f = math.floor(x) + 0.0
+    local d = x - f
+    local r = (d > 0.5 or (d == 0.5 and f % 2 == 1)) and f + 1 or f
+    if r == 0 and (x < 0 or 1 / x < 0) then return -0.0 end
+    return r
+  end,
+}
+M.mathx = mathx
 
 -- Plain Lua fallbacks when no operand is an Exp.
 local plain = {
@@ -125,6 +209,10 @@ local plain = {
   ceil = math.ceil, pow = function(a, b) return a ^ b end,
   atan2 = function(y, x) return math.atan2 and math.atan2(y, x) or math.atan(y, x) end,
   isnan = function(x) return x ~= x end,
+  isinf = mathx.isinf, isfinite = mathx.isfinite, sinh = mathx.sinh, cosh = mathx.cosh,
+  tanh = mathx.tanh, asinh = mathx.asinh, acosh = mathx.acosh, atanh = mathx.atanh,
+  log2 = mathx.log2, log10 = mathx.log10, log1p = mathx.log1p, expm1 = mathx.expm1,
+  cbrt = mathx.cbrt, hypot = mathx.hypot, round_even = mathx.round_even,
   eq = function(a, b) return a == b end, ne = function(a, b) return a ~= b end,
   lt = function(a, b) return a < b end, le = function(a, b) return a <= b end,
   gt = function(a, b) return a > b end, ge = function(a, b) return a >= b end,
@@ -174,7 +262,8 @@ function methods.cast(x, t) return M.cast(x, t) end
 function methods.type(x) return x.t end
 for _, name in ipairs { "eq", "ne", "lt", "le", "gt", "ge", "min", "max", "abs", "sqrt",
                         "land", "lor", "lnot", "isnan", "floor", "ceil", "round", "truncate",
-                        "idiv", "imod", "quot", "rem", "band", "bor", "bxor", "bnot", "shl", "shr" } do
+                        "idiv", "imod", "quot", "rem", "band", "bor", "bxor", "bnot", "shl", "shr",
+                        "isinf", "isfinite", "round_even" } do
   methods[name] = M[name]
 end
 
@@ -427,7 +516,9 @@ M.surface = { "constant", "cast", "cond", "iterate", "while_", "idiv", "imod", "
               "rem", "band", "bor", "bxor", "bnot", "shl", "shr", "eq", "ne", "lt",
               "le", "gt", "ge", "land", "lor", "lnot", "min", "max", "abs", "signum",
               "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan",
-              "atan2", "pow", "floor", "ceil", "round", "truncate", "isnan" }
+              "atan2", "pow", "floor", "ceil", "round", "truncate", "isnan", "isinf",
+              "isfinite", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "log2", "log10",
+              "log1p", "expm1", "cbrt", "hypot", "round_even" }
 
 -- iterate(n, f, x) and while_(c, f, x): bounded sequential loops in scalar code.
 function M.iterate(n, f, x)

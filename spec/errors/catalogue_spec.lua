@@ -635,9 +635,13 @@ catalogue("scalar expressions", {
 -- and a type it does not take.
 do
   local binary = { "idiv", "imod", "quot", "rem", "band", "bor", "bxor", "shl", "shr", "eq",
-                   "ne", "lt", "le", "gt", "ge", "land", "lor", "min", "max", "atan2", "pow" }
-  local unary = { "bnot", "lnot", "abs", "signum", "sqrt", "exp", "log", "sin", "cos", "tan",
-                  "asin", "acos", "atan", "floor", "ceil", "round", "truncate", "isnan" }
+                   "ne", "lt", "le", "gt", "ge", "land", "lor", "min", "max", "atan2", "pow",
+                   "hypot" }
+  local floats1 = { "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "floor",
+                    "ceil", "round", "truncate", "isnan", "isinf", "isfinite", "sinh", "cosh",
+                    "tanh", "asinh", "acosh", "atanh", "log2", "log10", "log1p", "expm1", "cbrt",
+                    "round_even" }
+  local unary = { "bnot", "lnot", "abs", "signum", unpack(floats1) }
   -- the name in messages (lacc.imod is Lua's %, named mod)
   local shown = { imod = "mod" }
   -- a type each function refuses, and the words saying so
@@ -648,11 +652,9 @@ do
     bnot = { fs, "integer type" }, land = { xs, "expected bool" }, lor = { xs, "expected bool" },
     lnot = { xs, "expected bool" }, min = { bs, "number type" }, max = { bs, "number type" },
     abs = { bs, "number type" }, signum = { bs, "number type" }, atan2 = { xs, "f32 or f64" },
+    hypot = { xs, "f32 or f64" },
   }
-  for _, n in ipairs { "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan",
-                       "floor", "ceil", "round", "truncate", "isnan" } do
-    refuses[n] = { xs, "f32 or f64" }
-  end
+  for _, n in ipairs(floats1) do refuses[n] = { xs, "f32 or f64" } end
   local cases = {}
   local function add_case(...) cases[#cases + 1] = { ... } end
   for _, n in ipairs(binary) do
