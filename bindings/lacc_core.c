@@ -307,6 +307,17 @@ static int l_node_cast(lua_State *L) {
   return push_node(L, lacc_exp_cast(get_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
 }
 
+static int l_node_bitcast(lua_State *L) {
+  const char *type = luaL_checkstring(L, 1);
+  return push_node(L, lacc_exp_bitcast(get_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
+}
+
+/* fma of three Lua numbers (lacc.fma outside a function): C's, one rounding. */
+static int l_fma(lua_State *L) {
+  lua_pushnumber(L, fma(luaL_checknumber(L, 1), luaL_checknumber(L, 2), luaL_checknumber(L, 3)));
+  return 1;
+}
+
 /* node_con(type, con0, where, fields...) */
 static int l_node_con(lua_State *L) {
   const char *type = luaL_checkstring(L, 1);
@@ -578,7 +589,7 @@ static const luaL_Reg funcs[] = {
   { "array_nleaves", l_array_nleaves }, { "array_leaf_type", l_array_leaf_type },
   { "array_get", l_array_get }, { "array_set", l_array_set }, { "node_const", l_node_const },
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
-  { "node_cast", l_node_cast }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
+  { "node_cast", l_node_cast }, { "node_bitcast", l_node_bitcast }, { "fma", l_fma }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
   { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "array_write_png", l_array_write_png }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },

@@ -60,35 +60,6 @@ static int link(lacc_ctx *ctx, prog *p) {
                        : ctx_error(ctx, LACC_ERR_BACKEND, "opencl: malformed shape function");
 }
 
-static lacc_val from_bits(scalar_kind k, uint64_t u) {
-  lacc_val v = { .u = 0 };
-  if (k == S_F32) {
-    uint32_t b = (uint32_t)u;
-    memcpy(&v.f, &b, 4);
-  } else if (k == S_F64) {
-    memcpy(&v.d, &u, 8);
-  } else {
-    lacc_val x = { .u = u };
-    v = val_cast(k, S_U64, x);
-  }
-  return v;
-}
-
-static uint64_t to_bits(scalar_kind k, lacc_val v) {
-  if (k == S_F32) {
-    uint32_t b;
-    memcpy(&b, &v.f, 4);
-    return b;
-  }
-  if (k == S_F64) {
-    uint64_t b;
-    memcpy(&b, &v.d, 8);
-    return b;
-  }
-  int bits = k == S_BOOL ? 8 : scalar_bits(k);
-  return bits >= 64 ? v.u : v.u & ((UINT64_C(1) << bits) - 1);
-}
-
 static int truth(lacc_val v) { return v.u != 0; }
 
 int hostfn_run(lacc_ctx *ctx, const kplan *P, int fn, const int64_t *E, hostfn_load load,
@@ -111,19 +82,21 @@ int hostfn_run(lacc_ctx *ctx, const kplan *P, int fn, const int64_t *E, hostfn_l
     case KO_CONST: r[in->dst] = in->imm; break;
     case KO_MOV: r[in->dst] = r[in->a]; break;
     case KO_PRIM: {
-      lacc_val x[2] = { r[in->a], in->b >= 0 ? r[in->b] : r[in->a] };
+      lacc_val x[3] = { r[in->a], in->b >= 0 ? r[in->b] : r[in->a],
+                        in->nargs > 0 ? r[in->args[0]] : r[in->a] };
+      int n = in->nargs > 0 ? 3 : in->b >= 0 ? 2 : 1;
       /* the IR's integer division is total; the check is a KO_FAIL of its own */
-      if (prim_eval(in->prim, F->vt[in->a], in->b >= 0 ? 2 : 1, x, &r[in->dst]) != LACC_OK)
+      if (prim_eval(in->prim, F->vt[in->a], n, x, &r[in->dst]) != LACC_OK)
         r[in->dst].u = 0;
       break;
     }
     case KO_CAST: r[in->dst] = val_cast(dk, F->vt[in->a], r[in->a]); break;
-    case KO_TOBITS: r[in->dst].u = to_bits(F->vt[in->a], r[in->a]); break;
-    case KO_FROMBITS: r[in->dst] = from_bits(dk, r[in->a].u); break;
+    case KO_TOBITS: r[in->dst].u = val_bits(F->vt[in->a], r[in->a]); break;
+    case KO_FROMBITS: r[in->dst] = val_of_bits(dk, r[in->a].u); break;
     case KO_LOAD: {
       uint64_t bits = 0;
       rc = load(arg, in->slot, in->buf, r[in->a].i, &bits);
-      if (rc == LACC_OK) r[in->dst] = from_bits(dk, bits);
+      if (rc == LACC_OK) r[in->dst] = val_of_bits(dk, bits);
       break;
     }
     case KO_EXTENT: r[in->dst].i = E[in->slot * LACC_MAX_RANK + (int)in->imm.i]; break;

@@ -387,6 +387,13 @@ gen = function(T, env, d)
         local a = gen(S(from), env, d - 1)
         return X(lacc.cast(a.e, n), "cast<" .. n .. ">(" .. a.s .. ")")
       end }
+      local same_width = { i32 = "f32", f32 = "i32", i64 = "f64", f64 = "i64" }
+      if same_width[n] then
+        opts[#opts + 1] = { 0.4, function()   -- the bits of a value of the other type
+          local a = gen(S(same_width[n]), env, d - 1)
+          return X(lacc.bitcast(a.e, n), "bitcast<" .. n .. ">(" .. a.s .. ")")
+        end }
+      end
       local idx = capturable(T)
       if #idx > 0 then
         opts[#opts + 1] = { 1.5, function()
@@ -416,7 +423,11 @@ gen = function(T, env, d)
           c = X(lacc.band(c.e, lacc.constant(n == "u8" and 15 or 127, n)), "band(" .. c.s .. ", m)")
           return call(f, lacc[f], sub(), c)
         end }
+        opts[#opts + 1] = { 0.3, function()   -- a zero base never meets a negative power
+          return call("ipow", lacc.ipow, nonzero(sub(), n), sub())
+        end }
       else
+        opts[#opts + 1] = { 0.3, function() return call("fma", lacc.fma, sub(), sub(), sub()) end }
         opts[#opts + 1] = { 0.6, function()
           local a, b = sub(), sub()
           return X(a.e / b.e, "(" .. a.s .. " / " .. b.s .. ")")

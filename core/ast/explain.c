@@ -123,7 +123,10 @@ static void exp_print(buf *b, const lacc_node *e) {
   }
   case K_TUPLE: call(b, "", e, 0); break;
   case K_PRJ: exp_print(b, e->kids[0]); put(b, "[%d]", e->field + 1); break;
-  case K_CAST: put(b, "cast<%s>", e->type->sig); call(b, "", e, 0); break;
+  case K_CAST:
+    put(b, "%s<%s>", e->field ? "bitcast" : "cast", e->type->sig);
+    call(b, "", e, 0);
+    break;
   case K_COND: call(b, "cond", e, 0); break;
   case K_INDEX: exp_print(b, e->kids[0]); put(b, " ! "); exp_print(b, e->kids[1]); break;
   case K_SHAPE: call(b, "shape", e, 0); break;

@@ -129,7 +129,7 @@ static int eval(interp *I, const lacc_node *e, lacc_val *out) {
     return LACC_OK;
   }
   case K_PRIM: {
-    lacc_val a[2];
+    lacc_val a[3];
     if (e->prim == P_LAND || e->prim == P_LOR) {   /* the right side only when it decides */
       rc = eval(I, e->kids[0], &a[0]);
       if (rc != LACC_OK) return rc;
@@ -164,7 +164,9 @@ static int eval(interp *I, const lacc_node *e, lacc_val *out) {
   case K_CAST: {
     lacc_val v;
     rc = eval(I, e->kids[0], &v);
-    if (rc == LACC_OK) out[0] = val_cast(e->type->scalar, e->kids[0]->type->scalar, v);
+    scalar_kind to = e->type->scalar, from = e->kids[0]->type->scalar;
+    if (rc == LACC_OK)
+      out[0] = e->field ? val_of_bits(to, val_bits(from, v)) : val_cast(to, from, v);
     return rc;
   }
   case K_COND: {

@@ -141,6 +141,9 @@ int scalar_is_float(scalar_kind k);
 int scalar_bits(scalar_kind k);
 /* Normalise a value to its scalar kind (wrap ints, round f32). */
 lacc_val val_cast(scalar_kind to, scalar_kind from, lacc_val v);
+/* A value's bits, zero-extended to 64 (floats' IEEE encoding), and back (layout.c). */
+uint64_t val_bits(scalar_kind k, lacc_val v);
+lacc_val val_of_bits(scalar_kind k, uint64_t bits);
 lacc_val val_load(scalar_kind k, const void *base, int64_t i);
 void val_store(scalar_kind k, void *base, int64_t i, lacc_val v);
 /* Print a value in Lua's style into buf; returns buf. */
@@ -238,7 +241,8 @@ struct lacc_node {
   int rank;                    /* acc: rank; exp/lam: -1 */
   prim_op prim;
   int field;                   /* K_PRJ field; K_CON constructor; K_EVAR/K_AVAR de Bruijn
-                                  index; K_PARAM the parameter's index */
+                                  index; K_PARAM the parameter's index; K_CAST 1 for a
+                                  bitcast */
   int nparams;                 /* K_LAM */
   lacc_val cval;               /* K_CONST: the value; graph K_PARAM: its layout (.i, a
                                   layout_strategy) */
@@ -306,6 +310,7 @@ char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *strategy);
 /* Scalar primitive semantics, shared by the interpreter and constant folding (prim.c).
  * Returns 0, or LACC_ERR_DIVZERO. */
 int prim_eval(prim_op p, scalar_kind arg, int nargs, const lacc_val *x, lacc_val *out);
+uint64_t prim_ipow(uint64_t x, uint64_t n, int neg);   /* ipow on 64 bits (prim.c) */
 /* Result type of a primitive, or NULL with an error in ctx. */
 const lacc_type *prim_result_type(lacc_ctx *ctx, prim_op p, int nargs,
                                   const lacc_type *const *args, const char *where);

@@ -251,7 +251,7 @@ const layout_plan *layout_plan_of(lacc_ctx *ctx, const lacc_type *t, layout_stra
 
 /* ---- storing and loading one element */
 
-static uint64_t leaf_to_bits(scalar_kind k, lacc_val v) {
+uint64_t val_bits(scalar_kind k, lacc_val v) {
   if (k == S_F32) {
     uint32_t b;
     memcpy(&b, &v.f, sizeof b);
@@ -266,7 +266,7 @@ static uint64_t leaf_to_bits(scalar_kind k, lacc_val v) {
   return bits == 64 ? v.u : v.u & (((uint64_t)1 << bits) - 1);
 }
 
-static lacc_val bits_to_leaf(scalar_kind k, uint64_t bits) {
+lacc_val val_of_bits(scalar_kind k, uint64_t bits) {
   lacc_val r;
   if (k == S_F32) {
     uint32_t b = (uint32_t)bits;
@@ -301,7 +301,7 @@ static uint64_t store_rec(walk *w, const lacc_type *t, int active) {
   if (t->kind == T_SCALAR) {
     int b = w->p->leaf_buf[w->pos];
     if (active && b >= 0) {
-      lacc_val bits = { .u = leaf_to_bits(t->scalar, w->leaves[w->pos]) };
+      lacc_val bits = { .u = val_bits(t->scalar, w->leaves[w->pos]) };
       val_store(w->p->buf_kind[b], w->bufs[b], w->i, bits);
     }
     w->pos++;
@@ -335,7 +335,7 @@ static void load_rec(walk *w, const lacc_type *t, int active, uint64_t tag) {
     lacc_val z = { .u = 0 };
     if (active && b >= 0) {
       lacc_val bits = val_load(w->p->buf_kind[b], w->bufs[b], w->i);
-      w->leaves[w->pos] = bits_to_leaf(t->scalar, bits.u);
+      w->leaves[w->pos] = val_of_bits(t->scalar, bits.u);
     } else {
       w->leaves[w->pos] = z;
     }

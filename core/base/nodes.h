@@ -170,7 +170,9 @@ enum {
   _(EXPM1,    "expm1",    1, FLOAT, 0) \
   _(CBRT,     "cbrt",     1, FLOAT, 0) \
   _(HYPOT,    "hypot",    2, FLOAT, 0) \
-  _(ROUNDEVEN, "round_even", 1, FLOAT, 0)
+  _(ROUNDEVEN, "round_even", 1, FLOAT, 0) \
+  _(IPOW,     "ipow",     2, INT,   0) \
+  _(FMA,      "fma",      3, FLOAT, 0)
 
 typedef enum {
 #define PRIM_ENUM(e, name, arity, operands, flags) P_##e,

@@ -76,10 +76,12 @@ const lacc_type *prim_result_type(lacc_ctx *ctx, prim_op p, int nargs,
       return NULL;
     }
   }
-  if (nargs == 2 && args[0] != args[1]) {
-    ctx_error(ctx, LACC_ERR_TYPE, "%s: expected two operands of one type, got %s and %s (at %s)",
-              s.name, args[0]->sig, args[1]->sig, where);
-    return NULL;
+  for (int i = 1; i < nargs; i++) {
+    if (args[i] != args[0]) {
+      ctx_error(ctx, LACC_ERR_TYPE, "%s: expected %s operands of one type, got %s and %s (at %s)",
+                s.name, nargs == 2 ? "two" : "three", args[0]->sig, args[i]->sig, where);
+      return NULL;
+    }
   }
   return (s.flags & PF_BOOL) ? type_scalar(ctx, S_BOOL) : args[0];
 }
@@ -130,6 +132,19 @@ static int compare_int(prim_op p, scalar_kind k, lacc_val x, lacc_val y) {
   }
 }
 
+/* x to the power n on 64 bits (wrapped by the caller); a negative n (neg) gives the
+ * integer part of 1 / x^-n: 1 for x = 1, -1 or 1 for x = -1 by n's parity, else 0 (x = 0
+ * is a division by zero, reported before this is reached). */
+uint64_t prim_ipow(uint64_t x, uint64_t n, int neg) {
+  if (neg) return x == 1 ? 1 : x == UINT64_MAX ? ((n & 1) ? UINT64_MAX : 1) : 0;
+  uint64_t r = 1;
+  for (; n != 0; n >>= 1) {
+    if (n & 1) r *= x;
+    x *= x;
+  }
+  return r;
+}
+
 static int eval_int(prim_op p, scalar_kind k, const lacc_val *a, lacc_val *out) {
   lacc_val x = a[0], y = a[1], r = { .u = 0 };
   int sgn = scalar_is_signed(k);
@@ -138,6 +153,7 @@ static int eval_int(prim_op p, scalar_kind k, const lacc_val *a, lacc_val *out) 
     return LACC_OK;
   }
   if (prim_has(p, PF_DIV) && y.u == 0) return LACC_ERR_DIVZERO;
+  if (p == P_IPOW && sgn && y.i < 0 && x.u == 0) return LACC_ERR_DIVZERO;
   switch (p) {
   case P_ADD: r.u = x.u + y.u; break;
   case P_SUB: r.u = x.u - y.u; break;
@@ -163,6 +179,7 @@ static int eval_int(prim_op p, scalar_kind k, const lacc_val *a, lacc_val *out) 
   case P_BNOT: r.u = ~x.u; break;
   case P_SHL: r = shift(k, x, y.i, 1); break;
   case P_SHR: r = shift(k, x, y.i, 0); break;
+  case P_IPOW: r.u = prim_ipow(x.u, y.u, sgn && y.i < 0); break;
   default: return LACC_ERR_ARG;
   }
   *out = val_cast(k, sgn ? S_I64 : S_U64, r);
@@ -324,6 +341,11 @@ static int eval_bool(prim_op p, const lacc_val *a, lacc_val *out) {
 }
 
 int prim_eval(prim_op p, scalar_kind k, int nargs, const lacc_val *x, lacc_val *out) {
+  if (p == P_FMA) {
+    if (k == S_F64) out->d = fma(x[0].d, x[1].d, x[2].d);
+    else out->f = fmaf(x[0].f, x[1].f, x[2].f);
+    return LACC_OK;
+  }
   lacc_val a[2] = { x[0], nargs > 1 ? x[1] : x[0] };
   if (k == S_BOOL) return eval_bool(p, a, out);
   if (k == S_F64) return eval_f64(p, a, out);

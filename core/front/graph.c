@@ -222,17 +222,37 @@ lacc_node *lacc_exp_prj(lacc_ctx *ctx, int field, lacc_node *tuple, const char *
   return n;
 }
 
-lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where) {
-  if (check_args(ctx, "cast", 1, &x, where) != LACC_OK) return NULL;
-  if (expect_level(ctx, "cast", 0, x, L_EXP, where) != LACC_OK) return NULL;
+/* bits: a bitcast, the same bits read as another type of their width (field 1). */
+static lacc_node *build_cast(lacc_ctx *ctx, const char *type, lacc_node *x, int bits,
+                             const char *where) {
+  const char *op = bits ? "bitcast" : "cast";
+  if (check_args(ctx, op, 1, &x, where) != LACC_OK) return NULL;
+  if (expect_level(ctx, op, 0, x, L_EXP, where) != LACC_OK) return NULL;
   const lacc_type *t = type_parse(ctx, type);
   if (t == NULL) return NULL;
   if (t->kind != T_SCALAR || x->type->kind != T_SCALAR) {
-    ctx_error(ctx, LACC_ERR_TYPE, "cast: expected scalar types, got %s to %s (at %s)",
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: expected scalar types, got %s to %s (at %s)", op,
               x->type->sig, t->sig, place(where));
     return NULL;
   }
-  return node_new(ctx, K_CAST, t, -1, 1, &x, where);
+  scalar_kind to = t->scalar, from = x->type->scalar;
+  if (bits && (to == S_BOOL || from == S_BOOL || scalar_bits(to) != scalar_bits(from))) {
+    ctx_error(ctx, LACC_ERR_TYPE, "bitcast: expected number types of one width, got %s "
+              "(%d bits) to %s (%d bits) (at %s)", x->type->sig, scalar_bits(from), t->sig,
+              scalar_bits(to), place(where));
+    return NULL;
+  }
+  lacc_node *n = node_new(ctx, K_CAST, t, -1, 1, &x, where);
+  if (n != NULL) n->field = bits;
+  return n;
+}
+
+lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where) {
+  return build_cast(ctx, type, x, 0, where);
+}
+
+lacc_node *lacc_exp_bitcast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where) {
+  return build_cast(ctx, type, x, 1, where);
 }
 
 lacc_node *lacc_lam(lacc_ctx *ctx, int nparams, lacc_node *const *params, lacc_node *body,

@@ -121,6 +121,8 @@ lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
                        const char *where);
 lacc_node *lacc_exp_prj(lacc_ctx *ctx, int field, lacc_node *tuple, const char *where);
 lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
+/* x's bits read as `type`, a number type of x's width (i32, u32, f32; i64, u64, f64; ...). */
+lacc_node *lacc_exp_bitcast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
 /* A value of sum type `type` made with constructor number con (0-based) from its fields.
  * Matching is lacc_exp_op "case": the scrutinee, then one function per constructor
  * taking that constructor's fields. */

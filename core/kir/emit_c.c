@@ -52,6 +52,10 @@ static const char *utype(scalar_kind k) {
 
 /* Helpers both dialects share (OpenCL C spells the types through typedefs and macros). */
 static const char *const helpers =
+  "static inline uint64_t lacc_ipow(uint64_t x, uint64_t n, int neg) {\n"
+  "  if (neg) return x == 1 ? 1 : x == UINT64_MAX ? ((n & 1) ? UINT64_MAX : 1) : 0;\n"
+  "  uint64_t r = 1;\n  for (; n != 0; n >>= 1) {\n    if (n & 1) r *= x;\n    x *= x;\n  }\n"
+  "  return r;\n}\n"
   "static inline int64_t lacc_sfdiv(int64_t x, int64_t y) {\n"
   "  if (y == -1) return (int64_t)(0 - (uint64_t)x);\n"
   "  int64_t q = x / y;\n  if (x % y != 0 && ((x < 0) != (y < 0))) q--;\n  return q;\n}\n"
@@ -102,7 +106,7 @@ static const char *const cl_prelude =
   "#define sinhf sinh\n#define coshf cosh\n#define tanhf tanh\n#define asinhf asinh\n"
   "#define acoshf acosh\n#define atanhf atanh\n#define log2f log2\n#define log10f log10\n"
   "#define log1pf log1p\n#define expm1f expm1\n#define cbrtf cbrt\n#define hypotf hypot\n"
-  "#define rintf rint\n"
+  "#define rintf rint\n#define fmaf fma\n"
   "static inline uint64_t lacc_bits_f32(float x) { return as_uint(x); }\n"
   "static inline float lacc_f32_bits(uint64_t x) { return as_float((uint)x); }\n"
   "#ifdef LACC_FP64\n"
@@ -290,6 +294,11 @@ static void prim_int(sbuf *b, prim_op p, scalar_kind k, int a, int c) {
   case P_BNOT: put(b, "(%s)~v%d", t, a); return;
   case P_SHL: put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 1)", (int)k, a, c); return;
   case P_SHR: put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 0)", (int)k, a, c); return;
+  case P_IPOW:
+    put(b, "(%s)lacc_ipow((uint64_t)v%d, (uint64_t)v%d, ", t, a, c);
+    if (sgn) put(b, "v%d < 0)", c);
+    else put(b, "0)");
+    return;
   default: return;
   }
 }
@@ -304,6 +313,9 @@ static void prim(sbuf *b, const kfn *F, const kinst *in) {
   case P_LAND: put(b, "v%d && v%d", in->a, in->b); return;
   case P_LOR: put(b, "v%d || v%d", in->a, in->b); return;
   case P_LNOT: put(b, "!v%d", in->a); return;
+  case P_FMA:
+    put(b, "fma%s(v%d, v%d, v%d)", k == S_F32 ? "f" : "", in->a, in->b, in->args[0]);
+    return;
   default: break;
   }
   if (scalar_is_float(k)) prim_float(b, p, k, in->a, in->b);

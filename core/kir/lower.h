@@ -88,6 +88,7 @@ int lw_k_int(lower *L, scalar_kind k, int64_t i);
 int lw_k_user_const(lower *L, const lacc_type *t, lacc_val v);
 void lw_k_mov(lower *L, int dst, int src);
 int lw_k_prim(lower *L, prim_op p, int a, int b);
+int lw_k_prim3(lower *L, prim_op p, int a, int b, int c);
 int lw_k_unary(lower *L, kop op, scalar_kind k, int a);
 int lw_k_cast(lower *L, scalar_kind to, int a);
 int lw_k_select(lower *L, int c, int a, int b);

@@ -101,6 +101,17 @@ int lw_k_prim(lower *L, prim_op p, int a, int b) {
   return d;
 }
 
+/* A primitive of three operands (fma): the third in args[0]. */
+int lw_k_prim3(lower *L, prim_op p, int a, int b, int c) {
+  int *args = ints(L, 1);
+  int d = lw_k_prim(L, p, a, b);
+  klist *l = L->pro ? &fn(L)->pro : &fn(L)->body;
+  args[0] = c;
+  l->v[l->n - 1].args = args;
+  l->v[l->n - 1].nargs = 1;
+  return d;
+}
+
 /* A one-operand instruction into a new variable of kind k. */
 int lw_k_unary(lower *L, kop op, scalar_kind k, int a) {
   int d = lw_var(L, k);

@@ -106,9 +106,19 @@ static int *lower_prim(lower *L, const lacc_node *e, const senv *se, const aenv 
     return out;
   }
   int b = e->nkids > 1 ? lw_lower_exp(L, e->kids[1], se, ae)[0] : -1;
-  if (prim_has(e->prim, PF_DIV) && scalar_is_int(vtype(L, a))) {
-    lacc_val z = { .u = 0 };
-    k_if(L, lw_k_prim(L, P_EQ, b, lw_k_const(L, vtype(L, b), z)));
+  if (e->nkids == 3) {
+    out[0] = lw_k_prim3(L, e->prim, a, b, lw_lower_exp(L, e->kids[2], se, ae)[0]);
+    return out;
+  }
+  lacc_val z = { .u = 0 };
+  int zero_divisor = -1;
+  if (prim_has(e->prim, PF_DIV) && scalar_is_int(vtype(L, a)))
+    zero_divisor = lw_k_prim(L, P_EQ, b, lw_k_const(L, vtype(L, b), z));
+  else if (e->prim == P_IPOW && scalar_is_signed(vtype(L, a)))   /* 0 to a negative power */
+    zero_divisor = lw_k_prim(L, P_LAND, lw_k_prim(L, P_EQ, a, lw_k_const(L, vtype(L, a), z)),
+                             lw_k_prim(L, P_LT, b, lw_k_const(L, vtype(L, b), z)));
+  if (zero_divisor >= 0) {
+    k_if(L, zero_divisor);
     lw_k_fail(L, lw_add_check(L, CK_DIVZERO, prim_name(e->prim), e->where, 0), 0, NULL);
     k_end(L);
   }
@@ -178,6 +188,7 @@ static int speculable(const lacc_node *e, int *budget) {
   case K_CONST: case K_EVAR: return 1;
   case K_PRIM:
     if (prim_has(e->prim, PF_DIV) && scalar_is_int(e->kids[0]->type->scalar)) return 0;
+    if (e->prim == P_IPOW) return 0;
     break;
   case K_TUPLE: case K_PRJ: case K_CAST: case K_COND: case K_CON: case K_CASE: case K_ELET:
   case K_LAM:
@@ -294,7 +305,9 @@ int *lw_lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae) 
   }
   case K_CAST: {
     int *o = ints(L, 1);
-    o[0] = lw_k_cast(L, e->type->scalar, lw_lower_exp(L, e->kids[0], se, ae)[0]);
+    int x = lw_lower_exp(L, e->kids[0], se, ae)[0];
+    o[0] = e->field ? lw_k_unary(L, KO_FROMBITS, e->type->scalar, bits_of(L, x))
+                    : lw_k_cast(L, e->type->scalar, x);
     return o;
   }
   case K_COND: {

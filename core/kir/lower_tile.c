@@ -53,6 +53,7 @@ static int step_of(const klist *l, int from, int to, int v, int lane, int depth)
   case KO_LOAD: case KO_LGET:
     return step_of(l, from, to, in->op == KO_LOAD ? in->a : in->b, lane, depth - 1) == 0 ? 0 : 2;
   case KO_PRIM: {
+    if (in->nargs > 0) return 2;   /* fma's third operand */
     int a = step_of(l, from, to, in->a, lane, depth - 1);
     int b = in->b >= 0 ? step_of(l, from, to, in->b, lane, depth - 1) : 0;
     if (a == 0 && b == 0) return 0;

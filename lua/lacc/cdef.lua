@@ -67,6 +67,7 @@ lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
                        const char *where);
 lacc_node *lacc_exp_prj(lacc_ctx *ctx, int field, lacc_node *tuple, const char *where);
 lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
+lacc_node *lacc_exp_bitcast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
 lacc_node *lacc_exp_con(lacc_ctx *ctx, const char *type, int con, int nargs,
                         lacc_node *const *args, const char *where);
 lacc_node *lacc_lam(lacc_ctx *ctx, int nparams, lacc_node *const *params, lacc_node *body,

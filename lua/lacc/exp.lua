@@ -119,6 +119,24 @@ for _, f in ipairs { "abs", "signum", "sqrt", "exp", "log", "sin", "cos", "tan",
   M[f] = unop(f)
 end
 M.hypot = binop("hypot")
+M.ipow = binop("ipow")
+
+-- fma(a, b, c) = a * b + c with one rounding; plain numbers take the type of an Exp.
+function M.fma(a, b, c)
+  if not is_exp(a) and not is_exp(b) and not is_exp(c) and is_plain(a) and is_plain(b)
+      and is_plain(c) then
+    return core.fma(a, b, c)
+  end
+  local t = is_exp(a) and a.t or is_exp(b) and b.t or c.t
+  local x, y, z = M.lift(a, t, "fma"), M.lift(b, t, "fma"), M.lift(c, t, "fma")
+  return op("fma", x.node, y.node, z.node)
+end
+
+function M.bitcast(x, t)
+  if not types.is_scalar[t] then fail("bitcast: expected a scalar type, got %s", tostring(t)) end
+  x = M.lift(x, nil, "bitcast")
+  return wrap(core.node_bitcast(t, x.node, where()))
+end
 
 -- Plain Lua numbers for the functions Lua 5.4's math lacks (C's libm semantics at the
 -- ends: infinities, NaN, -0); the same formulas as the guide's reference spec.
@@ -201,6 +219,10 @@ local mathx = {
 }
 M.mathx = mathx
 
+-- n // 2 exactly on Lua 5.4's 64-bit integers (LuaJIT's numbers are doubles).
+local half = load("return function(n) return n // 2 end")
+half = half and half() or function(n) return math.floor(n / 2) end
+
 -- Plain Lua fallbacks when no operand is an Exp.
 local plain = {
   min = math.min, max = math.max, abs = math.abs, sqrt = math.sqrt, exp = math.exp,
@@ -216,6 +238,21 @@ local plain = {
   eq = function(a, b) return a == b end, ne = function(a, b) return a ~= b end,
   lt = function(a, b) return a < b end, le = function(a, b) return a <= b end,
   gt = function(a, b) return a > b end, ge = function(a, b) return a >= b end,
+  ipow = function(x, n)
+    if not util.is_integer(x) or not util.is_integer(n) then
+      fail("ipow: expected integers, got %s and %s", util.show(x), util.show(n))
+    end
+    if n < 0 then
+      return x == 1 and 1 or x == -1 and (n % 2 == 0 and 1 or -1)
+        or x == 0 and fail("ipow: integer division by zero (0 to a negative power)") or 0
+    end
+    local r = 1
+    while n > 0 do
+      if n % 2 == 1 then r = r * x end
+      x, n = x * x, half(n)
+    end
+    return r
+  end,
   land = function(a, b) return a and b end, lor = function(a, b) return a or b end,
   lnot = function(a) return not a end,
 }
@@ -263,7 +300,7 @@ function methods.type(x) return x.t end
 for _, name in ipairs { "eq", "ne", "lt", "le", "gt", "ge", "min", "max", "abs", "sqrt",
                         "land", "lor", "lnot", "isnan", "floor", "ceil", "round", "truncate",
                         "idiv", "imod", "quot", "rem", "band", "bor", "bxor", "bnot", "shl", "shr",
-                        "isinf", "isfinite", "round_even" } do
+                        "isinf", "isfinite", "round_even", "ipow", "bitcast", "fma" } do
   methods[name] = M[name]
 end
 
@@ -518,7 +555,7 @@ M.surface = { "constant", "cast", "cond", "iterate", "while_", "idiv", "imod", "
               "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan",
               "atan2", "pow", "floor", "ceil", "round", "truncate", "isnan", "isinf",
               "isfinite", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "log2", "log10",
-              "log1p", "expm1", "cbrt", "hypot", "round_even" }
+              "log1p", "expm1", "cbrt", "hypot", "round_even", "ipow", "fma", "bitcast" }
 
 -- iterate(n, f, x) and while_(c, f, x): bounded sequential loops in scalar code.
 function M.iterate(n, f, x)

@@ -14,6 +14,7 @@ if registry["lacc.ffi_core"] then return registry["lacc.ffi_core"] end
 ffi.cdef(require "lacc.cdef")
 ffi.cdef [[
 typedef struct { lacc_array *a; } lacc_array_box;
+double fma(double, double, double);
 ]]
 
 local function find_library()
@@ -269,6 +270,13 @@ end
 function M.node_cast(t, x, where)
   return wrap_node(C.lacc_exp_cast(live(), t, x, where or "?"))
 end
+
+function M.node_bitcast(t, x, where)
+  return wrap_node(C.lacc_exp_bitcast(live(), t, x, where or "?"))
+end
+
+-- fma of three Lua numbers (lacc.fma outside a function): C's, one rounding.
+function M.fma(a, b, c) return ffi.C.fma(a, b, c) end
 
 function M.node_con(t, con, where, ...)
   local n = collect("constructor", where, ...)

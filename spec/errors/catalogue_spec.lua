@@ -249,6 +249,10 @@ catalogue("at the user's line", {
     local p = lacc.map(function(x) return lacc.rem(10, x - 2) end, xs) --@rem0
     return p
   end, "division by zero", "rem", line = "rem0", every_backend = ALL },
+  { "ipow of zero to a negative power", function()
+    local p = lacc.map(function(x) return lacc.ipow(x - 2, 1 - x) end, xs) --@ipow0
+    return p
+  end, "division by zero", "ipow", line = "ipow0", every_backend = ALL },
   { "idiv by a zero element", function()
     return lacc.map(function(x) return lacc.idiv(10, x) end, lacc.fromtable({ 1, 0, 2 }, "i32"))
   end, "division by zero", every_backend = ALL },
@@ -636,7 +640,7 @@ catalogue("scalar expressions", {
 do
   local binary = { "idiv", "imod", "quot", "rem", "band", "bor", "bxor", "shl", "shr", "eq",
                    "ne", "lt", "le", "gt", "ge", "land", "lor", "min", "max", "atan2", "pow",
-                   "hypot" }
+                   "hypot", "ipow" }
   local floats1 = { "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "floor",
                     "ceil", "round", "truncate", "isnan", "isinf", "isfinite", "sinh", "cosh",
                     "tanh", "asinh", "acosh", "atanh", "log2", "log10", "log1p", "expm1", "cbrt",
@@ -652,7 +656,7 @@ do
     bnot = { fs, "integer type" }, land = { xs, "expected bool" }, lor = { xs, "expected bool" },
     lnot = { xs, "expected bool" }, min = { bs, "number type" }, max = { bs, "number type" },
     abs = { bs, "number type" }, signum = { bs, "number type" }, atan2 = { xs, "f32 or f64" },
-    hypot = { xs, "f32 or f64" },
+    hypot = { xs, "f32 or f64" }, ipow = { fs, "integer type" },
   }
   for _, n in ipairs(floats1) do refuses[n] = { xs, "f32 or f64" } end
   local cases = {}
@@ -678,6 +682,27 @@ do
       return lacc[n](x)
     end, r[1]), s, r[2])
   end
+  add_case("fma of i32", mapped(function(x) return lacc.fma(x, x, x) end), "fma", "f32 or f64")
+  add_case("fma of f32 and f64", mapped(function(x)
+    return lacc.fma(x, x, lacc.constant(1.5, "f64"))
+  end, fs), "fma", "three operands of one type", "f64")
+  add_case("fma of two operands", mapped(function(x) return lacc.fma(x, x) end, fs), "fma",
+    "got nil")
+  add_case("fma of a string", mapped(function(x) return lacc.fma(x, x, "s") end, fs), "fma",
+    "got string")
+  add_case("bitcast between widths", mapped(function(x) return lacc.bitcast(x, "f64") end),
+    "bitcast", "one width", "i32 (32 bits) to f64 (64 bits)")
+  add_case("bitcast to bool", mapped(function(x)
+    return lacc.bitcast(lacc.cast(x, "u8"), "bool")
+  end), "bitcast", "one width", "u8")
+  add_case("bitcast to an unknown type", mapped(function(x) return lacc.bitcast(x, "f31") end),
+    "bitcast", "f31")
+  add_case("bitcast of a plain number", mapped(function() return lacc.bitcast(1.5, "i64") end),
+    "bitcast", "lacc.constant")
+  add_case("ipow of a plain fraction", function() return lacc.ipow(2.5, 2) end, "ipow",
+    "expected integers", "2.5")
+  add_case("ipow of zero to a negative power (plain numbers)", function() return lacc.ipow(0, -1) end,
+    "ipow", "division by zero")
   table.sort(cases, function(a, b) return a[1] < b[1] end)
   for _, c in ipairs(cases) do
     if c[3] == "mod" then covered.imod = true end
