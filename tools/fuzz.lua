@@ -1315,7 +1315,8 @@ gen_arr = function(d, r)
       local c = coerce(gen_arr(d - 1, r), is_int, INTS)
       local n = c.sh[r]
       if n < 0 then return nil end
-      local kind = pick { "foldSeg", "fold1Seg", "scanl1Seg", "scanr1Seg", "scanlSeg", "scanrSeg" }
+      local kind = pick { "foldSeg", "fold1Seg", "scanl1Seg", "scanr1Seg", "scanlSeg", "scanrSeg",
+                          "scanlSeg_", "scanrSeg_" }
       local segs = segments(n, kind == "fold1Seg")
       local nseg = segs.sh[1]
       local op = kind:find("^fold") and pick { "+", "min", "max" } or "+"
@@ -1329,6 +1330,15 @@ gen_arr = function(d, r)
         a, sh[r] = lacc.fold1Seg(f, c.a, segs.a), nseg
       elseif kind:find("1") then
         a = lacc[kind](f, c.a, segs.a)
+      elseif kind:find("_$") then   -- the exclusive scans (xs's shape) or the totals
+        local v, tot = lacc[kind](f, lacc.constant(z, c.T.n), c.a, segs.a)
+        local tsh = copy(c.sh)
+        tsh[r] = nseg
+        local what = kind .. " (+) " .. fmtval(z) .. " " .. c.id .. " " .. segs.id
+        local nv = node(v, c.T, sh, what .. " (values)", { c, segs })
+        local nt = node(tot, c.T, tsh, what .. " (totals)", { c, segs })
+        if chance(0.3) then ctx.extra_roots[#ctx.extra_roots + 1] = nt end
+        return chance(0.5) and nv or nt
       else
         a, zt, sh[r] = lacc[kind](f, lacc.constant(z, c.T.n), c.a, segs.a), " " .. fmtval(z), n + nseg
       end
@@ -1377,6 +1387,22 @@ gen_arr = function(d, r)
       local nc = node(n, S("i64"), {}, "filter (" .. t .. ") " .. c.id .. " (count)", { c })
       if chance(0.2) then ctx.extra_roots[#ctx.extra_roots + 1] = r == 1 and nc or nv end
       return r == 1 and nv or nc
+    end }
+  end
+  if r <= 2 then
+    opts[#opts + 1] = { 0.5, function()   -- filter per row: the counts of each row (rank r)
+      local c = gen_arr(d - 1, r + 1)
+      local pf, txt = lambda({ c.T }, function(env) return gen(S("bool"), env, rint(1, 3)) end)
+      local v, n = with_captures(nil, function() return lacc.filter(pf, c.a, { per_row = true }) end)
+      local t = txt()
+      local sh = {}
+      for j = 1, r do sh[j] = c.sh[j] end
+      local nc = node(n, S("i64"), sh, "filter per_row (" .. t .. ") " .. c.id .. " (counts)", { c })
+      if chance(0.3) then
+        ctx.extra_roots[#ctx.extra_roots + 1] = node(v, c.T, { -1 }, "filter per_row (" .. t .. ") " ..
+                                                     c.id .. " (values)", { c })
+      end
+      return nc
     end }
   end
   opts[#opts + 1] = { 0.6, function()   -- reshape / flatten

@@ -95,7 +95,7 @@ end
 
 -- The array last, after the other arguments.
 for _, name in ipairs { "map", "imap", "fold", "fold1", "sum", "product", "maximum", "minimum",
-                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_", "and_", "or_", "compute", "filter", "awhile",
+                        "scanl", "scanl1", "scanr", "scanr1", "scanl_", "scanr_", "and_", "or_", "compute", "awhile",
                         "backpermute", "reshape", "replicate", "transpose", "reverse", "rotate",
                         "flatten", "unzip" } do
   amethods[name] = function(self, ...)
@@ -105,6 +105,8 @@ for _, name in ipairs { "map", "imap", "fold", "fold1", "sum", "product", "maxim
     return lacc[name](unpack(args, 1, n + 1))
   end
 end
+-- xs:filter(p [, opts]) == lacc.filter(p, xs [, opts])
+amethods.filter = function(self, p, opts) return lacc.filter(p, self, opts) end
 -- The array first: xs:zip(ys), xs:zipWith(f, ys) == lacc.zipWith(f, xs, ys).
 amethods.zip = function(self, ...) return lacc.zip(self, ...) end
 for _, name in ipairs { "zipWith", "zipWith3", "zipWith4", "zipWith5", "zipWith6", "zipWith7",

@@ -1,5 +1,6 @@
 -- lacc.segments: segmented reductions and scans, and filter, derived from the core's
--- combinators. Owns: foldSeg, fold1Seg, scanlSeg, scanrSeg, scanl1Seg, scanr1Seg (segment
+-- combinators. Owns: foldSeg, fold1Seg, scanlSeg, scanrSeg, scanl1Seg, scanr1Seg,
+-- scanlSeg_, scanrSeg_ (segment
 -- lengths as a rank-1 array of integers) and filter (a scan of kept flags, a permute).
 -- Must not: type-check beyond what gives a better message (the core checks).
 local types = require "lacc.types"
@@ -74,12 +75,25 @@ end
 function F.foldSeg(f, z, xs, segs) return fold_seg("foldSeg", f, z, xs, segs) end
 function F.fold1Seg(f, xs, segs) return fold_seg("fold1Seg", f, nil, xs, segs) end
 
--- filter(p, xs) -> the elements of xs (flattened, in order) for which p holds, and their
--- count (rank 0): a scan of the kept flags gives each kept element its place, a permute
--- puts it there.
-function F.filter(p, xs)
+-- filter(p, xs [, {per_row = true}]) -> the elements of xs (flattened, in order) for
+-- which p holds, and their count (rank 0), or with per_row the count of each row (xs's
+-- outer shape, Accelerate's filter): a scan of the kept flags gives each kept element its
+-- place, a permute puts it there, and differences of the scan count the rows.
+function F.filter(p, xs, opts)
   xs = to_acc(xs, "filter")
   if type(p) ~= "function" then fail("filter: expected a function, got %s", type(p)) end
+  local per_row = false
+  if opts ~= nil then
+    if type(opts) ~= "table" then fail("filter: expected an options table, got %s", type(opts)) end
+    for k, v in pairs(opts) do
+      if k ~= "per_row" then fail("filter: unknown option %s (it takes per_row)", tostring(k)) end
+      if type(v) ~= "boolean" then fail("filter: per_row must be a boolean, got %s", type(v)) end
+      per_row = v
+    end
+    if per_row and xs.rank < 1 then
+      fail("filter: per_row needs an array of rank 1 or more, got rank 0")
+    end
+  end
   local flat = lacc.flatten(xs)
   local keep = zipwith("filter", p, { flat }, 1)
   if keep.t ~= "bool" then fail("filter: the predicate must return bool, got %s", keep.t) end
@@ -93,6 +107,16 @@ function F.filter(p, xs)
   local values = lacc.permute(function(new) return new end, defaults, function(i)
     return lacc.cond(keep[i], places[i] + 1, lacc.ignore)
   end, flat)
+  if per_row then   -- Accelerate's counts: one per row, the rows' kept elements in turn
+    local r = xs.rank
+    count = lacc.generate({ unpack(lacc.shape(xs), 1, r - 1) }, function(...)
+      local ix = { ... }
+      local row = lacc.shape(xs)[r]
+      local lin = exp.lift(0, "i64", "filter")
+      for d = 1, r - 1 do lin = lin * lacc.shape(xs)[d] + (ix[d] - 1) end
+      return places[(lin + 1) * row + 1] - places[lin * row + 1]
+    end)
+  end
   return values, count
 end
 
@@ -145,17 +169,31 @@ end
 function F.scanl1Seg(f, xs, segs) return seg_scan1("scanl1Seg", f, xs, segs, false) end
 function F.scanr1Seg(f, xs, segs) return seg_scan1("scanr1Seg", f, xs, segs, true) end
 
-local function seg_scan_z(name, f, z, xs, segs, right)
+-- Each segment's inclusive scan with z folded into its first element in scan order:
+-- what the scans with a start value are read from.
+local function seeded_scan(name, f, z, xs, segs, right)
   local xa, lens, offs, heads = seg_heads(name, xs, segs, right)
   f = combining(name, f, xa.t)
   local zz = exp.lift(z, xa.t, name)
   local r = xa.rank
-  -- each segment's first element in scan order combined with z, then scanned inclusively
   local seeded = lacc.imap(function(...)
     local j, x = select(r, ...), (select(r + 1, ...))
     return lacc.cond(heads[j], right and f(x, zz) or f(zz, x), x)
   end, xa)
-  local incl = seg_scan1_of(f, seeded, heads, right)
+  return xa, lens, offs, heads, zz, seg_scan1_of(f, seeded, heads, right)
+end
+
+-- ix with its innermost index replaced by j (1-based)
+local function with_last(ix, r, j)
+  local at = {}
+  for d = 1, r - 1 do at[d] = ix[d] end
+  at[r] = j
+  return unpack(at, 1, r)
+end
+
+local function seg_scan_z(name, f, z, xs, segs, right)
+  local xa, lens, offs, _, zz, incl = seeded_scan(name, f, z, xs, segs, right)
+  local r = xa.rank
   local sh = lacc.shape(xa)
   local out = {}
   for d = 1, r - 1 do out[d] = sh[d] end
@@ -171,19 +209,44 @@ local function seg_scan_z(name, f, z, xs, segs, right)
     local s = seg_of[p + 1]               -- 1-based segment
     local q = p - (offs[s] + s - 1)        -- 0-based position in the segment's block
     local len = offs[s + 1] - offs[s]
-    local at = {}
-    for d = 1, r - 1 do at[d] = ix[d] end
     if right then   -- the block: the scan, then z
-      at[r] = offs[s] + q + 1
-      return lacc.cond(lacc.eq(q, len), zz, incl:at(unpack(at, 1, r)))
+      return lacc.cond(lacc.eq(q, len), zz, incl:at(with_last(ix, r, offs[s] + q + 1)))
     end
-    at[r] = offs[s] + q                    -- the block: z, then the scan
-    return lacc.cond(lacc.eq(q, 0), zz, incl:at(unpack(at, 1, r)))
+    -- the block: z, then the scan
+    return lacc.cond(lacc.eq(q, 0), zz, incl:at(with_last(ix, r, offs[s] + q)))
   end)
 end
 
 function F.scanlSeg(f, z, xs, segs) return seg_scan_z("scanlSeg", f, z, xs, segs, false) end
 function F.scanrSeg(f, z, xs, segs) return seg_scan_z("scanrSeg", f, z, xs, segs, true) end
+
+-- scanlSeg_ / scanrSeg_ (Accelerate's scanl'Seg / scanr'Seg): each segment's exclusive
+-- scan (xs's shape) and each segment's total (one per segment, z for an empty one).
+local function seg_scan_split(name, f, z, xs, segs, right)
+  local xa, lens, offs, heads, zz, incl = seeded_scan(name, f, z, xs, segs, right)
+  local r = xa.rank
+  local sh = lacc.shape(xa)
+  local values = lacc.generate(sh, function(...)
+    local ix = { ... }
+    local j = ix[r]
+    -- z where the segment begins in scan order, else the inclusive scan one step back
+    return lacc.cond(heads[j], zz, incl:at(with_last(ix, r, right and j + 1 or j - 1)))
+  end)
+  local out = {}
+  for d = 1, r - 1 do out[d] = sh[d] end
+  out[r] = lacc.shape(lens)[1]
+  local totals = lacc.generate(out, function(...)
+    local ix = { ... }
+    local s = ix[r]
+    local lo, hi = offs[s], offs[s + 1]
+    -- a segment's total is its scan's last element in scan order
+    return lacc.cond(lacc.lt(lo, hi), incl:at(with_last(ix, r, right and lo + 1 or hi)), zz)
+  end)
+  return values, totals
+end
+
+function F.scanlSeg_(f, z, xs, segs) return seg_scan_split("scanlSeg_", f, z, xs, segs, false) end
+function F.scanrSeg_(f, z, xs, segs) return seg_scan_split("scanrSeg_", f, z, xs, segs, true) end
 
 M.install = util.installer(F, function(l) lacc = l end)
 

@@ -494,6 +494,19 @@ catalogue("scans", {
     "scanlSeg", "segment lengths" },
   { "scanl1Seg without segments", function() return lacc.scanl1Seg(add, xs) end, "scanl1Seg",
     "got nil" },
+  { "scanlSeg_ with float segments", function() return lacc.scanlSeg_(add, 0, xs, fs) end,
+    "scanlSeg_", "segment lengths" },
+  { "scanrSeg_ of rank 0", function()
+    return lacc.scanrSeg_(add, 0, lacc.unit(lacc.constant(1, "i32")), xs)
+  end, "scanrSeg_", "rank 1 or more, got rank 0" },
+  { "scanlSeg_ with a number for f", function() return lacc.scanlSeg_(1, 0, xs, xs) end,
+    "scanlSeg_", "expected a function" },
+  { "filter with an unknown option", function()
+    return lacc.filter(function(x) return lacc.gt(x, 1) end, xs, { per_rows = true })
+  end, "filter", "unknown option per_rows" },
+  { "filter with per_row not a boolean", function()
+    return lacc.filter(function(x) return lacc.gt(x, 1) end, xs, { per_row = 1 })
+  end, "filter", "per_row must be a boolean" },
   { "scanrSeg without segments", function() return lacc.scanrSeg(add, 0, xs) end, "scanrSeg",
     "got nil" },
   { "scanr1Seg with a table for segments", function() return lacc.scanr1Seg(add, xs, { 1, 2 }) end,

@@ -53,6 +53,23 @@ local function seg_scan_ref(kind, f, z, flat, rows, n, segs)
   return out
 end
 
+-- the exclusive scan of each segment and its total, from the reference's scanlSeg /
+-- scanrSeg blocks (len + 1 values each: z first, or z last)
+local function split_ref(right, f, z, flat, rows, n, segs)
+  local blocks = seg_scan_ref(right and "scanrSeg" or "scanlSeg", f, z, flat, rows, n, segs)
+  local values, totals, k = {}, {}, 0
+  for _ = 1, rows do
+    for _, len in ipairs(segs) do
+      local blk = {}
+      for j = 1, len + 1 do blk[j] = blocks[k + j] end
+      k = k + len + 1
+      for j = 1, len do values[#values + 1] = right and blk[j + 1] or blk[j] end
+      totals[#totals + 1] = right and blk[1] or blk[len + 1]
+    end
+  end
+  return values, totals
+end
+
 for _, b in ipairs(H.backends) do
   describe("segmented folds on " .. b, function()
     local opts = { backend = b }
@@ -123,11 +140,56 @@ for _, b in ipairs(H.backends) do
     end)
   end)
 
+  describe("primed segmented scans on " .. b, function()
+    local opts = { backend = b }
+    it("scanlSeg_ and scanrSeg_ give each segment's exclusive scan and its total", function()
+      H.seed(805)
+      local sub = function(a, c) return wrap32(a - c) end
+      for _, rows in ipairs { 1, 3 } do
+        for _ = 1, 5 do
+          local segs, n = {}, 0
+          for s = 1, H.randint(0, 6) do
+            segs[s] = H.randint(0, 5)
+            n = n + segs[s]
+          end
+          local sh = rows == 1 and { n } or { rows, n }
+          local xs, flat = H.random_array("i32", sh)
+          local sa = lacc.fromtable(#segs > 0 and segs or {}, "i32")
+          for _, right in ipairs { false, true } do
+            local name = right and "scanrSeg_" or "scanlSeg_"
+            local v, t = lacc[name](function(a, c) return a - c end, 5, xs, sa)
+            local rv, rt = lacc.run({ v, t }, opts)
+            local wv, wt = split_ref(right, sub, 5, flat, rows, n, segs)
+            assert.are.same(sh, rv:shape(), name)
+            assert.are.same(rows == 1 and { #segs } or { rows, #segs }, rt:shape(), name)
+            local ok, err = pcall(H.check_array, rv, wv)
+            if not ok then error(name .. " values: " .. tostring(err)) end
+            ok, err = pcall(H.check_array, rt, wt)
+            if not ok then error(name .. " totals: " .. tostring(err)) end
+          end
+        end
+      end
+    end)
+
+    it("hand-computed: segments 2, 0, 3 of 1..5 with +", function()
+      local xs = lacc.fromtable({ 1, 2, 3, 4, 5 }, "i64")
+      local sa = lacc.fromtable({ 2, 0, 3 }, "i32")
+      local v, t = lacc.scanlSeg_(function(a, c) return a + c end, 10, xs, sa)
+      local rv, rt = lacc.run({ v, t }, opts)
+      H.check_array(rv, { 10, 11, 10, 13, 17 })
+      H.check_array(rt, { 13, 10, 22 })
+      v, t = lacc.scanrSeg_(function(a, c) return a + c end, 10, xs, sa)
+      rv, rt = lacc.run({ v, t }, opts)
+      H.check_array(rv, { 12, 10, 19, 15, 10 })
+      H.check_array(rt, { 13, 10, 22 })
+    end)
+  end)
+
   describe("segmented combinators of tuples on " .. b, function()
     -- f returns several values: a tuple, as in every other combinator (issue 27)
     local f = function(a, c) return a[1] - c[1], a[2] + c[2] end
     local fl = function(a, c) return { wrap32(a[1] - c[1]), wrap32(a[2] + c[2]) } end
-    it("all six take a function that returns several values", function()
+    it("all eight take a function that returns several values", function()
       local segs, vals = { 2, 0, 3, 1 }, { { 1, 2 }, { 30, 4 }, { 5, 60 }, { 7, -8 }, { 9, 10 }, { -11, 12 } }
       local xs = lacc.fromtable(vals, lacc.tuple("i32", "i32"))
       local sa = lacc.fromtable(segs, "i32")
@@ -141,6 +203,13 @@ for _, b in ipairs(H.backends) do
       for kind, with_z in pairs(scans) do
         local p = with_z and lacc[kind](f, z, xs, sa) or lacc[kind](f, xs, sa)
         cases[#cases + 1] = { p, seg_scan_ref(kind, fl, with_z and zl or nil, vals, 1, #vals, segs), kind }
+      end
+      for _, right in ipairs { false, true } do
+        local name = right and "scanrSeg_" or "scanlSeg_"
+        local v, t = lacc[name](f, z, xs, sa)
+        local wv, wt = split_ref(right, fl, zl, vals, 1, #vals, segs)
+        cases[#cases + 1] = { v, wv, name .. " values" }
+        cases[#cases + 1] = { t, wt, name .. " totals" }
       end
       for _, c in ipairs(cases) do
         local got = lacc.run(c[1], opts):totable()
@@ -164,6 +233,38 @@ for _, b in ipairs(H.backends) do
           assert.are.equal(#want, H.num(rc:get()))
           H.check_array(rv, want)
         end
+      end
+    end)
+
+    it("with per_row counts each row (Accelerate's filter), the values as without", function()
+      H.seed(806)
+      for _, sh in ipairs { { 1 }, { 7 }, { 0 }, { 3, 5 }, { 4, 0 }, { 0, 3 }, { 2, 3, 4 } } do
+        local xs, flat = H.random_array("i32", sh)
+        local want, counts = {}, {}
+        local row = sh[#sh]
+        for k, v in ipairs(flat) do
+          local r = math.floor((k - 1) / row) + 1
+          counts[r] = counts[r] or 0
+          if v % 3 == 0 then
+            want[#want + 1] = v
+            counts[r] = counts[r] + 1
+          end
+        end
+        local outer = {}
+        for d = 1, #sh - 1 do outer[d] = sh[d] end
+        local nrows = H.size(outer)
+        for r = 1, nrows do counts[r] = counts[r] or 0 end
+        local v, c = lacc.filter(function(x) return lacc.eq(lacc.imod(x, 3), 0) end, xs,
+                                 { per_row = true })
+        local rv, rc = lacc.run({ v, c }, opts)
+        H.check_array(rv, want)
+        assert.are.same(outer, rc:shape())
+        H.check_array(rc, counts)
+        -- the method form takes the options too
+        local v2, c2 = xs:filter(function(x) return lacc.eq(lacc.imod(x, 3), 0) end, { per_row = true })
+        local rv2, rc2 = lacc.run({ v2, c2 }, opts)
+        H.check_array(rv2, want)
+        H.check_array(rc2, counts)
       end
     end)
 
@@ -213,5 +314,12 @@ describe("segmented folds and filter, errors at build time", function()
     ok, err = pcall(lacc.filter, function(x) return x end, xs)
     assert.is_false(ok)
     assert.truthy(err:find("filter: the predicate must return bool, got i32", 1, true))
+    ok, err = pcall(lacc.filter, function(x) return lacc.gt(x, 1) end, xs, { rows = true })
+    assert.is_false(ok)
+    assert.truthy(err:find("filter: unknown option rows (it takes per_row)", 1, true))
+    ok, err = pcall(lacc.filter, function(x) return lacc.gt(x, 1) end, lacc.unit(lacc.constant(1, "i32")),
+                    { per_row = true })
+    assert.is_false(ok)
+    assert.truthy(err:find("filter: per_row needs an array of rank 1 or more", 1, true))
   end)
 end)
