@@ -120,21 +120,26 @@ static int node_gc(lua_State *L) {
 
 /* ---- arrays */
 
-static int l_array_new(lua_State *L) {
-  const char *type = luaL_checkstring(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  int64_t ext[LACC_MAX_RANK];
-  lua_Integer rank = luaL_len(L, 2);
+static int check_shape(lua_State *L, int idx, int64_t *ext) {
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_Integer rank = luaL_len(L, idx);
   if (rank > LACC_MAX_RANK)
     return fail(L, "rank %d is out of range (0 to %d)", (int)rank, LACC_MAX_RANK);
   for (int d = 0; d < rank; d++) {
-    lua_geti(L, 2, d + 1);
+    lua_geti(L, idx, d + 1);
     int ok;
     ext[d] = lua_tointegerx(L, -1, &ok);
     if (!ok) return fail(L, "shape: extent %d is not an integer", d + 1);
     lua_pop(L, 1);
   }
-  lacc_array *a = lacc_array_new(get_ctx(L), type, (int)rank, ext);
+  return (int)rank;
+}
+
+static int l_array_new(lua_State *L) {
+  const char *type = luaL_checkstring(L, 1);
+  int64_t ext[LACC_MAX_RANK];
+  int rank = check_shape(L, 2, ext);
+  lacc_array *a = lacc_array_new(get_ctx(L), type, rank, ext);
   if (a == NULL) return raise(L);
   push_array(L, a);
   return 1;
@@ -233,6 +238,232 @@ static int l_array_set(lua_State *L) {
     rc = lacc_array_set_i(ctx, a, leaf, i, v);
   }
   return rc == LACC_OK ? 0 : raise(L);
+}
+
+/* ---- bulk data: packed bytes and rows of Lua values */
+
+static int l_type_bytes(lua_State *L) {
+  int64_t n = lacc_type_bytes(get_ctx(L), luaL_checkstring(L, 1));
+  if (n < 0) return raise(L);
+  lua_pushinteger(L, n);
+  return 1;
+}
+
+/* array_from_bytes(type, shape, string) */
+static int l_array_from_bytes(lua_State *L) {
+  const char *type = luaL_checkstring(L, 1);
+  int64_t ext[LACC_MAX_RANK];
+  int rank = check_shape(L, 2, ext);
+  size_t len;
+  const char *data = luaL_checklstring(L, 3, &len);
+  lacc_array *a = lacc_array_from_buffer(get_ctx(L), type, rank, ext, data, (int64_t)len);
+  if (a == NULL) return raise(L);
+  push_array(L, a);
+  return 1;
+}
+
+static int l_array_to_bytes(lua_State *L) {
+  lacc_array *a = check_array(L, 1);
+  lacc_ctx *ctx = get_ctx(L);
+  int64_t eb = lacc_type_bytes(ctx, lacc_array_type(a));
+  if (eb < 0) return raise(L);
+  int64_t n = eb * lacc_array_size(a);
+  luaL_Buffer b;
+  char *p = luaL_buffinitsize(L, &b, (size_t)n);
+  if (lacc_array_to_buffer(ctx, a, p, n) != LACC_OK) return raise(L);
+  luaL_pushresultsize(&b, (size_t)n);
+  return 1;
+}
+
+static int l_array_load_npy(lua_State *L) {
+  lacc_array *a = lacc_array_load_npy(get_ctx(L), luaL_checkstring(L, 1));
+  if (a == NULL) return raise(L);
+  push_array(L, a);
+  return 1;
+}
+
+static int l_array_read_png(lua_State *L) {
+  lacc_array *a = lacc_array_read_png(get_ctx(L), luaL_checkstring(L, 1));
+  if (a == NULL) return raise(L);
+  push_array(L, a);
+  return 1;
+}
+
+static int l_array_save_npy(lua_State *L) {
+  lacc_array *a = check_array(L, 1);
+  if (lacc_array_save_npy(get_ctx(L), a, luaL_checkstring(L, 2)) != LACC_OK) return raise(L);
+  return 0;
+}
+
+typedef enum { E_NONE = -1, E_BOOL, E_I8, E_I16, E_I32, E_I64, E_U8, E_U16, E_U32, E_U64, E_F32, E_F64 } elem_kind;
+
+static elem_kind elem_of(const char *t) {
+  static const char *const names[] = { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32",
+                                       "u64", "f32", "f64" };
+  for (int k = 0; k < 11; k++)
+    if (strcmp(t, names[k]) == 0) return (elem_kind)k;
+  return E_NONE;
+}
+
+/* The 64 bits an integer element gets from the value at idx (the setters' rules: integers,
+ * integral floats up to 2^64), or 0 when it is none. */
+static int int_bits(lua_State *L, int idx, uint64_t *out) {
+  int ok;
+  lua_Integer v = lua_tointegerx(L, idx, &ok);
+  if (ok) {
+    *out = (uint64_t)v;
+    return 1;
+  }
+  if (lua_type(L, idx) != LUA_TNUMBER) return 0;
+  lua_Number d = lua_tonumber(L, idx);
+  if (d != floor(d) || !(d >= 9223372036854775808.0 && d < 18446744073709551616.0)) return 0;
+  *out = (uint64_t)d;
+  return 1;
+}
+
+static int store_elem(lua_State *L, elem_kind k, void *p, int64_t i, int idx) {
+  uint64_t u = 0;
+  switch (k) {
+  case E_BOOL:
+    if (lua_type(L, idx) != LUA_TBOOLEAN) return 0;
+    ((uint8_t *)p)[i] = (uint8_t)lua_toboolean(L, idx);
+    return 1;
+  case E_F32: case E_F64:
+    if (lua_type(L, idx) != LUA_TNUMBER) return 0;
+    if (k == E_F32) ((float *)p)[i] = (float)lua_tonumber(L, idx);
+    else ((double *)p)[i] = lua_tonumber(L, idx);
+    return 1;
+  default:
+    if (!int_bits(L, idx, &u)) return 0;
+    switch (k) {
+    case E_I8: case E_U8: ((uint8_t *)p)[i] = (uint8_t)u; break;
+    case E_I16: case E_U16: ((uint16_t *)p)[i] = (uint16_t)u; break;
+    case E_I32: case E_U32: ((uint32_t *)p)[i] = (uint32_t)u; break;
+    default: ((uint64_t *)p)[i] = u; break;
+    }
+    return 1;
+  }
+}
+
+static void push_elem(lua_State *L, elem_kind k, const void *p, int64_t i) {
+  switch (k) {
+  case E_BOOL: lua_pushboolean(L, ((const uint8_t *)p)[i] != 0); break;
+  case E_I8: lua_pushinteger(L, ((const int8_t *)p)[i]); break;
+  case E_I16: lua_pushinteger(L, ((const int16_t *)p)[i]); break;
+  case E_I32: lua_pushinteger(L, ((const int32_t *)p)[i]); break;
+  case E_I64: lua_pushinteger(L, ((const int64_t *)p)[i]); break;
+  case E_U8: lua_pushinteger(L, ((const uint8_t *)p)[i]); break;
+  case E_U16: lua_pushinteger(L, ((const uint16_t *)p)[i]); break;
+  case E_U32: lua_pushinteger(L, ((const uint32_t *)p)[i]); break;
+  case E_U64: lua_pushinteger(L, (lua_Integer)((const uint64_t *)p)[i]); break;
+  case E_F32: lua_pushnumber(L, ((const float *)p)[i]); break;
+  default: lua_pushnumber(L, ((const double *)p)[i]); break;
+  }
+}
+
+static void *scalar_data(lua_State *L, lacc_array *a, int64_t lin, int64_t n, int write) {
+  if (lin < 0 || n < 0 || lin + n > lacc_array_size(a)) {
+    fail(L, "elements %lld to %lld out of range", (long long)lin + 1, (long long)(lin + n));
+    return NULL;
+  }
+  void *p = write ? lacc_array_data(a) : (void *)lacc_array_data_read(a);
+  if (p == NULL && n > 0) raise(L);
+  return p;
+}
+
+/* The element at 1-based index i of a rank-1 array of a scalar type, or nothing (the
+ * caller takes the general path, which words the errors). */
+static lacc_array *live_array_or_null(lua_State *L, int i) {
+  array_box *b = luaL_testudata(L, i, ARRAY_MT);
+  return b != NULL ? b->a : NULL;
+}
+
+/* The array at 1 when it is a live rank-1 array of a scalar type and the integer at 2 is
+ * one of its 1-based indices (*i, 0-based), else NULL. */
+static lacc_array *rank1_at(lua_State *L, int64_t *i) {
+  lacc_array *a = live_array_or_null(L, 1);
+  int ok;
+  lua_Integer k = lua_tointegerx(L, 2, &ok);
+  if (a == NULL || !ok || lacc_array_rank(a) != 1 || elem_of(lacc_array_type(a)) == E_NONE ||
+      k < 1 || k > lacc_array_size(a))
+    return NULL;
+  *i = k - 1;
+  return a;
+}
+
+static int l_array_get1(lua_State *L) {
+  int64_t i;
+  lacc_array *a = rank1_at(L, &i);
+  const void *p = a != NULL ? lacc_array_data_read(a) : NULL;
+  if (p == NULL) return 0;
+  push_elem(L, elem_of(lacc_array_type(a)), p, i);
+  return 1;
+}
+
+/* a[i] = v for a rank-1 scalar array: true, or nothing for the general path. */
+static int l_array_set1(lua_State *L) {
+  int64_t i;
+  lacc_array *a = rank1_at(L, &i);
+  if (a == NULL) return 0;
+  void *p = lacc_array_data(a);
+  if (p == NULL || !store_elem(L, elem_of(lacc_array_type(a)), p, i, 3)) return 0;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* The largest positive integer key of a table (Lua 5.1's table.maxn): a key past #t is a
+ * hole that # did not see. */
+static int l_maxn(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer m = 0;
+  lua_pushnil(L);
+  while (lua_next(L, 1) != 0) {
+    lua_pop(L, 1);
+    if (lua_isinteger(L, -1)) {
+      lua_Integer k = lua_tointeger(L, -1);
+      if (k > m) m = k;
+    } else if (lua_type(L, -1) == LUA_TNUMBER) {
+      lua_Number d = lua_tonumber(L, -1);
+      if (d > (lua_Number)m && d == floor(d)) m = (lua_Integer)d;
+    }
+  }
+  lua_pushinteger(L, m);
+  return 1;
+}
+
+/* array_fill(a, lin, tbl, n): elements lin .. lin + n - 1 of a scalar array from
+ * tbl[1..n]; returns nothing, or the position of a value that does not fit and what the
+ * element type wants. */
+static int l_array_fill(lua_State *L) {
+  lacc_array *a = check_array(L, 1);
+  int64_t lin = luaL_checkinteger(L, 2), n = luaL_checkinteger(L, 4);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  void *p = scalar_data(L, a, lin, n, 1);
+  elem_kind k = elem_of(lacc_array_type(a));
+  for (int64_t i = 0; i < n; i++) {
+    lua_rawgeti(L, 3, i + 1);
+    if (!store_elem(L, k, p, lin + i, -1)) {
+      lua_pushinteger(L, i + 1);
+      lua_pushstring(L, k == E_BOOL ? "a boolean" : k >= E_F32 ? "a number" : "an integer");
+      return 2;
+    }
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* array_row(a, lin, n): elements lin .. lin + n - 1 of a scalar array in a new table. */
+static int l_array_row(lua_State *L) {
+  lacc_array *a = check_array(L, 1);
+  int64_t lin = luaL_checkinteger(L, 2), n = luaL_checkinteger(L, 3);
+  const void *p = scalar_data(L, a, lin, n, 0);
+  elem_kind k = elem_of(lacc_array_type(a));
+  lua_createtable(L, n > INT32_MAX ? INT32_MAX : (int)n, 0);
+  for (int64_t i = 0; i < n; i++) {
+    push_elem(L, k, p, lin + i);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
 }
 
 /* ---- nodes */
@@ -589,7 +820,11 @@ static const luaL_Reg funcs[] = {
   { "array_nleaves", l_array_nleaves }, { "array_leaf_type", l_array_leaf_type },
   { "array_get", l_array_get }, { "array_set", l_array_set }, { "node_const", l_node_const },
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
-  { "node_cast", l_node_cast }, { "node_bitcast", l_node_bitcast }, { "fma", l_fma }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
+  { "node_cast", l_node_cast }, { "node_bitcast", l_node_bitcast }, { "fma", l_fma },
+  { "type_bytes", l_type_bytes }, { "array_from_bytes", l_array_from_bytes },
+  { "array_to_bytes", l_array_to_bytes }, { "array_fill", l_array_fill }, { "array_row", l_array_row },
+  { "maxn", l_maxn }, { "array_load_npy", l_array_load_npy }, { "array_save_npy", l_array_save_npy },
+  { "array_read_png", l_array_read_png }, { "array_get1", l_array_get1 }, { "array_set1", l_array_set1 }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
   { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "array_write_png", l_array_write_png }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },

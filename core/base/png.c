@@ -1,11 +1,14 @@
-/* png.c: a rank-2 array written as a PNG image, through libpng's simplified API.
+/* png.c: rank-2 arrays as PNG images, through libpng: written with its simplified API,
+ * read with the full one (the simplified API would convert 16-bit samples to linear light).
  *
  * Owns: which element types are pixels (u8, f32, f64 grey; tuples of 3 or 4 of them RGB
  * and RGBA; floats clamped to [0, 1] and scaled to 0..255) and the conversion of a row
- * of elements into bytes.
+ * of elements into bytes; what a PNG read gives (u8 or u16 grey, tuples of 2, 3 or 4 of
+ * them for grey+alpha, RGB and RGBA; palettes expanded).
  * Must not: compute anything about programs; it reads a host array through its layout.
  */
 #include <png.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/internal.h"
@@ -56,4 +59,101 @@ int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path) {
   png_image_free(&img);
   free(px);
   return rc;
+}
+
+/* ---- reading: the pixels as they are stored (no gamma or colour conversion), palettes
+ * and grey levels below 8 bits expanded, 16-bit samples in native order. libpng reports
+ * errors by longjmp to the setjmp in read_rows, which only it may reach. */
+
+typedef struct {
+  char msg[200];
+} png_reader;
+
+static void on_error(png_structp png, png_const_charp msg) {
+  png_reader *r = png_get_error_ptr(png);
+  snprintf(r->msg, sizeof r->msg, "%s", msg);
+  png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp msg) {
+  (void)png;
+  (void)msg;
+}
+
+/* The decoded image into *px (malloc'd) and its layout; 0 with r->msg set on failure. */
+static int read_rows(FILE *f, png_reader *r, unsigned char **px, uint32_t *h, uint32_t *w,
+                     int *channels, int *depth) {
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r, on_error, on_warning);
+  png_infop info = png != NULL ? png_create_info_struct(png) : NULL;
+  unsigned char *volatile data = NULL;
+  png_bytep *volatile rows = NULL;
+  if (png == NULL || info == NULL) {
+    snprintf(r->msg, sizeof r->msg, "out of memory");
+    png_destroy_read_struct(png != NULL ? &png : NULL, NULL, NULL);
+    return 0;
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    free(data);
+    free(rows);
+    png_destroy_read_struct(&png, &info, NULL);
+    return 0;
+  }
+  png_init_io(png, f);
+  png_set_sig_bytes(png, 8);
+  png_read_info(png, info);
+  png_set_expand(png);   /* palette to RGB, tRNS to alpha, grey below 8 bits to 8 */
+  if (png_get_bit_depth(png, info) == 16) png_set_swap(png);
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  *h = png_get_image_height(png, info);
+  *w = png_get_image_width(png, info);
+  *channels = png_get_channels(png, info);
+  *depth = png_get_bit_depth(png, info);
+  size_t rb = png_get_rowbytes(png, info);
+  data = malloc(rb * *h + 1);
+  rows = malloc(sizeof *rows * (*h + 1));
+  if (data == NULL || rows == NULL) png_error(png, "out of memory");
+  for (uint32_t y = 0; y < *h; y++) rows[y] = data + rb * y;
+  png_read_image(png, rows);
+  png_read_end(png, NULL);
+  free(rows);
+  png_destroy_read_struct(&png, &info, NULL);
+  *px = data;
+  return 1;
+}
+
+lacc_array *lacc_array_read_png(lacc_ctx *ctx, const char *path) {
+  ctx_clear(ctx);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    ctx_error(ctx, LACC_ERR_ARG, "read_png: cannot open %s", path);
+    return NULL;
+  }
+  unsigned char sig[8];
+  if (fread(sig, 1, 8, f) != 8 || png_sig_cmp(sig, 0, 8) != 0) {
+    fclose(f);
+    ctx_error(ctx, LACC_ERR_ARG, "read_png: %s is not a PNG file", path);
+    return NULL;
+  }
+  png_reader r = { { 0 } };
+  unsigned char *px = NULL;
+  uint32_t h = 0, w = 0;
+  int channels = 0, depth = 0;
+  int ok = read_rows(f, &r, &px, &h, &w, &channels, &depth);
+  fclose(f);
+  if (!ok) {
+    ctx_error(ctx, LACC_ERR_ARG, "read_png: %s: %s", path, r.msg);
+    return NULL;
+  }
+  const char *s = depth == 16 ? "u16" : "u8";
+  char sig_text[32];
+  if (channels == 1) snprintf(sig_text, sizeof sig_text, "%s", s);
+  else if (channels == 2) snprintf(sig_text, sizeof sig_text, "(%s,%s)", s, s);
+  else if (channels == 3) snprintf(sig_text, sizeof sig_text, "(%s,%s,%s)", s, s, s);
+  else snprintf(sig_text, sizeof sig_text, "(%s,%s,%s,%s)", s, s, s, s);
+  int64_t ext[2] = { h, w };
+  int64_t bytes = (int64_t)h * w * channels * (depth / 8);
+  lacc_array *a = lacc_array_from_buffer(ctx, sig_text, 2, ext, px, bytes);
+  free(px);
+  return a;
 }

@@ -98,9 +98,35 @@ const char *lacc_array_leaf_type(const lacc_array *a, int leaf);
  * the array is next used by a run; for writes after that, ask for it again. A sum's tag
  * buffer may be written with anything: the array's tags are checked before each run. */
 void *lacc_array_leaf_data(lacc_array *a, int leaf);
+/* Packed bytes: an element's scalars in order, native endianness, no padding (a tuple as
+ * NumPy's packed structured dtype; a bool one byte, 0 or 1). Types with a sum have none.
+ * lacc_type_bytes: bytes of one element, or -1 with an error. */
+int64_t lacc_type_bytes(lacc_ctx *ctx, const char *type);
+/* A new array of `type` and shape from `bytes` bytes of packed elements (exactly the
+ * array's size times the element's bytes), copied; a bool byte other than 0 reads as 1. */
+lacc_array *lacc_array_from_buffer(lacc_ctx *ctx, const char *type, int rank,
+                                   const int64_t *extents, const void *data, int64_t bytes);
+/* a's elements, packed, copied into out (`bytes` must be exactly their size). */
+int lacc_array_to_buffer(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes);
+/* The storage of an array of a scalar type: its elements as C stores them, in row-major
+ * order; valid, for reads and writes, as lacc_array_leaf_data's pointer is. NULL with an
+ * error in the array's context for other types. */
+void *lacc_array_data(lacc_array *a);
+/* The same for reading only (a copy of the array on a device stays in use). */
+const void *lacc_array_data_read(lacc_array *a);
+/* NumPy's .npy files (versions 1.0 to 3.0, C order, either byte order; dtypes b1, i1-i8,
+ * u1-u8, f4, f8 and structured dtypes of them, which are tuples). A load is a new array
+ * (NULL with an error for a file lacc cannot hold); a save writes version 1.0 (2.0 for a
+ * header past 64 KiB) in native order through a temporary file renamed over path. */
+lacc_array *lacc_array_load_npy(lacc_ctx *ctx, const char *path);
+int lacc_array_save_npy(lacc_ctx *ctx, lacc_array *a, const char *path);
 /* A rank-2 array (rows, columns) as a PNG image at path: elements u8, f32 or f64 are grey
  * levels, tuples of 3 or 4 of them RGB or RGBA; floats are clamped to [0, 1]. */
 int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path);
+/* A PNG image as a rank-2 array (rows, columns) of its samples as stored: u8 (u16 for
+ * 16-bit images) grey, tuples of 2, 3, 4 of them for grey+alpha, RGB, RGBA; palettes are
+ * expanded to RGB (RGBA with transparency) and grey below 8 bits to u8. */
+lacc_array *lacc_array_read_png(lacc_ctx *ctx, const char *path);
 /* Element access by linear index and leaf; integers as int64 bit patterns
  * (u64 values above INT64_MAX come back negative), floats and bools as doubles. */
 int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out);

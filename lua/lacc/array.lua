@@ -125,13 +125,18 @@ function methods.write_png(a, path)
 end
 
 function methods.get(a, ...)
+  if select("#", ...) == 1 then   -- a rank-1 scalar array: straight from its buffer
+    local v = core.array_get1(a, ...)
+    if v ~= nil then return v end
+  end
   alive(a, "get")
   return (read(a, elem_type(a), linear("get", shape_of(a), ...), 0))
 end
 
 function methods.set(a, ...)
-  alive(a, "set")
   local n = select("#", ...)
+  if n == 2 and core.array_set1(a, ...) then return end
+  alive(a, "set")
   if n == 0 then fail("set: expected the indices and a value, got nothing") end
   local v = select(n, ...)
   local idx = { ... }
@@ -154,20 +159,116 @@ function methods.totable(a)
   alive(a, "totable")
   local shape, t = shape_of(a), elem_type(a)
   if #shape == 0 then return (read(a, t, 0, 0)) end
-  local lin = 0
+  local lin, r = 0, #shape
   local function build(d)
-    local r = {}
+    if d == r and t.kind == "scalar" then   -- a row at once, from the buffer
+      lin = lin + shape[d]
+      return core.array_row(a, lin - shape[d], shape[d])
+    end
+    local out = {}
     for i = 1, shape[d] do
-      if d == #shape then
-        r[i] = read(a, t, lin, 0)
+      if d == r then
+        out[i] = read(a, t, lin, 0)
         lin = lin + 1
       else
-        r[i] = build(d + 1)
+        out[i] = build(d + 1)
       end
     end
-    return r
+    return out
   end
   return build(1)
+end
+
+-- ---- bulk data
+
+local function shape_arg(what, shape)
+  if type(shape) ~= "table" then fail("%s: expected a shape table, got %s", what, util.describe(shape)) end
+  if #shape > MAX_RANK then fail("%s: rank %d is out of range (0 to %d)", what, #shape, MAX_RANK) end
+  local n = 1
+  for d = 1, #shape do
+    local e = shape[d]
+    if not util.is_integer(e) then fail("%s: extent %d is not an integer (got %s)", what, d, util.show(e)) end
+    if e < 0 then fail("%s: negative extent %.0f in dimension %d", what, e, d) end
+    n = n * e
+  end
+  return n
+end
+
+local function type_arg(what, t)
+  local pt, err = types.parse(t)
+  if not pt then fail("%s: %s", what, err) end
+  return pt
+end
+
+-- A new array from a string of packed elements (lacc.h: lacc_array_from_buffer).
+function M.frombytes(s, t, shape)
+  if type(s) ~= "string" then fail("frombytes: expected a string, got %s", util.describe(s)) end
+  local pt = type_arg("frombytes", t)
+  local ok, eb = pcall(core.type_bytes, pt.sig)
+  if not ok then fail("frombytes: %s", (tostring(eb):gsub("^bytes: ", ""))) end
+  if shape == nil then
+    if #s % eb ~= 0 then
+      fail("frombytes: %d bytes are not a whole number of %s elements (%d bytes each)", #s, pt.sig, eb)
+    end
+    shape = { math.floor(#s / eb) }
+  end
+  local n = shape_arg("frombytes", shape)
+  if n * eb ~= #s then
+    fail("frombytes: %d elements of %s take %d bytes, the string has %d", n, pt.sig, n * eb, #s)
+  end
+  local a
+  ok, a = pcall(core.array_from_bytes, pt.sig, shape, s, #s)
+  if not ok then fail("frombytes: %s", (tostring(a):gsub("^from_buffer: ", ""))) end
+  return a
+end
+
+function methods.tobytes(a)
+  alive(a, "tobytes")
+  local ok, s = pcall(core.array_to_bytes, a)
+  if not ok then fail("tobytes: %s", (tostring(s):gsub("^to_buffer: ", ""))) end
+  return s
+end
+
+-- A new array read from the file at path by core[reader] (its messages name what).
+local function from_file(what, reader, path)
+  if type(path) ~= "string" then fail("%s: expected a file name, got %s", what, util.describe(path)) end
+  local ok, a = pcall(core[reader], path)
+  if not ok then fail("%s", tostring(a)) end
+  return a
+end
+
+-- NumPy's .npy files (lacc.h: lacc_array_load_npy, lacc_array_save_npy) and PNG images as
+-- rank-2 arrays of their samples (lacc_array_read_png).
+function M.load(path) return from_file("load", "array_load_npy", path) end
+function M.read_png(path) return from_file("read_png", "array_read_png", path) end
+
+function methods.save(a, path)
+  alive(a, "save")
+  if type(path) ~= "string" then fail("save: expected a file name, got %s", util.describe(path)) end
+  local ok, err = pcall(core.array_save_npy, a, path)
+  if not ok then fail("%s", tostring(err)) end
+end
+
+-- LuaJIT: a copy of the packed elements at an FFI pointer; a pointer to a's elements.
+function M.fromptr(p, t, shape)
+  if not core.array_ptr then fail("fromptr: needs LuaJIT's FFI (on Lua 5.4 use lacc.frombytes)") end
+  if type(p) ~= "cdata" then fail("fromptr: expected an FFI pointer, got %s", util.describe(p)) end
+  local pt = type_arg("fromptr", t)
+  local n = shape_arg("fromptr", shape)
+  local ok, eb = pcall(core.type_bytes, pt.sig)
+  if not ok then fail("fromptr: %s", (tostring(eb):gsub("^bytes: ", ""))) end
+  local a
+  ok, a = pcall(core.array_from_bytes, pt.sig, shape, p, n * eb)
+  if not ok then fail("fromptr: %s", (tostring(a):gsub("^from_buffer: ", ""))) end
+  return a
+end
+
+function methods.ptr(a)
+  alive(a, "ptr")
+  if not core.array_ptr then fail("ptr: needs LuaJIT's FFI (on Lua 5.4 use a:tobytes())") end
+  local ok, p = pcall(core.array_ptr, a)
+  if not ok then fail("ptr: %s", (tostring(p):gsub("^data: ", ""))) end
+  return p
 end
 
 -- u64 values are bit patterns in Lua 5.4 integers: print them unsigned.
@@ -256,15 +357,29 @@ function M.fromtable(tbl, t)
   end
   if #shape > MAX_RANK then fail("fromtable: nesting deeper than rank %d", MAX_RANK) end
   local a = new_array("fromtable", pt.sig, shape)
-  local lin = 0
+  local lin, r = 0, #shape
   local function fill(x, d)
-    if d > #shape then
+    if d > r then
       write(a, pt, lin, 0, x, "fromtable")
       lin = lin + 1
       return
     end
     if type(x) ~= "table" or #x ~= shape[d] then
       fail("fromtable: ragged table: dimension %d should have %d elements", d, shape[d])
+    end
+    -- # may stop at any nil: a key past it is a hole, an error on both VMs
+    if core.maxn(x) > shape[d] then
+      fail("fromtable: a hole (nil) at position %d of dimension %d", shape[d] + 1, d)
+    end
+    if d == r and pt.kind == "scalar" then   -- a row at once, into the buffer
+      local pos, want = core.array_fill(a, lin, x, shape[d])
+      if pos then
+        if x[pos] == nil then fail("fromtable: a hole (nil) at position %d of dimension %d", pos, d) end
+        fail("fromtable: expected %s for %s, got %s", want, pt.sig,
+          want == "an integer" and util.show(x[pos]) or util.describe(x[pos]))
+      end
+      lin = lin + shape[d]
+      return
     end
     for i = 1, shape[d] do fill(x[i], d + 1) end
   end

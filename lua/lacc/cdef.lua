@@ -55,7 +55,16 @@ int64_t lacc_array_size(const lacc_array *a);
 int lacc_array_nleaves(const lacc_array *a);
 const char *lacc_array_leaf_type(const lacc_array *a, int leaf);
 void *lacc_array_leaf_data(lacc_array *a, int leaf);
+int64_t lacc_type_bytes(lacc_ctx *ctx, const char *type);
+lacc_array *lacc_array_from_buffer(lacc_ctx *ctx, const char *type, int rank,
+                                   const int64_t *extents, const void *data, int64_t bytes);
+int lacc_array_to_buffer(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes);
+void *lacc_array_data(lacc_array *a);
+const void *lacc_array_data_read(lacc_array *a);
+lacc_array *lacc_array_load_npy(lacc_ctx *ctx, const char *path);
+int lacc_array_save_npy(lacc_ctx *ctx, lacc_array *a, const char *path);
 int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path);
+lacc_array *lacc_array_read_png(lacc_ctx *ctx, const char *path);
 int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out);
 int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, double *out);
 int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t v);

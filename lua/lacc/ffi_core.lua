@@ -139,6 +139,185 @@ function M.array_new(t, shape)
   return wrap_array(p)
 end
 
+-- ---- bulk data: packed bytes, pointers, and rows of Lua numbers
+
+local function extents(shape, what)
+  local rank = #shape
+  if rank > MAX_RANK then
+    error(("%s: rank %d is out of range (0 to %d)"):format(what, rank, MAX_RANK), 3)
+  end
+  local ext = ffi.new("int64_t[?]", rank + 1)
+  for d = 1, rank do
+    local e = shape[d]
+    if type(e) ~= "number" or e ~= math.floor(e) then
+      error(("%s: extent %d is not an integer"):format(what, d), 3)
+    end
+    ext[d - 1] = e
+  end
+  return rank, ext
+end
+
+function M.type_bytes(t)
+  local n = C.lacc_type_bytes(live(), t)
+  if n < 0 then raise() end
+  return tonumber(n)
+end
+
+-- data: a Lua string or a pointer (cdata) to bytes packed elements
+function M.array_from_bytes(t, shape, data, bytes)
+  local rank, ext = extents(shape, "frombytes")
+  local p = C.lacc_array_from_buffer(live(), t, rank, ext, ffi.cast("const void *", data), bytes)
+  if p == nil then raise() end
+  return wrap_array(p)
+end
+
+local elem_ptr = {
+  bool = "uint8_t *", i8 = "int8_t *", i16 = "int16_t *", i32 = "int32_t *", i64 = "int64_t *",
+  u8 = "uint8_t *", u16 = "uint16_t *", u32 = "uint32_t *", u64 = "uint64_t *",
+  f32 = "float *", f64 = "double *",
+}
+for k, v in pairs(elem_ptr) do elem_ptr[k] = ffi.typeof(v) end
+
+-- A typed pointer to a scalar array's elements (nil and the message for other types).
+function M.array_ptr(b)
+  local a = check_array(b)
+  local p = C.lacc_array_data(a)
+  if p == nil then raise() end
+  return ffi.cast(elem_ptr[ffi.string(C.lacc_array_type(a))], p)
+end
+
+function M.array_to_bytes(b)
+  local a = check_array(b)
+  local t = ffi.string(C.lacc_array_type(a))
+  local n = M.type_bytes(t) * tonumber(C.lacc_array_size(a))
+  if elem_ptr[t] then
+    local p = C.lacc_array_data(a)
+    if p == nil then raise() end
+    return ffi.string(p, n)
+  end
+  local buf = ffi.new("uint8_t[?]", n > 0 and n or 1)
+  if C.lacc_array_to_buffer(live(), a, buf, n) ~= 0 then raise() end
+  return ffi.string(buf, n)
+end
+
+-- Elements lin .. lin + n - 1 of a scalar array from tbl[1..n] (the per-element setters'
+-- rules: bool from booleans, floats from numbers, integers from integral numbers or
+-- int64 cdata, wrapped to the width). Returns nil, or the 1-based position of a value
+-- that does not fit and what was expected.
+local is_int64
+function M.array_fill(b, lin, tbl, n)
+  local a = check_array(b)
+  local t = ffi.string(C.lacc_array_type(a))
+  local p = ffi.cast(elem_ptr[t], C.lacc_array_data(a))
+  if p == nil then raise() end
+  if t == "bool" then
+    for i = 1, n do
+      local v = tbl[i]
+      if type(v) ~= "boolean" then return i, "a boolean" end
+      p[lin + i - 1] = v and 1 or 0
+    end
+  elseif t == "f64" or t == "f32" then
+    for i = 1, n do
+      local v = tbl[i]
+      if type(v) ~= "number" then return i, "a number" end
+      p[lin + i - 1] = v
+    end
+  else
+    for i = 1, n do
+      local v = tbl[i]
+      if type(v) == "number" and v == math.floor(v) and v >= -2^63 and v < 2^64 then
+        if v >= 2^63 then p[lin + i - 1] = ffi.cast("uint64_t", v)
+        else p[lin + i - 1] = ffi.cast("int64_t", v) end
+      elseif is_int64(v) then
+        p[lin + i - 1] = v
+      else
+        return i, "an integer"
+      end
+    end
+  end
+end
+
+-- Elements lin .. lin + n - 1 of a scalar array into a new table (as array_get gives them).
+function M.array_row(b, lin, n)
+  local a = check_array(b)
+  local t = ffi.string(C.lacc_array_type(a))
+  local p = ffi.cast(elem_ptr[t], C.lacc_array_data_read(a))
+  if p == nil then raise() end
+  local r = {}
+  if t == "bool" then
+    for i = 1, n do r[i] = p[lin + i - 1] ~= 0 end
+  elseif t == "i64" or t == "u64" then
+    for i = 1, n do r[i] = p[lin + i - 1] end
+  else
+    for i = 1, n do r[i] = tonumber(p[lin + i - 1]) end
+  end
+  return r
+end
+
+-- The typed pointer to a rank-1 scalar array's elements when 1 <= i <= its size, else nil
+-- (the caller's general path words the errors).
+local function rank1_ptr(a, i, write)
+  if type(i) ~= "number" or C.lacc_array_rank(a) ~= 1 or i < 1 or i ~= math.floor(i)
+      or i > C.lacc_array_size(a) then
+    return nil
+  end
+  local t = ffi.string(C.lacc_array_type(a))
+  local pt = elem_ptr[t]
+  if pt == nil then return nil end
+  local p = write and C.lacc_array_data(a) or C.lacc_array_data_read(a)
+  if p == nil then return nil end
+  return ffi.cast(pt, p), t
+end
+
+function M.array_get1(b, i)
+  if not M.array_alive(b) then return nil end
+  local p, t = rank1_ptr(b.a, i, false)
+  if p == nil then return nil end
+  local v = p[i - 1]
+  if t == "bool" then return v ~= 0 end
+  if t == "i64" or t == "u64" then return v end
+  return tonumber(v)
+end
+
+function M.array_set1(b, i, v)
+  if not M.array_alive(b) then return nil end
+  local p, t = rank1_ptr(b.a, i, true)
+  if p == nil then return nil end
+  local tv = type(v)
+  if t == "bool" then
+    if tv ~= "boolean" then return nil end
+    p[i - 1] = v and 1 or 0
+  elseif t == "f64" or t == "f32" then
+    if tv ~= "number" then return nil end
+    p[i - 1] = v
+  elseif tv == "number" and v == math.floor(v) and v >= -2^63 and v < 2^63 then
+    p[i - 1] = ffi.cast("int64_t", v)
+  elseif is_int64(v) then
+    p[i - 1] = v
+  else
+    return nil
+  end
+  return true
+end
+
+M.maxn = table.maxn
+
+function M.array_load_npy(path)
+  local p = C.lacc_array_load_npy(live(), path)
+  if p == nil then raise() end
+  return wrap_array(p)
+end
+
+function M.array_read_png(path)
+  local p = C.lacc_array_read_png(live(), path)
+  if p == nil then raise() end
+  return wrap_array(p)
+end
+
+function M.array_save_npy(b, path)
+  if C.lacc_array_save_npy(live(), check_array(b), path) ~= 0 then raise() end
+end
+
 function M.array_free(b)
   if M.is_array(b) then box_gc(b) end
 end
@@ -178,7 +357,7 @@ function M.array_get(b, leaf, i)
   return tonumber(i64box[0])
 end
 
-local function is_int64(v)
+function is_int64(v)
   return type(v) == "cdata" and (ffi.istype("int64_t", v) or ffi.istype("uint64_t", v))
 end
 

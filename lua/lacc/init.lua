@@ -15,6 +15,8 @@ local lacc = { _VERSION = "lacc scm", binding = util.core.binding }
 for _, s in ipairs(types.scalars) do lacc[s] = s end
 lacc.limits = util.readonly(util.limits, "lacc.limits")
 lacc.fromtable = array.fromtable
+lacc.frombytes, lacc.fromptr, lacc.load = array.frombytes, array.fromptr, array.load
+lacc.read_png = array.read_png
 lacc.array = array.new
 for _, name in ipairs(exp.surface) do lacc[name] = exp[name] end
 

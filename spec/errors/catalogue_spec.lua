@@ -71,6 +71,7 @@ local function check_fails(c, b)
   return err
 end
 
+local JIT = type(jit) == "table"
 local covered = {}   -- lacc functions a case has misused
 
 -- A table of cases (see the header); the first fragment names the lacc function misused.
@@ -367,6 +368,43 @@ catalogue("host arrays", {
     "fromtable", "expected an integer for i32, got string" },
   { "fromtable with a fraction for i32", function() return lacc.fromtable({ 1.5 }, "i32") end,
     "fromtable", "i32" },
+  { "fromtable with a hole", function() return lacc.fromtable({ 1, nil, 3 }, "f64") end,
+    "fromtable", "a hole (nil) at position 2" },
+  { "fromtable with a hole in a row", function()
+    local row = { 1, 2 }
+    row[4] = 4
+    return lacc.fromtable({ { 5, 6, 7, 8 }, row }, "i32")
+  end, "fromtable", "dimension 2" },
+  { "frombytes of a table", function() return lacc.frombytes({ 1, 2 }, "u8") end, "frombytes",
+    "expected a string, got table" },
+  { "frombytes with a size that is no whole element", function()
+    return lacc.frombytes("abcde", "i32")
+  end, "frombytes", "5 bytes are not a whole number of i32 elements (4 bytes each)" },
+  { "frombytes with a shape that does not match", function()
+    return lacc.frombytes("abcdefgh", "i32", { 3 })
+  end, "frombytes", "3 elements of i32 take 12 bytes, the string has 8" },
+  { "frombytes of a sum type", function() return lacc.frombytes("ab", lacc.Maybe("u8")) end,
+    "frombytes", "sum type" },
+  { "frombytes with a bad type", function() return lacc.frombytes("ab", "u9") end, "frombytes",
+    "u9" },
+  { "frombytes with a negative extent", function() return lacc.frombytes("", "u8", { -1 }) end,
+    "frombytes", "negative extent" },
+  { "load of a number", function() return lacc.load(5) end, "load", "expected a file name" },
+  { "load of a missing file", function() return lacc.load("/nonexistent/x.npy") end, "load",
+    "cannot open /nonexistent/x.npy" },
+  { "read_png of a table", function() return lacc.read_png({}) end, "read_png",
+    "expected a file name" },
+  { "read_png of a missing file", function() return lacc.read_png("/nonexistent/x.png") end,
+    "read_png", "cannot open" },
+  { "save without a file name", function() return xs:save() end, "save", "expected a file name" },
+  { "fromptr of a string", function() return lacc.fromptr("abc", "u8", { 3 }) end, "fromptr",
+    JIT and "expected an FFI pointer" or "needs LuaJIT's FFI" },
+  { "tobytes of a sum type", function()
+    return lacc.fromtable({ { tag = "Nothing" } }, lacc.Maybe("i32")):tobytes()
+  end, "tobytes", "sum type" },
+  { "ptr of a tuple array", function()
+    return lacc.fromtable({ { 1, 2 } }, lacc.tuple("i32", "i32")):ptr()
+  end, "ptr", JIT and "one buffer per field" or "needs LuaJIT's FFI" },
   { "write_png of a number", function() return lacc.write_png("/tmp/lacc-never.png", 3) end,
     "write_png", "got number" },
   { "write_png without a file name", function() return lacc.write_png(5, xs) end, "write_png",

@@ -1,13 +1,31 @@
 -- Every Lua code block in the README and docs/ runs without error on this VM, and what
 -- its `--> ...` comments promise is among what it prints; the guide's reference names
 -- every function of the module.
+-- The Lua and Python blocks of a file, in order ({ lang, code }): a Python block reads
+-- or writes what the Lua blocks around it do (the guide's NumPy round trip).
 local function blocks(path)
   local f = assert(io.open(path))
   local text = f:read("a") or f:read("*a")
   f:close()
   local r = {}
-  for code in text:gmatch("```lua\n(.-)```") do r[#r + 1] = code end
+  for lang, code in text:gmatch("```(%a+)\n(.-)```") do
+    if lang == "lua" or lang == "python" then r[#r + 1] = { lang, code } end
+  end
   return r
+end
+
+local function run_python(code)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(code)
+  f:close()
+  local ok = os.execute("/usr/bin/python3 " .. path .. " > " .. path .. ".out 2>&1")
+  local o = io.open(path .. ".out")
+  local out = o and o:read("*a") or ""
+  if o then o:close() end
+  os.remove(path)
+  os.remove(path .. ".out")
+  return ok == true or ok == 0, out
 end
 
 -- Words of a printed line, numbers in one spelling (Lua 5.4 prints 20.0 where LuaJIT
@@ -64,39 +82,47 @@ end
 
 describe("documentation examples", function()
   for _, path in ipairs { "README.md", "docs/guide.md", "docs/core.md" } do
-    for i, code in ipairs(blocks(path)) do
-      it(("%s block %d runs"):format(path, i), function()
-        local out = {}
-        local env = setmetatable({ print = function(...)
-          local parts = {}
-          for k = 1, select("#", ...) do parts[k] = tostring((select(k, ...))) end
-          out[#out + 1] = table.concat(parts, " ")
-        end }, { __index = _G })
-        local chunk, err
-        if setfenv then
-          chunk, err = loadstring(code, path)
-          if chunk then setfenv(chunk, env) end
-        else
-          chunk, err = load(code, path, "t", env)
-        end
-        assert.is_nil(err)
-        chunk()
-        assert.is_true(#out > 0)   -- every example shows something
-        -- what a "--> ..." comment promises appears in what the block printed
-        local printed = {}
-        for k, line in ipairs(out) do printed[k] = tokens(line) end
-        for expected in code:gmatch("%-%->([^\n]*)") do
-          local parts = {}
-          for part in (expected:gsub("%s%s+%(.*%)%s*$", "") .. "   "):gmatch("(.-)%s%s%s+") do
-            if part:find("%S") then parts[#parts + 1] = tokens(part) end
+    for i, block in ipairs(blocks(path)) do
+      local code = block[2]
+      if block[1] == "python" then
+        it(("%s block %d (Python) runs"):format(path, i), function()
+          local ok, out = run_python(code)
+          assert(ok, out)
+        end)
+      else
+        it(("%s block %d runs"):format(path, i), function()
+          local out = {}
+          local env = setmetatable({ print = function(...)
+            local parts = {}
+            for k = 1, select("#", ...) do parts[k] = tostring((select(k, ...))) end
+            out[#out + 1] = table.concat(parts, " ")
+          end }, { __index = _G })
+          local chunk, err
+          if setfenv then
+            chunk, err = loadstring(code, path)
+            if chunk then setfenv(chunk, env) end
+          else
+            chunk, err = load(code, path, "t", env)
           end
-          local want = parts
-          local found = false
-          for _, got in ipairs(printed) do found = found or contains(got, want) end
-          assert.is_true(found, ("%s block %d: '-->%s' not among what it printed:\n%s")
-            :format(path, i, expected, table.concat(out, "\n")))
-        end
-      end)
+          assert.is_nil(err)
+          chunk()
+          assert.is_true(#out > 0)   -- every example shows something
+          -- what a "--> ..." comment promises appears in what the block printed
+          local printed = {}
+          for k, line in ipairs(out) do printed[k] = tokens(line) end
+          for expected in code:gmatch("%-%->([^\n]*)") do
+            local parts = {}
+            for part in (expected:gsub("%s%s+%(.*%)%s*$", "") .. "   "):gmatch("(.-)%s%s%s+") do
+              if part:find("%S") then parts[#parts + 1] = tokens(part) end
+            end
+            local want = parts
+            local found = false
+            for _, got in ipairs(printed) do found = found or contains(got, want) end
+            assert.is_true(found, ("%s block %d: '-->%s' not among what it printed:\n%s")
+              :format(path, i, expected, table.concat(out, "\n")))
+          end
+        end)
+      end
     end
   end
 end)

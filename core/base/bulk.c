@@ -1,0 +1,115 @@
+/* bulk.c: an array's elements in and out as packed bytes.
+ *
+ * Owns: the packed form of an element (its scalar leaves in order, native endianness, no
+ * padding: NumPy's packed structured dtype for a tuple) and the copies between it and an
+ * array's leaf buffers (one buffer per leaf for every type without a sum), and the one
+ * buffer of a scalar array handed to the host (lacc_array_data).
+ * Must not: take sum types (their layouts share and pack buffers: the per-element
+ * getters are the way there), or touch a device copy other than through array_host.
+ */
+#include <string.h>
+#include "internal.h"
+
+static int64_t packed_bytes(const lacc_type *t) {
+  int64_t n = 0;
+  for (int l = 0; l < t->nleaves; l++) n += (int64_t)scalar_size(type_leaf(t, l));
+  return n;
+}
+
+/* t's packed size, or -1 with an error naming what for a type with a sum. */
+static int64_t element_bytes(lacc_ctx *ctx, const lacc_type *t, const char *what) {
+  if (t->has_sum) {
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: %s holds a sum type, which has no packed byte form "
+              "(scalars and tuples of scalars have)", what, t->sig);
+    return -1;
+  }
+  return packed_bytes(t);
+}
+
+int64_t lacc_type_bytes(lacc_ctx *ctx, const char *type) {
+  ctx_clear(ctx);
+  const lacc_type *t = type_parse(ctx, type);
+  return t == NULL ? -1 : element_bytes(ctx, t, "bytes");
+}
+
+/* Leaf l of every element between the packed form (stride bytes apart, at offset off)
+ * and the leaf's own buffer; bools read in are made 0 or 1. */
+static void copy_leaf(lacc_array *a, int l, unsigned char *packed, int64_t stride, int64_t off,
+                      int into_array) {
+  scalar_kind k = type_leaf(a->type, l);
+  size_t w = scalar_size(k);
+  unsigned char *buf = a->buf[a->plan->leaf_buf[l]];
+  if ((int64_t)w == stride) {   /* a scalar array: one copy */
+    if (into_array) memcpy(buf, packed, w * (size_t)a->size);
+    else memcpy(packed, buf, w * (size_t)a->size);
+  } else {
+    for (int64_t i = 0; i < a->size; i++) {
+      unsigned char *p = packed + i * stride + off;
+      if (into_array) memcpy(buf + (size_t)i * w, p, w);
+      else memcpy(p, buf + (size_t)i * w, w);
+    }
+  }
+  if (into_array && k == S_BOOL)
+    for (int64_t i = 0; i < a->size; i++) buf[i] = buf[i] != 0;
+}
+
+static void copy_all(lacc_array *a, unsigned char *packed, int64_t stride, int into_array) {
+  int64_t off = 0;
+  for (int l = 0; l < a->type->nleaves; l++) {
+    copy_leaf(a, l, packed, stride, off, into_array);
+    off += (int64_t)scalar_size(type_leaf(a->type, l));
+  }
+}
+
+lacc_array *lacc_array_from_buffer(lacc_ctx *ctx, const char *type, int rank,
+                                   const int64_t *extents, const void *data, int64_t bytes) {
+  ctx_clear(ctx);
+  const lacc_type *t = type_parse(ctx, type);
+  if (t == NULL) return NULL;
+  int64_t eb = element_bytes(ctx, t, "from_buffer");
+  if (eb < 0) return NULL;
+  const layout_plan *plan = layout_plan_of(ctx, t, ctx->layout);
+  lacc_array *a = plan != NULL ? array_alloc_out(ctx, t, rank, extents, plan) : NULL;
+  if (a == NULL) return NULL;
+  if (bytes != a->size * eb) {
+    ctx_error(ctx, LACC_ERR_SHAPE, "from_buffer: %lld elements of %s take %lld bytes, got %lld",
+              (long long)a->size, t->sig, (long long)(a->size * eb), (long long)bytes);
+    lacc_array_release(a);
+    return NULL;
+  }
+  if (a->size > 0) copy_all(a, (unsigned char *)data, eb, 1);
+  return a;
+}
+
+int lacc_array_to_buffer(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes) {
+  ctx_clear(ctx);
+  int64_t eb = element_bytes(ctx, a->type, "to_buffer");
+  if (eb < 0) return lacc_errcode(ctx);
+  if (bytes != a->size * eb)
+    return ctx_error(ctx, LACC_ERR_SHAPE, "to_buffer: %lld elements of %s take %lld bytes, "
+                     "the buffer has %lld", (long long)a->size, a->type->sig,
+                     (long long)(a->size * eb), (long long)bytes);
+  int rc = array_host(a);
+  if (rc != LACC_OK) return rc;
+  if (a->size > 0) copy_all(a, out, eb, 0);
+  return LACC_OK;
+}
+
+static int scalar_only(lacc_array *a) {
+  ctx_clear(a->ctx);
+  if (a->type->kind == T_SCALAR) return 1;
+  ctx_error(a->ctx, LACC_ERR_TYPE, "data: an array of %s has one buffer per field, not one "
+            "of elements (copy it out packed with to_buffer)", a->type->sig);
+  return 0;
+}
+
+void *lacc_array_data(lacc_array *a) {
+  return scalar_only(a) ? lacc_array_leaf_data(a, 0) : NULL;
+}
+
+/* For reads: a device copy stays valid (lacc_array_data's pointer may be written, so it
+ * drops it). */
+const void *lacc_array_data_read(lacc_array *a) {
+  if (!scalar_only(a) || array_host(a) != LACC_OK) return NULL;
+  return a->buf[0];
+}
