@@ -7,7 +7,8 @@
 #   BENCH_SCALE      problem size factor (default 1: 20M, 20M, 10M options, 1024x1024;
 #                    square sides and body counts scale with its square root)
 #   BENCH_ONLY       benchmarks to run (default "dotp saxpy blackscholes mandelbrot scan
-#                    histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead")
+#                    histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead
+#                    bulk")
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
@@ -29,7 +30,7 @@ LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 SCALE=${BENCH_SCALE:-1}
-ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead}
+ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk}
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
@@ -63,12 +64,14 @@ N_MATMUL=$(side 1024)
 N_MATMUL_F64=$(side 512)
 N_NBODY=$(side 4096)
 W_CONV=$(side 4096)
+N_BULK=$(size 20000000 1000)
+M_BULK=$(size 1000000 1000)
 
 note() { printf '%s\n' "$*" >&2; }
 
 # ---- build the C baselines and the Lua 5.4 wall clock
 CFLAGS_BENCH=${BENCH_CFLAGS:--O3 -march=native -fopenmp}
-for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d nearest; do
+for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d nearest bulk; do
   src=$b def=
   [ "$b" = matmul_f64 ] && src=matmul def=-DMATMUL_F64
   if ! $CC $CFLAGS_BENCH $def -o "$OUT/$b" "bench/c/$src.c" -lm 2> "$LOGS/cc_$b.err"; then
@@ -230,6 +233,19 @@ run_nearest() {
   ROWS=$saved_rows
 }
 
+# Data in and out (issue 20): the C row's memcpy, lacc's bulk paths on both VMs.
+run_bulk() {
+  note "bench bulk ($N_BULK f32, tables of $M_BULK f64):"
+  saved_rows=$ROWS LACC_TIMED_OUT=0
+  ROWS="C lacc lacc_luajit"
+  [ -x "$OUT/bulk" ] && row bulk C "$OUT/bulk" "$N_BULK"
+  [ $HAVE_LUA54 = 1 ] && row bulk lacc env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
+    "$LUA54" bench/lacc/bulk.lua lacc "$N_BULK" "$M_BULK"
+  [ $HAVE_LUAJIT = 1 ] && row bulk lacc_luajit env LUA_PATH="$LUA_PATH_B" LACC_LIB="$B/liblacc.so" \
+    "$LUAJIT" bench/lacc/bulk.lua lacc_luajit "$N_BULK" "$M_BULK"
+  ROWS=$saved_rows
+}
+
 LOAD=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 BUSY=$(awk -v l="$LOAD" -v t="$THREADS" 'BEGIN { print (l + 0 >= 0.5) ? 1 : 0 }')
 [ "$BUSY" = 1 ] && note "bench: warning: load average $LOAD before starting: other processes compete for the cores, timings (above all the multi-threaded rows) will be noisy"
@@ -250,6 +266,7 @@ for bench in $ONLY; do
     tags) run_tags ;;
     nearest) run_nearest ;;
     overhead) run_overhead ;;
+    bulk) run_bulk ;;
     *) note "bench: unknown benchmark '$bench'" ;;
   esac
 done
@@ -270,6 +287,7 @@ describe() {
     conv2d) echo "5x5 binomial blur, ${W_CONV}x${W_CONV} f32, clamped edges: stencil with a 5x5 window" ;;
     tags) echo "tag encodings, $N_TAGS pairs of a 3-constructor sum: sum of area a - area b (match)" ;;
     overhead) echo "fixed costs of one-kernel programs on 1 element (times in ms)" ;;
+    bulk) echo "data in and out: $N_BULK f32 (ratios to C's memcpy of the same bytes), tables of $M_BULK f64 (ratios to a Lua loop copying a table, same VM)" ;;
     nearest) echo "nearest hit of a ray among 3,000 and 300,000 spheres, planes and triangles (Variant Types in Data-Parallel Array Languages, section 4.3)" ;;
   esac
 }
@@ -315,6 +333,22 @@ for bench in $ONLY; do
               ("lacc_unboxed_sorted" in ms && "lacc_compact_sorted" in ms) ? ms["lacc_unboxed_sorted"] / ms["lacc_compact_sorted"] : 0
         }' "$RES"
     done
+    continue
+  fi
+  if [ "$bench" = bulk ]; then
+    awk '$2 == "bulk" { if ($1 == "NA") { print; next }
+      id[++n] = $3; ms[$3] = $4; nt = ""; for (i = 7; i <= NF; i++) nt = nt " " $i; note[$3] = nt }
+      END {
+        printf "%-22s %12s %9s  %s\n", "row", "median ms", "ratio", "to"
+        for (k = 1; k <= n; k++) {
+          r = id[k]; base = "C"
+          if (r ~ /^(fromtable|totable|lua_copy)/) { base = "lua_copy"; if (r ~ /_luajit$/) base = "lua_copy_luajit" }
+          else if (r ~ /^tobytes/) base = "C_fresh"
+          else if (r ~ /^save/) base = "C_fwrite"
+          else if (r ~ /^load/) base = "C_fread"
+          printf "%-22s %12.3f %9s  %s%s\n", r, ms[r], (base in ms) ? sprintf("%.2f", ms[r] / ms[base]) : "-", base, note[r]
+        }
+      }' "$RES"
     continue
   fi
   if [ "$bench" = overhead ]; then

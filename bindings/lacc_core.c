@@ -242,6 +242,16 @@ static int l_array_set(lua_State *L) {
 
 /* ---- bulk data: packed bytes and rows of Lua values */
 
+typedef enum { E_NONE = -1, E_BOOL, E_I8, E_I16, E_I32, E_I64, E_U8, E_U16, E_U32, E_U64, E_F32, E_F64 } elem_kind;
+
+static elem_kind elem_of(const char *t) {
+  static const char *const names[] = { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32",
+                                       "u64", "f32", "f64" };
+  for (int k = 0; k < 11; k++)
+    if (strcmp(t, names[k]) == 0) return (elem_kind)k;
+  return E_NONE;
+}
+
 static int l_type_bytes(lua_State *L) {
   int64_t n = lacc_type_bytes(get_ctx(L), luaL_checkstring(L, 1));
   if (n < 0) return raise(L);
@@ -262,16 +272,23 @@ static int l_array_from_bytes(lua_State *L) {
   return 1;
 }
 
+/* One copy into the new string: straight from a scalar array's buffer; a tuple's fields
+ * packed into a scratch buffer first. */
 static int l_array_to_bytes(lua_State *L) {
   lacc_array *a = check_array(L, 1);
   lacc_ctx *ctx = get_ctx(L);
   int64_t eb = lacc_type_bytes(ctx, lacc_array_type(a));
   if (eb < 0) return raise(L);
   int64_t n = eb * lacc_array_size(a);
-  luaL_Buffer b;
-  char *p = luaL_buffinitsize(L, &b, (size_t)n);
-  if (lacc_array_to_buffer(ctx, a, p, n) != LACC_OK) return raise(L);
-  luaL_pushresultsize(&b, (size_t)n);
+  if (elem_of(lacc_array_type(a)) != E_NONE) {
+    const void *p = lacc_array_data_read(a);
+    if (p == NULL && n > 0) return raise(L);
+    lua_pushlstring(L, n > 0 ? p : "", (size_t)n);
+    return 1;
+  }
+  char *tmp = lua_newuserdatauv(L, (size_t)n + 1, 0);   /* collected, whatever raises */
+  if (lacc_array_to_buffer(ctx, a, tmp, n) != LACC_OK) return raise(L);
+  lua_pushlstring(L, tmp, (size_t)n);
   return 1;
 }
 
@@ -293,16 +310,6 @@ static int l_array_save_npy(lua_State *L) {
   lacc_array *a = check_array(L, 1);
   if (lacc_array_save_npy(get_ctx(L), a, luaL_checkstring(L, 2)) != LACC_OK) return raise(L);
   return 0;
-}
-
-typedef enum { E_NONE = -1, E_BOOL, E_I8, E_I16, E_I32, E_I64, E_U8, E_U16, E_U32, E_U64, E_F32, E_F64 } elem_kind;
-
-static elem_kind elem_of(const char *t) {
-  static const char *const names[] = { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32",
-                                       "u64", "f32", "f64" };
-  for (int k = 0; k < 11; k++)
-    if (strcmp(t, names[k]) == 0) return (elem_kind)k;
-  return E_NONE;
 }
 
 /* The 64 bits an integer element gets from the value at idx (the setters' rules: integers,
