@@ -120,7 +120,19 @@ amethods.explain = function(self) return lacc.explain(self) end
 
 A.__index = function(xs, k)
   if type(k) == "number" or exp.is_exp(k) then return index(xs, k) end
-  return amethods[k]
+  local m = amethods[k]
+  if m == nil and array.methods[k] ~= nil then
+    -- a host array's method on a program: the program has not run
+    return function()
+      fail("%s is a method of host arrays, and this is an array program: run it first, " ..
+           "lacc.run(p):%s(...)", k, k)
+    end
+  end
+  return m
+end
+A.__len = function()
+  fail("# of an array program: it has no elements until it runs (lacc.size(p) is its size " ..
+       "as an expression; #lacc.run(p) the result's element count)")
 end
 A.__tostring = function(xs) return ("lacc.acc<%s, rank %d>"):format(xs.t, xs.rank) end
 A.__concat = function(a, b) return lacc.append(a, b) end

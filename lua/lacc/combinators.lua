@@ -219,7 +219,8 @@ function F.awhile(cond, body, init)
   -- the loop's array: a parameter node (its layout is decided when the loop is planned)
   local x = wrap(core.node_param(0, init.t, init.rank, "unboxed", where()))
   local c = cond(x)
-  if type(c) == "boolean" or exp.is_exp(c) then c = lacc.unit(exp.lift(c, "bool", "awhile")) end
+  exp.no_lua_boolean(c, "awhile: the condition")
+  if exp.is_exp(c) then c = lacc.unit(exp.lift(c, "bool", "awhile")) end
   c = to_acc(c, "awhile: the condition")
   local b = to_acc(body(x), "awhile: the body")
   return acc("awhile", init.node, x.node, c.node, b.node)
@@ -311,7 +312,7 @@ function F.or_(xs) return lacc.fold(exp.lor, false, booleans("or_", xs)) end
 local function predicate(what, p, xs)
   if type(p) ~= "function" then fail("%s: expected a function, got %s", what, type(p)) end
   xs = to_acc(xs, what)
-  local m = zipwith(what, p, { xs }, 1)
+  local m = zipwith(what, exp.predicate(p, what), { xs }, 1)
   local mt = m.t
   if mt ~= "bool" then fail("%s: the predicate must return bool, got %s", what, mt) end
   return m
@@ -359,7 +360,7 @@ end
 -- permute(combine, defaults, f, xs): a copy of defaults into which each element x of xs
 -- is combined at f(ix): out[f(ix)] = combine(x, out[f(ix)]). f returns lacc.ignore (index
 -- 0 in every dimension) to drop an element; other targets outside defaults are errors.
-F.ignore = exp.lift(0, "i64", "ignore")
+F.ignore = exp.weak_constant(0, "i64")
 
 function F.permute(combine, defaults, f, xs)
   defaults = to_acc(defaults, "permute")

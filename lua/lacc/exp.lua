@@ -23,6 +23,7 @@ M.wrap = wrap
 
 -- A constant of type t from a Lua value (number, boolean, or int64 cdata on LuaJIT).
 function M.constant(v, t)
+  if t == nil and type(v) == "boolean" then t = "bool" end
   if is_exp(v) then
     if v.t ~= t then return M.cast(v, t) end
     return v
@@ -60,8 +61,45 @@ function M.lift(x, t, what)
     describe(x):find("array", 1, true) and " (array combinators cannot run inside a scalar function)" or "")
 end
 
--- Two operands: plain values take the type of the other.
+-- A Lua boolean where lacc needs a bool expression is almost always a comparison Lua
+-- made before lacc saw it (x == 0.5 is false for every expression x): an error.
+local function no_lua_boolean(v, what)
+  if type(v) == "boolean" then
+    fail("%s: got the Lua boolean %s, computed before lacc saw it: compare expressions with " ..
+         "lacc.eq, lacc.lt, lacc.le, ... (== gives false and < an error for an expression); a " ..
+         "constant condition is lacc.constant(%s), a choice while tracing Lua's if", what,
+         tostring(v), tostring(v))
+  end
+  return v
+end
+M.no_lua_boolean = no_lua_boolean
+
+-- Wrappers lacc makes around user functions, and the functions they wrap (for places).
+local wrapped = setmetatable({}, { __mode = "k" })
+
+-- f as a predicate: its result may not be a Lua boolean.
+function M.predicate(f, what)
+  if type(f) ~= "function" then return f end
+  local g = function(...) return no_lua_boolean(f(...), what .. ": the predicate returned") end
+  wrapped[g] = f
+  return g
+end
+
+-- A constant that, like a Lua number, takes the type of the other operand of an
+-- operation (lacc.ignore: index 0 of whatever integer type the other branch has).
+function M.weak_constant(v, t)
+  local e = M.constant(v, t)
+  return setmetatable({ node = e.node, t = e.t, _weak = v }, E)
+end
+
+-- Two operands: plain values (and weak constants) take the type of the other.
 local function lift2(a, b, what)
+  local wa, wb = is_exp(a) and rawget(a, "_weak"), is_exp(b) and rawget(b, "_weak")
+  if wa and is_exp(b) and not wb and b.t ~= a.t and types.is_scalar[b.t] and types.is_int(b.t) then
+    a = M.constant(wa, b.t)
+  elseif wb and is_exp(a) and not wa and a.t ~= b.t and types.is_scalar[a.t] and types.is_int(a.t) then
+    b = M.constant(wb, a.t)
+  end
   local ta = is_exp(a) and a.t or nil
   local tb = is_exp(b) and b.t or nil
   return M.lift(a, tb, what), M.lift(b, ta, what)
@@ -110,7 +148,14 @@ M.shl, M.shr = binop("shl"), binop("shr")
 M.bnot, M.neg = unop("bnot"), unop("neg")
 M.eq, M.ne, M.lt, M.le, M.gt, M.ge =
   binop("eq"), binop("ne"), binop("lt"), binop("le"), binop("gt"), binop("ge")
-M.land, M.lor, M.lnot = binop("land"), binop("lor"), unop("lnot")
+local function logic(name, f)
+  return function(a, b)
+    no_lua_boolean(a, name)
+    if name ~= "lnot" then no_lua_boolean(b, name) end
+    return f(a, b)
+  end
+end
+M.land, M.lor, M.lnot = logic("land", binop("land")), logic("lor", binop("lor")), logic("lnot", unop("lnot"))
 M.min, M.max, M.atan2 = binop("min"), binop("max"), binop("atan2")
 for _, f in ipairs { "abs", "signum", "sqrt", "exp", "log", "sin", "cos", "tan", "asin",
                      "acos", "atan", "floor", "ceil", "round", "truncate", "isnan", "isinf",
@@ -253,8 +298,6 @@ local plain = {
     end
     return r
   end,
-  land = function(a, b) return a and b end, lor = function(a, b) return a or b end,
-  lnot = function(a) return not a end,
 }
 for name, f in pairs(plain) do
   local sym = M[name]
@@ -267,8 +310,7 @@ for name, f in pairs(plain) do
 end
 
 function M.cond(c, t, e)
-  if type(c) == "boolean" then return c and t or e end
-  c = M.lift(c, "bool", "cond")
+  c = M.lift(no_lua_boolean(c, "cond"), "bool", "cond")
   local x, y = lift2(t, e, "cond")
   return op("cond", c.node, x.node, y.node)
 end
@@ -373,8 +415,40 @@ local function trace(f, params, adapt, what)
   local args = adapt and { adapt(vars) } or vars
   local out = { n = 0 }
   local function keep(...) out.n = select("#", ...); for i = 1, out.n do out[i] = select(i, ...) end end
-  keep(f((table.unpack or unpack)(args, 1, #args)))
+  local ok, err = xpcall(function() keep(f((table.unpack or unpack)(args, 1, #args))) end,
+                         function(e) return M.user_error(e, f) end)
+  if not ok then error(err, 0) end
   return { where = w, nodes = nodes, out = out, what = what }
+end
+
+-- An error raised while tracing f, as the user should read it: Lua's own messages about
+-- a scalar expression used as a number get a hint, and a place inside lacc (LuaJIT blames
+-- the caller of a tail call) becomes f's own. lacc's messages and error values other than
+-- strings pass unchanged.
+local HINTED = " (a scalar expression "
+function M.user_error(e, f)
+  if type(e) ~= "string" or e:find(HINTED, 1, true) or e:find("(comparisons of scalar", 1, true) then
+    return e
+  end
+  local at, msg = e:match("^([^\n]-:%d+): (.*)$")
+  if not at then return e end
+  local hint = ""
+  if msg:find("^attempt to compare") and msg:find("table") then
+    hint = " (comparisons of scalar expressions are functions: lacc.lt(a, b) or a:lt(b), lacc.eq, " ..
+           "lacc.le, ...: Lua compares only numbers with < and turns == into a boolean)"
+  elseif msg:find("^bad argument") and msg:find("got table") then
+    hint = HINTED .. "is not a Lua number: use lacc's functions, lacc.sqrt, " ..
+           "lacc.exp, lacc.floor, ..., not math's)"
+  elseif msg:find("^attempt to perform arithmetic") and msg:find("table") then
+    hint = HINTED .. "mixes only with numbers and scalar expressions)"
+  end
+  if at:find("lacc[/\\][%w_]+%.lua:%d+$") then
+    -- LuaJIT: the function's tail call failed, and its name is the one lacc called it by
+    local info = debug.getinfo(wrapped[f] or f, "S")
+    if info and info.short_src then at = info.short_src .. ":" .. (info.linedefined or 0) end
+    msg = msg:gsub("^(bad argument #%d+ to )'[^']*'", "%1the function it returns the result of")
+  end
+  return at .. ": " .. msg .. hint
 end
 
 -- The core function node of a trace, its result converted to type want if given.
@@ -488,7 +562,7 @@ end
 -- `_` for the rest; a bool matches as {true = ..., false = ...} or [true]/[false].
 function M.match(v, cases)
   if type(cases) ~= "table" then fail("match: expected a table of cases, got %s", type(cases)) end
-  if type(v) == "boolean" then v = M.constant(v, "bool") end
+  no_lua_boolean(v, "match")
   if not is_exp(v) then fail("match: expected a scalar expression, got %s", type(v)) end
   if v.t == "bool" then
     for k in pairs(cases) do
@@ -505,6 +579,11 @@ function M.match(v, cases)
   end
   local t = types.parse(v.t)
   if t.kind ~= "sum" then fail("match: expected a value of a sum type, got %s", v.t) end
+  -- a misspelt case first: it would also leave its constructor missing
+  for k in pairs(cases) do
+    local known = k == "_" or t.index[k] ~= nil or (not t.name and t.constructors[k] ~= nil)
+    if not known then fail("match: %s has no constructor %s", v.t, tostring(k)) end
+  end
   local alts, want, missing = {}, nil, {}
   for c, con in ipairs(t.constructors) do
     local f = cases[con.name] or (not t.name and cases[c]) or cases._
@@ -514,10 +593,6 @@ function M.match(v, cases)
   if #missing > 0 then
     fail("match: non-exhaustive match on %s: missing %s (add them or _)", v.t,
       table.concat(missing, ", "))
-  end
-  for k in pairs(cases) do
-    local known = k == "_" or t.index[k] ~= nil or (not t.name and t.constructors[k] ~= nil)
-    if not known then fail("match: %s has no constructor %s", v.t, tostring(k)) end
   end
   -- trace every alternative first: the first one with a typed result types the rest
   local traces = {}
@@ -574,6 +649,7 @@ end
 
 function M.while_(c, f, x)
   x = M.lift(x, nil, "while_")
+  if type(c) == "function" then c = M.predicate(c, "while_") end
   local cond = M.lambda(c, { x.t }, "bool", nil, "while_")
   local step = M.lambda(f, { x.t }, x.t, nil, "while_")
   return op("while", cond, step, x.node)

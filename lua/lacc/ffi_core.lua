@@ -248,6 +248,8 @@ function M.array_row(b, lin, n)
     for i = 1, n do r[i] = p[lin + i - 1] ~= 0 end
   elseif t == "i64" or t == "u64" then
     for i = 1, n do r[i] = p[lin + i - 1] end
+  elseif t == "u32" then   -- + 0.0: LuaJIT 2.1's traces can take tonumber(u32) for an int32
+    for i = 1, n do r[i] = p[lin + i - 1] + 0.0 end
   else
     for i = 1, n do r[i] = tonumber(p[lin + i - 1]) end
   end
@@ -276,6 +278,7 @@ function M.array_get1(b, i)
   local v = p[i - 1]
   if t == "bool" then return v ~= 0 end
   if t == "i64" or t == "u64" then return v end
+  if t == "u32" then return v + 0.0 end   -- as in array_row
   return tonumber(v)
 end
 

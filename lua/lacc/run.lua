@@ -119,6 +119,10 @@ end
 -- progress = function(fraction) (called once the run has taken progress_after seconds,
 -- default 1, then every 0.2 s or so, and with 1 at the end; cpu and opencl backends).
 function F.run(p, opts)
+  if opts ~= nil and (is_acc(opts) or core.is_array(opts) or lacc.is_collection(opts)) then
+    fail("run: the second argument is %s, not options: to run several programs pass them in " ..
+         "one table, lacc.run({p, q})", util.describe(opts))
+  end
   opts = check_opts(opts, "run")
   local backend = check_backend(opts, "run")
   local roots = roots_of(p, "run")

@@ -95,7 +95,7 @@ function F.filter(p, xs, opts)
     end
   end
   local flat = lacc.flatten(xs)
-  local keep = zipwith("filter", p, { flat }, 1)
+  local keep = zipwith("filter", exp.predicate(p, "filter"), { flat }, 1)
   if keep.t ~= "bool" then fail("filter: the predicate must return bool, got %s", keep.t) end
   local places = lacc.scanl(exp.add, 0, lacc.map(function(k)
     return lacc.cond(k, exp.lift(1, "i64", "filter"), exp.lift(0, "i64", "filter"))

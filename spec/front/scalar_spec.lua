@@ -693,7 +693,8 @@ for _, backend in ipairs(H.backends) do
         local xs, ys = pairs_of("bool")
         local r = zip_run(backend, function(x, y)
           return lacc.land(x, y), x:land(y), lacc.lor(x, y), x:lor(y), lacc.lnot(x), x:lnot(),
-            lacc.cond(x, y, lacc.lnot(y)), lacc.land(x, true), lacc.lor(false, y)
+            lacc.cond(x, y, lacc.lnot(y)), lacc.land(x, lacc.constant(true)),
+            lacc.lor(lacc.constant(false), y)
         end, "bool", xs, "bool", ys)
         check_result(r, rep("bool", 9), #xs, function(i)
           local a, b = xs[i], ys[i]
@@ -744,11 +745,16 @@ for _, backend in ipairs(H.backends) do
         end)
       end
 
-      it("with a Lua boolean condition picks a branch while tracing", function()
-        assert.are.equal(1, lacc.cond(true, 1, 2))
-        assert.are.equal(2, lacc.cond(false, 1, 2))
-        local r = map_run(backend, function(x) return lacc.cond(false, x * 2, x + 1) end, "i32",
-          { 1, 5 })
+      it("refuses a Lua boolean condition (a comparison Lua made first) and takes a constant", function()
+        local ok, err = pcall(lacc.cond, true, 1, 2)
+        assert.is_false(ok)
+        assert.truthy(err:find("cond: got the Lua boolean true", 1, true), err)
+        ok, err = pcall(map_run, backend, function(x) return lacc.cond(x == 0.5, x * 2, x + 1) end,
+                        "i32", { 1, 5 })
+        assert.is_false(ok)
+        assert.truthy(err:find("lacc.eq", 1, true), err)
+        local r = map_run(backend, function(x) return lacc.cond(lacc.constant(false), x * 2, x + 1) end,
+          "i32", { 1, 5 })
         local xs = { 1, 5 }
         check_result(r, { "i32" }, 2, function(i) return { Z.add(Z.of(xs[i]), Z1) } end,
           function(i) return "cond(false) " .. i end)

@@ -33,7 +33,7 @@ for _, b in ipairs(H.backends) do
 
     it("runs the body zero times when the condition is false at once", function()
       local xs = lacc.fromtable({ 7, 8 }, "i64")
-      local p = lacc.awhile(function() return false end,
+      local p = lacc.awhile(function() return lacc.constant(false) end,
                             function(a) return lacc.map(function(v) return lacc.idiv(v, v - v) end, a) end, xs)
       assert.are.same({ 7, 8 }, lacc.run(p, opts):totable())
     end)
@@ -207,7 +207,8 @@ for _, b in ipairs(H.backends) do
     it("refuses a loop's array used outside the loop, and bad conditions and bodies", function()
       local xs = lacc.fromtable({ 1, 2 }, "i32")
       local leaked
-      local p = lacc.awhile(function(a) leaked = a; return false end, function(a) return a end, xs)
+      local p = lacc.awhile(function(a) leaked = a; return lacc.constant(false) end,
+                            function(a) return a end, xs)
       assert.are.same({ 1, 2 }, lacc.run(p, opts):totable())
       local ok, err = pcall(lacc.run, lacc.map(twice, leaked), opts)
       assert.is_false(ok)
@@ -215,10 +216,11 @@ for _, b in ipairs(H.backends) do
       ok, err = pcall(lacc.awhile, function(a) return a end, function(a) return a end, xs)
       assert.is_false(ok)
       assert.truthy(err:find("condition", 1, true), err)
-      ok, err = pcall(lacc.awhile, function() return true end, function(a) return lacc.sum(a) end, xs)
+      ok, err = pcall(lacc.awhile, function() return lacc.constant(true) end,
+                      function(a) return lacc.sum(a) end, xs)
       assert.is_false(ok)
       assert.truthy(err:find("rank", 1, true), err)
-      ok, err = pcall(lacc.awhile, function() return true end,
+      ok, err = pcall(lacc.awhile, function() return lacc.constant(true) end,
                       function(a) return lacc.map(function(v) return lacc.cast(v, "f32") end, a) end, xs)
       assert.is_false(ok)
       assert.truthy(err:find("body", 1, true), err)
