@@ -141,7 +141,11 @@ A.__concat = function(a, b) return lacc.append(a, b) end
 local function host_metatable()
   local hmeta = core.array_metatable()
   hmeta.__index = function(a, k)
-    if type(k) == "number" then return array.methods.get(a, k) end
+    if type(k) == "number" then
+      -- a[#a + 1] of a rank-1 array is nil, where Lua 5.4's ipairs stops
+      if k == core.array_size(a) + 1 and #core.array_shape(a) == 1 then return nil end
+      return array.methods.get(a, k)
+    end
     if exp.is_exp(k) then return index(a, k) end
     return array.methods[k] or amethods[k]
   end
@@ -150,6 +154,14 @@ local function host_metatable()
     array.methods.set(a, k, v)
   end
   hmeta.__len = function(a) return array.methods.size(a) end
+  hmeta.__pairs = array.methods.values
+  hmeta.__ipairs = function(a)   -- LuaJIT's ipairs (Lua 5.4's goes through __index)
+    if core.array_alive(a) and #core.array_shape(a) ~= 1 then
+      fail("ipairs: expected an array of rank 1, got rank %d (a:values() and pairs(a) give " ..
+           "every element with its linear index)", #core.array_shape(a))
+    end
+    return array.methods.values(a)
+  end
   hmeta.__tostring = array.tostring
   hmeta.__concat = function(a, b) return lacc.append(a, b) end
   hmeta.__close = function(a) core.array_free(a) end

@@ -145,6 +145,27 @@ function methods.set(a, ...)
         "set")
 end
 
+-- set_int64("number" | "cdata"): how LuaJIT gives i64 and u64 elements (numbers where
+-- exact, the default; or always int64_t / uint64_t cdata). Lua 5.4 has integers: no change.
+function M.set_int64(mode)
+  if mode ~= "number" and mode ~= "cdata" then
+    fail("set_int64: expected \"number\" or \"cdata\", got %s", type(mode) == "string" and
+         ("%q"):format(mode) or util.show(mode))
+  end
+  if core.set_int64 then core.set_int64(mode) end
+end
+
+-- for i, x in a:values(): every element with its 1-based linear index, row-major (what
+-- pairs(a) gives too; ipairs(a) on a rank-1 array).
+function methods.values(a)
+  local n = core.array_size(alive(a, "values"))
+  local t = elem_type(a)
+  return function(_, i)
+    if i >= n then return nil end
+    return i + 1, (read(a, t, i, 0))
+  end, a, 0
+end
+
 -- Element at a 0-based linear index (for iteration without index arithmetic).
 function methods.at_linear(a, lin)
   local n = core.array_size(alive(a, "at_linear"))
@@ -279,23 +300,46 @@ local unsigned_string = not core.binding:find("luajit") and load([[
     return tostring(q) .. tostring(v - q * 10)
   end]])()
 
-local function show_value(v, leaf)
-  if type(v) == "table" and v.tag ~= nil then
+-- A float as the shortest decimal that reads back as the same value of its own type
+-- (an f32 as an f32), with ".0" on integral values, "nan", "inf", "-inf": the same text
+-- on Lua 5.4 and LuaJIT.
+local function show_float(v, t)
+  if v ~= v then return "nan" end
+  if v == math.huge then return "inf" end
+  if v == -math.huge then return "-inf" end
+  local s
+  for prec = t == "f32" and 6 or 15, t == "f32" and 9 or 17 do
+    s = ("%." .. prec .. "g"):format(v)
+    local back = tonumber(s)
+    if (t == "f32" and util.f32(back) == v) or back == v then break end
+  end
+  if not s:find("[%.eni]") then s = s .. ".0" end
+  if v == 0 and 1 / v < 0 then s = "-0.0" end
+  return s
+end
+
+-- An element for display, by its parsed type t.
+local function show_value(v, t)
+  if t.kind == "sum" then
+    local k = t.index and t.index[v.tag] or v.tag
+    local con = t.constructors[k]
     local parts = { tostring(v.tag) }
     for i, x in ipairs(v) do
-      local sx = show_value(x)
+      local ft = con and con.payload.fields[i]
+      local sx = ft and show_value(x, ft) or tostring(x)
       if type(x) == "table" and x.tag ~= nil and #x > 0 then sx = "(" .. sx .. ")" end
       parts[i + 1] = sx
     end
     return table.concat(parts, " ")
   end
-  if type(v) == "table" then
+  if t.kind == "tuple" then
     local parts = {}
-    for i, x in ipairs(v) do parts[i] = show_value(x) end
+    for i, x in ipairs(v) do parts[i] = show_value(x, t.fields[i]) end
     return "(" .. table.concat(parts, ",") .. ")"
   end
   if type(v) == "cdata" then return (tostring(v):gsub("U?LL$", "")) end
-  if leaf == "u64" and unsigned_string then return unsigned_string(v) end
+  if t.name == "u64" and unsigned_string then return unsigned_string(v) end
+  if t.name == "f32" or t.name == "f64" then return show_float(v, t.name) end
   return tostring(v)
 end
 
@@ -306,14 +350,14 @@ function M.tostring(a)
   local shape, t = shape_of(a), elem_type(a)
   local head = ("Array (%s) %s"):format(table.concat(shape, ","), t.sig)
   local n = core.array_size(a)
-  if #shape == 0 then return head .. " [" .. show_value(read(a, t, 0, 0), t.sig) .. "]" end
+  if #shape == 0 then return head .. " [" .. show_value(read(a, t, 0, 0), t) .. "]" end
   local inner = shape[#shape]
   local rows = inner > 0 and math.floor(n / inner) or 0
   local out = {}
   for r = 0, math.min(rows, 16) - 1 do
     local items = {}
     for j = 0, math.min(inner, 64) - 1 do
-      items[#items + 1] = show_value(read(a, t, r * inner + j, 0), t.sig)
+      items[#items + 1] = show_value(read(a, t, r * inner + j, 0), t)
     end
     if inner > 64 then items[#items + 1] = "..." end
     out[#out + 1] = table.concat(items, ",")

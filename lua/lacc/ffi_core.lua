@@ -81,6 +81,8 @@ ffi.metatype(box_t, {
   __len = function(self) return hooks.__len(self) end,
   __tostring = function(self) return hooks.__tostring(self) end,
   __concat = function(a, b) return hooks.__concat(a, b) end,
+  __pairs = function(self) return hooks.__pairs(self) end,
+  __ipairs = function(self) return hooks.__ipairs(self) end,
   __gc = box_gc,
 })
 
@@ -138,6 +140,18 @@ function M.array_new(t, shape)
   if p == nil then raise() end
   return wrap_array(p)
 end
+
+-- i64 and u64 elements: Lua numbers where the value is exact in a double, else int64_t /
+-- uint64_t cdata; always cdata after set_int64("cdata").
+local int64_cdata = false
+local function num64(v)
+  if int64_cdata then return v end
+  if v <= 9007199254740992LL and (ffi.istype("uint64_t", v) or v >= -9007199254740992LL) then
+    return tonumber(v)
+  end
+  return v
+end
+function M.set_int64(mode) int64_cdata = mode == "cdata" end
 
 -- ---- bulk data: packed bytes, pointers, and rows of Lua numbers
 
@@ -247,7 +261,7 @@ function M.array_row(b, lin, n)
   if t == "bool" then
     for i = 1, n do r[i] = p[lin + i - 1] ~= 0 end
   elseif t == "i64" or t == "u64" then
-    for i = 1, n do r[i] = p[lin + i - 1] end
+    for i = 1, n do r[i] = num64(p[lin + i - 1]) end
   elseif t == "u32" then   -- + 0.0: LuaJIT 2.1's traces can take tonumber(u32) for an int32
     for i = 1, n do r[i] = p[lin + i - 1] + 0.0 end
   else
@@ -277,7 +291,7 @@ function M.array_get1(b, i)
   if p == nil then return nil end
   local v = p[i - 1]
   if t == "bool" then return v ~= 0 end
-  if t == "i64" or t == "u64" then return v end
+  if t == "i64" or t == "u64" then return num64(v) end
   if t == "u32" then return v + 0.0 end   -- as in array_row
   return tonumber(v)
 end
@@ -355,8 +369,8 @@ function M.array_get(b, leaf, i)
     return f64box[0]
   end
   if C.lacc_array_get_i(live(), a, leaf, i, i64box) ~= 0 then raise() end
-  if t == "i64" then return i64box[0] end
-  if t == "u64" then return ffi.cast("uint64_t", i64box[0]) end
+  if t == "i64" then return num64(i64box[0]) end
+  if t == "u64" then return num64(ffi.cast("uint64_t", i64box[0])) end
   return tonumber(i64box[0])
 end
 

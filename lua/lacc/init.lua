@@ -16,7 +16,7 @@ for _, s in ipairs(types.scalars) do lacc[s] = s end
 lacc.limits = util.readonly(util.limits, "lacc.limits")
 lacc.fromtable = array.fromtable
 lacc.frombytes, lacc.fromptr, lacc.load = array.frombytes, array.fromptr, array.load
-lacc.read_png = array.read_png
+lacc.read_png, lacc.set_int64 = array.read_png, array.set_int64
 lacc.array = array.new
 for _, name in ipairs(exp.surface) do lacc[name] = exp[name] end
 

@@ -36,6 +36,15 @@ function M.describe(x)
   return type(x)
 end
 
+-- x rounded to the nearest f32 (as a Lua number).
+if type(jit) == "table" then
+  local ffi = require "ffi"
+  local box = ffi.new("float[1]")
+  function M.f32(x) box[0] = x; return tonumber(box[0]) end
+else
+  function M.f32(x) return (string.unpack("f", string.pack("f", x))) end
+end
+
 -- Whether x is a Lua number with an integral, finite value.
 function M.is_integer(x)
   return type(x) == "number" and x == math.floor(x) and x - x == 0

@@ -389,6 +389,8 @@ catalogue("host arrays", {
     "u9" },
   { "frombytes with a negative extent", function() return lacc.frombytes("", "u8", { -1 }) end,
     "frombytes", "negative extent" },
+  { "set_int64 of an unknown mode", function() return lacc.set_int64("bits") end, "set_int64",
+    'expected "number" or "cdata", got "bits"' },
   { "load of a number", function() return lacc.load(5) end, "load", "expected a file name" },
   { "load of a missing file", function() return lacc.load("/nonexistent/x.npy") end, "load",
     "cannot open /nonexistent/x.npy" },

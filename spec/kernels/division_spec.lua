@@ -11,7 +11,7 @@ local function same(a, b)
   return a == b and (a ~= 0 or 1 / a == 1 / b)
 end
 
-local function f32(x) return string.unpack("<f", string.pack("<f", x)) end
+local f32 = H.f32
 
 local xs = { 0, -0.0, 1, -1, 3, 1 / 3, 1e-40, -1e-45, 2 ^ -126, 3.4e38, -3.4e38,
              1 / 0, -1 / 0, 0 / 0, 123456.789, 2 ^ -149, 7 * 2 ^ -140 }

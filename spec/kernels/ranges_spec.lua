@@ -10,9 +10,9 @@ local function add(a, b) return a + b end
 
 -- The sum x + 1 in a `bits`-bit integer type, as lacc computes it (wrapping).
 local function wrap(x, bits, signed)
-  local m = 1 << bits
+  local m = 2 ^ bits   -- exact in a double for bits <= 32
   local v = (x + 1) % m
-  if signed and v >= m >> 1 then v = v - m end
+  if signed and v >= m / 2 then v = v - m end
   return v
 end
 
@@ -58,8 +58,8 @@ for _, b in ipairs(H.backends) do
     -- few, so that each path runs.
     for _, ty in ipairs(types) do
       local name, bits, signed = ty[1], ty[2], ty[3]
-      local lo = signed and -(1 << (bits - 1)) or 0
-      local hi = signed and (1 << (bits - 1)) - 1 or (1 << bits) - 1
+      local lo = signed and -(2 ^ (bits - 1)) or 0
+      local hi = signed and 2 ^ (bits - 1) - 1 or 2 ^ bits - 1
       it("a histogram of " .. name .. " data through `x + 1` at the type's ends", function()
         H.seed(bits)
         for _, n in ipairs { 0, 1, 9, 20000 } do
@@ -74,7 +74,7 @@ for _, b in ipairs(H.backends) do
               if x >= lo and x <= hi and n > 0 then
                 local d = {}
                 for k = 1, n do d[k] = data[k] end
-                d[(n + 1) // 2] = x
+                d[math.floor((n + 1) / 2)] = x
                 local ts = {}
                 for k = 1, n do ts[k] = wrap(d[k], bits, signed) end
                 local xs = lacc.fromtable(d, name)

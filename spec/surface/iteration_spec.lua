@@ -1,0 +1,97 @@
+-- Iteration and printing the same on Lua 5.4 and LuaJIT (issue 20): ipairs over rank-1
+-- arrays, pairs and a:values() over any rank, tostring with the shortest digits of each
+-- element's own type, 64-bit integers as Lua numbers where exact.
+local H = require "helper"
+local lacc = H.lacc
+local JIT = type(jit) == "table"
+
+describe("iteration", function()
+  it("ipairs over a rank-1 array visits every element once, in order", function()
+    local a = lacc.fromtable({ 3, 1, 4, 1, 5 }, "i32")
+    local seen = {}
+    for i, x in ipairs(a) do seen[#seen + 1] = { i, x } end
+    assert.are.same({ { 1, 3 }, { 2, 1 }, { 3, 4 }, { 4, 1 }, { 5, 5 } }, seen)
+    local n = 0
+    for _ in ipairs(lacc.array("f64", { 0 })) do n = n + 1 end
+    assert.are.equal(0, n)
+  end)
+
+  it("pairs and a:values() give the linear index and the element, any rank", function()
+    local m = lacc.fromtable({ { 1, 2, 3 }, { 4, 5, 6 } }, "f32")
+    local a, b = {}, {}
+    for i, x in pairs(m) do a[i] = x end
+    for i, x in m:values() do b[i] = x end
+    assert.are.same({ 1, 2, 3, 4, 5, 6 }, a)
+    assert.are.same(a, b)
+    local T = lacc.tuple("i32", "bool")
+    local t = {}
+    for i, x in lacc.fromtable({ { 7, true } }, T):values() do t[i] = x end
+    assert.are.same({ { 7, true } }, t)
+  end)
+
+  it("ipairs of another rank is an error; a[#a + 1] is nil, further indices errors", function()
+    local m = lacc.fromtable({ { 1 } }, "i32")
+    assert.is_false(pcall(function() for _ in ipairs(m) do end end))
+    local a = lacc.fromtable({ 1, 2 }, "i32")
+    assert.is_nil(a[3])
+    local ok, err = pcall(function() return a[4] end)
+    assert.is_false(ok)
+    assert.truthy(err:find("out of bounds", 1, true))
+    assert.is_false(pcall(function() return a[0] end))
+  end)
+end)
+
+describe("printing", function()
+  it("is the same text on both VMs, with each type's shortest digits", function()
+    local cases = {
+      { lacc.fromtable({ 0.1, 2, -0.0, 0 / 0, 1 / 0, 1e30, 123456789 }, "f32"),
+        "Array (7) f32 [0.1,2.0,-0.0,nan,inf,1e+30,1.2345679e+08]" },
+      { lacc.fromtable({ 0.1, 2, -0.0, -1 / 0, 1e300, 1 / 3 }, "f64"),
+        "Array (6) f64 [0.1,2.0,-0.0,-inf,1e+300,0.3333333333333333]" },
+      { lacc.fromtable({ { 1, 2.5 }, { -3, 0.1 } }, lacc.tuple("i64", "f32")),
+        "Array (2) (i64,f32) [(1,2.5),(-3,0.1)]" },
+      { lacc.fromtable({ { tag = "Just", 2 }, { tag = "Nothing" } }, lacc.Maybe("f64")),
+        "Array (2) Maybe<Nothing|Just(f64)> [Just 2.0,Nothing]" },
+      { lacc.fromtable({ 2 ^ 63, 5 }, "u64"), "Array (2) u64 [9223372036854775808,5]" },
+      { lacc.fromtable({ { 2 ^ 63, 1.5 } }, lacc.tuple("u64", "f64")),
+        "Array (1) (u64,f64) [(9223372036854775808,1.5)]" },
+    }
+    for _, c in ipairs(cases) do assert.are.equal(c[2], tostring(c[1])) end
+  end)
+
+  it("f32 elements print as f32 (0.1f is not the double 0.1)", function()
+    local s = tostring(lacc.fromtable({ 0.1 }, "f32"))
+    assert.are.equal("Array (1) f32 [0.1]", s)
+    local d = tostring(lacc.fromtable({ H.f32(0.1) }, "f64"))
+    assert.are.equal("Array (1) f64 [0.10000000149011612]", d)
+  end)
+end)
+
+describe("64-bit integers", function()
+  it("come back as Lua numbers where exact, usable as table keys", function()
+    local a = lacc.fromtable({ 78, -3 }, "i64")
+    local t = { [78] = "yes" }
+    assert.are.equal("yes", t[a[1]])
+    assert.are.equal("number", type(a:get(2)))
+    assert.are.equal("number", type(lacc.run(lacc.sum(a)):get()))
+  end)
+
+  it("past 2^53 stay exact (cdata on LuaJIT), and set_int64('cdata') keeps cdata", function()
+    local big = lacc.fromtable({ 2 ^ 60 + 0.0 }, "i64")
+    local r = lacc.run(lacc.map(function(x) return x + 1 end, big))
+    assert.are.equal("1152921504606846977", (tostring(r[1]):gsub("LL$", "")))
+    if JIT then
+      assert.are.equal("cdata", type(r[1]))
+      lacc.set_int64("cdata")
+      local ok, v = pcall(function() return lacc.fromtable({ 5 }, "i64")[1] end)
+      lacc.set_int64("number")
+      assert.is_true(ok)
+      assert.are.equal("cdata", type(v))
+    else
+      lacc.set_int64("cdata")   -- Lua 5.4 has integers: accepted, no change
+      assert.are.equal("number", type(lacc.fromtable({ 5 }, "i64")[1]))
+      lacc.set_int64("number")
+    end
+    assert.is_false(pcall(lacc.set_int64, "bits"))
+  end)
+end)
