@@ -745,6 +745,21 @@ static int l_devices(lua_State *L) {
   return 1;
 }
 
+/* config_get() -> text; config_set(name, value or nil) */
+static int l_config_get(lua_State *L) {
+  char *s = lacc_config_get(get_ctx(L));
+  if (s == NULL) return raise(L);
+  lua_pushstring(L, s);
+  lacc_string_free(s);
+  return 1;
+}
+
+static int l_config_set(lua_State *L) {
+  if (lacc_config_set(get_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, NULL)) != LACC_OK)
+    return raise(L);
+  return 0;
+}
+
 static int l_set_layout(lua_State *L) {
   if (lacc_set_layout(get_ctx(L), luaL_checkstring(L, 1)) != LACC_OK) return raise(L);
   return 0;
@@ -831,7 +846,8 @@ static const luaL_Reg funcs[] = {
   { "type_bytes", l_type_bytes }, { "array_from_bytes", l_array_from_bytes },
   { "array_to_bytes", l_array_to_bytes }, { "array_fill", l_array_fill }, { "array_row", l_array_row },
   { "maxn", l_maxn }, { "array_load_npy", l_array_load_npy }, { "array_save_npy", l_array_save_npy },
-  { "array_read_png", l_array_read_png }, { "array_get1", l_array_get1 }, { "array_set1", l_array_set1 }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
+  { "array_read_png", l_array_read_png }, { "config_get", l_config_get },
+  { "config_set", l_config_set }, { "array_get1", l_array_get1 }, { "array_set1", l_array_set1 }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
   { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "array_write_png", l_array_write_png }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },

@@ -15,6 +15,7 @@
 #include "cpu/cpu.h"
 #include "kir/backend.h"
 #include "base/vec.h"
+#include "base/settings.h"
 
 /* A program ready to run: its AST and, on a compiled backend, its plan (with its
  * kernels: plan.code, and its loops' nested plans). */
@@ -40,7 +41,9 @@ static const backend_ops *ops_of(backend_kind b) {
 /* The backend a name asks for; for "opencl:<device>" also the device (malloc'd). */
 static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out, char **device) {
   *device = NULL;
-  if (backend == NULL) backend = getenv("LACC_BACKEND");
+  char configured[SETTING_MAX];
+  if (backend == NULL && setting_text("LACC_BACKEND", configured, sizeof configured))
+    backend = configured;
   if (backend == NULL || *backend == '\0' || strcmp(backend, "cpu") == 0) {
     *out = B_CPU;
     return LACC_OK;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "clrt.h"
 #include "base/diskcache.h"
+#include "base/settings.h"
 
 /* Overridable only so that tests can exercise the "no OpenCL" path. */
 #ifndef LACC_OPENCL_LIB
@@ -449,8 +450,9 @@ int clrt_pick(lacc_ctx *ctx, const char *spec, int *index) {
   int rc = clrt_load(ctx);
   if (rc != LACC_OK) return rc;
   const char *from = "";
+  char configured[SETTING_MAX];
   if (spec == NULL || *spec == '\0') {
-    spec = getenv("LACC_DEVICE");
+    spec = setting_text("LACC_DEVICE", configured, sizeof configured) ? configured : NULL;
     from = "LACC_DEVICE=";
   }
   if (spec == NULL || *spec == '\0') {

@@ -104,11 +104,11 @@ static void make_dirs(char *path) {
 }
 
 /* The configured cache directory into out; -1 when none is configured. */
-static int configured(char *out, size_t size) {
-  const char *d = getenv("LACC_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME"),
-             *r = getenv("XDG_RUNTIME_DIR");
+int diskcache_dir(char *out, size_t size) {
+  const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME"), *r = getenv("XDG_RUNTIME_DIR");
+  char d[SETTING_MAX];
   int n;
-  if (d != NULL && *d) n = snprintf(out, size, "%s", d);
+  if (setting_text("LACC_CACHE", d, sizeof d)) n = snprintf(out, size, "%s", d);
   else if (x != NULL && *x == '/') n = snprintf(out, size, "%s/lacc", x);
   else if (h != NULL && *h) n = snprintf(out, size, "%s/.cache/lacc", h);
   else if (r != NULL && *r == '/') n = snprintf(out, size, "%s/lacc", r);
@@ -208,7 +208,7 @@ static int64_t limit_bytes(void);
 int diskcache_open(diskcache_kind kind, diskcache *c) {
   char why[400];
   limit_bytes();   /* a bad LACC_CACHE_MB is told at once, not at the next write */
-  if (configured(c->base, sizeof c->base) != 0) {
+  if (diskcache_dir(c->base, sizeof c->base) != 0) {
     warn_once("cache none", "no kernel cache directory (LACC_CACHE, XDG_CACHE_HOME and HOME "
               "are unset); kernels are compiled for this process only");
     return -1;

@@ -20,6 +20,9 @@ typedef enum { DC_KERNEL, DC_CLBIN } diskcache_kind;
 /* The cache for kind, created (0700) where missing. 0; or -1 when there is no cache that
  * can be trusted or used (told once on stderr: runs then compile for this process only). */
 int diskcache_open(diskcache_kind kind, diskcache *c);
+/* The cache directory in force (LACC_CACHE, else XDG_CACHE_HOME, HOME, XDG_RUNTIME_DIR);
+ * -1 when there is none. */
+int diskcache_dir(char *out, size_t size);
 /* A file's key: SHA-256 over the parts, each with its terminating NUL. */
 void diskcache_key(int nparts, const char *const *parts, unsigned char key[32]);
 /* The file name for a key ("k<hex>.kso", "<hex>.clbin"), into name[48]. */

@@ -1,7 +1,8 @@
-/* settings.c: reading lacc's environment settings, and warnings said once.
+/* settings.c: reading lacc's settings, and warnings said once.
  *
  * Owns: the strict parsing of LACC_* values (a typo must not silently become 0, nor a
- * huge number wrap) and the process-wide record of which warnings were printed.
+ * huge number wrap), the process-wide overrides lacc_config_set puts before the
+ * environment, and the process-wide record of which warnings were printed.
  * Must not: decide defaults or ranges (each setting's owner passes them) or fail a run:
  * a bad value is a warning and the default.
  */
@@ -56,18 +57,95 @@ static void bad_value(const char *name, const char *value, const char *expected,
               expected, def);
 }
 
-double setting_number(const char *name, double def, double lo, double hi, int integral) {
-  const char *s = getenv(name);
-  if (s == NULL || *s == '\0') return def;
+/* ---- overrides (lacc_config_set): process-wide, as the environment they stand for */
+
+#define OVERRIDES 32
+
+static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  char name[40];
+  char *value;
+} overrides[OVERRIDES];
+
+int setting_override(const char *name, const char *value) {
+  pthread_mutex_lock(&set_lock);
+  int free_slot = -1, rc = 0;
+  for (int i = 0; i < OVERRIDES; i++) {
+    if (overrides[i].value == NULL) {
+      if (free_slot < 0) free_slot = i;
+    } else if (strcmp(overrides[i].name, name) == 0) {
+      free(overrides[i].value);
+      overrides[i].value = NULL;
+      if (free_slot < 0) free_slot = i;
+    }
+  }
+  if (value != NULL) {
+    char *copy = strdup(value);
+    if (copy == NULL || free_slot < 0 || strlen(name) >= sizeof overrides[0].name) {
+      free(copy);
+      rc = -1;
+    } else {
+      snprintf(overrides[free_slot].name, sizeof overrides[0].name, "%s", name);
+      overrides[free_slot].value = copy;
+    }
+  }
+  pthread_mutex_unlock(&set_lock);
+  return rc;
+}
+
+int setting_text(const char *name, char *out, size_t cap) {
+  int found = 0;
+  pthread_mutex_lock(&set_lock);
+  for (int i = 0; i < OVERRIDES && !found; i++) {
+    if (overrides[i].value != NULL && strcmp(overrides[i].name, name) == 0) {
+      snprintf(out, cap, "%s", overrides[i].value);
+      found = 1;
+    }
+  }
+  pthread_mutex_unlock(&set_lock);
+  if (!found) {
+    const char *s = getenv(name);
+    if (s != NULL) snprintf(out, cap, "%s", s);
+    else if (cap > 0) out[0] = '\0';
+  }
+  return cap > 0 && out[0] != '\0';
+}
+
+/* ---- parsing */
+
+int setting_parse_number(const char *s, double lo, double hi, int integral, double *out,
+                         char *expected, size_t cap) {
   char *end = NULL;
   errno = 0;
   double v = strtod(s, &end);
   while (end != NULL && (*end == ' ' || *end == '\t')) end++;
-  char expected[160];
-  if (integral) snprintf(expected, sizeof expected, "a whole number from %.0f to %.0f", lo, hi);
-  else snprintf(expected, sizeof expected, "a number from %.15g to %.15g", lo, hi);
+  if (integral) snprintf(expected, cap, "a whole number from %.0f to %.0f", lo, hi);
+  else snprintf(expected, cap, "a number from %.15g to %.15g", lo, hi);
   if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v < lo || v > hi ||
-      (integral && v != floor(v))) {
+      (integral && v != floor(v)))
+    return 0;
+  *out = v;
+  return 1;
+}
+
+int setting_parse_switch(const char *s, int *out) {
+  static const char *const on[] = { "1", "on", "yes", "true" };
+  static const char *const off[] = { "0", "off", "no", "false" };
+  for (int i = 0; i < 4; i++) {
+    if (strcasecmp(s, on[i]) == 0 || strcasecmp(s, off[i]) == 0) {
+      *out = strcasecmp(s, on[i]) == 0;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+double setting_number(const char *name, double def, double lo, double hi, int integral) {
+  char s[SETTING_MAX];
+  if (!setting_text(name, s, sizeof s)) return def;
+  char expected[160];
+  double v;
+  if (!setting_parse_number(s, lo, hi, integral, &v, expected, sizeof expected)) {
     bad_value(name, s, expected, def, integral);
     return def;
   }
@@ -75,14 +153,10 @@ double setting_number(const char *name, double def, double lo, double hi, int in
 }
 
 int setting_switch(const char *name, int def) {
-  const char *s = getenv(name);
-  if (s == NULL || *s == '\0') return def;
-  static const char *const on[] = { "1", "on", "yes", "true" };
-  static const char *const off[] = { "0", "off", "no", "false" };
-  for (int i = 0; i < 4; i++) {
-    if (strcasecmp(s, on[i]) == 0) return 1;
-    if (strcasecmp(s, off[i]) == 0) return 0;
-  }
+  char s[SETTING_MAX];
+  if (!setting_text(name, s, sizeof s)) return def;
+  int v;
+  if (setting_parse_switch(s, &v)) return v;
   char key[KEY_MAX];
   snprintf(key, sizeof key, "setting %s", name);
   warn_once(key, "ignoring %s=%.60s: expected 1 or 0 (on/off, yes/no, true/false); "

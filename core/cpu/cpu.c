@@ -64,14 +64,13 @@ static int have_compiler;
 /* Words of LACC_CFLAGS: more is a mistake (a file pasted in), not a set of flags. */
 #define MAX_FLAG_WORDS 256
 
-static const char *cc_name(void) {
-  const char *s = getenv("LACC_CC");
-  return s != NULL && *s ? s : "cc";
+/* The compiler and its flags in force (LACC_CC, LACC_CFLAGS or lacc_config_set), into out. */
+void cpu_cc(char *out, size_t cap) {
+  if (!setting_text("LACC_CC", out, cap)) snprintf(out, cap, "cc");
 }
 
-static const char *cc_flags(void) {
-  const char *s = getenv("LACC_CFLAGS");
-  return s != NULL && *s ? s : "-O3 -march=native";
+void cpu_cflags(char *out, size_t cap) {
+  if (!setting_text("LACC_CFLAGS", out, cap)) snprintf(out, cap, "-O3 -march=native");
 }
 
 /* Flags lacc's semantics depend on: no contraction into fma (results must equal the
@@ -175,11 +174,13 @@ static int run_tool(char *const argv[], const char *log, double deadline, lacc_c
 }
 
 static void probe(void) {
-  char *argv[] = { (char *)cc_name(), "--version", NULL };
+  char cc[SETTING_MAX];
+  cpu_cc(cc, sizeof cc);
+  char *argv[] = { cc, "--version", NULL };
   have_compiler = run_tool(argv, "/dev/null", cc_timeout(), NULL) == 0;
   if (!have_compiler)
     fprintf(stderr, "lacc: no C compiler ('%s' failed); the cpu backend runs the interpreter "
-            "(set LACC_CC to a compiler)\n", cc_name());
+            "(set LACC_CC to a compiler)\n", cc);
 }
 
 int cpu_available(void) {
@@ -246,9 +247,10 @@ static int compile_failed(lacc_ctx *ctx, int rc, const char *logfile) {
     return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler did not finish within %g s "
                      "(LACC_CC_TIMEOUT) and was stopped", cc_timeout());
   char *log = read_log(logfile);
-  const char *mine = getenv("LACC_CFLAGS");
+  char mine[8];
   ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler failed on generated code%s:\n%.700s",
-            mine != NULL && *mine ? " (check LACC_CFLAGS)" : "", log != NULL ? log : "");
+            setting_text("LACC_CFLAGS", mine, sizeof mine) ? " (check LACC_CFLAGS)" : "",
+            log != NULL ? log : "");
   free(log);
   return LACC_ERR_BACKEND;
 }
@@ -266,7 +268,10 @@ static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id
   int ok = fputs(src, f) >= 0 && fprintf(f, "\nconst char lacc_kernel_id[] = \"%s\";\n", id) > 0;
   ok = fclose(f) == 0 && ok;
   if (!ok) return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s (%s)", cfile, strerror(errno));
-  char *flags = strdup(cc_flags());
+  char cc[SETTING_MAX], cflags[SETTING_MAX];
+  cpu_cc(cc, sizeof cc);
+  cpu_cflags(cflags, sizeof cflags);
+  char *flags = strdup(cflags);
   int n = 0;
   char **argv = flags != NULL ? split_flags(flags, NFIXED + 7, &n) : NULL;
   if (argv == NULL) {
@@ -274,7 +279,7 @@ static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id
     return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   }
   memmove(argv + 1, argv, sizeof *argv * (size_t)n);
-  argv[0] = (char *)cc_name();
+  argv[0] = cc;
   n++;
   if (strlen(src) > LACC_OPT_SOURCE) {
     argv[n++] = "-O0";   /* after the user's flags: the last -O counts */
@@ -341,7 +346,10 @@ static void *lookup(const unsigned char key[32]) {
 
 static int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
   if (source_size_check(ctx, "cpu", "C", strlen(src)) != LACC_OK) return ctx->errcode;
-  const char *parts[3] = { src, cc_name(), cc_flags() };
+  char cc[SETTING_MAX], cflags[SETTING_MAX];
+  cpu_cc(cc, sizeof cc);
+  cpu_cflags(cflags, sizeof cflags);
+  const char *parts[3] = { src, cc, cflags };
   unsigned char key[32];
   diskcache_key(3, parts, key);
   char id[48];

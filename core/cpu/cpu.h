@@ -6,5 +6,8 @@
 
 /* Whether a C compiler answers (probed once per process; warns once if not). */
 int cpu_available(void);
+/* The C compiler and its flags in force (LACC_CC, LACC_CFLAGS, lacc_config_set). */
+void cpu_cc(char *out, size_t cap);
+void cpu_cflags(char *out, size_t cap);
 
 #endif

@@ -118,6 +118,8 @@ static void *worker(void *unused) {
  * keeps its entries there, so it must never be unmapped: a Lua state that closes
  * unloads its C modules (and liblacc with them), and a waiting worker would then wake
  * up in unmapped code. */
+static _Atomic int started_with;   /* the pool's threads once it has started, else 0 */
+
 static void start(void) {
   int n = threads_wanted();
   P.nthreads = 1;
@@ -136,7 +138,13 @@ static void start(void) {
 
 int pool_threads(void) {
   pthread_once(&once, start);
+  started_with = P.nthreads;
   return P.nthreads;
+}
+
+int pool_threads_planned(int *started) {
+  *started = started_with != 0;
+  return *started ? started_with : threads_wanted();
 }
 
 void pool_run(int64_t nchunks, pool_fn fn, void *arg) {

@@ -8,6 +8,8 @@ typedef void (*pool_fn)(void *arg, int64_t chunk);
 
 /* Threads that run a job: the workers and the caller. */
 int pool_threads(void);
+/* The threads the pool has (*started 1) or will start with (LACC_THREADS or the cores). */
+int pool_threads_planned(int *started);
 /* fn(arg, c) for every chunk 0 <= c < nchunks, spread over the pool; returns when all
  * are done (or, with a stop test, fewer: see pool_on_stop). Runs on the calling thread alone when the pool is busy with another job. */
 void pool_run(int64_t nchunks, pool_fn fn, void *arg);

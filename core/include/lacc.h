@@ -188,6 +188,14 @@ char *lacc_devices(lacc_ctx *ctx);
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
 
+/* Settings, process-wide (every context sees them): "threads", "cache", "cache_mb", "cc",
+ * "cflags", "verbose", "backend", "device", put before the LACC_* environment variables of
+ * the same meaning. A bad value is an error that names the setting; value NULL or "" goes
+ * back to the environment's. lacc_config_get: every setting in force, "name=value" lines
+ * (malloc'd; free with lacc_string_free). */
+int lacc_config_set(lacc_ctx *ctx, const char *name, const char *value);
+char *lacc_config_get(lacc_ctx *ctx);
+
 /* Running. backend: "interp", "cpu", "opencl" or "opencl:<device>" (NULL: $LACC_BACKEND,
  * else "cpu"). Results are new arrays written to out[0..nroots-1]; the caller releases
  * them. examples/c/ shows a program on this API, and Lua states in several threads. */

@@ -95,6 +95,8 @@ char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
 char *lacc_devices(lacc_ctx *ctx);
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
+int lacc_config_set(lacc_ctx *ctx, const char *name, const char *value);
+char *lacc_config_get(lacc_ctx *ctx);
 int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
              lacc_array **out);
 typedef void (*lacc_progress_fn)(void *ud, double fraction);

@@ -325,6 +325,18 @@ function M.array_load_npy(path)
   return wrap_array(p)
 end
 
+function M.config_get()
+  local p = C.lacc_config_get(live())
+  if p == nil then raise() end
+  local s = ffi.string(p)
+  C.lacc_string_free(p)
+  return s
+end
+
+function M.config_set(name, value)
+  if C.lacc_config_set(live(), name, value) ~= 0 then raise() end
+end
+
 function M.array_read_png(path)
   local p = C.lacc_array_read_png(live(), path)
   if p == nil then raise() end

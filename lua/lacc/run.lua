@@ -77,7 +77,9 @@ end
 -- The backend name the core takes: "cpu", "interp", or "opencl[:device]" (opts.device
 -- or $LACC_DEVICE: a 1-based index or part of a device's name).
 local function check_backend(opts, what)
-  local backend = opts.backend or os.getenv("LACC_BACKEND") or "cpu"
+  -- nil: the core takes the backend in force (lacc.config, else LACC_BACKEND, else cpu)
+  if opts.backend == nil and opts.device == nil then return nil end
+  local backend = opts.backend or core.config_get():match("backend=([^\n]*)")
   if backend ~= "cpu" and backend ~= "interp" and backend ~= "opencl" then
     fail("%s: unknown backend '%s' (expected \"cpu\", \"opencl\" or \"interp\")", what,
          tostring(backend))
@@ -208,6 +210,33 @@ function F.compile(fn, opts)
                           core.program_run, prog, ...)
     end
     return core.program_run(prog, ...)
+  end
+end
+
+-- config{threads = 4, cache = "/path", cache_mb = 256, cc = "clang", cflags = "-O2",
+-- verbose = true, backend = "cpu", device = "2"}: settings before the LACC_* environment
+-- variables (process-wide); config() the settings in force.
+local config_numbers = { threads = true, cache_mb = true }
+function F.config(t)
+  if t == nil then
+    local r = {}
+    for name, value in core.config_get():gmatch("([%w_]+)=([^\n]*)\n") do
+      if config_numbers[name] then r[name] = tonumber(value)
+      elseif name == "verbose" then r[name] = value == "true"
+      elseif value ~= "" then r[name] = value end
+    end
+    return r
+  end
+  if type(t) ~= "table" then fail("config: expected a table of settings, got %s", util.describe(t)) end
+  for name, value in pairs(t) do
+    if type(name) ~= "string" then fail("config: expected setting names, got %s", util.describe(name)) end
+    local tv, text = type(value), nil
+    if tv == "boolean" then text = value and "1" or "0"
+    elseif tv == "number" then text = util.is_integer(value) and ("%d"):format(value) or ("%.17g"):format(value)
+    elseif tv == "string" then text = value
+    else fail("config: %s: expected a number, a string or a boolean, got %s", name, util.describe(value)) end
+    local ok, err = pcall(core.config_set, name, text)
+    if not ok then fail("%s", tostring(err)) end
   end
 end
 
