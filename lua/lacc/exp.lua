@@ -92,8 +92,25 @@ function M.weak_constant(v, t)
   return setmetatable({ node = e.node, t = e.t, _weak = v }, E)
 end
 
+-- A value that, like a Lua number, takes the type of the other operand where it meets one
+-- (a scalar argument of a compiled function, f64 where nothing says otherwise): a cast
+-- there; on_integer() is told when that type is an integer.
+function M.weak_value(x, on_integer)
+  return setmetatable({ node = x.node, t = x.t, _weakv = on_integer }, E)
+end
+
+local function meet(w, other)
+  if not is_exp(w) or not rawget(w, "_weakv") or not is_exp(other) or rawget(other, "_weakv")
+      or other.t == w.t or not types.is_scalar[other.t] or other.t == "bool" then
+    return w
+  end
+  if types.is_int(other.t) then rawget(w, "_weakv")() end
+  return M.cast(setmetatable({ node = w.node, t = w.t }, E), other.t)
+end
+
 -- Two operands: plain values (and weak constants) take the type of the other.
 local function lift2(a, b, what)
+  a, b = meet(a, b), meet(b, a)
   local wa, wb = is_exp(a) and rawget(a, "_weak"), is_exp(b) and rawget(b, "_weak")
   if wa and is_exp(b) and not wb and b.t ~= a.t and types.is_scalar[b.t] and types.is_int(b.t) then
     a = M.constant(wa, b.t)

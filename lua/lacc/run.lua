@@ -168,48 +168,103 @@ end
 -- the arrays programs keep); it falls when arrays are freed or collected.
 function F.memory() return core.bytes() end
 
--- compile(fn [, opts]) -> a function of host arrays. fn is traced once per kind of
--- arguments (element types, ranks, layouts) and optimised and compiled once; each call
--- then only binds the arrays and runs the kernels (Accelerate's runN).
+-- compile(fn [, opts]) -> a function of host arrays and scalars. fn is traced once per
+-- kind of arguments (element types, ranks, layouts) and optimised and compiled once; each
+-- call then only binds the arrays and runs the kernels (Accelerate's runN). A Lua number
+-- or boolean argument is a scalar parameter: its type is opts.args[i], else fixed by the
+-- first call (boolean: bool; an integral number: i64; else f64); fn gets it as an
+-- expression, and each call passes its value in a rank-0 array (one kernel for all values).
+local function scalar_type(v, declared)
+  if declared then return declared end
+  if type(v) == "boolean" then return "bool" end
+  if type(v) == "cdata" then return "i64" end
+  return "f64"
+end
+
+local function check_args_opt(args)
+  if args == nil then return {} end
+  if type(args) ~= "table" then fail("compile: args must be a table of element types by position, got %s", type(args)) end
+  for i, t in pairs(args) do
+    if type(i) ~= "number" or not types.is_scalar[t] then
+      fail("compile: args[%s] must be a scalar type, got %s", tostring(i), tostring(t))
+    end
+  end
+  return args
+end
+
 function F.compile(fn, opts)
   if type(fn) ~= "function" then fail("compile: expected a function, got %s", type(fn)) end
+  local declared = check_args_opt(type(opts) == "table" and opts.args or nil)
+  if type(opts) == "table" and opts.args ~= nil then   -- the other options as run's
+    local copy = {}
+    for k, v in pairs(opts) do if k ~= "args" then copy[k] = v end end
+    opts = copy
+  end
   opts = check_opts(opts, "compile")
   local backend = check_backend(opts, "compile")
-  local programs = {}
+  -- scalars[i]: the type of argument i, once fixed; integral[i]: an undeclared number
+  -- argument met an integer where fn used it, so its values must be integers
+  local programs, scalars, integral = {}, {}, {}
   return function(...)
     local n = select("#", ...)
     local args, key = { ... }, {}
     for i = 1, n do
       local a = args[i]
-      if not array.is_array(a) then
-        fail("compiled function: argument %d is %s, expected a host array", i, type(a))
+      local ta = type(a)
+      if ta == "number" or ta == "boolean" or (ta == "cdata" and not array.is_array(a)) then
+        scalars[i] = scalars[i] or scalar_type(a, declared[i])
+        local ok, box = pcall(array.new, scalars[i], {}, a)
+        if not ok then
+          fail("compiled function: argument %d: %s", i, (tostring(box):gsub("^array: ", ""):gsub(" %(at [^)]*%)$", "")))
+        end
+        args[i] = box
+        key[i] = "scalar " .. scalars[i]
+      else
+        if not array.is_array(a) then
+          fail("compiled function: argument %d is %s, expected a host array or a number", i,
+               util.describe(a))
+        end
+        array.alive(a, "compiled function")
+        key[i] = ("%s/%d/%s"):format(core.array_type(a), #core.array_shape(a), core.array_layout(a))
       end
-      array.alive(a, "compiled function")
-      key[i] = ("%s/%d/%s"):format(core.array_type(a), #core.array_shape(a), core.array_layout(a))
     end
+    local kinds = key
     key = table.concat(key, " ")
     local prog = programs[key]
     if not prog then
-      local params = {}
+      local params, given = {}, {}
       for i = 1, n do
         local a = args[i]
         params[i] = wrap(core.node_param(i - 1, core.array_type(a), #core.array_shape(a),
                                          core.array_layout(a), where()))
+        if kinds[i]:find("^scalar ") then
+          given[i] = lacc.the(params[i])
+          if not declared[i] and scalars[i] == "f64" then
+            given[i] = exp.weak_value(given[i], function() integral[i] = true end)
+          end
+        else
+          given[i] = params[i]
+        end
       end
-      local res = pack(fn(unpack(params, 1, n)))
-      if res.n > 1 then
-        fail("compile: the function returned %d values; return one array program or a table of them",
-             res.n)
-      end
-      local roots = roots_of(res[1], "compile")
+      local res = pack(fn(unpack(given, 1, n)))
+      if res.n == 0 then fail("compile: the function returned nothing; return array programs") end
+      local roots = roots_of(res.n > 1 and { unpack(res, 1, res.n) } or res[1], "compile")
       prog = with_options(opts, core.program_new, backend, n, nodes(roots))
       programs[key] = prog
     end
+    for i = 1, n do   -- after the trace: it may have found that fn uses one as an integer
+      local v = select(i, ...)
+      if integral[i] and type(v) == "number" and not util.is_integer(v) then
+        fail("compiled function: argument %d is %s, and the function uses it as an integer " ..
+             "(declare its type: lacc.compile(fn, {args = {[%d] = \"f64\"}}) and cast)", i,
+             util.show(v), i)
+      end
+    end
     if opts.progress then
       return with_options({ progress = opts.progress, progress_after = opts.progress_after },
-                          core.program_run, prog, ...)
+                          core.program_run, prog, unpack(args, 1, n))
     end
-    return core.program_run(prog, ...)
+    return core.program_run(prog, unpack(args, 1, n))
   end
 end
 

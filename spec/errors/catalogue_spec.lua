@@ -826,9 +826,12 @@ catalogue("using and compiling", {
   { "compile of a number", function() return lacc.compile(5) end, "compile",
     "expected a function, got number" },
   { "explain of a number", function() return lacc.explain(5) end, "explain", "got number" },
-  { "a compiled function given a number", function()
+  { "a compiled function given a string", function()
+    return lacc.compile(function(a) return lacc.map(id, a) end)("five")
+  end, "compiled function", "argument 1", "expected a host array or a number" },
+  { "a compiled function's number used as an array", function()
     return lacc.compile(function(a) return lacc.map(id, a) end)(5)
-  end, "compiled function", "argument 1" },
+  end, "map", "expected an array, got a scalar expression" },
   { "a compiled function returning a number", function()
     return lacc.compile(function() return 5 end)(xs)
   end, "compile", "number" },
