@@ -13,7 +13,8 @@ description = {
 dependencies = { "lua >= 5.1" }
 local core_sources = {
   -- the core, part by part (docs/architecture.md)
-  "core/run.c", "core/base/array.c", "core/base/ctx.c", "core/base/diskcache.c",
+  "core/run.c", "core/config.c", "core/base/array.c", "core/base/bulk.c", "core/base/ctx.c",
+  "core/base/diskcache.c", "core/base/npy.c",
   "core/base/errors.c", "core/base/interrupt.c", "core/base/layout.c", "core/base/loop.c",
   "core/base/nodes.c", "core/base/png.c", "core/base/prim.c", "core/base/settings.c",
   "core/base/sha256.c", "core/base/text.c", "core/base/type.c", "core/front/awhile.c",
@@ -22,7 +23,8 @@ local core_sources = {
   "core/kir/exec.c", "core/kir/explain_plan.c", "core/kir/lower.c",
   "core/kir/bounds.c", "core/kir/hoist.c", "core/kir/lower_control.c", "core/kir/lower_elem.c", "core/kir/lower_fold.c",
   "core/kir/lower_ir.c", "core/kir/lower_pull.c", "core/kir/lower_push.c",
-  "core/kir/lower_scalar.c", "core/kir/lower_scan.c", "core/kir/lower_tile.c", "core/kir/plan.c", "core/cpu/cpu.c",
+  "core/kir/lower_scalar.c", "core/kir/lower_scan.c", "core/kir/lower_tile.c", "core/kir/plan.c",
+  "core/kir/ranges.c", "core/cpu/cpu.c",
   "core/cpu/pool.c",
   -- the OpenCL backend: built against Debian's opencl-headers when they are there (else
   -- without it: opencl/none.c), libOpenCL.so.1 opened at run time (no link dependency)

@@ -8,6 +8,15 @@ LUAJIT=${LUAJIT:-luajit}
 root=$(pwd)
 tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
+# every source of the library is in the rockspec (a missing one links, then fails to load)
+missing=""
+for f in core/*.c core/base/*.c core/front/*.c core/ast/*.c core/kir/*.c core/cpu/*.c opencl/*.c; do
+  grep -q "\"$f\"" rockspec/lacc-scm-1.rockspec || missing="$missing $f"
+done
+if [ -n "$missing" ]; then
+  echo "rock: rockspec/lacc-scm-1.rockspec lacks:$missing"
+  exit 1
+fi
 if ! command -v luarocks >/dev/null 2>&1; then
   echo "rock: luarocks not found (sh tools/deps.sh installs it)"
   exit 1
