@@ -792,6 +792,13 @@ static int l_transfers(lua_State *L) {
   return 4;
 }
 
+static int l_version(lua_State *L) {
+  lua_pushinteger(L, LACC_VERSION_MAJOR);
+  lua_pushinteger(L, LACC_VERSION_MINOR);
+  lua_pushinteger(L, LACC_VERSION_PATCH);
+  return 3;
+}
+
 static int l_abi_version(lua_State *L) {
   lua_pushinteger(L, lacc_abi_version());
   return 1;
@@ -837,7 +844,7 @@ static void push_limits(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-  { "abi_version", l_abi_version }, { "array_new", l_array_new }, { "array_free", l_array_free },
+  { "abi_version", l_abi_version }, { "version", l_version }, { "array_new", l_array_new }, { "array_free", l_array_free },
   { "array_type", l_array_type }, { "array_shape", l_array_shape }, { "array_size", l_array_size },
   { "array_nleaves", l_array_nleaves }, { "array_leaf_type", l_array_leaf_type },
   { "array_get", l_array_get }, { "array_set", l_array_set }, { "node_const", l_node_const },

@@ -17,6 +17,10 @@
 
 #define LACC_ABI_VERSION 1
 
+/* lacc's version: the one source of it (the Lua module's lacc._VERSION and lacc.version
+ * read it; the rockspecs are checked against it). */
+enum { LACC_VERSION_MAJOR = 0, LACC_VERSION_MINOR = 1, LACC_VERSION_PATCH = 0 };
+
 /* The core's limits (docs/guide.md, Limits): past one, the error says which. An enum so
  * that the LuaJIT cdef carries them; both bindings give them to Lua as core.limits. */
 enum lacc_limit {

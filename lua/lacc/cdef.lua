@@ -1,5 +1,6 @@
 -- Generated from core/include/lacc.h by tools/gen_cdef.sh: do not edit.
 return [[
+enum { LACC_VERSION_MAJOR = 0, LACC_VERSION_MINOR = 1, LACC_VERSION_PATCH = 0 };
 enum lacc_limit {
   LACC_MAX_RANK = 8,
   LACC_MAX_ELEMS_LOG2 = 40,

@@ -114,6 +114,7 @@ function M.is_array(x) return type(x) == "cdata" and ffi.istype(box_t, x) end
 function M.array_alive(x) return M.is_array(x) and x.a ~= nil end
 function M.is_node(x) return type(x) == "cdata" and ffi.istype(node_ptr_t, x) end
 function M.abi_version() return C.lacc_abi_version() end
+function M.version() return K.LACC_VERSION_MAJOR, K.LACC_VERSION_MINOR, K.LACC_VERSION_PATCH end
 function M.array_metatable() return hooks end
 function M.bytes() return tonumber(C.lacc_ctx_bytes(live())) end
 local transfers_box = ffi.new("lacc_transfers[1]")

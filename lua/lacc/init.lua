@@ -10,7 +10,9 @@ local exp = require "lacc.exp"
 local array = require "lacc.array"
 local accs = require "lacc.acc"
 
-local lacc = { _VERSION = "lacc scm", binding = util.core.binding }
+local major, minor, patch = util.core.version()
+local lacc = { _VERSION = ("lacc %d.%d.%d"):format(major, minor, patch), binding = util.core.binding }
+lacc.version = util.readonly({ major = major, minor = minor, patch = patch }, "lacc.version")
 
 for _, s in ipairs(types.scalars) do lacc[s] = s end
 lacc.limits = util.readonly(util.limits, "lacc.limits")

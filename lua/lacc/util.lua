@@ -5,6 +5,9 @@ local M = {}
 
 if type(jit) == "table" then
   M.core = require "lacc.ffi_core"
+elseif _VERSION ~= "Lua 5.4" then
+  error(("lacc runs on Lua 5.4 and LuaJIT, not %s (busted: busted --lua=lua5.4 or " ..
+         "--lua=luajit)"):format(_VERSION), 0)
 else
   M.core = require "lacc.core"
 end
