@@ -21,7 +21,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: all test test-opencl demo deps check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
+.PHONY: all test test-opencl demo deps lint check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
 
 all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core $(B)/examples/saxpy $(B)/examples/threads
 
@@ -72,6 +72,10 @@ test-opencl: deps
 
 deps:
 	@sh tools/deps.sh
+
+# luacheck over every Lua file (.luacheckrc): zero warnings; also a step of make test.
+lint: deps
+	@luacheck lua spec tools bench examples --no-color -q
 
 # Differential fuzzing (interp against cpu) for FUZZ_SECONDS (default 600), seed FUZZ_SEED.
 FUZZ_SECONDS ?= 600

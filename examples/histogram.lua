@@ -23,6 +23,7 @@ for _, c in ipairs(counts) do
   total, most = total + c, math.max(most, c)
 end
 for b, c in ipairs(counts) do
-  print(("%4.2f-%4.2f %8d %s"):format((b - 1) / bins, b / bins, tonumber(c), ("#"):rep(math.floor(50 * tonumber(c) / most + 0.5))))
+  local bar = ("#"):rep(math.floor(50 * tonumber(c) / most + 0.5))
+  print(("%4.2f-%4.2f %8d %s"):format((b - 1) / bins, b / bins, tonumber(c), bar))
 end
 print(("%d values in %d bins (%d counted)"):format(n, bins, total))

@@ -127,13 +127,14 @@ local function run_example(lacc, name)
   local tmp = os.tmpname()
   local env = { LACC_BACKEND = "interp" }
   for k, v in pairs(sizes) do env[k] = v == true and tmp .. "_" .. k .. ".png" or v end
+  -- the example runs with its environment faked and its printing muted
   local getenv, print_ = os.getenv, print
-  os.getenv = function(k) if env[k] ~= nil then return env[k] end return getenv(k) end
-  print = function() end
+  os.getenv = function(k) if env[k] ~= nil then return env[k] end return getenv(k) end -- luacheck: ignore 122
+  print = function() end -- luacheck: ignore 121
   local ok, err = pcall(function()
     return capture(lacc, load_named("examples/" .. name .. ".lua"))
   end)
-  os.getenv, print = getenv, print_
+  os.getenv, print = getenv, print_ -- luacheck: ignore 121 122
   os.execute(("rm -f '%s' '%s'_*"):format(tmp, tmp))
   if not ok then error("examples/" .. name .. ".lua: " .. tostring(err), 0) end
   return err

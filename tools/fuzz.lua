@@ -940,8 +940,6 @@ end
 -- generate sh (\ix -> cast<T>(mod(sum of ix * p_d, m) - off)).
 local function hashed(T, sh, m, off)
   local ps = { 7919, 31, 104729 }
-  local its = {}
-  for i = 1, #sh do its[i] = S("i64") end
   local terms = {}
   for i = 1, #sh do terms[i] = "x" .. i .. " * " .. ps[i] end
   local text = ("generate %s (\\%s -> cast<%s>(mod(%s, %d) - %d))"):format(shtext(sh),
@@ -1189,7 +1187,6 @@ gen_arr = function(d, r)
         local a = with_captures(nil, function() return lacc[f](pf, c.a) end)
         return node(a, S("bool"), {}, f .. " (" .. txt() .. ") " .. c.id, { c })
       end
-      local n = known(c.sh) and size_of(c.sh) or -1
       if chance(0.15) then
         c = coerce(c, is_float, { "f32", "f64" })
         local f = pick { "maximum", "minimum" }
@@ -1323,7 +1320,8 @@ gen_arr = function(d, r)
       local f = op == "+" and function(x, y) return x + y end or lacc[op]
       local sh = copy(c.sh)
       local z = scalar_value(c.T.n)
-      local a, zt = nil, ""
+      local a
+      local zt = ""
       if kind == "foldSeg" then
         a, zt, sh[r] = lacc.foldSeg(f, lacc.constant(z, c.T.n), c.a, segs.a), " " .. fmtval(z), nseg
       elseif kind == "fold1Seg" then
@@ -1599,10 +1597,10 @@ local function check()
       ctx = c
       return ps
     end, { backend = "cpu", layout = c.layout_out })
-    for call = 1, 2 do
+    for k = 1, 2 do
       local rk = pack(pcall(fn, unpack(c.inputs, 1, #c.inputs)))
       ctx = c
-      msg = compare_runs(ri, rk, "lacc.compile (call " .. call .. ")", roots)
+      msg = compare_runs(ri, rk, "lacc.compile (call " .. k .. ")", roots)
       free_results(rk)
       if msg then break end
     end

@@ -249,11 +249,11 @@ function M.merge(coll)
     local vals = {}
     for k, g in ipairs(coll.groups) do vals[k] = values(g) end
     local pos = positions(coll)
-    return L.permute(function(new) return new end, out, function(j) return pos[j] + 1 end,
+    return L.permute(function(x) return x end, out, function(j) return pos[j] + 1 end,
                      L.concat(vals))
   end
   for _, g in ipairs(coll.groups) do
-    out = L.permute(function(new) return new end, out, function(j) return g.pos[j] + 1 end, values(g))
+    out = L.permute(function(x) return x end, out, function(j) return g.pos[j] + 1 end, values(g))
   end
   return out
 end

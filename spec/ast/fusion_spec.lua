@@ -280,11 +280,14 @@ describe("lacc.compile", function()
     end
   end)
 
-  it("rejects what is not an array", function()
+  it("rejects what is neither an array nor a scalar, and a scalar used as an array", function()
     local g = lacc.compile(function(a) return lacc.map(plus1, a) end)
-    local ok, err = pcall(g, 3)
+    local ok, err = pcall(g, "three")
     assert.is_false(ok)
-    assert.truthy(err:find("argument 1 is number", 1, true))
+    assert.truthy(err:find("argument 1 is string", 1, true), err)
+    ok, err = pcall(g, 3)   -- a number is a scalar parameter: map wants an array
+    assert.is_false(ok)
+    assert.truthy(err:find("map: expected an array, got a scalar expression", 1, true), err)
     assert.has_error(function() lacc.compile(3) end)
   end)
 end)
@@ -374,8 +377,9 @@ describe("kernel cache", function()
   it("LACC_VERBOSE reports each first build, once, with the time it took", function()
     local dir = os.tmpname()
     os.remove(dir)
-    local cmd = ([[LACC_VERBOSE=1 LACC_CACHE='%s' %s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
-      for _ = 1, 2 do io.write(table.concat(lacc.run(lacc.map(function(v) return v * 5 - 1 end, x)):totable(), ","), ";") end' 2>&1]])
+    local cmd = ([[LACC_VERBOSE=1 LACC_CACHE='%s' %s -e 'local lacc = require "lacc";
+      local x = lacc.fromtable({1,2,3,4}, "i16"); for _ = 1, 2 do
+      io.write(table.concat(lacc.run(lacc.map(function(v) return v * 5 - 1 end, x)):totable(), ","), ";") end' 2>&1]])
       :format(dir, arg and arg[-1] or "lua5.4")
     local function child()
       local h = io.popen(cmd)

@@ -177,7 +177,9 @@ if have then
 
     it("reports the failing element with the smallest index, as the cpu backend does", function()
       local xs = big("i32", function(i) return i end)
-      local p = lacc.map(function(v) return lacc.idiv(v, lacc.cond(lacc.gt(v, 200000), lacc.constant(0, "i32"), lacc.constant(1, "i32"))) end, xs)
+      local p = lacc.map(function(v)
+        return lacc.idiv(v, lacc.cond(lacc.gt(v, 200000), lacc.constant(0, "i32"), lacc.constant(1, "i32")))
+      end, xs)
       local ok1, e1 = pcall(lacc.run, p, cl)
       local ok2, e2 = pcall(lacc.run, p, cpu)
       assert.is_false(ok1)
@@ -187,6 +189,7 @@ if have then
       ok1, e1 = pcall(lacc.run, q, cl)
       ok2, e2 = pcall(lacc.run, q, cpu)
       assert.is_false(ok1)
+      assert.is_false(ok2)
       assert.are.equal(e2, e1)
     end)
   end)

@@ -5,7 +5,6 @@
 -- Each scenario that crashed runs in a child process of the same VM and environment, so a
 -- crash fails its test instead of ending busted.
 local H = require "helper"
-local lacc = H.lacc
 
 local vm = arg and arg[-1] or (type(jit) == "table" and "luajit" or "lua5.4")
 -- Under make check-asan the children inherit the sanitizers; PoCL's threads upset

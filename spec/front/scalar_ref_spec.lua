@@ -237,7 +237,10 @@ for _, backend in ipairs(H.backends) do
         { "signum", lacc.signum, function(a) if a > 0 then return 1 elseif a < 0 then return -1 end return a end },
         { "floor", lacc.floor, math.floor }, { "ceil", lacc.ceil, math.ceil },
         { "round", lacc.round, round },
-        { "truncate", lacc.truncate, function(a) if a ~= a then return a end return a >= 0 and math.floor(a) or math.ceil(a) end },
+        { "truncate", lacc.truncate, function(a)
+          if a ~= a then return a end
+          return a >= 0 and math.floor(a) or math.ceil(a)
+        end },
         { "isnan", lacc.isnan, function(a) return a ~= a end },
         { "sqrt", lacc.sqrt, math.sqrt, 1e-7 }, { "exp", lacc.exp, math.exp, 1e-6 },
         { "log", lacc.log, math.log, 1e-6 }, { "sin", lacc.sin, math.sin, 1e-6 },

@@ -96,7 +96,9 @@ for _, backend in ipairs(H.backends) do
         }
         local r = lacc.run(lacc.map(function(e)
           return lacc.match(e, {
-            Left = function(m) return lacc.match(m, { Just = function(x) return x + 100 end, Nothing = function() return 1 end }) end,
+            Left = function(m)
+              return lacc.match(m, { Just = function(x) return x + 100 end, Nothing = function() return 1 end })
+            end,
             Right = function(m) return lacc.match(m, { Just = function(x) return x * 10 end, _ = function() return 2 end }) end,
           })
         end, lacc.fromtable(vals, T)), opts)

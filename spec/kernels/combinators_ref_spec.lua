@@ -10,7 +10,6 @@ local function with_rank(min)
   return r
 end
 
-local function shape_str(s) return "{" .. table.concat(s, ",") .. "}" end
 
 -- reference fold along the innermost dimension of a flat table
 local function ref_fold(flat, shape, f, z)

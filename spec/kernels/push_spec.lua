@@ -21,7 +21,7 @@ local function ref_push(kind, a, ash, b, bsh)
   local ra, oa = rows(a, ash)
   local rb, ob = rows(b, bsh)
   local outer = math.min(oa, ob)
-  local out, inner = {}, 0
+  local out = {}
   -- outer dimensions intersect: only for rank 2 here (rank 1 has one row each)
   if #ash == 2 then outer = math.min(ash[1], bsh[1]) end
   for o = 1, outer do
@@ -36,10 +36,9 @@ local function ref_push(kind, a, ash, b, bsh)
         row[#row + 1] = y[j]
       end
     end
-    inner = #row
     for _, v in ipairs(row) do out[#out + 1] = v end
   end
-  local sh = #ash == 2 and { outer, inner } or { inner }
+  local sh
   if #ash == 1 then
     sh = { kind == "append" and ash[1] + bsh[1] or 2 * math.min(ash[1], bsh[1]) }
   else
@@ -126,8 +125,6 @@ for _, b in ipairs(H.backends) do
           end
         end
         -- nested: reverse of a concat of three, rotated
-        local want = {}
-        for _, v in ipairs(fa) do want[#want + 1] = v end
         if rank == 1 then
           local fc = {}
           for _, v in ipairs(fb) do fc[#fc + 1] = v end

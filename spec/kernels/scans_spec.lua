@@ -106,7 +106,8 @@ for _, b in ipairs(H.backends) do
         end
         local xs = lacc.fromtable(tbl, T)
         for _, k in ipairs(kinds) do
-          local p = k:find("1") and lacc[k](lcompose, xs) or lacc[k](lcompose, lacc.tuple(lacc.constant(1, "i64"), lacc.constant(0, "i64")), xs)
+          local id = lacc.tuple(lacc.constant(1, "i64"), lacc.constant(0, "i64"))
+          local p = k:find("1") and lacc[k](lcompose, xs) or lacc[k](lcompose, id, xs)
           local want = ref_scan(k, compose, { 1, 0 }, flat, sh)
           local got = lacc.run(p, opts)
           assert.are.same(out_shape(k, sh), got:shape())
@@ -175,7 +176,8 @@ describe("scans on cpu, long rows (three passes over chunks)", function()
     end))
     assert.are.equal(T, xs:type())
     for _, k in ipairs { "scanl1", "scanr" } do
-      local p = k == "scanl1" and lacc.scanl1(lcompose, xs) or lacc.scanr(lcompose, lacc.tuple(lacc.constant(1, "i64"), lacc.constant(0, "i64")), xs)
+      local id = lacc.tuple(lacc.constant(1, "i64"), lacc.constant(0, "i64"))
+      local p = k == "scanl1" and lacc.scanl1(lcompose, xs) or lacc.scanr(lcompose, id, xs)
       local c = lacc.run(p, { backend = "cpu" }):totable()
       local i = lacc.run(p, { backend = "interp" }):totable()
       for j = 1, #i, 4999 do assert.are.same(i[j], c[j], k) end

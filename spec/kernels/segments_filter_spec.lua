@@ -186,6 +186,7 @@ for _, b in ipairs(H.backends) do
   end)
 
   describe("segmented combinators of tuples on " .. b, function()
+    local opts = { backend = b }
     -- f returns several values: a tuple, as in every other combinator (issue 27)
     local f = function(a, c) return a[1] - c[1], a[2] + c[2] end
     local fl = function(a, c) return { wrap32(a[1] - c[1]), wrap32(a[2] + c[2]) } end

@@ -42,7 +42,7 @@ for _, b in ipairs(H.backends) do
       local xs = lacc.fromtable({ 1, -2 }, "i32")
       assert.are.same({ 1, -2 }, pick(xs, true):totable())
       assert.are.same({ -1, 2 }, pick(xs, false):totable())
-      local h = lacc.compile(function(xs, k) return lacc.map(function(x) return lacc.idiv(x, k) end, xs) end,
+      local h = lacc.compile(function(ys, k) return lacc.map(function(x) return lacc.idiv(x, k) end, ys) end,
                              { backend = b, args = { [2] = "i32" } })
       assert.are.same({ 3, -4 }, h(lacc.fromtable({ 7, -7 }, "i32"), 2):totable())
       local ok, err = pcall(h, xs, 1.5)
