@@ -60,3 +60,6 @@ build = {
     ["lacc.util"] = "lua/lacc/util.lua",
   },
 }
+-- luarocks test: the busted suite, offline, with the system's busted (tools/rocktest.sh
+-- builds the tree's library first; the .busted file gives the paths)
+test = { type = "command", command = "sh tools/rocktest.sh" }
