@@ -220,8 +220,11 @@ print('bad:', bad)
 import numpy as np
 np.save(%q + '/v.npy', np.array([[1, -2, 3], [4, 5, -6]], dtype='>i4'))
 np.save(%q + '/s.npy', np.array([(1, 2.5)], dtype=[('x', '<u1'), ('y', '<f4')]))
+for v in [(2, 0), (3, 0)]:
+    with open(%q + '/v%%d.npy' %% v[0], 'wb') as f:
+        np.lib.format.write_array(f, np.array([[7, -8]], dtype='<i2'), version=v)
 print('ok')
-]=]):format(dir, dir))
+]=]):format(dir, dir, dir))
     assert.truthy(out:find("ok"), out)
     local v = lacc.load(dir .. "/v.npy")
     assert.are.equal("i32", v:type())
@@ -229,6 +232,11 @@ print('ok')
     local s = lacc.load(dir .. "/s.npy")
     assert.are.equal("(u8,f32)", s:type())
     assert.are.same({ { 1, 2.5 } }, s:totable())
+    for _, v in ipairs { 2, 3 } do   -- version 2.0 and 3.0 headers (4-byte lengths)
+      local a = lacc.load(dir .. "/v" .. v .. ".npy")
+      assert.are.equal("i16", a:type())
+      assert.are.same({ { 7, -8 } }, a:totable())
+    end
   end)
 
   it("says what is wrong with a file it cannot hold, and leaves nothing half-written", function()
