@@ -75,7 +75,7 @@ deps:
 
 # luacheck over every Lua file (.luacheckrc): zero warnings; also a step of make test.
 lint: deps
-	@luacheck lua spec tools bench examples --no-color -q
+	@luacheck lua spec tools bench examples types --no-color -q
 
 # Differential fuzzing (interp against cpu) for FUZZ_SECONDS (default 600), seed FUZZ_SEED.
 FUZZ_SECONDS ?= 600

@@ -36,7 +36,7 @@ local defines = { "_DEFAULT_SOURCE", "_POSIX_C_SOURCE=200809L" }
 local libraries = { "png16", "m", "dl", "pthread" }
 build = {
   type = "builtin",
-  copy_directories = { "docs", "examples" },
+  copy_directories = { "docs", "examples", "types" },
   modules = {
     -- the C library for LuaJIT's FFI (found through package.cpath as liblacc.so)
     liblacc = { sources = core_sources, incdirs = { "core", "core/include" },

@@ -58,7 +58,7 @@ else
 fi
 
 echo "== lint (luacheck, .luacheckrc)"
-if luacheck lua spec tools bench examples --no-color -q; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+if luacheck lua spec tools bench examples types --no-color -q; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
 echo "== rock (luarocks make into a temporary tree)"
 if LUA54="$LUA54" LUAJIT="$LUAJIT" sh tools/rockcheck.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

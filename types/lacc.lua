@@ -1,0 +1,1000 @@
+---@meta
+-- LuaLS definitions of lacc's Lua surface (docs/guide.md is the contract): completion and
+-- type hints in editors. Install with the rock, or point the language server's
+-- workspace.library at this folder. spec/surface/types_spec.lua checks that every name of
+-- the module is here and every name here is the module's.
+
+---@alias lacc.ScalarType "bool"|"i8"|"i16"|"i32"|"i64"|"u8"|"u16"|"u32"|"u64"|"f32"|"f64"
+---@alias lacc.Type lacc.ScalarType|string|lacc.Data  a scalar type, a tuple "(f32,i64)", a sum
+---@alias lacc.Shape integer[]|lacc.Exp[]
+---@alias lacc.Value number|boolean|lacc.Exp
+---@alias lacc.ArrayLike lacc.Array|lacc.Program
+
+---A host array: elements in C memory, struct-of-arrays by field.
+---@class lacc.Array
+---@field [integer] any  a[i] of a rank-1 array (a[#a + 1] is nil)
+local Array = {}
+---@param ... integer|any  1-based indices, then (for set) the value
+function Array:get(...) end
+function Array:set(...) end
+---@param lin integer 0-based linear index
+function Array:at_linear(lin) end
+---@return table
+function Array:totable() end
+---@return fun(a: lacc.Array, i: integer): integer, any
+function Array:values() end
+---@return string
+function Array:tobytes() end
+---@return ffi.cdata*  LuaJIT only: a typed pointer into the elements
+function Array:ptr() end
+---@param path string  a NumPy .npy file
+function Array:save(path) end
+---@return integer[]
+function Array:shape() end
+---@return integer
+function Array:size() end
+---@return string
+function Array:type() end
+---@return string
+function Array:layout() end
+function Array:free() end
+---@param path string
+function Array:write_png(path) end
+
+---An array program: built by the combinators, run by lacc.run.
+---@class lacc.Program
+local Program = {}
+
+---A scalar expression inside a function given to a combinator.
+---@class lacc.Exp
+---@operator add(lacc.Value): lacc.Exp
+---@operator sub(lacc.Value): lacc.Exp
+---@operator mul(lacc.Value): lacc.Exp
+---@operator div(lacc.Value): lacc.Exp
+---@operator mod(lacc.Value): lacc.Exp
+---@operator pow(lacc.Value): lacc.Exp
+---@operator unm: lacc.Exp
+local Exp = {}
+
+---A variant-wise collection of a sum type's elements (lacc.partition).
+---@class lacc.Collection
+local Collection = {}
+
+---A function made by lacc.compile: host arrays and Lua numbers or booleans in, arrays out.
+---@alias lacc.Compiled fun(...: lacc.Array|number|boolean): lacc.Array, ...
+
+---A sum type made by lacc.data.
+---@class lacc.Data
+
+---@class lacc.RunOptions
+---@field backend? "cpu"|"interp"|"opencl"
+---@field device? integer|string
+---@field layout? string
+---@field progress? fun(fraction: number)
+---@field progress_after? number
+---@field fusion? boolean
+---@field sharing? boolean
+---@field source? boolean|"opencl"
+---@field args? table<integer, lacc.ScalarType>  compile: types of scalar arguments
+
+---@class lacc.Config
+---@field threads? integer
+---@field cache? string
+---@field cache_mb? number
+---@field cc? string
+---@field cflags? string
+---@field verbose? boolean
+---@field backend? string
+---@field device? string
+
+---@class lacc
+---@field _VERSION string
+---@field version {major: integer, minor: integer, patch: integer}
+---@field binding string
+---@field limits table<string, integer>
+---@field ignore lacc.Exp  permute's "drop this element"
+---@field all any  slice/replicate's whole dimension; also lacc.all(p, xs)
+
+---@field bool "bool"
+---@field i8 "i8"
+---@field i16 "i16"
+---@field i32 "i32"
+---@field i64 "i64"
+---@field u8 "u8"
+---@field u16 "u16"
+---@field u32 "u32"
+---@field u64 "u64"
+---@field f32 "f32"
+---@field f64 "f64"
+local lacc = {}
+
+---abs of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.abs(x) end
+
+---signum of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.signum(x) end
+
+---sqrt of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.sqrt(x) end
+
+---exp of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.exp(x) end
+
+---log of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.log(x) end
+
+---sin of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.sin(x) end
+
+---cos of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.cos(x) end
+
+---tan of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.tan(x) end
+
+---asin of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.asin(x) end
+
+---acos of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.acos(x) end
+
+---atan of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.atan(x) end
+
+---floor of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.floor(x) end
+
+---ceil of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.ceil(x) end
+
+---round of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.round(x) end
+
+---round_even of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.round_even(x) end
+
+---truncate of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.truncate(x) end
+
+---sinh of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.sinh(x) end
+
+---cosh of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.cosh(x) end
+
+---tanh of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.tanh(x) end
+
+---asinh of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.asinh(x) end
+
+---acosh of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.acosh(x) end
+
+---atanh of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.atanh(x) end
+
+---log2 of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.log2(x) end
+
+---log10 of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.log10(x) end
+
+---log1p of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.log1p(x) end
+
+---expm1 of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.expm1(x) end
+
+---cbrt of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.cbrt(x) end
+
+---isnan: a bool expression
+---@param x lacc.Value
+---@return lacc.Exp|boolean
+function lacc.isnan(x) end
+
+---isinf: a bool expression
+---@param x lacc.Value
+---@return lacc.Exp|boolean
+function lacc.isinf(x) end
+
+---isfinite: a bool expression
+---@param x lacc.Value
+---@return lacc.Exp|boolean
+function lacc.isfinite(x) end
+
+---min of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.min(a, b) end
+
+---max of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.max(a, b) end
+
+---atan2 of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.atan2(a, b) end
+
+---hypot of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.hypot(a, b) end
+
+---pow of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.pow(a, b) end
+
+---idiv of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.idiv(a, b) end
+
+---imod of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.imod(a, b) end
+
+---quot of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.quot(a, b) end
+
+---rem of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.rem(a, b) end
+
+---band of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.band(a, b) end
+
+---bor of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.bor(a, b) end
+
+---bxor of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.bxor(a, b) end
+
+---shl of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.shl(a, b) end
+
+---shr of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.shr(a, b) end
+
+---ipow of two expressions of one type
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp|number
+function lacc.ipow(a, b) end
+
+---eq: a bool expression (Lua's == and < give Lua booleans)
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp
+function lacc.eq(a, b) end
+
+---ne: a bool expression (Lua's == and < give Lua booleans)
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp
+function lacc.ne(a, b) end
+
+---lt: a bool expression (Lua's == and < give Lua booleans)
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp
+function lacc.lt(a, b) end
+
+---le: a bool expression (Lua's == and < give Lua booleans)
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp
+function lacc.le(a, b) end
+
+---gt: a bool expression (Lua's == and < give Lua booleans)
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp
+function lacc.gt(a, b) end
+
+---ge: a bool expression (Lua's == and < give Lua booleans)
+---@param a lacc.Value
+---@param b lacc.Value
+---@return lacc.Exp
+function lacc.ge(a, b) end
+
+---short-circuit and of bool expressions
+---@param a lacc.Exp
+---@param b lacc.Exp
+---@return lacc.Exp
+function lacc.land(a, b) end
+
+---short-circuit or of bool expressions
+---@param a lacc.Exp
+---@param b lacc.Exp
+---@return lacc.Exp
+function lacc.lor(a, b) end
+
+---not of a bool expression
+---@param a lacc.Exp
+---@return lacc.Exp
+function lacc.lnot(a) end
+
+---bitwise not of an integer expression
+---@param x lacc.Value
+---@return lacc.Exp
+function lacc.bnot(x) end
+
+---a * b + c rounded once
+---@param a lacc.Value
+---@param b lacc.Value
+---@param c lacc.Value
+---@return lacc.Exp|number
+function lacc.fma(a, b, c) end
+
+---convert (floats to integers truncate and saturate)
+---@param x lacc.Value
+---@param t lacc.ScalarType
+---@return lacc.Exp
+function lacc.cast(x, t) end
+
+---the same bits as another type of one width
+---@param x lacc.Exp
+---@param t lacc.ScalarType
+---@return lacc.Exp
+function lacc.bitcast(x, t) end
+
+---a typed constant
+---@param v number|boolean
+---@param t? lacc.ScalarType
+---@return lacc.Exp
+function lacc.constant(v, t) end
+
+---c ? t : e (c a bool expression)
+---@param c lacc.Exp
+---@param t lacc.Value
+---@param e lacc.Value
+---@return lacc.Exp
+function lacc.cond(c, t, e) end
+
+---pattern match on a sum value
+---@param v lacc.Exp
+---@param cases table<string|integer|boolean, function>
+---@return lacc.Exp
+function lacc.match(v, cases) end
+
+---f applied n times
+---@param n integer|lacc.Exp
+---@param f fun(x: lacc.Exp): lacc.Exp
+---@param x lacc.Value
+---@return lacc.Exp
+function lacc.iterate(n, f, x) end
+
+---f applied while c holds
+---@param c fun(x: lacc.Exp): lacc.Exp
+---@param f fun(x: lacc.Exp): lacc.Exp
+---@param x lacc.Value
+---@return lacc.Exp
+function lacc.while_(c, f, x) end
+
+---a tuple value of expressions, or a tuple type of types
+---@param ... any
+---@return lacc.Exp|string
+function lacc.tuple(...) end
+
+---a named sum type
+---@param name string
+---@param constructors table
+---@return lacc.Data
+function lacc.data(name, constructors) end
+
+---a structural sum type
+---@param types table
+---@return string
+function lacc.variant(types) end
+
+---Maybe t
+---@param t lacc.Type
+---@return string
+function lacc.Maybe(t) end
+
+---Either a b
+---@param a lacc.Type
+---@param b lacc.Type
+---@return string
+function lacc.Either(a, b) end
+
+---Just x
+---@param x lacc.Value
+---@return lacc.Exp
+function lacc.Just(x) end
+
+---Nothing of Maybe t
+---@param t lacc.Type
+---@return lacc.Exp
+function lacc.Nothing(t) end
+
+---Left x
+---@param x lacc.Value
+---@param b lacc.Type
+---@return lacc.Exp
+function lacc.Left(x, b) end
+
+---Right y
+---@param a lacc.Type
+---@param y lacc.Value
+---@return lacc.Exp
+function lacc.Right(a, y) end
+
+---the storage layout of a type, as text
+---@param t lacc.Type
+---@param strategy? string
+---@return string
+function lacc.layout(t, strategy) end
+
+---the layout of arrays made from now on
+---@param strategy string
+function lacc.set_layout(strategy) end
+
+---a new host array
+---@param t lacc.Type
+---@param shape integer[]
+---@param fill? any
+---@return lacc.Array
+function lacc.array(t, shape, fill) end
+
+---a host array from nested tables
+---@param t table|number|boolean
+---@param type lacc.Type
+---@return lacc.Array
+function lacc.fromtable(t, type) end
+
+---a host array from packed bytes
+---@param s string
+---@param t lacc.Type
+---@param shape? integer[]
+---@return lacc.Array
+function lacc.frombytes(s, t, shape) end
+
+---LuaJIT: a copy of packed elements at a pointer
+---@param p ffi.cdata*
+---@param t lacc.Type
+---@param shape integer[]
+---@return lacc.Array
+function lacc.fromptr(p, t, shape) end
+
+---a NumPy .npy file
+---@param path string
+---@return lacc.Array
+function lacc.load(path) end
+
+---a PNG image as a rank-2 array of its samples
+---@param path string
+---@return lacc.Array
+function lacc.read_png(path) end
+
+---a rank-2 array as a PNG image
+---@param path string
+---@param a lacc.ArrayLike
+function lacc.write_png(path, a) end
+
+---how LuaJIT gives i64/u64 elements
+---@param mode "number"|"cdata"
+function lacc.set_int64(mode) end
+
+---bytes this state's host arrays hold
+---@return integer
+function lacc.memory() end
+
+---a host array in a program
+---@param a lacc.Array
+---@return lacc.Program
+function lacc.use(a) end
+
+---a rank-0 array of one value
+---@param e lacc.Value
+---@return lacc.Program
+function lacc.unit(e) end
+
+---f of the 1-based indices
+---@param shape lacc.Shape
+---@param f fun(...: lacc.Exp): ...
+---@return lacc.Program
+function lacc.generate(shape, f) end
+
+---every element e
+---@param shape lacc.Shape
+---@param e lacc.Value
+---@return lacc.Program
+function lacc.fill(shape, e) end
+
+---f of each element
+---@param f fun(x: lacc.Exp): ...
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.map(f, xs) end
+
+---f of the indices, then the element
+---@param f fun(...: lacc.Exp): ...
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.imap(f, xs) end
+
+---f of the elements at each index
+---@param f function
+---@param ... lacc.ArrayLike
+---@return lacc.Program
+function lacc.zipWith(f, ...) end
+
+---zipWith of 3 arrays
+---@param f function
+---@param ... lacc.ArrayLike
+---@return lacc.Program
+function lacc.zipWith3(f, ...) end
+
+---zipWith of 4 arrays
+---@param f function
+---@param ... lacc.ArrayLike
+---@return lacc.Program
+function lacc.zipWith4(f, ...) end
+
+---zipWith of 5 arrays
+---@param f function
+---@param ... lacc.ArrayLike
+---@return lacc.Program
+function lacc.zipWith5(f, ...) end
+
+---zipWith of 6 arrays
+---@param f function
+---@param ... lacc.ArrayLike
+---@return lacc.Program
+function lacc.zipWith6(f, ...) end
+
+---zipWith of 7 arrays
+---@param f function
+---@param ... lacc.ArrayLike
+---@return lacc.Program
+function lacc.zipWith7(f, ...) end
+
+---zipWith of 8 arrays
+---@param f function
+---@param ... lacc.ArrayLike
+---@return lacc.Program
+function lacc.zipWith8(f, ...) end
+
+---zipWith of 9 arrays
+---@param f function
+---@param ... lacc.ArrayLike
+---@return lacc.Program
+function lacc.zipWith9(f, ...) end
+
+---arrays of tuples
+---@param ... lacc.ArrayLike
+---@return lacc.Program
+function lacc.zip(...) end
+
+---tuples to arrays
+---@param xs lacc.ArrayLike
+---@return lacc.Program ...
+function lacc.unzip(xs) end
+
+---along the innermost dimension
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.fold(f, z, xs) end
+
+---along the innermost dimension, no start value
+---@param f function
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.fold1(f, xs) end
+
+---sum of the whole array (rank 0)
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.sum(xs) end
+
+---product of the whole array (rank 0)
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.product(xs) end
+
+---maximum of the whole array (rank 0)
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.maximum(xs) end
+
+---minimum of the whole array (rank 0)
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.minimum(xs) end
+
+---all of an array of bool
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.and_(xs) end
+
+---any of an array of bool
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.or_(xs) end
+
+---whether p holds for some element
+---@param p fun(x: lacc.Exp): lacc.Exp
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.any(p, xs) end
+
+---the matrix product
+---@param a lacc.ArrayLike
+---@param b lacc.ArrayLike
+---@return lacc.Program
+function lacc.matmul(a, b) end
+
+---each segment folded
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@param segs lacc.ArrayLike
+---@return lacc.Program
+function lacc.foldSeg(f, z, xs, segs) end
+
+---each segment folded, no start value
+---@param f function
+---@param xs lacc.ArrayLike
+---@param segs lacc.ArrayLike
+---@return lacc.Program
+function lacc.fold1Seg(f, xs, segs) end
+
+---scanl with a start value (one more element per row)
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.scanl(f, z, xs) end
+
+---scanr with a start value (one more element per row)
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.scanr(f, z, xs) end
+
+---scanl1: inclusive scan
+---@param f function
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.scanl1(f, xs) end
+
+---scanr1: inclusive scan
+---@param f function
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.scanr1(f, xs) end
+
+---exclusive scan and the rows' totals
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@return lacc.Program, lacc.Program
+function lacc.scanl_(f, z, xs) end
+
+---exclusive scan and the rows' totals
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@return lacc.Program, lacc.Program
+function lacc.scanr_(f, z, xs) end
+
+---each segment scanned from z
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@param segs lacc.ArrayLike
+---@return lacc.Program
+function lacc.scanlSeg(f, z, xs, segs) end
+
+---each segment scanned from z
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@param segs lacc.ArrayLike
+---@return lacc.Program
+function lacc.scanrSeg(f, z, xs, segs) end
+
+---each segment scanned
+---@param f function
+---@param xs lacc.ArrayLike
+---@param segs lacc.ArrayLike
+---@return lacc.Program
+function lacc.scanl1Seg(f, xs, segs) end
+
+---each segment scanned
+---@param f function
+---@param xs lacc.ArrayLike
+---@param segs lacc.ArrayLike
+---@return lacc.Program
+function lacc.scanr1Seg(f, xs, segs) end
+
+---each segment's exclusive scan and total
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@param segs lacc.ArrayLike
+---@return lacc.Program, lacc.Program
+function lacc.scanlSeg_(f, z, xs, segs) end
+
+---each segment's exclusive scan and total
+---@param f function
+---@param z lacc.Value
+---@param xs lacc.ArrayLike
+---@param segs lacc.ArrayLike
+---@return lacc.Program, lacc.Program
+function lacc.scanrSeg_(f, z, xs, segs) end
+
+---the kept elements and their count
+---@param p fun(x: lacc.Exp): lacc.Exp
+---@param xs lacc.ArrayLike
+---@param opts? {per_row: boolean}
+---@return lacc.Program, lacc.Program
+function lacc.filter(p, xs, opts) end
+
+---a if c holds, else b
+---@param c lacc.Exp|lacc.ArrayLike|boolean
+---@param a lacc.ArrayLike
+---@param b lacc.ArrayLike
+---@return lacc.Program
+function lacc.acond(c, a, b) end
+
+---body applied while cond holds
+---@param cond fun(a: lacc.Program): lacc.Program|lacc.Exp
+---@param body fun(a: lacc.Program): lacc.Program
+---@param init lacc.ArrayLike
+---@return lacc.Program
+function lacc.awhile(cond, body, init) end
+
+---materialised in its own kernel
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.compute(xs) end
+
+---gather
+---@param shape lacc.Shape
+---@param f fun(...: lacc.Exp): ...
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.backpermute(shape, f, xs) end
+
+---scatter
+---@param combine function
+---@param defaults lacc.ArrayLike
+---@param f fun(...: lacc.Exp): ...
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.permute(combine, defaults, f, xs) end
+
+---same elements, new shape
+---@param shape lacc.Shape
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.reshape(shape, xs) end
+
+---rank 1
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.flatten(xs) end
+
+---new dimensions
+---@param spec table
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.replicate(spec, xs) end
+
+---fixed indices or lacc.all per dimension
+---@param xs lacc.ArrayLike
+---@param spec table
+---@return lacc.Program
+function lacc.slice(xs, spec) end
+
+---rank 2
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.transpose(xs) end
+
+---along the innermost dimension
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.reverse(xs) end
+
+---along the innermost dimension
+---@param k integer|lacc.Exp
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.rotate(k, xs) end
+
+---the extents, as i64 expressions
+---@param xs lacc.ArrayLike
+---@return lacc.Exp[]
+function lacc.shape(xs) end
+
+---the element count, as an expression
+---@param xs lacc.ArrayLike
+---@return lacc.Exp
+function lacc.size(xs) end
+
+---an element, by 1-based indices
+---@param xs lacc.ArrayLike
+---@param ... lacc.Value
+---@return lacc.Exp
+function lacc.index(xs, ...) end
+
+---the element of a rank-0 array
+---@param xs lacc.ArrayLike
+---@return lacc.Exp
+function lacc.the(xs) end
+
+---xs then ys along the innermost dimension
+---@param xs lacc.ArrayLike
+---@param ys lacc.ArrayLike
+---@return lacc.Program
+function lacc.append(xs, ys) end
+
+---alternating elements
+---@param xs lacc.ArrayLike
+---@param ys lacc.ArrayLike
+---@return lacc.Program
+function lacc.interleave(xs, ys) end
+
+---arrays one after another
+---@param list lacc.ArrayLike[]
+---@return lacc.Program
+function lacc.concat(list) end
+
+---f of each neighbourhood
+---@param f fun(...: lacc.Exp): ...
+---@param boundary string|lacc.Exp
+---@param xs lacc.ArrayLike
+---@param window? integer[]
+---@return lacc.Program
+function lacc.stencil(f, boundary, xs, window) end
+
+---two arrays' neighbourhoods
+---@param f function
+---@param b1 string|lacc.Exp
+---@param xs lacc.ArrayLike
+---@param b2 string|lacc.Exp
+---@param ys lacc.ArrayLike
+---@param window? integer[]
+---@return lacc.Program
+function lacc.stencil2(f, b1, xs, b2, ys, window) end
+
+---a variant-wise collection of a sum type's elements
+---@param xs lacc.ArrayLike
+---@return lacc.Collection
+function lacc.partition(xs) end
+
+---a collection back in element order
+---@param c lacc.Collection
+---@return lacc.Program
+function lacc.merge(c) end
+
+---whether x is a collection
+---@param x any
+---@return boolean
+function lacc.is_collection(x) end
+
+---runs programs, gives host arrays
+---@param p lacc.ArrayLike|lacc.ArrayLike[]|lacc.Collection
+---@param opts? lacc.RunOptions
+---@return lacc.Array ...
+function lacc.run(p, opts) end
+
+---a function traced and compiled once
+---@param fn function
+---@param opts? lacc.RunOptions
+---@return lacc.Compiled
+function lacc.compile(fn, opts) end
+
+---the program after fusion, as text
+---@param p lacc.ArrayLike|lacc.ArrayLike[]
+---@param opts? lacc.RunOptions
+---@return string, table
+function lacc.explain(p, opts) end
+
+---settings (none: those in force)
+---@param settings? lacc.Config
+---@return lacc.Config?
+function lacc.config(settings) end
+
+---the OpenCL devices
+---@return table[]
+function lacc.devices() end
+
+---copies between host and devices
+---@return integer, integer, integer, integer
+function lacc.transfers() end
+
+return lacc
