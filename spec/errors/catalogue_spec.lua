@@ -302,6 +302,7 @@ catalogue("using an array after a:free()", {
 
 catalogue("types and constructors", {
   { "limits written", function() lacc.limits.rank = 9 end, "limits", "read-only" },
+  { "version written", function() lacc.version.major = 9 end, "version", "read-only" },
   { "tuple of an array", mapped(function(x) return lacc.tuple(x, xs) end), "tuple", "host array" },
   { "data without a name", function() return lacc.data(5, { { "A" } }) end, "data", "type name" },
   { "data without constructors", function() return lacc.data("E", {}) end, "data",
