@@ -73,9 +73,13 @@ test-opencl: deps
 deps:
 	@sh tools/deps.sh
 
-# luacheck over every Lua file (.luacheckrc): zero warnings; also a step of make test.
+# luacheck over every Lua file (.luacheckrc) and cppcheck over the C: zero warnings; also
+# a step of make test.
+CPPCHECK = cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
+  --inline-suppr -Icore -Icore/include core opencl bindings
 lint: deps
 	@luacheck lua spec tools bench examples types --no-color -q
+	@$(CPPCHECK) && echo "cppcheck: clean"
 
 # Differential fuzzing (interp against cpu) for FUZZ_SECONDS (default 600), seed FUZZ_SEED.
 FUZZ_SECONDS ?= 600

@@ -57,8 +57,8 @@ else
   echo "core: crashed"; failed=$((failed + 1))
 fi
 
-echo "== lint (luacheck, .luacheckrc)"
-if luacheck lua spec tools bench examples types --no-color -q; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+echo "== lint (make lint: luacheck and cppcheck)"
+if make -s --no-print-directory lint; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
 echo "== rock (luarocks make into a temporary tree)"
 if LUA54="$LUA54" LUAJIT="$LUAJIT" sh tools/rockcheck.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

@@ -295,7 +295,7 @@ static lacc_array *eval_generate(interp *I, const lacc_node *a) {
 
 static lacc_array *eval_map(interp *I, const lacc_node *a) {
   int n = a->nkids - 1;
-  lacc_array *in[LACC_MAX_ARGS];
+  lacc_array *in[LACC_MAX_ARGS] = { NULL };   /* a map has one array at least (graph.c) */
   const lacc_type *ptypes[LACC_MAX_ARGS];
   int64_t ext[LACC_MAX_RANK];
   int got = 0;
