@@ -142,8 +142,12 @@ local function host_metatable()
   local hmeta = core.array_metatable()
   hmeta.__index = function(a, k)
     if type(k) == "number" then
+      local v = core.array_get1(a, k)   -- a rank-1 scalar array's element, at once
+      if v ~= nil then return v end
       -- a[#a + 1] of a rank-1 array is nil, where Lua 5.4's ipairs stops
-      if k == core.array_size(a) + 1 and #core.array_shape(a) == 1 then return nil end
+      if core.array_alive(a) and k == core.array_size(a) + 1 and #core.array_shape(a) == 1 then
+        return nil
+      end
       return array.methods.get(a, k)
     end
     if exp.is_exp(k) then return index(a, k) end
