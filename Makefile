@@ -6,10 +6,16 @@ LUAJIT ?= luajit
 BUSTED ?= /usr/bin/busted
 LUA_INC ?= $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 LUA_LIB ?= $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
+# libpng is optional, as OpenCL is: without its header or with CFLAGS=-DLACC_NO_PNG (asked
+# of core/base/have_png.h itself) lacc builds without write_png/read_png, links no libpng.
 PNG_CFLAGS ?= $(shell pkg-config --cflags libpng 2>/dev/null)
-PNG_LIB ?= $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng16)
+HAVE_PNG := $(shell echo LACC_HAVE_PNG | $(CC) -Icore -include base/have_png.h $(PNG_CFLAGS) \
+  $(CFLAGS) -E -P -x c - 2>/dev/null | grep -qx 1 && echo 1)
+PNG_LIB ?= $(if $(HAVE_PNG),$(shell pkg-config --libs libpng 2>/dev/null || echo -lpng16))
 OPT ?= -O2 -g
-WARN = -Wall -Wextra -Werror -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
+# WERROR= (the rock build does) leaves warnings as warnings for other compilers' users
+WERROR ?= -Werror
+WARN = -Wall -Wextra $(WERROR) -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore -Icore/include $(PNG_CFLAGS) $(SAN) $(CFLAGS)
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 B ?= build
@@ -21,15 +27,23 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: all test test-opencl demo deps lint check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
+.PHONY: FORCE all rock rock-install test test-opencl demo deps lint check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
 
 all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core $(B)/examples/saxpy $(B)/examples/threads
 
-$(B)/obj/%.o: core/%.c $(HDRS)
+FORCE:
+
+# Objects depend on the flags they were compiled with (a build folder reused with other
+# CFLAGS, as tools/runtests.sh's build without OpenCL and PNG is, recompiles).
+$(B)/flags: FORCE
+	@mkdir -p $(B)
+	@echo '$(CFLAGS_ALL)' | cmp -s - $@ || echo '$(CFLAGS_ALL)' > $@
+
+$(B)/obj/%.o: core/%.c $(HDRS) $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(B)/obj/cl_%.o: opencl/%.c $(HDRS)
+$(B)/obj/cl_%.o: opencl/%.c $(HDRS) $(B)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -52,6 +66,28 @@ $(B)/examples/saxpy: examples/c/saxpy.c $(B)/liblacc.so
 $(B)/examples/threads: examples/c/threads.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LUA_INC) -o $@ $< $(LDFLAGS_ALL) $(LUA_LIB) -lpthread
+
+# LuaRocks (rockspec/, build type make): the core compiled once, into liblacc.so; for Lua
+# 5.4 the module lacc.core linked to it; for Lua 5.1 only the library, for LuaJIT's FFI
+# (PUC Lua 5.1 is not supported: lacc's require says so). LuaRocks gives LUA, LUA_INCDIR,
+# CFLAGS and (to rock-install) LIBDIR. Warnings stay warnings there (WERROR=).
+ROCK_B = build/rock
+ROCK_LUA = $(shell sed -n 's/^.define LUA_VERSION_NUM[^0-9]*\([0-9]*\).*/\1/p' "$(LUA_INCDIR)/lua.h" 2>/dev/null)
+ROCK_GOALS = $(ROCK_B)/liblacc.so $(if $(filter 504,$(ROCK_LUA)),$(ROCK_B)/lacc/core.so)
+rock:
+	@case "$(ROCK_LUA)" in 504|501) ;; *) echo "lacc builds for Lua 5.4, or for LuaJIT (Lua 5.1's \
+	  API); LuaRocks asked for Lua $(ROCK_LUA) (headers: $(LUA_INCDIR))"; exit 1 ;; esac
+	@$(MAKE) --no-print-directory -j$$(nproc 2>/dev/null || echo 2) B=$(ROCK_B) WERROR= OPT= \
+	  LUA_INC=-I"$(LUA_INCDIR)" $(ROCK_GOALS)
+	@if [ "$(ROCK_LUA)" = 501 ] && ! "$(LUA)" -e 'assert(jit)' >/dev/null 2>&1; then \
+	  echo "lacc: built the LuaJIT route (liblacc.so and the Lua files); $(LUA) is not LuaJIT," \
+	  "and lacc runs on LuaJIT or Lua 5.4 only"; fi
+
+rock-install:
+	mkdir -p "$(LIBDIR)"
+	cp $(ROCK_B)/liblacc.so "$(LIBDIR)/"
+	@if [ "$(ROCK_LUA)" = 504 ]; then mkdir -p "$(LIBDIR)/lacc" && \
+	  cp $(ROCK_B)/lacc/core.so "$(LIBDIR)/lacc/" && echo "installed lacc.core (Lua 5.4)"; fi
 
 # The LuaJIT cdef is generated from lacc.h and committed; the test fails on a diff.
 cdef:

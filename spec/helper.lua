@@ -6,12 +6,15 @@ local H = { lacc = lacc }
 -- Every spec runs on each backend available here: OpenCL when a device answers (PoCL
 -- gives one on any machine; LACC_TEST_OPENCL=0 leaves it out).
 -- LACC_TEST_BACKENDS="interp,cpu" (say) picks some: tools/runtests.sh runs the OpenCL
--- specs in a process of their own, beside the others.
+-- specs in a process of their own, beside the others. busted --run=cpu (.busted's tasks,
+-- through spec/profile.lua) picks one.
 H.backends = { "interp", "cpu" }
 if os.getenv("LACC_TEST_OPENCL") ~= "0" and #lacc.devices() > 0 then
   H.backends[#H.backends + 1] = "opencl"
 end
 local only = os.getenv("LACC_TEST_BACKENDS")
+local profile = package.loaded["lacc.test_profile"]   -- busted --run=cpu (.busted)
+if profile then only = profile.backends end
 if only and only ~= "" then
   local keep = {}
   for _, b in ipairs(H.backends) do

@@ -6,7 +6,11 @@
  * of elements into bytes; what a PNG read gives (u8 or u16 grey, tuples of 2, 3 or 4 of
  * them for grey+alpha, RGB and RGBA; palettes expanded).
  * Must not: compute anything about programs; it reads a host array through its layout.
+ * Without libpng (have_png.h) this file is empty and png_none.c answers.
  */
+#include "base/have_png.h"
+
+#ifdef LACC_HAVE_PNG
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,3 +161,4 @@ lacc_array *lacc_array_read_png(lacc_ctx *ctx, const char *path) {
   free(px);
   return a;
 }
+#endif
