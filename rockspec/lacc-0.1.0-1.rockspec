@@ -40,6 +40,7 @@ build = {
       ["lacc.exp"] = "lua/lacc/exp.lua",
       ["lacc.ffi_core"] = "lua/lacc/ffi_core.lua",
       ["lacc.permutations"] = "lua/lacc/permutations.lua",
+      ["lacc.random"] = "lua/lacc/random.lua",
       ["lacc.run"] = "lua/lacc/run.lua",
       ["lacc.segments"] = "lua/lacc/segments.lua",
       ["lacc.stencil"] = "lua/lacc/stencil.lua",

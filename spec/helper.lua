@@ -23,6 +23,20 @@ if only and only ~= "" then
   H.backends = keep
 end
 
+-- The command that starts a child Lua process like this one: this interpreter, with this
+-- process's module paths made absolute (plain busted has them from .busted, not from the
+-- environment a child would inherit).
+local function absolute(paths)
+  local cwd = os.getenv("PWD") or "."
+  return (paths:gsub("[^;]+", function(e)
+    if e:sub(1, 1) == "/" then return e end
+    return cwd .. "/" .. e:gsub("^%./", "")
+  end))
+end
+local function shq(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+H.vm = ("env LUA_PATH=%s LUA_CPATH=%s %s"):format(shq(absolute(package.path)),
+  shq(absolute(package.cpath)), arg and arg[-1] or (type(jit) == "table" and "luajit" or "lua5.4"))
+
 -- A sum type several specs use, and an element's area in plain Lua (f32 arithmetic).
 H.Shape = lacc.data("Shape", { { "Circle", "f32" }, { "Rect", "f32", "f32" }, { "Empty" } })
 function H.area_ref(s)

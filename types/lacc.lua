@@ -94,6 +94,7 @@ local Collection = {}
 ---@field limits table<string, integer>
 ---@field ignore lacc.Exp  permute's "drop this element"
 ---@field all any  slice/replicate's whole dimension; also lacc.all(p, xs)
+---@field random lacc.RandomModule  counter-based random numbers
 
 ---@field bool "bool"
 ---@field i8 "i8"
@@ -589,6 +590,12 @@ function lacc.generate(shape, f) end
 ---@return lacc.Program
 function lacc.fill(shape, e) end
 
+---1, 2, ..., n (i64 unless a numeric type is given)
+---@param n integer|lacc.Exp
+---@param t? lacc.ScalarType
+---@return lacc.Program
+function lacc.iota(n, t) end
+
 ---f of each element
 ---@param f fun(x: lacc.Exp): ...
 ---@param xs lacc.ArrayLike
@@ -659,54 +666,86 @@ function lacc.zip(...) end
 ---@return lacc.Program ...
 function lacc.unzip(xs) end
 
----along the innermost dimension
+---@class lacc.DimOptions
+---@field dim? integer  the dimension reduced or scanned (1 = outermost; default the innermost)
+
+---along the innermost dimension, or opts.dim
 ---@param f function
 ---@param z lacc.Value
 ---@param xs lacc.ArrayLike
+---@param opts? lacc.DimOptions
 ---@return lacc.Program
-function lacc.fold(f, z, xs) end
+function lacc.fold(f, z, xs, opts) end
 
----along the innermost dimension, no start value
+---along the innermost dimension (or opts.dim), no start value
 ---@param f function
 ---@param xs lacc.ArrayLike
+---@param opts? lacc.DimOptions
 ---@return lacc.Program
-function lacc.fold1(f, xs) end
+function lacc.fold1(f, xs, opts) end
 
----sum of the whole array (rank 0)
+---sum of the whole array (rank 0), or along dimension d
 ---@param xs lacc.ArrayLike
+---@param d? integer
 ---@return lacc.Program
-function lacc.sum(xs) end
+function lacc.sum(xs, d) end
 
----product of the whole array (rank 0)
+---product of the whole array (rank 0), or along dimension d
 ---@param xs lacc.ArrayLike
+---@param d? integer
 ---@return lacc.Program
-function lacc.product(xs) end
+function lacc.product(xs, d) end
 
----maximum of the whole array (rank 0)
+---maximum of the whole array (rank 0), or along dimension d
 ---@param xs lacc.ArrayLike
+---@param d? integer
 ---@return lacc.Program
-function lacc.maximum(xs) end
+function lacc.maximum(xs, d) end
 
----minimum of the whole array (rank 0)
+---minimum of the whole array (rank 0), or along dimension d
 ---@param xs lacc.ArrayLike
+---@param d? integer
 ---@return lacc.Program
-function lacc.minimum(xs) end
+function lacc.minimum(xs, d) end
 
----all of an array of bool
+---1-based position of the largest element (the first on ties; NaN wins):
+---linear over the whole array (rank 0), or along dimension d
 ---@param xs lacc.ArrayLike
+---@param d? integer
 ---@return lacc.Program
-function lacc.and_(xs) end
+function lacc.argmax(xs, d) end
 
----any of an array of bool
+---1-based position of the smallest element (the first on ties; NaN wins)
 ---@param xs lacc.ArrayLike
+---@param d? integer
 ---@return lacc.Program
-function lacc.or_(xs) end
+function lacc.argmin(xs, d) end
 
----whether p holds for some element
+---all of an array of bool, or along dimension d
+---@param xs lacc.ArrayLike
+---@param d? integer
+---@return lacc.Program
+function lacc.and_(xs, d) end
+
+---any of an array of bool, or along dimension d
+---@param xs lacc.ArrayLike
+---@param d? integer
+---@return lacc.Program
+function lacc.or_(xs, d) end
+
+---whether p holds for some element (or along dimension d)
 ---@param p fun(x: lacc.Exp): lacc.Exp
 ---@param xs lacc.ArrayLike
+---@param d? integer
 ---@return lacc.Program
-function lacc.any(p, xs) end
+function lacc.any(p, xs, d) end
+
+---a where mask holds, else b (a or b may be a number)
+---@param mask lacc.ArrayLike
+---@param a lacc.ArrayLike|number
+---@param b lacc.ArrayLike|number
+---@return lacc.Program
+function lacc.where(mask, a, b) end
 
 ---the matrix product
 ---@param a lacc.ArrayLike
@@ -733,27 +772,31 @@ function lacc.fold1Seg(f, xs, segs) end
 ---@param f function
 ---@param z lacc.Value
 ---@param xs lacc.ArrayLike
+---@param opts? lacc.DimOptions
 ---@return lacc.Program
-function lacc.scanl(f, z, xs) end
+function lacc.scanl(f, z, xs, opts) end
 
 ---scanr with a start value (one more element per row)
 ---@param f function
 ---@param z lacc.Value
 ---@param xs lacc.ArrayLike
+---@param opts? lacc.DimOptions
 ---@return lacc.Program
-function lacc.scanr(f, z, xs) end
+function lacc.scanr(f, z, xs, opts) end
 
 ---scanl1: inclusive scan
 ---@param f function
 ---@param xs lacc.ArrayLike
+---@param opts? lacc.DimOptions
 ---@return lacc.Program
-function lacc.scanl1(f, xs) end
+function lacc.scanl1(f, xs, opts) end
 
 ---scanr1: inclusive scan
 ---@param f function
 ---@param xs lacc.ArrayLike
+---@param opts? lacc.DimOptions
 ---@return lacc.Program
-function lacc.scanr1(f, xs) end
+function lacc.scanr1(f, xs, opts) end
 
 ---exclusive scan and the rows' totals
 ---@param f function
@@ -873,11 +916,36 @@ function lacc.flatten(xs) end
 ---@return lacc.Program
 function lacc.replicate(spec, xs) end
 
----fixed indices or lacc.all per dimension
+---per dimension: lacc.all, a fixed index, or a range {from, to [, step]}
 ---@param xs lacc.ArrayLike
 ---@param spec table
 ---@return lacc.Program
 function lacc.slice(xs, spec) end
+
+---the first n elements of each row (n clamped to 0..length)
+---@param n integer|lacc.Exp
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.take(n, xs) end
+
+---all but the first n elements of each row
+---@param n integer|lacc.Exp
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.drop(n, xs) end
+
+---xs at each index of idx (an integer, or a tuple of integers for rank > 1; 1-based)
+---@param idx lacc.ArrayLike
+---@param xs lacc.ArrayLike
+---@return lacc.Program
+function lacc.gather(idx, xs) end
+
+---defaults with each element of xs written at idx's index (the highest position wins; 0 drops)
+---@param xs lacc.ArrayLike
+---@param idx lacc.ArrayLike
+---@param defaults lacc.ArrayLike
+---@return lacc.Program
+function lacc.scatter(xs, idx, defaults) end
 
 ---rank 2
 ---@param xs lacc.ArrayLike
@@ -988,6 +1056,43 @@ function lacc.explain(p, opts) end
 ---@param settings? lacc.Config
 ---@return lacc.Config?
 function lacc.config(settings) end
+
+---Counter-based random numbers (Philox4x32-10): the same bits on every backend.
+---@class lacc.RandomModule
+lacc.random = {}
+
+---numbers in [lo, hi) (default [0, 1), f64)
+---@param shape lacc.Shape
+---@param seed integer|lacc.Exp
+---@param t? "f32"|"f64"
+---@param lo? number
+---@param hi? number
+---@return lacc.Program
+function lacc.random.uniform(shape, seed, t, lo, hi) end
+
+---normally distributed numbers (default mean 0, sd 1, f64)
+---@param shape lacc.Shape
+---@param seed integer|lacc.Exp
+---@param t? "f32"|"f64"
+---@param mean? number
+---@param sd? number
+---@return lacc.Program
+function lacc.random.normal(shape, seed, t, mean, sd) end
+
+---unbiased integers from lo to hi inclusive (i64 unless an integer type is given)
+---@param shape lacc.Shape
+---@param seed integer|lacc.Exp
+---@param lo integer
+---@param hi integer
+---@param t? lacc.ScalarType
+---@return lacc.Program
+function lacc.random.integers(shape, seed, lo, hi, t) end
+
+---inside a scalar function: the four u32 words of the generator for (seed, counter), a tuple
+---@param seed integer|lacc.Exp
+---@param counter integer|lacc.Exp
+---@return lacc.Exp
+function lacc.random.at(seed, counter) end
 
 ---the OpenCL devices
 ---@return table[]

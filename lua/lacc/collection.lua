@@ -399,7 +399,7 @@ function M.install(lacc, to_acc_of_lacc)
       local args = { ... }
       local xs = args[nargs]
       if M.is(xs) then args[nargs] = (joined(xs)) end
-      return plain(unpack(args, 1, nargs))
+      return plain(unpack(args, 1, math.max(nargs, select("#", ...))))
     end
   end
   over("fold", 3)
@@ -407,13 +407,13 @@ function M.install(lacc, to_acc_of_lacc)
   for _, name in ipairs { "sum", "product", "maximum", "minimum", "and_", "or_" } do over(name, 1) end
   local any, amt = lacc.any, getmetatable(lacc.all)
   local all = amt.__call
-  lacc.any = function(p, xs)
-    if M.is(xs) then return lacc.or_((joined(xs, p, arguments(xs, {})))) end
-    return any(p, xs)
+  lacc.any = function(p, xs, d)
+    if M.is(xs) then return lacc.or_((joined(xs, p, arguments(xs, {}))), d) end
+    return any(p, xs, d)
   end
-  amt.__call = function(self, p, xs)
-    if M.is(xs) then return lacc.and_((joined(xs, p, arguments(xs, {})))) end
-    return all(self, p, xs)
+  amt.__call = function(self, p, xs, d)
+    if M.is(xs) then return lacc.and_((joined(xs, p, arguments(xs, {}))), d) end
+    return all(self, p, xs, d)
   end
 end
 

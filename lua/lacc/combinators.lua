@@ -39,6 +39,18 @@ function F.fill(shape, e)
   return lacc.generate(shape, function() return e end)
 end
 
+-- iota(n [, type]): 1, 2, ..., n (rank 1; i64 unless a numeric type is given).
+function F.iota(n, t)
+  t = t or "i64"
+  if not types.is_scalar[t] or t == "bool" then
+    fail("iota: expected a numeric element type, got %s", util.show(t))
+  end
+  if not exp.is_exp(n) and (not util.is_integer(n) or n < 0) then
+    fail("iota: expected a count (an integer, 0 or more), got %s", util.show(n))
+  end
+  return lacc.generate({ n }, function(i) return exp.cast(i, t) end)
+end
+
 -- ---- element-wise
 
 -- The map of f over arrays[1..n] (what names the caller for messages).
@@ -112,41 +124,107 @@ function F.imap(f, xs)
   end, pos, xs)
 end
 
--- ---- reductions along the innermost dimension
+-- ---- dimensions: 1 is the outermost, xs.rank the innermost (the default)
 
-function F.fold(f, z, xs)
+-- The dimension of an options table ({dim = d}) or a number, checked against xs.
+local function dimension(what, xs, opts, default)
+  local d = opts
+  if type(opts) == "table" and not exp.is_exp(opts) and getmetatable(opts) == nil then
+    for k in pairs(opts) do
+      if k ~= "dim" then fail("%s: unknown option '%s' (expected dim)", what, tostring(k)) end
+    end
+    d = opts.dim
+  end
+  if d == nil then return default end
+  if not util.is_integer(d) or d < 1 or d > xs.rank then
+    fail("%s: the dimension must be an integer from 1 to %d (the array's rank), got %s", what,
+         xs.rank, util.show(d))
+  end
+  return d
+end
+M.dimension = dimension
+
+-- xs with dimension d moved innermost, the others in order: a backpermute, so the fold or
+-- scan that reads it pulls its elements (the lowering tiles a fold whose rows lie side
+-- by side in memory: an outer-dimension fold keeps one accumulator per column).
+local function innermost(xs, d)
+  local r = xs.rank
+  if d == r then return xs end
+  local s = lacc.shape(xs)
+  local shape = {}
+  for k = 1, r do if k ~= d then shape[#shape + 1] = s[k] end end
+  shape[r] = s[d]
+  return lacc.backpermute(shape, function(...)
+    local ix, src = { ... }, {}
+    local k = 0
+    for e = 1, r do
+      if e == d then src[e] = ix[r] else k = k + 1; src[e] = ix[k] end
+    end
+    return unpack(src, 1, r)
+  end, xs)
+end
+M.innermost = innermost
+
+-- The inverse: the innermost dimension of ys put back at d.
+local function from_innermost(ys, d)
+  local r = ys.rank
+  if d == r then return ys end
+  local s = lacc.shape(ys)
+  local shape, k = {}, 0
+  for e = 1, r do
+    if e == d then shape[e] = s[r] else k = k + 1; shape[e] = s[k] end
+  end
+  return lacc.backpermute(shape, function(...)
+    local ix, src = { ... }, {}
+    for e = 1, r do if e ~= d then src[#src + 1] = ix[e] end end
+    src[r] = ix[d]
+    return unpack(src, 1, r)
+  end, ys)
+end
+
+-- ---- reductions along a dimension (the innermost unless opts.dim says otherwise)
+
+function F.fold(f, z, xs, opts)
   xs = to_acc(xs, "fold")
   if xs.rank < 1 then fail("fold: expected an array of rank 1 or more, got rank 0") end
+  xs = innermost(xs, dimension("fold", xs, opts, xs.rank))
   local zz = exp.lift(z, xs.t, "fold")
   local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold")
   return acc("fold", lam, zz.node, xs.node)
 end
 
-function F.fold1(f, xs)
+function F.fold1(f, xs, opts)
   xs = to_acc(xs, "fold1")
   if xs.rank < 1 then fail("fold1: expected an array of rank 1 or more, got rank 0") end
+  xs = innermost(xs, dimension("fold1", xs, opts, xs.rank))
   local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold1")
   return acc("fold1", lam, xs.node)
 end
 
 -- ---- scans along the innermost dimension (left: acc = f(acc, x); right: f(x, acc))
 
+-- With {dim = d} a scan runs along dimension d: the scan of xs with d moved innermost, its
+-- result moved back.
 local function scan_with_z(name)
-  return function(f, z, xs)
+  return function(f, z, xs, opts)
     xs = to_acc(xs, name)
     if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
+    local d = dimension(name, xs, opts, xs.rank)
+    xs = innermost(xs, d)
     local zz = exp.lift(z, xs.t, name)
     local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name)
-    return acc(name, lam, zz.node, xs.node)
+    return from_innermost(acc(name, lam, zz.node, xs.node), d)
   end
 end
 
 local function scan1(name)
-  return function(f, xs)
+  return function(f, xs, opts)
     xs = to_acc(xs, name)
     if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
+    local d = dimension(name, xs, opts, xs.rank)
+    xs = innermost(xs, d)
     local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name)
-    return acc(name, lam, xs.node)
+    return from_innermost(acc(name, lam, xs.node), d)
   end
 end
 
@@ -239,19 +317,87 @@ function F.flatten(xs)
   return lacc.reshape({ lacc.size(xs) }, xs)
 end
 
-local function numeric(what, xs)
+-- xs checked for `what`, and how to reduce it: flattened (no dimension: the whole array,
+-- a rank-0 result) or along dimension d (the array itself, and {dim = d}).
+local function reducible(what, xs, d, ok, expected)
   xs = to_acc(xs, what)
-  if not types.is_scalar[xs.t] or xs.t == "bool" then
-    fail("%s: expected an array of numbers, got %s", what, xs.t)
-  end
-  return lacc.flatten(xs)
+  if not ok(xs.t) then fail("%s: expected an array of %s, got %s", what, expected, xs.t) end
+  if d == nil then return lacc.flatten(xs) end
+  if xs.rank < 1 then fail("%s: a dimension of an array of rank 0", what) end
+  return xs, { dim = dimension(what, xs, d) }
+end
+local function is_number(t) return types.is_scalar[t] and t ~= "bool" end
+local function numeric(what, xs, d) return reducible(what, xs, d, is_number, "numbers") end
+
+-- Reductions of the whole array (rank 0), or along dimension d (its extent removed).
+function F.sum(xs, d) local a, o = numeric("sum", xs, d); return lacc.fold(exp.add, 0, a, o) end
+function F.product(xs, d)
+  local a, o = numeric("product", xs, d)
+  return lacc.fold(exp.mul, 1, a, o)
+end
+function F.maximum(xs, d)
+  local a, o = numeric("maximum", xs, d)
+  return lacc.fold1(exp.max, a, o)
+end
+function F.minimum(xs, d)
+  local a, o = numeric("minimum", xs, d)
+  return lacc.fold1(exp.min, a, o)
 end
 
--- Whole-array reductions: the result has rank 0.
-function F.sum(xs) return lacc.fold(exp.add, 0, numeric("sum", xs)) end
-function F.product(xs) return lacc.fold(exp.mul, 1, numeric("product", xs)) end
-function F.maximum(xs) return lacc.fold1(exp.max, numeric("maximum", xs)) end
-function F.minimum(xs) return lacc.fold1(exp.min, numeric("minimum", xs)) end
+-- argmax(xs [, d]) / argmin: the 1-based position of the largest (smallest) element: in
+-- the whole array (a linear, row-major position; rank 0) or along dimension d (i64, xs's
+-- shape without d). The first position wins a tie, and a NaN wins over every number in
+-- both (the first NaN is the answer, as in NumPy); the combining function picks by a total
+-- order, so it is associative and commutative and any fold order gives this answer. An
+-- empty array or dimension is an error (fold1 of nothing).
+local function arg_extreme(what, larger)
+  return function(xs, d)
+    local a, o = numeric(what, xs, d)
+    local r = a.rank
+    local inner = innermost(a, o and o.dim or r)
+    local pos = lacc.generate(lacc.shape(inner), function(...)
+      return (select(r, ...))
+    end)
+    local float = types.is_float(a.t)
+    local best = lacc.fold1(function(p, q)
+      local vp, ip, vq, iq = p[1], p[2], q[1], q[2]
+      local earlier = exp.lt(iq, ip)
+      local wins = exp.land(exp.eq(vq, vp), earlier)
+      wins = exp.lor(larger and exp.gt(vq, vp) or exp.lt(vq, vp), wins)
+      if float then   -- a NaN wins: q wins if it is NaN and p is not, or both are and q is earlier
+        local np, nq = exp.isnan(vp), exp.isnan(vq)
+        wins = exp.cond(nq, exp.lor(exp.lnot(np), earlier), exp.land(exp.lnot(np), wins))
+      end
+      return exp.cond(wins, vq, vp), exp.cond(wins, iq, ip)
+    end, lacc.zip(inner, pos))
+    return lacc.map(function(p) return p[2] end, best)
+  end
+end
+F.argmax, F.argmin = arg_extreme("argmax", true), arg_extreme("argmin", false)
+
+-- where(mask, a, b): a where mask holds, else b, element by element (arrays of one rank
+-- whose shapes intersect, as zipWith's; a or b may be a scalar, taking the other's type).
+function F.where(mask, a, b)
+  mask = to_acc(mask, "where")
+  if mask.t ~= "bool" then fail("where: expected a mask of bool, got %s", mask.t) end
+  local arrays, slots = { mask }, {}
+  for k, x in ipairs({ a, b }) do
+    if is_acc(x) or array.is_array(x) then
+      arrays[#arrays + 1] = to_acc(x, "where")
+      slots[k] = #arrays
+    end
+  end
+  local ta = slots[1] and arrays[slots[1]].t
+  local tb = slots[2] and arrays[slots[2]].t
+  local function value(k, x, args, other)
+    if slots[k] then return args[slots[k]] end
+    return exp.lift(x, other, "where")
+  end
+  return zipwith("where", function(...)
+    local args = { ... }
+    return exp.cond(args[1], value(1, a, args, tb), value(2, b, args, ta))
+  end, arrays)
+end
 
 -- matmul(a, b): the matrix product, c[.., i, j] = the sum over k of a[.., i, k] * b[.., k, j],
 -- for ranks 2 and 2 (n x k times k x m), 3 and 3 (a batch of products, batch first), 2 and
@@ -302,13 +448,10 @@ end
 
 -- all(p, xs) / any(p, xs): whether p holds for every / some element (rank 0; all of an
 -- empty array is true); and_ / or_ of an array of bools.
-local function booleans(what, xs)
-  xs = to_acc(xs, what)
-  if xs.t ~= "bool" then fail("%s: expected an array of bool, got %s", what, xs.t) end
-  return lacc.flatten(xs)
-end
-function F.and_(xs) return lacc.fold(exp.land, true, booleans("and_", xs)) end
-function F.or_(xs) return lacc.fold(exp.lor, false, booleans("or_", xs)) end
+local function is_bool(t) return t == "bool" end
+local function booleans(what, xs, d) return reducible(what, xs, d, is_bool, "bool") end
+function F.and_(xs, d) local a, o = booleans("and_", xs, d); return lacc.fold(exp.land, true, a, o) end
+function F.or_(xs, d) local a, o = booleans("or_", xs, d); return lacc.fold(exp.lor, false, a, o) end
 local function predicate(what, p, xs)
   if type(p) ~= "function" then fail("%s: expected a function, got %s", what, type(p)) end
   xs = to_acc(xs, what)
@@ -317,13 +460,13 @@ local function predicate(what, p, xs)
   if mt ~= "bool" then fail("%s: the predicate must return bool, got %s", what, mt) end
   return m
 end
-local function all(p, xs) return lacc.and_(predicate("all", p, xs)) end
-function F.any(p, xs) return lacc.or_(predicate("any", p, xs)) end
+local function all(p, xs, d) return lacc.and_(predicate("all", p, xs), d) end
+function F.any(p, xs, d) return lacc.or_(predicate("any", p, xs), d) end
 
 -- lacc.all is both the "whole dimension" marker of replicate and slice specs and, called,
 -- the reduction all(p, xs).
 F.all = setmetatable({}, { __tostring = function() return "lacc.all" end,
-                              __call = function(_, p, xs) return all(p, xs) end })
+                              __call = function(_, p, xs, d) return all(p, xs, d) end })
 
 -- ---- permutations and reshaping
 

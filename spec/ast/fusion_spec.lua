@@ -2,6 +2,7 @@
 -- explain, results of the cpu backend against the interpreter and plain Lua loops on
 -- sizes that take the parallel paths, and compiled programs.
 local lacc = require "lacc"
+local H = require "helper"
 
 local function seq(n, t, f)
   local v = {}
@@ -316,7 +317,7 @@ describe("kernel cache", function()
     -- a fresh process sees only the disk cache
     local cmd = ([[%s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
       io.write(table.concat(lacc.run(lacc.map(function(v) return v * 3 + 2 end, x)):totable(), ","))']])
-      :format(arg and arg[-1] or "lua5.4")
+      :format(H.vm)
     local h = io.popen(cmd .. " 2>&1")
     local out = h:read("a")
     h:close()
@@ -329,7 +330,7 @@ describe("kernel cache", function()
     local function child(body, mb)
       local cmd = ([[%sLACC_CACHE='%s' %s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i32");
         io.write(table.concat(lacc.run(lacc.map(function(v) return %s end, x)):totable(), ","))' 2>&1]])
-        :format(mb and ("LACC_CACHE_MB=" .. mb .. " ") or "", dir, arg and arg[-1] or "lua5.4", body)
+        :format(mb and ("LACC_CACHE_MB=" .. mb .. " ") or "", dir, H.vm, body)
       local h = io.popen(cmd)
       local out = h:read("a")
       h:close()
@@ -380,7 +381,7 @@ describe("kernel cache", function()
     local cmd = ([[LACC_VERBOSE=1 LACC_CACHE='%s' %s -e 'local lacc = require "lacc";
       local x = lacc.fromtable({1,2,3,4}, "i16"); for _ = 1, 2 do
       io.write(table.concat(lacc.run(lacc.map(function(v) return v * 5 - 1 end, x)):totable(), ","), ";") end' 2>&1]])
-      :format(dir, arg and arg[-1] or "lua5.4")
+      :format(dir, H.vm)
     local function child()
       local h = io.popen(cmd)
       local out = h:read("a")
@@ -401,7 +402,7 @@ describe("kernel cache", function()
     local cmd = ([[%s -e 'local lacc = require "lacc"
       local a = lacc.run(lacc.generate({ 300000 }, function(i) return lacc.cast(i, "f64") end))
       io.write(lacc.run(lacc.sum(a)):get()); os.exit(0, true)' 2>&1; echo " rc=$?"]])
-      :format(arg and arg[-1] or "lua5.4")
+      :format(H.vm)
     for _ = 1, 3 do
       local h = io.popen(cmd)
       local out = h:read("a")
@@ -413,7 +414,7 @@ describe("kernel cache", function()
   it("without a working compiler warns once and runs the interpreter", function()
     local cmd = ([[LACC_CC=/nonexistent/cc %s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
       for _ = 1, 2 do io.write(table.concat(lacc.run(lacc.map(function(v) return v * 3 + 2 end, x)):totable(), ","), ";") end']])
-      :format(arg and arg[-1] or "lua5.4")
+      :format(H.vm)
     local h = io.popen(cmd .. " 2>&1")
     local out = h:read("a")
     h:close()

@@ -6,7 +6,7 @@
 local H = require "helper"
 local lacc = H.lacc
 
-local vm = arg and arg[-1] or "lua5.4"
+local vm = H.vm
 -- A shell command's output. Tools run without LD_PRELOAD (under make check-asan it holds
 -- the sanitizers, whose leak reports from cc or pgrep are none of lacc's business); the
 -- children that run lacc get it back explicitly (child, below).

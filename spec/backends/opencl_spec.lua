@@ -61,7 +61,7 @@ if have then
   end)
 
   describe("opencl builds", function()
-    local lua = arg and arg[-1] or "lua5.4"
+    local lua = H.vm
     -- Under make check-asan the child processes inherit the sanitizers; LeakSanitizer's
     -- exit-time tracer crashes in a short process that had PoCL compile a kernel (PoCL's
     -- LLVM threads), so the children leave leak checking to the parent processes.

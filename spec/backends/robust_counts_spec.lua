@@ -127,7 +127,7 @@ describe("an error raised by the progress callback", function()
 end)
 
 describe("SIGINT during a long run", function()
-  local lua = arg and arg[-1] or "lua5.4"
+  local lua = H.vm
   local asan = os.getenv("ASAN_OPTIONS")   -- as in opencl_spec: no leak checks in children
   if asan then lua = ("ASAN_OPTIONS='%s:detect_leaks=0' %s"):format(asan, lua) end
   -- The child builds its program, warms it up, then has a shell send it SIGINT in 0.5 s

@@ -6,7 +6,7 @@
 -- crash fails its test instead of ending busted.
 local H = require "helper"
 
-local vm = arg and arg[-1] or (type(jit) == "table" and "luajit" or "lua5.4")
+local vm = H.vm
 -- Under make check-asan the children inherit the sanitizers; PoCL's threads upset
 -- LeakSanitizer's exit-time check in short processes (as in opencl_spec.lua).
 local asan = os.getenv("ASAN_OPTIONS")

@@ -1,7 +1,7 @@
 -- The Lua examples run (as `make demo NAME=...` runs them), at small sizes, in a child
 -- process of this VM; what they print and write is checked against plain Lua.
 local H = require "helper"
-local lua = arg and arg[-1] or "lua5.4"
+local lua = H.vm
 
 local function run(name, env)
   local h = io.popen(("%s %s examples/%s.lua 2>&1"):format(env, lua, name))

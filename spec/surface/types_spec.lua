@@ -25,6 +25,16 @@ describe("types/lacc.lua", function()
     table.sort(stale)
     assert.are.same({}, missing)
     assert.are.same({}, stale)
+    -- lacc.random's functions likewise
+    local rnamed, rmissing = {}, {}
+    for name in text:gmatch("\nfunction lacc%.random%.([%w_]+)%(") do
+      rnamed[name] = true
+      assert.is_function(lacc.random[name], "lacc.random." .. name)
+    end
+    for _, k in ipairs { "uniform", "normal", "integers", "at" } do
+      if not rnamed[k] then rmissing[#rmissing + 1] = k end
+    end
+    assert.are.same({}, rmissing)
   end)
 
   it("is valid Lua", function()
