@@ -144,43 +144,27 @@ local function dimension(what, xs, opts, default)
 end
 M.dimension = dimension
 
--- xs with dimension d moved innermost, the others in order: a backpermute, so the fold or
--- scan that reads it pulls its elements (the lowering tiles a fold whose rows lie side
--- by side in memory: an outer-dimension fold keeps one accumulator per column).
-local function innermost(xs, d)
-  local r = xs.rank
-  if d == r then return xs end
-  local s = lacc.shape(xs)
+-- xs with its dimension `from` moved to position `to`, the others in order: a backpermute,
+-- so the fold or scan that reads it pulls its elements (the lowering tiles a fold whose
+-- rows lie side by side in memory: an outer-dimension fold keeps one accumulator per
+-- column).
+local function move_dim(xs, from, to)
+  if from == to then return xs end
+  local r, s = xs.rank, lacc.shape(xs)
+  local order = {}   -- order[k]: the dimension of xs at the result's position k
+  for e = 1, r do if e ~= from then order[#order + 1] = e end end
+  table.insert(order, to, from)
   local shape = {}
-  for k = 1, r do if k ~= d then shape[#shape + 1] = s[k] end end
-  shape[r] = s[d]
+  for k = 1, r do shape[k] = s[order[k]] end
   return lacc.backpermute(shape, function(...)
     local ix, src = { ... }, {}
-    local k = 0
-    for e = 1, r do
-      if e == d then src[e] = ix[r] else k = k + 1; src[e] = ix[k] end
-    end
+    for k = 1, r do src[order[k]] = ix[k] end
     return unpack(src, 1, r)
   end, xs)
 end
+local function innermost(xs, d) return move_dim(xs, d, xs.rank) end
+local function from_innermost(ys, d) return move_dim(ys, ys.rank, d) end
 M.innermost = innermost
-
--- The inverse: the innermost dimension of ys put back at d.
-local function from_innermost(ys, d)
-  local r = ys.rank
-  if d == r then return ys end
-  local s = lacc.shape(ys)
-  local shape, k = {}, 0
-  for e = 1, r do
-    if e == d then shape[e] = s[r] else k = k + 1; shape[e] = s[k] end
-  end
-  return lacc.backpermute(shape, function(...)
-    local ix, src = { ... }, {}
-    for e = 1, r do if e ~= d then src[#src + 1] = ix[e] end end
-    src[r] = ix[d]
-    return unpack(src, 1, r)
-  end, ys)
-end
 
 -- ---- reductions along a dimension (the innermost unless opts.dim says otherwise)
 
