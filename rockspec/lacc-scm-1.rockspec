@@ -43,6 +43,7 @@ build = {
       ["lacc.random"] = "lua/lacc/random.lua",
       ["lacc.run"] = "lua/lacc/run.lua",
       ["lacc.segments"] = "lua/lacc/segments.lua",
+      ["lacc.sort"] = "lua/lacc/sort.lua",
       ["lacc.stencil"] = "lua/lacc/stencil.lua",
       ["lacc.sums"] = "lua/lacc/sums.lua",
       ["lacc.types"] = "lua/lacc/types.lua",

@@ -922,6 +922,28 @@ function lacc.replicate(spec, xs) end
 ---@return lacc.Program
 function lacc.slice(xs, spec) end
 
+---@class lacc.SortOptions
+---@field by? fun(x: lacc.Exp): ...  the key of an element (several values: compared in turn)
+---@field descending? boolean
+
+---each row in ascending order, stable (NaN last, -0 before +0)
+---@param xs lacc.ArrayLike
+---@param opts? lacc.SortOptions
+---@return lacc.Program
+function lacc.sort(xs, opts) end
+
+---each row's 1-based positions in sorted order (i64)
+---@param xs lacc.ArrayLike
+---@param opts? lacc.SortOptions
+---@return lacc.Program
+function lacc.argsort(xs, opts) end
+
+---keys sorted, and values in the same order
+---@param keys lacc.ArrayLike
+---@param values lacc.ArrayLike
+---@return lacc.Program, lacc.Program
+function lacc.sort_by_key(keys, values) end
+
 ---the first n elements of each row (n clamped to 0..length)
 ---@param n integer|lacc.Exp
 ---@param xs lacc.ArrayLike

@@ -3,9 +3,9 @@
  * Owns: the `manifest` mark on array terms of the closed AST. Producers (generate,
  * map, backpermute, reshape, unit, append, interleave) are delayed: a consumer pulls
  * their elements through an index, inside its own kernel, with no intermediate array.
- * Consumers (folds, scans, permute, stencil, acond, compute) always materialise; a
- * stencil's array and an acond's branches are materialised too (read once per
- * neighbour; planned behind a guard). A let-bound producer stays delayed when pulling
+ * Consumers (folds, scans, permute, stencil, acond, compute, sortperm) always
+ * materialise; a stencil's array, an acond's branches and a sort's keys are materialised
+ * too (read once per neighbour; planned behind a guard; read pass after pass). A let-bound producer stays delayed when pulling
  * from it never repeats real work:
  *   - it is used once as an element-wise input, or indexed once from scalar code
  *     (not inside a loop body or a fold's combining function, which run many times);
@@ -144,6 +144,7 @@ static void mark(lacc_node *t, const fenv *env, int fuse, int top) {
     t->manifest = 1;
     return;
   }
+  case K_SORTPERM:   /* a sort reads its keys on the host, pass after pass */
   case K_AWHILE:
     /* the loop's sub-programs read its initial array and what it reads from outside */
     mark_kids(t, env, fuse);

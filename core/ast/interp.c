@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ast/ast.h"
+#include "base/sort.h"
 #include "base/vec.h"
 
 #define STACK_VALUES (1 << 17)
@@ -685,6 +686,12 @@ static lacc_array *eval_acc(interp *I, const lacc_node *a) {
     return eval_acc(I, a->kids[c.u ? 1 : 2]);
   }
   case K_AWHILE: return eval_awhile(I, a);
+  case K_SORTPERM: {
+    lacc_array *keys = eval_acc(I, a->kids[0]);
+    lacc_array *r = keys != NULL ? sort_rows(I->ctx, keys, NULL) : NULL;
+    lacc_array_release(keys);
+    return r;
+  }
   case K_BACKPERMUTE: return eval_backpermute(I, a);
   case K_RESHAPE: return eval_reshape(I, a);
   default:

@@ -76,6 +76,9 @@ enum {
   _(AWHILE,      "awhile",      ACC, 4,         NF_OP) \
   /* an argument of a compiled program (field: its index) */ \
   _(PARAM,       "param",       ACC, 0,         0) \
+  /* the stable ascending order of each row of u32 or u64 keys: i64 positions, 1-based \
+     (lacc.sort and its relatives map their keys to such radix keys first) */ \
+  _(SORTPERM,    "sortperm",    ACC, 1,         NF_OP) \
   /* only in the closed AST */ \
   _(ELET,        "let",         EXP, 2,         NF_AST) \
   _(EVAR,        "var",         EXP, 0,         NF_AST) \

@@ -544,6 +544,21 @@ static lacc_node *build_compute(lacc_ctx *ctx, node_kind k, int nargs, lacc_node
   return node_new(ctx, k, args[0]->type, args[0]->rank, nargs, args, w);
 }
 
+/* sortperm(keys): keys of u32 or u64, rank 1 or more; the positions (i64) of each row's
+ * elements in their stable ascending order. */
+static lacc_node *build_sortperm(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
+                                 const char *w) {
+  const char *op = kind_name(k);
+  if (expect_level(ctx, op, 0, args[0], L_ACC, w) != LACC_OK) return NULL;
+  const lacc_type *t = args[0]->type;
+  if (t->kind != T_SCALAR || (t->scalar != S_U32 && t->scalar != S_U64) || args[0]->rank < 1) {
+    ctx_error(ctx, LACC_ERR_TYPE, "%s: expected keys of u32 or u64 of rank 1 or more, got rank %d "
+              "%s (at %s)", op, args[0]->rank, t->sig, place(w));
+    return NULL;
+  }
+  return node_new(ctx, k, type_scalar(ctx, S_I64), args[0]->rank, nargs, args, w);
+}
+
 /* permute(combine, defaults, f, xs): f maps source indices to target indices of the
  * defaults' shape, all -1 to drop the element; combine(new, old). */
 static lacc_node *build_permute(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
@@ -704,7 +719,7 @@ static const builder builders[K_NKINDS] = {
   [K_BACKPERMUTE] = build_backpermute, [K_RESHAPE] = build_reshape,
   [K_COMPUTE] = build_compute, [K_PERMUTE] = build_permute, [K_APPEND] = build_push,
   [K_INTERLEAVE] = build_push, [K_STENCIL] = build_stencil, [K_ACOND] = build_acond,
-  [K_AWHILE] = build_awhile,
+  [K_AWHILE] = build_awhile, [K_SORTPERM] = build_sortperm,
 };
 
 /* The operation op of level l: its kind looked up in the node table, its arguments

@@ -41,6 +41,9 @@ typedef struct backend_ops {
   int (*finish)(void *R);
   /* Frees the run's state. */
   void (*end)(void *R);
+  /* A parallel for on the backend's threads for the work exec.c does itself (a sort's
+   * passes): fn(arg, c) for 0 <= c < n; NULL: in turn, on the calling thread. */
+  void (*parallel)(int64_t n, void (*fn)(void *arg, int64_t c), void *arg);
 } backend_ops;
 
 extern const backend_ops cpu_backend;

@@ -8,6 +8,7 @@
  * Must not: lower, print or build kernels, or know how a backend stores its arrays.
  */
 #include <stdlib.h>
+#include "base/sort.h"
 #include "kir/backend.h"
 
 int exec_compile(lacc_ctx *ctx, const backend_ops *ops, const char *device, kplan *P) {
@@ -79,12 +80,29 @@ static int while_step(run *X, const pstep *st) {
   return rc;
 }
 
+/* sortperm: its keys as a host array (read back from a device where they are there), the
+ * order of each row computed by base/sort.c on the backend's threads, put in the step's
+ * slot (a device backend copies it over when a kernel reads it). */
+static int sort_step(run *X, const pstep *st) {
+  lacc_array *keys = NULL;
+  int rc = X->ops->output(X->R, st->sort_in, &keys);
+  if (rc != LACC_OK) return rc;
+  lacc_array *r = sort_rows(X->ctx, keys, X->ops->parallel);
+  lacc_array_release(keys);
+  if (r == NULL) return X->ctx->errcode;
+  if (run_stopped(X->ctx)) rc = run_interrupted(X->ctx);   /* the passes stopped early */
+  if (rc == LACC_OK) rc = X->ops->input(X->R, st->out, r);
+  lacc_array_release(r);
+  return rc;
+}
+
 static int run_step(run *X, int k) {
   const pstep *st = &X->P->steps[k];
   int in, rc = guarded_in(X, st->guard, &in);
   if (rc != LACC_OK || !in) return rc;
   if (st->kind == SK_SELECT) return select_step(X, st);
   if (st->kind == SK_WHILE) return while_step(X, st);
+  if (st->kind == SK_SORT) return sort_step(X, st);
   return X->ops->step(X->R, k);
 }
 

@@ -10,14 +10,14 @@
 #include "kir/kir.h"
 #include "base/text.h"
 
-/* Kernels of a plan (an acond's select only picks an array; an awhile's are those of
- * its condition and body). */
+/* Kernels of a plan (an acond's select only picks an array, a sort runs lacc's own
+ * radix sort; an awhile's are those of its condition and body). */
 int plan_kernels(const kplan *P) {
   int n = 0;
   for (int k = 0; k < P->nsteps; k++) {
     const pstep *st = &P->steps[k];
     if (st->kind == SK_WHILE) n += plan_kernels(st->loop[0]) + plan_kernels(st->loop[1]);
-    else n += st->kind != SK_SELECT;
+    else n += st->kind != SK_SELECT && st->kind != SK_SORT;
   }
   return n;
 }
@@ -62,6 +62,13 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
              P->guards[st->guard].want ? "true" : "false");
   if (st->kind == SK_WHILE) {
     while_print(b, ctx, st);
+    return;
+  }
+  if (st->kind == SK_SORT) {
+    text_put(b, "sort: a%d = the stable order of each row of a%d (%s keys), a radix sort on the "
+             "host%s (at %s)\n", st->out, st->sort_in, P->slots[st->sort_in].type->sig,
+             P->backend == B_CPU ? " in parallel chunks on the cpu backend's threads" : "",
+             st->node->where != NULL ? st->node->where : "?");
     return;
   }
   text_put(b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", ++*n, st->out,

@@ -175,6 +175,7 @@ int lw_step_permute(lower *L, const lacc_node *a, const aenv *env);
 /* lower_control.c */
 int lw_step_acond(lower *L, lacc_node *t, const aenv *env);
 int lw_step_while(lower *L, lacc_node *t, const aenv *env);
+int lw_step_sort(lower *L, lacc_node *t, const aenv *env);
 
 /* lower.c */
 int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed);

@@ -87,6 +87,18 @@ int lw_step_acond(lower *L, lacc_node *t, const aenv *env) {
 /* ---- awhile: its inputs materialised, then one step that runs the condition and the
  * body (plans nested in this one, of the loop's array and the arrays read from outside) */
 
+/* sortperm: its keys materialised, then a step with no kernel (exec.c sorts). */
+int lw_step_sort(lower *L, lacc_node *t, const aenv *env) {
+  const aenv *d;
+  int in = lw_plan_acc(L, t->kids[0], env, &d);
+  if (in < 0) in = lw_step_map(L, d->node, d->env);
+  int k = lw_new_step(L, SK_SORT, t, t->rank);
+  L->P->steps[k].sort_in = in;
+  L->P->steps[k].out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
+  lw_use_slot(L, in);
+  return L->P->steps[k].out;
+}
+
 int lw_step_while(lower *L, lacc_node *t, const aenv *env) {
   int n = t->nkids;
   int *in = ints(L, n);

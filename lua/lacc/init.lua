@@ -24,7 +24,7 @@ for _, name in ipairs(exp.surface) do lacc[name] = exp[name] end
 
 -- The modules define their functions when loaded and call each other through lacc.
 for _, module in ipairs { "acc", "combinators", "permutations", "segments", "stencil", "run",
-                          "sums", "random" } do
+                          "sums", "random", "sort" } do
   require("lacc." .. module).install(lacc)
 end
 

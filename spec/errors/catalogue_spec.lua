@@ -636,6 +636,18 @@ catalogue("permutations and shapes", {
   { "random.at with a string counter", function()
       return lacc.map(function(x) return lacc.random.at(1, "c")[1] + x end,
                       lacc.fromtable({ 1 }, "u32")) end, "random.at", "integer counter" },
+  { "sort of rank 0", function() return lacc.sort(lacc.unit(lacc.constant(1, "i32"))) end,
+    "sort", "rank 1 or more" },
+  { "sort with an unknown option", function() return lacc.sort(xs, { reverse = true }) end,
+    "sort", "unknown option 'reverse'" },
+  { "argsort of a sum type", function()
+      return lacc.argsort(lacc.fromtable({ { tag = "Nothing" } }, lacc.Maybe("i32"))) end,
+    "argsort", "keys must be numbers" },
+  { "argsort by a number", function() return lacc.argsort(xs, { by = 3 }) end, "argsort",
+    "by must be a function" },
+  { "sort_by_key with values of another rank", function()
+      return lacc.sort_by_key(xs, lacc.fromtable({ { 1 } }, "i32")) end, "sort_by_key",
+    "differ in rank" },
   { "transpose of rank 1", function() return lacc.transpose(xs) end, "transpose",
     "rank 2, got rank 1" },
   { "reverse of a number", function() return lacc.reverse(2) end, "reverse", "got number" },

@@ -127,11 +127,8 @@ local function arg_line(vals, larger)
       best = k
     else
       local bv = vals[best]
-      if bv ~= bv then
-        -- a NaN already holds
-      elseif v ~= v then
-        best = k
-      elseif (larger and v > bv) or (not larger and v < bv) then
+      local nan_holds = bv ~= bv   -- a NaN already holds: nothing beats it
+      if not nan_holds and (v ~= v or (larger and v > bv) or (not larger and v < bv)) then
         best = k
       end
     end
