@@ -1178,6 +1178,57 @@ gen_arr = function(d, r)
       return node(a, c.T, sh, text, { c })
     end }
   end
+  if r <= 2 and lacc.argmax then
+    opts[#opts + 1] = { 1, function()   -- a fold along any dimension (1 = the outermost)
+      local c = child(d, r + 1)
+      local dim = rint(1, r + 1)
+      local sh = {}
+      for j = 1, r + 1 do if j ~= dim then sh[#sh + 1] = c.sh[j] end end
+      if chance(0.25) then   -- argmax / argmin: floats with NaNs, ties to the first (an
+        -- empty dimension is an error, the same on every backend)
+        c = chance(0.5) and floats(c) or coerce(c, is_int, INTS)
+        local f = pick { "argmax", "argmin" }
+        return node(lacc[f](c.a, dim), S("i64"), sh, f .. " dim " .. dim .. " " .. c.id, { c })
+      end
+      c = reducible(c)
+      local f, optext = combiner(c.T, { "+", "+", "min", "max" })
+      local z = start_value(c.T)
+      return node(lacc.fold(f, z.e, c.a, { dim = dim }), c.T, sh,
+                  "fold " .. optext .. " " .. z.s .. " dim " .. dim .. " " .. c.id, { c })
+    end }
+  end
+  if r >= 1 and lacc.sort then
+    opts[#opts + 1] = { 1, function()   -- stable sorts of each row
+      local c = child(d, r)
+      c = coerce(c, function(T) return T.k == "s" end, SCALARS)
+      if is_float(c.T) and chance(0.5) then c = with_nans(c) end
+      local desc = chance(0.3)
+      local o = desc and { descending = true } or nil
+      if chance(0.5) then
+        return node(lacc.argsort(c.a, o), S("i64"), copy(c.sh),
+                    "argsort" .. (desc and " desc " or " ") .. c.id, { c })
+      end
+      return node(lacc.sort(c.a, o), c.T, copy(c.sh), "sort" .. (desc and " desc " or " ") .. c.id, { c })
+    end }
+    opts[#opts + 1] = { 1, function()   -- slice by ranges {from, to [, step]}
+      local c = gen_arr(d - 1, r)
+      local spec, sh, stext = {}, {}, {}
+      for j = 1, r do
+        local n = c.sh[j]
+        if n > 0 and chance(0.8) then
+          local from, to = rint(1, n), rint(1, n)
+          local step = pick { 1, 1, 2, 3, -1, -2 }
+          if (step > 0) ~= (to >= from) and chance(0.7) then from, to = to, from end
+          spec[j] = { from, to, step }
+          sh[j] = math.max(0, math.floor((to - from) / step) + 1)
+          stext[j] = ("{%d,%d,%d}"):format(from, to, step)
+        else
+          spec[j], sh[j], stext[j] = lacc.all, n, "all"
+        end
+      end
+      return node(lacc.slice(c.a, spec), c.T, sh, "slice [" .. table.concat(stext, " ") .. "] " .. c.id, { c })
+    end }
+  end
   if r == 0 then
     opts[#opts + 1] = { 1, function()   -- whole-array reductions
       local c = child(d, rint(1, 3))
