@@ -8,7 +8,8 @@
 #                    square sides and body counts scale with its square root)
 #   BENCH_ONLY       benchmarks to run (default "dotp saxpy blackscholes mandelbrot scan
 #                    histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead
-#                    bulk")
+#                    bulk sort random colsum"; "sort" stands for sort_u32 sort_f32 sort_i64,
+#                    which may also be named one by one)
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
@@ -16,7 +17,11 @@
 #                    lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl
 #                    lacc_opencl_read lacc_luajit"; lacc_generate and lacc_matmul are matmul's
 #                    other formulations; the C process also gives "C vectorised" (dotp,
-#                    nbody), "C fresh output" (saxpy, blackscholes) and "C blocked" (matmul))
+#                    nbody), "C fresh output" (saxpy, blackscholes, random), "C blocked"
+#                    (matmul), "C write-combining" (sort_*), "C philox" (random) and "C row
+#                    sums" (colsum); the NumPy process "NumPy argsort" (sort_*) and "NumPy
+#                    row sums" (colsum); the plain lacc row "lacc argsort" (sort_*) and "lacc
+#                    row sums" (colsum))
 #   BENCH_LUAJIT_LACC  0 to skip the "lacc (LuaJIT)" rows (default 1)
 #   BENCH_CFLAGS     flags of the C baselines (default "-O3 -march=native -fopenmp")
 #   LACC_THREADS     threads for lacc and for the C rows' OMP_NUM_THREADS (default nproc)
@@ -30,7 +35,11 @@ LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 SCALE=${BENCH_SCALE:-1}
-ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk}
+ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk sort random colsum}
+# "sort" is its three key types, each a benchmark (and a table) of its own
+ONLY=$(for b in $ONLY; do
+  case $b in sort) printf '%s ' sort_u32 sort_f32 sort_i64 ;; *) printf '%s ' "$b" ;; esac
+done)
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
@@ -66,14 +75,24 @@ N_NBODY=$(side 4096)
 W_CONV=$(side 4096)
 N_BULK=$(size 20000000 1000)
 M_BULK=$(size 1000000 1000)
+N_SORT=$(size 10000000 1000)
+N_RANDOM=$(size 20000000 1000)
+W_COLSUM=$(side 4096)
 
 note() { printf '%s\n' "$*" >&2; }
 
 # ---- build the C baselines and the Lua 5.4 wall clock
 CFLAGS_BENCH=${BENCH_CFLAGS:--O3 -march=native -fopenmp}
-for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d nearest bulk; do
+for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d nearest bulk \
+    sort_u32 sort_f32 sort_i64 random colsum; do
   src=$b def=
-  [ "$b" = matmul_f64 ] && src=matmul def=-DMATMUL_F64
+  case $b in
+    matmul_f64) src=matmul def=-DMATMUL_F64 ;;
+    sort_u32) src=sortkeys def=-DSORT_U32 ;;
+    sort_f32) src=sortkeys def=-DSORT_F32 ;;
+    sort_i64) src=sortkeys def=-DSORT_I64 ;;
+    random) src=uniform ;;
+  esac
   if ! $CC $CFLAGS_BENCH $def -o "$OUT/$b" "bench/c/$src.c" -lm 2> "$LOGS/cc_$b.err"; then
     note "bench: building bench/c/$src.c ($b) failed (see $LOGS/cc_$b.err)"
     rm -f "$OUT/$b"
@@ -267,6 +286,11 @@ for bench in $ONLY; do
     nearest) run_nearest ;;
     overhead) run_overhead ;;
     bulk) run_bulk ;;
+    # the scripts of sort and random are not named after them: with bench/ first on
+    # LUA_PATH, bench/lacc/sort.lua would stand in for the module lacc.sort
+    sort_u32|sort_f32|sort_i64) run_bench "$bench" "$N_SORT" sortkeys "${bench#sort_}" ;;
+    random) run_bench random "$N_RANDOM" uniform ;;
+    colsum) run_bench colsum "$W_COLSUM" ;;
     *) note "bench: unknown benchmark '$bench'" ;;
   esac
 done
@@ -289,6 +313,9 @@ describe() {
     overhead) echo "fixed costs of one-kernel programs on 1 element (times in ms)" ;;
     bulk) echo "data in and out: $N_BULK f32 (ratios to C's memcpy of the same bytes), tables of $M_BULK f64 (ratios to a Lua loop copying a table, same VM)" ;;
     nearest) echo "nearest hit of a ray among 3,000 and 300,000 spheres, planes and triangles (Variant Types in Data-Parallel Array Languages, section 4.3)" ;;
+    sort_*) echo "sort, $N_SORT ${1#sort_} keys: lacc.sort (lacc argsort: lacc.argsort); C: LSD radix sort, 8-bit digits" ;;
+    random) echo "uniform random numbers, $N_RANDOM f32: lacc.random.uniform (Philox4x32-10) into a new array; C: writing $N_RANDOM floats" ;;
+    colsum) echo "column sums, ${W_COLSUM}x${W_COLSUM} f32: lacc.sum(xs, 1) (lacc row sums: lacc.sum(xs, 2))" ;;
   esac
 }
 
@@ -361,8 +388,19 @@ for bench in $ONLY; do
       split("C C_vectorised C_fresh_output C_blocked NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
       split("C|C vectorised|C fresh output|C blocked|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc fusion off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
+      split("C_wc C_philox C_rows NumPy_argsort NumPy_rows lacc_argsort lacc_rows", ids, " ")
+      split("C write-combining|C philox|C row sums|NumPy argsort|NumPy row sums|lacc argsort|lacc row sums", names, "|")
+      for (k in ids) label[ids[k]] = names[k]
     }
     function name(id) { return (id in label) ? label[id] : id }
+    # the row whose checksum a row is compared with: C, but argsort positions with NumPy
+    # argsort'"'"'s, and the Philox streams of random with C philox'"'"'s
+    function ref(id) {
+      if (id ~ /_argsort$/) return "NumPy_argsort"
+      if (bench == "random" && id != "C" && id != "C_fresh_output") return "C_philox"
+      return "C"
+    }
+    function verdict(want, ok) { return sprintf(" (want %s: %s)", want, ok ? "met" : "missed") }
     function fmt_ms(x) { return x >= 100 ? sprintf("%.1f", x) : x >= 1 ? sprintf("%.2f", x) : sprintf("%.4f", x) }
     function abs(x) { return x < 0 ? -x : x }
     $2 != bench { next }
@@ -373,15 +411,17 @@ for bench in $ONLY; do
       nt = ""; for (i = 7; i <= NF; i++) nt = nt (nt == "" ? "" : " ") $i; notes[id] = nt
     }
     END {
-      c = ("C" in ms) ? ms["C"] : 0; ccs = ("C" in ms) ? cs["C"] + 0 : 0; hasc = ("C" in ms)
+      c = ("C" in ms) ? ms["C"] : 0; hasc = ("C" in ms)
       printf "%-18s %12s %9s %5s %22s %12s  %s\n", "row", "median ms", "x C", "reps", "checksum", "rel err", "note"
       maxerr = 0; worst = ""
       for (k = 1; k <= n; k++) {
         id = order[k]
         if (id in na) { printf "%-18s %12s %9s %5s %22s %12s  %s\n", name(id), "n/a", "", "", "", "", na[id]; continue }
         ratio = hasc && c > 0 ? sprintf("%.2f", ms[id] / c) : "-"
-        if (hasc) {
-          err = ccs != 0 ? abs(cs[id] - ccs) / abs(ccs) : abs(cs[id] - ccs)
+        r = ref(id)
+        if (r in ms) {
+          rcs = cs[r] + 0
+          err = rcs != 0 ? abs(cs[id] - rcs) / abs(rcs) : abs(cs[id] - rcs)
           errs = sprintf("%.2e", err)
           if (err > maxerr) { maxerr = err; worst = name(id) }
         } else errs = "-"
@@ -409,7 +449,31 @@ for bench in $ONLY; do
         } else if (id == "lacc") s = s "; lacc n/a"
       }
       s = s sprintf("; checksums: max rel err vs C %.1e%s", maxerr, maxerr > 0 ? " (" worst ")" : "")
+      if (bench ~ /^sort_/) s = s " (argsort rows vs NumPy argsort)"
+      if (bench == "random") s = s " (Philox rows vs C philox)"
       print s
+      # the targets of issue 22 (bench/README.md)
+      if (bench ~ /^sort_/ && ("lacc" in ms)) {
+        t = sprintf("target %s: lacc.sort %.2fx C%s", bench, ms["lacc"] / c, verdict("<= 1.5", ms["lacc"] <= 1.5 * c))
+        if ("NumPy" in ms)
+          t = t sprintf("; NumPy np.sort %.2fx lacc.sort%s", ms["NumPy"] / ms["lacc"], verdict(">= 5", ms["NumPy"] >= 5 * ms["lacc"]))
+        if ("C_wc" in ms) t = t sprintf("; lacc.sort %.2fx C write-combining", ms["lacc"] / ms["C_wc"])
+        if ("lacc_argsort" in ms) t = t sprintf("; lacc argsort %.2fx C", ms["lacc_argsort"] / c)
+        print t
+      }
+      if (bench == "random" && ("lacc" in ms)) {
+        t = sprintf("target random: lacc %.2fx C, writing the floats%s", ms["lacc"] / c, verdict("<= 1.25", ms["lacc"] <= 1.25 * c))
+        if ("C_fresh_output" in ms) t = t sprintf("; lacc %.2fx C fresh output", ms["lacc"] / ms["C_fresh_output"])
+        if ("C_philox" in ms) t = t sprintf("; lacc %.2fx C philox", ms["lacc"] / ms["C_philox"])
+        print t
+      }
+      if (bench == "colsum" && ("lacc" in ms)) {
+        t = sprintf("target colsum: lacc column sums %.2fx C%s", ms["lacc"] / c, verdict("<= 1.25", ms["lacc"] <= 1.25 * c))
+        if ("lacc_rows" in ms)
+          t = t sprintf("; lacc column sums %.2fx lacc row sums%s", ms["lacc"] / ms["lacc_rows"], verdict("<= 1", ms["lacc"] <= ms["lacc_rows"]))
+        if ("C_rows" in ms) t = t sprintf("; C column sums %.2fx C row sums", c / ms["C_rows"])
+        print t
+      }
     }' "$RES"
 done
 echo
