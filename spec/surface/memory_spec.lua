@@ -84,8 +84,12 @@ describe("memory of freed and collected arrays", function()
       assert.are.equal(41, H.num(lacc.run(lacc.fold(function(x, y) return lacc.max(x, y) end,
         0, p), { backend = b }):get()))
       p = nil   -- luacheck: ignore 311 (dropped for the collector)
-      collectgarbage()
-      collectgarbage()
+      -- finalisers free arrays; what a finalised object held waits for a later cycle (on
+      -- LuaJIT, cdata finalisers and the weak caches that name them can take a few)
+      for _ = 1, 6 do
+        collectgarbage()
+        if lacc.memory() < base + mb then break end
+      end
       assert.is_true(lacc.memory() < base + mb, tostring(lacc.memory() - base))
     end)
   end
