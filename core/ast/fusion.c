@@ -145,6 +145,7 @@ static void mark(lacc_node *t, const fenv *env, int fuse, int top) {
     return;
   }
   case K_SORTPERM:   /* a sort reads its keys on the host, pass after pass */
+  case K_SORTKEYS:
   case K_AWHILE:
     /* the loop's sub-programs read its initial array and what it reads from outside */
     mark_kids(t, env, fuse);

@@ -686,9 +686,9 @@ static lacc_array *eval_acc(interp *I, const lacc_node *a) {
     return eval_acc(I, a->kids[c.u ? 1 : 2]);
   }
   case K_AWHILE: return eval_awhile(I, a);
-  case K_SORTPERM: {
+  case K_SORTPERM: case K_SORTKEYS: {
     lacc_array *keys = eval_acc(I, a->kids[0]);
-    lacc_array *r = keys != NULL ? sort_rows(I->ctx, keys, NULL) : NULL;
+    lacc_array *r = keys != NULL ? sort_rows(I->ctx, keys, NULL, a->kind == K_SORTKEYS) : NULL;
     lacc_array_release(keys);
     return r;
   }

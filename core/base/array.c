@@ -105,6 +105,10 @@ static void *buf_alloc(size_t bytes, int zeroed) {
   return (void *)start;
 }
 
+static void buf_free(void *p, size_t bytes);
+void *buffer_take(size_t bytes) { return buf_alloc(bytes, 0); }
+void buffer_give(void *p, size_t bytes) { buf_free(p, bytes); }
+
 static void buf_free(void *p, size_t bytes) {
   if (p == NULL) return;
   if (bytes < BIG_BUFFER) {

@@ -206,6 +206,10 @@ struct lacc_array {
 };
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent);
+/* Scratch memory from the arrays' allocator (large buffers recycled, not cleared): for
+ * work that needs big temporaries (a sort's passes); give back with its size. */
+void *buffer_take(size_t bytes);
+void buffer_give(void *p, size_t bytes);
 lacc_array *array_alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent,
                              const layout_plan *plan);
 /* Like array_alloc_plan, for an output every element of which is written before it is

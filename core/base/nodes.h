@@ -79,6 +79,8 @@ enum {
   /* the stable ascending order of each row of u32 or u64 keys: i64 positions, 1-based \
      (lacc.sort and its relatives map their keys to such radix keys first) */ \
   _(SORTPERM,    "sortperm",    ACC, 1,         NF_OP) \
+  /* the same keys, each row sorted (lacc.sort of numbers turns them back into values) */ \
+  _(SORTKEYS,    "sortkeys",    ACC, 1,         NF_OP) \
   /* only in the closed AST */ \
   _(ELET,        "let",         EXP, 2,         NF_AST) \
   _(EVAR,        "var",         EXP, 0,         NF_AST) \

@@ -545,7 +545,7 @@ static lacc_node *build_compute(lacc_ctx *ctx, node_kind k, int nargs, lacc_node
 }
 
 /* sortperm(keys): keys of u32 or u64, rank 1 or more; the positions (i64) of each row's
- * elements in their stable ascending order. */
+ * elements in their stable ascending order. sortkeys(keys): the keys, each row sorted. */
 static lacc_node *build_sortperm(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
                                  const char *w) {
   const char *op = kind_name(k);
@@ -556,7 +556,8 @@ static lacc_node *build_sortperm(lacc_ctx *ctx, node_kind k, int nargs, lacc_nod
               "%s (at %s)", op, args[0]->rank, t->sig, place(w));
     return NULL;
   }
-  return node_new(ctx, k, type_scalar(ctx, S_I64), args[0]->rank, nargs, args, w);
+  const lacc_type *r = k == K_SORTKEYS ? t : type_scalar(ctx, S_I64);
+  return node_new(ctx, k, r, args[0]->rank, nargs, args, w);
 }
 
 /* permute(combine, defaults, f, xs): f maps source indices to target indices of the
@@ -720,6 +721,7 @@ static const builder builders[K_NKINDS] = {
   [K_COMPUTE] = build_compute, [K_PERMUTE] = build_permute, [K_APPEND] = build_push,
   [K_INTERLEAVE] = build_push, [K_STENCIL] = build_stencil, [K_ACOND] = build_acond,
   [K_AWHILE] = build_awhile, [K_SORTPERM] = build_sortperm,
+  [K_SORTKEYS] = build_sortperm,
 };
 
 /* The operation op of level l: its kind looked up in the node table, its arguments

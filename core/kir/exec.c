@@ -87,7 +87,7 @@ static int sort_step(run *X, const pstep *st) {
   lacc_array *keys = NULL;
   int rc = X->ops->output(X->R, st->sort_in, &keys);
   if (rc != LACC_OK) return rc;
-  lacc_array *r = sort_rows(X->ctx, keys, X->ops->parallel);
+  lacc_array *r = sort_rows(X->ctx, keys, X->ops->parallel, st->sort_keys);
   lacc_array_release(keys);
   if (r == NULL) return X->ctx->errcode;
   if (run_stopped(X->ctx)) rc = run_interrupted(X->ctx);   /* the passes stopped early */

@@ -130,8 +130,8 @@ typedef struct {
 /* SK_TEST computes an acond's condition into a rank-0 bool slot; SK_SELECT (no
  * functions) makes its output slot the array of the branch taken. SK_WHILE (no
  * functions) runs an awhile's condition and body, programs of their own. SK_SORT (no
- * functions) puts the stable order of each row of slot sort_in's keys in its output
- * (base/sort.c, on the backend's threads). */
+ * functions) puts the stable order of each row of slot sort_in's keys, or the keys
+ * sorted, in its output (base/sort.c, on the backend's threads). */
 typedef enum { SK_MAP, SK_FOLD, SK_SCAN, SK_PERMUTE, SK_TEST, SK_SELECT, SK_WHILE, SK_SORT } step_kind;
 
 /* A step runs only if its guard chain holds: slot's bool == want, then the parent's. */
@@ -156,6 +156,7 @@ typedef struct {
   int guard;               /* index into the plan's guards, -1: always runs */
   int sel_test, sel_then, sel_else;  /* SK_SELECT: slots */
   int sort_in;             /* SK_SORT: the keys' slot */
+  int sort_keys;           /* SK_SORT: the sorted keys (sortkeys), else the positions */
   int *loop_in, nloop_in;  /* SK_WHILE: the initial array's slot, then what the loop reads */
   struct kplan *loop[2];   /* SK_WHILE: the condition's and the body's plans (owned), of
                               node->loop[0] and [1] */

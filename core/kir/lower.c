@@ -53,7 +53,7 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
     return placed(L, t, lw_step_acond(L, t, env));
   case K_AWHILE:
     return placed(L, t, lw_step_while(L, t, env));
-  case K_SORTPERM:
+  case K_SORTPERM: case K_SORTKEYS:
     return placed(L, t, lw_step_sort(L, t, env));
   default: break;
   }

@@ -94,6 +94,7 @@ int lw_step_sort(lower *L, lacc_node *t, const aenv *env) {
   if (in < 0) in = lw_step_map(L, d->node, d->env);
   int k = lw_new_step(L, SK_SORT, t, t->rank);
   L->P->steps[k].sort_in = in;
+  L->P->steps[k].sort_keys = t->kind == K_SORTKEYS;
   L->P->steps[k].out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
   lw_use_slot(L, in);
   return L->P->steps[k].out;

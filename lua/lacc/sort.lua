@@ -76,6 +76,22 @@ local function field(k, t, j)
   return walk(k, p)
 end
 
+-- The value of type t whose radix key is k (radix_key's inverse; every NaN comes back as
+-- one quiet NaN).
+local function from_key(k, t, descending)
+  if descending then k = exp.bnot(k) end
+  if t == "bool" then return exp.ne(k, 0) end
+  if t == "u8" or t == "u16" or t == "u32" then return exp.cast(k, t) end
+  if t == "u64" then return k end
+  if t == "i8" or t == "i16" or t == "i32" then
+    return exp.cast(exp.bitcast(exp.bxor(k, exp.constant(0x80000000, "u32")), "i32"), t)
+  end
+  if t == "i64" then return exp.bitcast(exp.bxor(k, exp.shl(exp.constant(1, "u64"), 63)), "i64") end
+  local it = t == "f32" and "u32" or "u64"
+  local sign = exp.shl(exp.constant(1, it), t == "f32" and 31 or 63)
+  return exp.bitcast(exp.cond(exp.ne(exp.band(k, sign), 0), exp.bxor(k, sign), exp.bnot(k)), t)
+end
+
 -- xs with each row's elements in the order perm gives (1-based positions, perm of xs's
 -- shape): a backpermute, so it fuses into what reads it.
 local function in_order(xs, perm)
@@ -130,9 +146,17 @@ end
 -- argsort(xs [, opts]): each row's positions (1-based, i64) in sorted order.
 function F.argsort(xs, opts) return (order("argsort", xs, opts)) end
 
--- sort(xs [, opts]): each row in order.
+-- sort(xs [, opts]): each row in order. Numbers sorted by themselves move only their keys
+-- (sortkeys), turned back into values; other sorts gather the elements by their order.
 function F.sort(xs, opts)
-  local perm, a = order("sort", xs, opts)
+  local a = to_acc(xs, "sort")
+  local o = options("sort", opts)
+  if o.by == nil and types.is_scalar[a.t] and a.rank >= 1 then
+    local desc = o.descending == true
+    local keys = lacc.map(function(x) return radix_key(x, a.t, desc) end, a)
+    return lacc.map(function(k) return from_key(k, a.t, desc) end, acc("sortkeys", keys.node))
+  end
+  local perm = order("sort", a, opts)
   return in_order(a, perm)
 end
 
