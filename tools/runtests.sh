@@ -12,6 +12,8 @@ run() { if [ -n "$SAN_PRELOAD" ]; then LD_PRELOAD="$SAN_PRELOAD" "$@"; else "$@"
 passed=0
 failed=0
 skipped=0
+t_start=$(date +%s)
+elapsed() { echo "   ($(( $(date +%s) - t_start )) s since the start)"; }
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -75,12 +77,14 @@ export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
 export LUA_CPATH="$PWD/$B/?.so;;"
 export LACC_LIB="$PWD/$B/liblacc.so"
 export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
+elapsed
 echo "== embedding (examples/c): the C API, and Lua states in threads"
 for cmd in "$B/examples/saxpy cpu" "$B/examples/saxpy interp" "$B/examples/threads 8 cpu" \
            "$B/examples/threads 4 interp"; do
   if run $cmd; then passed=$((passed + 1)); else echo "failed: $cmd"; failed=$((failed + 1)); fi
 done
 
+elapsed
 echo "== a build without the optional parts (-DLACC_NO_OPENCL -DLACC_NO_PNG, as where their headers are missing)"
 nocl="$B-nocl"
 if make -s -j2 B="$nocl" CFLAGS="-DLACC_NO_OPENCL -DLACC_NO_PNG" "$nocl/liblacc.so" "$nocl/lacc/core.so" >"$log" 2>&1; then
@@ -171,9 +175,11 @@ for vm in "$LUA54" "$LUAJIT"; do
   b_rc=$?
   summarise "$vm ($what: $PART_A)" "$log" $rc
   summarise "$vm ($what: $PART_B)" "$b_log" $b_rc
+  elapsed
   if [ $have_cl = 1 ]; then
     wait $cl_pid
     summarise "$vm (opencl)" "$cl_log" $?
+    elapsed
   fi
 done
 

@@ -189,7 +189,7 @@ describe("lacc.sort of long rows", function()
 
   it("keeps equal keys in order across chunks, for f32 and i64 keys", function()
     H.seed(78)
-    local n = 300007
+    local n = 150001   -- above 2^16: the row is sorted in parallel chunks
     for _, t in ipairs { "f32", "i64" } do
       local flat = {}
       for i = 1, n do flat[i] = H.randint(-50, 50) * (t == "f32" and 0.25 or 1) end
