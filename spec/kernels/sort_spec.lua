@@ -193,7 +193,7 @@ describe("lacc.sort of long rows", function()
     for _, t in ipairs { "f32", "i64" } do
       local flat = {}
       for i = 1, n do flat[i] = H.randint(-50, 50) * (t == "f32" and 0.25 or 1) end
-      flat[17], flat[n - 3] = -0.0, 0.0
+      if t == "f32" then flat[17], flat[n - 3] = -0.0, 0.0 end   -- -0 before +0: floats only
       local a = lacc.fromtable(flat, t)
       local perm = lacc.run(lacc.argsort(a), { backend = "cpu" })
       local want = order_ref(flat, false)
