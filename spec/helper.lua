@@ -102,6 +102,31 @@ function H.size(shape)
   return n
 end
 
+-- Nested Lua tables of shape sh holding flat (row-major); rank 0: the value itself.
+function H.nest(flat, sh)
+  if #sh == 0 then return flat[1] end
+  local pos = 0
+  local function build(d)
+    local r = {}
+    for i = 1, sh[d] do
+      if d == #sh then
+        pos = pos + 1
+        r[i] = flat[pos]
+      else
+        r[i] = build(d + 1)
+      end
+    end
+    return r
+  end
+  return build(1)
+end
+
+-- A host array of type t and shape sh holding flat (row-major values).
+function H.from_flat(t, sh, flat)
+  if H.size(sh) == 0 then return lacc.array(t, sh) end
+  return lacc.fromtable(H.nest(flat, sh), t)
+end
+
 -- 1-based multi-index of a 0-based linear index.
 function H.unravel(shape, lin)
   local ix = {}

@@ -10,34 +10,12 @@ local NAN = 0 / 0
 
 -- ---------------------------------------------------------------- reference helpers
 
-local function size(sh)
-  local n = 1
-  for _, e in ipairs(sh) do n = n * e end
-  return n
-end
-
-local function nest(flat, sh)
-  local pos = 0
-  local function build(d)
-    local r = {}
-    for i = 1, sh[d] do
-      if d == #sh then
-        pos = pos + 1
-        r[i] = flat[pos]
-      else
-        r[i] = build(d + 1)
-      end
-    end
-    return r
-  end
-  return build(1)
-end
+local size = H.size
 
 -- A host array of type t and shape sh holding flat (row-major).
 local function host(t, sh, flat)
   assert(#flat == size(sh))
-  if size(sh) == 0 then return lacc.array(t, sh) end
-  return lacc.fromtable(nest(flat, sh), t)
+  return H.from_flat(t, sh, flat)
 end
 
 local function without(sh, d)

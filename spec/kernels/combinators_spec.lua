@@ -44,29 +44,7 @@ local function lin(sh, ix)
   return l + 1
 end
 
-local function nest(flat, sh)
-  if #sh == 0 then return flat[1] end
-  local pos = 0
-  local function build(d)
-    local r = {}
-    for i = 1, sh[d] do
-      if d == #sh then
-        pos = pos + 1
-        r[i] = flat[pos]
-      else
-        r[i] = build(d + 1)
-      end
-    end
-    return r
-  end
-  return build(1)
-end
-
--- A host array holding flat (row-major) values.
-local function host(t, sh, flat)
-  if size_of(sh) == 0 then return lacc.array(t, sh) end
-  return lacc.fromtable(nest(flat, sh), t)
-end
+local host = H.from_flat
 
 local function show(v)
   if type(v) == "table" then
@@ -1015,7 +993,7 @@ describe("host arrays", function()
       for _, sh in ipairs(shapes { 0, 1, 2, 3 }) do
         local n = size_of(sh)
         local flat = gen(T, n)
-        local nested = nest(flat, sh)
+        local nested = H.nest(flat, sh)
         if n > 0 or #sh == 1 then
           if n == 0 then nested = {} end
           local a = lacc.fromtable(nested, T.t)

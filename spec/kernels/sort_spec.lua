@@ -60,16 +60,7 @@ local function values(t, n)
   return out
 end
 
-local function host(t, shape, flat)
-  if #flat == 0 then return lacc.array(t, shape) end
-  local a = lacc.array(t, shape)
-  for i = 1, #flat do
-    local ix = H.unravel(shape, i - 1)
-    ix[#ix + 1] = flat[i]
-    a:set((table.unpack or unpack)(ix))
-  end
-  return a
-end
+local host = H.from_flat
 
 -- Each row's reference order, flattened (positions 1-based within the row).
 local function rows_ref(flat, shape, desc, cmp)
