@@ -142,7 +142,6 @@ local function dimension(what, xs, opts, default)
   end
   return d
 end
-M.dimension = dimension
 
 -- xs with its dimension `from` moved to position `to`, the others in order: a backpermute,
 -- so the fold or scan that reads it pulls its elements (the lowering tiles a fold whose
@@ -164,7 +163,6 @@ local function move_dim(xs, from, to)
 end
 local function innermost(xs, d) return move_dim(xs, d, xs.rank) end
 local function from_innermost(ys, d) return move_dim(ys, ys.rank, d) end
-M.innermost = innermost
 
 -- ---- reductions along a dimension (the innermost unless opts.dim says otherwise)
 

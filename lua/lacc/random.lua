@@ -109,9 +109,8 @@ end
 local function below(hi, t)
   local it = t == "f32" and "u32" or "u64"
   local bits = exp.bitcast(hi, it)
-  local down = exp.cond(exp.gt(hi, 0), exp.bitcast(bits - 1, t),
+  return exp.cond(exp.gt(hi, 0), exp.bitcast(bits - 1, t),
     exp.cond(exp.lt(hi, 0), exp.bitcast(bits + 1, t), exp.constant(-0.0, t) - exp.bitcast(exp.constant(1, it), t)))
-  return down
 end
 
 -- uniform(shape, seed [, type, lo, hi]): numbers in [lo, hi) (default [0, 1), f64).
@@ -211,6 +210,8 @@ function M.integers(shape, seed, lo, hi, t)
   if hi < lo then fail("random.integers: hi (%s) is below lo (%s)", util.show(hi), util.show(lo)) end
   local l = exp.constant(lo, t)
   local m = exp.cast(exp.constant(hi, t), "u64") - exp.cast(l, "u64") + 1   -- 0: all 2^64
+  local full = exp.eq(m, 0)
+  local safe_m = exp.cond(full, exp.constant(1, "u64"), m)
   local wide = (hi + 0.0) - (lo + 0.0) >= 4294967295.5   -- floats: hi - lo may wrap
   return by_position(shape, "random.integers", function(p)
     local function draw(attempt)
@@ -225,9 +226,8 @@ function M.integers(shape, seed, lo, hi, t)
     local retry
     if wide then
       local all = exp.bnot(exp.constant(0, "u64"))
-      local safe_m = exp.cond(exp.eq(m, 0), exp.constant(1, "u64"), m)
       local r = exp.imod(all - safe_m + 1, safe_m)   -- 2^64 mod m
-      retry = function(x) return exp.land(exp.ne(m, 0), exp.gt(x, all - r)) end
+      retry = function(x) return exp.land(exp.lnot(full), exp.gt(x, all - r)) end
     else
       local span = exp.constant(4294967296, "u64")
       local limit = span - exp.imod(span, m)
@@ -237,7 +237,7 @@ function M.integers(shape, seed, lo, hi, t)
       function(st) return st[1] + 1, draw(st[1] + 1) end,
       lacc.tuple(exp.constant(0, "i64"), draw(exp.constant(0, "i64"))))
     local v = x[2]
-    local r = exp.cond(exp.eq(m, 0), v, exp.imod(v, exp.cond(exp.eq(m, 0), exp.constant(1, "u64"), m)))
+    local r = exp.cond(full, v, exp.imod(v, safe_m))
     return exp.cast(exp.cast(l, "u64") + r, t)
   end)
 end
