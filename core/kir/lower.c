@@ -71,6 +71,12 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
   return placed(L, t, s);
 }
 
+int lw_plan_manifest(lower *L, lacc_node *t, const aenv *env) {
+  const aenv *d;
+  int s = lw_plan_acc(L, t, env, &d);
+  return s >= 0 ? s : lw_step_map(L, d->node, d->env);
+}
+
 static int plan_results(lower *L, lacc_node *t, const aenv *env) {
   if (t->kind == K_ALET) {
     lacc_node *b = t->kids[0];
@@ -85,9 +91,7 @@ static int plan_results(lower *L, lacc_node *t, const aenv *env) {
   P->results = malloc(sizeof *P->results * (size_t)(t->nkids ? t->nkids : 1));
   if (P->results == NULL) oom(L);
   for (int i = 0; i < t->nkids; i++) {
-    const aenv *d;
-    int s = lw_plan_acc(L, t->kids[i], env, &d);
-    if (s < 0) s = lw_step_map(L, d->node, d->env);
+    int s = lw_plan_manifest(L, t->kids[i], env);
     P->results[i] = s;
     P->slots[s].result = 1;
   }

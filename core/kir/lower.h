@@ -178,6 +178,8 @@ int lw_step_while(lower *L, lacc_node *t, const aenv *env);
 int lw_step_sort(lower *L, lacc_node *t, const aenv *env);
 
 /* lower.c */
+/* The slot of t materialised: planned, a delayed array given a kernel of its own. */
+int lw_plan_manifest(lower *L, lacc_node *t, const aenv *env);
 int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed);
 
 /* one-liners every file uses */

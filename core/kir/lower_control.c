@@ -59,9 +59,7 @@ static int step_copy(lower *L, const lacc_node *t, int src) {
 static int plan_branch(lower *L, lacc_node *t, const aenv *env, int guard) {
   int saved = L->guard;
   L->guard = guard;
-  const aenv *d;
-  int s = lw_plan_acc(L, t, env, &d);
-  if (s < 0) s = lw_step_map(L, d->node, d->env);
+  int s = lw_plan_manifest(L, t, env);
   if (L->P->slots[s].plan != lw_out_plan(L, L->P->slots[s].type)) s = step_copy(L, t, s);
   L->guard = saved;
   return s;
@@ -87,27 +85,12 @@ int lw_step_acond(lower *L, lacc_node *t, const aenv *env) {
 /* ---- awhile: its inputs materialised, then one step that runs the condition and the
  * body (plans nested in this one, of the loop's array and the arrays read from outside) */
 
-/* sortperm: its keys materialised, then a step with no kernel (exec.c sorts). */
-int lw_step_sort(lower *L, lacc_node *t, const aenv *env) {
-  const aenv *d;
-  int in = lw_plan_acc(L, t->kids[0], env, &d);
-  if (in < 0) in = lw_step_map(L, d->node, d->env);
-  int k = lw_new_step(L, SK_SORT, t, t->rank);
-  L->P->steps[k].sort_in = in;
-  L->P->steps[k].sort_keys = t->kind == K_SORTKEYS;
-  L->P->steps[k].out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
-  lw_use_slot(L, in);
-  return L->P->steps[k].out;
-}
-
 int lw_step_while(lower *L, lacc_node *t, const aenv *env) {
   int n = t->nkids;
   int *in = ints(L, n);
   layout_strategy *st = lw_alloc(L, sizeof *st * (size_t)n);
   for (int i = 0; i < n; i++) {
-    const aenv *d;
-    in[i] = lw_plan_acc(L, t->kids[i], env, &d);
-    if (in[i] < 0) in[i] = lw_step_map(L, d->node, d->env);
+    in[i] = lw_plan_manifest(L, t->kids[i], env);
     st[i] = L->P->slots[in[i]].plan->strategy;
   }
   st[0] = L->ctx->layout;   /* the loop's array stays in the layout results are made in */
@@ -124,5 +107,17 @@ int lw_step_while(lower *L, lacc_node *t, const aenv *env) {
   }
   s->out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
   for (int i = 0; i < n; i++) lw_use_slot(L, in[i]);
+  return L->P->steps[k].out;
+}
+
+/* ---- sortperm and sortkeys: the keys materialised, then a step with no kernel (exec.c
+ * sorts them with base/sort.c) */
+int lw_step_sort(lower *L, lacc_node *t, const aenv *env) {
+  int in = lw_plan_manifest(L, t->kids[0], env);
+  int k = lw_new_step(L, SK_SORT, t, t->rank);
+  L->P->steps[k].sort_in = in;
+  L->P->steps[k].sort_keys = t->kind == K_SORTKEYS;
+  L->P->steps[k].out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
+  lw_use_slot(L, in);
   return L->P->steps[k].out;
 }
