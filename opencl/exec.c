@@ -36,7 +36,8 @@ struct clprog {
   cl_mem K;                /* the program's constants */
   int fp64, i64_atomics;   /* what the device offers that kernels use */
   int groups;              /* folds combine partials in a work-group (FN_GROUP) */
-  size_t group_size;       /* its work-items */
+  int tiles;               /* contractions run in work-group tiles (FN_GTILE) */
+  size_t group_size;       /* the work-items of either */
 };
 
 static void cl_release(clprog *cp) {
@@ -81,11 +82,21 @@ static int group_size(lacc_ctx *ctx, clprog *cp) {
   if (err != CL_SUCCESS) return clrt_fail(ctx, "clGetKernelWorkGroupInfo", err, "lacc_main");
   if (most > cp->info->max_work_group) most = cp->info->max_work_group;
   cp->group_size = most < LACC_GROUP ? most : LACC_GROUP;
-  cp->groups = cp->group_size >= 2;
+  cp->groups = cp->groups && cp->group_size >= 2;
+  cp->tiles = cp->tiles && cp->group_size == LACC_GROUP;
   return LACC_OK;
 }
 
 static int env_on(const char *name) { return setting_switch(name, 0); }
+
+/* LACC_VERBOSE: the folds that will run in work-group tiles. */
+static void report_tiles(const kplan *P) {
+  for (int s = 0; s < P->nsteps; s++)
+    if (P->steps[s].kind == SK_FOLD && P->steps[s].fn_gtile >= 0)
+      fprintf(stderr, "lacc: opencl: the fold at %s runs in %dx%d work-group tiles, its "
+              "operands staged in local memory\n", P->steps[s].node->where != NULL ?
+              P->steps[s].node->where : "?", LACC_GTILE, LACC_GTILE);
+}
 
 static void cl_release(clprog *cp);
 
@@ -104,11 +115,15 @@ static int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
   /* GPUs fold in work-groups; LACC_CL_TREE=1 makes any device do so (to test it on a
    * CPU device) */
   cp->groups = rc == LACC_OK && (!cp->info->is_cpu || env_on("LACC_CL_TREE"));
+  /* so do contractions, in tiles whose operands are staged in local memory: on PoCL's
+   * CPU device they are slower than a work-item's rows in order (LACC_CL_TILES=1 makes
+   * any device use them, LACC_CL_TILES=0 none) */
+  cp->tiles = rc == LACC_OK && setting_switch("LACC_CL_TILES", !cp->info->is_cpu);
   /* the local words are declared for every launch of the kernel: half the device's
    * local memory at most */
-  if (cp->groups && (int64_t)LACC_GROUP * P->group_words * 8 > cp->info->local_mem / 2)
-    cp->groups = 0;
-  char *src = rc == LACC_OK ? emit_cl(P, cp->groups) : NULL;
+  if ((int64_t)LACC_GROUP * P->group_words * 8 > cp->info->local_mem / 2)
+    cp->groups = cp->tiles = 0;
+  char *src = rc == LACC_OK ? emit_cl(P, cp->groups || cp->tiles) : NULL;
   if (rc == LACC_OK && src == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   if (rc == LACC_OK) {
     /* LACC_CL_OPTIONS: more build options (e.g. -cl-opt-disable: faster builds). -w: the
@@ -127,7 +142,8 @@ static int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
     cp->k = CL.CreateKernel(cp->prog, "lacc_main", &err);
     if (err != CL_SUCCESS) rc = clrt_fail(ctx, "clCreateKernel", err, "lacc_main");
   }
-  if (rc == LACC_OK && cp->groups) rc = group_size(ctx, cp);
+  if (rc == LACC_OK && (cp->groups || cp->tiles)) rc = group_size(ctx, cp);
+  if (rc == LACC_OK && cp->tiles && verbose()) report_tiles(P);
   int cap = 0;   /* of cp->bufs */
   for (int s = 0; rc == LACC_OK && s < P->nslots; s++)
     for (int b = 0; rc == LACC_OK && b < P->slots[s].plan->nbufs; b++) {
@@ -511,12 +527,24 @@ static int run_rows(exec *X, const pstep *st, int64_t R, int64_t work) {
 #define GROUP_CHUNK 256
 #define GROUP_PARTS (1 << 16)
 
+/* A contraction in tiles of LACC_GTILE x LACC_GTILE outputs (FN_GTILE): a work-group
+ * each, numbered row-major over each batch's Q rows of J outputs. */
+static int run_gtiles(exec *X, const pstep *st, int64_t R) {
+  const int64_t *ext = X->d[st->out]->ext;
+  int64_t J = ext[st->rank - 1], Q = ext[st->rank - 2], T = LACC_GTILE;
+  int64_t tiles = R / (Q * J) * ((Q + T - 1) / T) * ((J + T - 1) / T);
+  int rc = launch_in(X, st->fn_gtile, tiles * LACC_GROUP, LACC_GROUP, 0, 0, 0, 0);
+  return rc == LACC_OK ? checked(X) : rc;
+}
+
 static int run_fold(exec *X, const pstep *st, int64_t n) {
   int64_t R = X->d[st->out]->size;
   if (!st->with_z && n == 0 && R > 0)
     return err_fold1_empty(X->ctx, st->node->where);
   if (R == 0) return LACC_OK;
   const clprog *cp = X->cp;
+  if (cp->tiles && st->fn_gtile >= 0 && !X->serial && R >= LACC_GROUP && n > 0)
+    return run_gtiles(X, st, R);
   int grouped = cp->groups && st->fn_group >= 0 && !st->ordered && R < units(X) &&
                 n / GROUP_CHUNK >= (int64_t)cp->group_size;
   int part = grouped || (n >= 2 * PART_GRAIN && !st->ordered && R < units(X));

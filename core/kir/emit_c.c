@@ -546,6 +546,12 @@ static void cl_role(sbuf *b, const kfn *F) {
     v[2] = "p2 * (c_ + 1) / nch";
     v[3] = "c_";
     break;
+  case FN_GTILE:   /* work-groups of LACC_GROUP items, a tile each */
+    v[0] = "c_ / " LACC_GROUP_TEXT;
+    v[1] = "c_ % " LACC_GROUP_TEXT;
+    v[2] = "p2";
+    v[3] = "p3";
+    break;
   case FN_GROUP:   /* one work-group of nch items */
     v[0] = "p0";
     v[1] = "p1";
@@ -563,8 +569,12 @@ static void cl_role(sbuf *b, const kfn *F) {
 
 static void cl_function(sbuf *b, const kplan *P, int k) {
   const kfn *F = &P->fns[k];
-  put(b, "\nstatic void lacc_f%d(__global const long *E, __global const ulong *K, "
-         "__global long *F, long p0, long p1, long p2, long p3, long nch, long c_", k);
+  /* a function with barriers is inlined into the kernel: PoCL's barrier passes need it
+   * (without its optimisations, -cl-opt-disable, a called one ran wrong) */
+  int wg = F->role == FN_GROUP || F->role == FN_GTILE;
+  put(b, "\nstatic %svoid lacc_f%d(__global const long *E, __global const ulong *K, "
+         "__global long *F, long p0, long p1, long p2, long p3, long nch, long c_",
+      wg ? "inline __attribute__((always_inline)) " : "", k);
   for (int s = 0; s < P->nslots; s++)
     for (int buf = 0; buf < P->slots[s].plan->nbufs; buf++) {
       int written = 0;
@@ -572,7 +582,7 @@ static void cl_function(sbuf *b, const kplan *P, int k) {
       put(b, ",\n    __global %s%s *restrict b%d_%d", written ? "" : "const ",
           ctype(P->slots[s].plan->buf_kind[buf]), s, buf);
     }
-  if (F->role == FN_GROUP) put(b, ",\n    __local ulong *lm_");
+  if (wg) put(b, ",\n    __local ulong *lm_");
   put(b, ") {\n  (void)E; (void)K; (void)F;\n");
   declare_vars(b, F, 0);
   cl_role(b, F);
@@ -594,7 +604,9 @@ int cl_kernel_buffer(const kplan *P, int slot, int buf, int *written) {
 /* Whether function k is printed: shape functions run on the host, work-group ones only
  * where the executor launches them. */
 static int cl_printed(const kplan *P, int k, int groups) {
-  return P->fns[k].role != FN_SHAPE && (groups || P->fns[k].role != FN_GROUP);
+  fn_role r = P->fns[k].role;
+  return r != FN_SHAPE && (groups || (r != FN_GROUP && r != FN_GTILE)) &&
+         (P->fns[k].body.n > 0 || r != FN_GTILE);
 }
 
 static void cl_kernel_main(sbuf *b, const kplan *P, int groups) {
@@ -622,7 +634,7 @@ static void cl_kernel_main(sbuf *b, const kplan *P, int groups) {
         int written = 0;
         if (kfn_uses_buffer(F, s, buf, &written)) put(b, ", b%d_%d", s, buf);
       }
-    put(b, F->role == FN_GROUP ? ", lm_); break;\n" : "); break;\n");
+    put(b, F->role == FN_GROUP || F->role == FN_GTILE ? ", lm_); break;\n" : "); break;\n");
   }
   put(b, "  default: break;\n  }\n}\n");
 }

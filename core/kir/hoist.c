@@ -203,6 +203,14 @@ static int loop_checks(const loopview *L, int *leaf) {
 
 /* ---- the copy */
 
+/* An FN_GTILE's loop variables and markers (lower_gtile.c) name the copy's: the pass
+ * after this one stages the reads of the copy that runs when the tests hold. */
+static void follow_gtile(kgtile *G, const int *map, int nold) {
+  int *v[] = { &G->kb, &G->kk, &G->k, &G->mark_stage, &G->mark_from, &G->mark_to };
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    if (*v[i] >= 0 && *v[i] < nold && map[*v[i]] >= 0) *v[i] = map[*v[i]];
+}
+
 static int mapped(const int *map, int nold, int v) {
   return v >= 0 && v < nold && map[v] >= 0 ? map[v] : v;
 }
@@ -300,6 +308,7 @@ static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
     for (int v = 0; v < nold; v++) map[v] = -1;
     copy_loop(&W, &L, leaf, n, nold, map);
     if (F->tile_lane >= 0 && map[F->tile_lane] >= 0) F->tile_lane = map[F->tile_lane];
+    if (F->gtile != NULL) follow_gtile(F->gtile, map, nold);
   }
   free(map);
   put(&W, KO_ELSE);

@@ -90,10 +90,23 @@ typedef enum {
   FN_SCATTER,    /* permute source elements p0 <= i < p1 into the output */
   FN_TILE,       /* cpu only: fold tiles p0 <= t < p1 (lower_tile.c): LW neighbouring
                     outputs of one output row, one per vector lane */
-  FN_GROUP       /* OpenCL only: fold segment p0 from partials 0 <= c < p1 (p1 >= p3) by
+  FN_GROUP,      /* OpenCL only: fold segment p0 from partials 0 <= c < p1 (p1 >= p3) by
                     one work-group of p3 work-items, p2 this one: each folds its share in
                     order, then the shares combine pairwise in local memory, in order */
+  FN_GTILE       /* OpenCL only: a contraction's outputs in work-groups of LACC_GTILE x
+                    LACC_GTILE, work-group p0, work-item p1 of LACC_GROUP, the operands
+                    staged in local memory (lower_gtile.c) */
 } fn_role;
+
+/* An FN_GTILE function's variables, for the pass that stages its operands after bounds.c
+ * (lower_gtile.c): the work-item's place in its tile, the row and column it computes
+ * (whether they exist), the contraction's index (the block's first and the element's)
+ * and its extent, and three markers (MOVs of 0 into these variables): where the
+ * staging goes, and the element's code. */
+typedef struct kgtile {
+  int ti, tj, inq, inj, kb, kk, k, K, mark_stage, mark_from, mark_to;
+} kgtile;
+#define LACC_GTILE 16          /* LACC_GTILE * LACC_GTILE == LACC_GROUP */
 
 typedef struct kfn {
   fn_role role;
@@ -111,6 +124,7 @@ typedef struct kfn {
                               checks with them); a parameter's hold in the body */
   int nfacts, fcap;
   int tile_lane;           /* FN_TILE: the variable of its lanes' main loop */
+  kgtile *gtile;           /* FN_GTILE: its variables (plan arena), else NULL */
 } kfn;
 
 /* ---- the plan */
@@ -145,6 +159,7 @@ typedef struct {
   int out, partial;        /* slots */
   int fn_shape, fn_body, fn_part, fn_combine, fn_chunk, fn_scatter, fn_ascatter;
   int fn_group;            /* fold on the opencl backend: FN_GROUP, else -1 */
+  int fn_gtile;            /* fold on the opencl backend: FN_GTILE, else -1 */
   int fn_tile, tile_lanes; /* fold on the cpu backend: FN_TILE and its LW, else -1; */
   int tile_rows;           /* and how many outer rows a tile takes */
   int with_z;              /* fold (with a start value) rather than fold1 */
@@ -227,6 +242,7 @@ char *emit_c(const kplan *P);
  *   left out: the executor runs them on the host; so are FN_GROUP functions unless
  *   groups (then lacc_main holds LACC_GROUP * group_words local words for them). */
 #define LACC_GROUP 256         /* the most work-items of an FN_GROUP work-group */
+#define LACC_GROUP_TEXT "256"  /* the same, in OpenCL C source */
 /* Elements between two private copies of a permute's targets: at least 128 bytes for
  * any element, so that no cache line (nor the pair a prefetcher fetches) is written by
  * two threads. */

@@ -113,6 +113,8 @@ int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend,
     plan_results(L, ast->root, NULL);
     rc = bounds_plan(ctx, P);
     lw_tiles_keep(P);
+    if (rc == LACC_OK && lw_gtiles_keep(P) != LACC_OK)
+      rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   } else {
     rc = ctx->errcode ? ctx->errcode : ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   }

@@ -20,7 +20,7 @@ int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->rank = rank;
   s->fn_part = s->fn_combine = s->fn_chunk = s->fn_scatter = s->fn_ascatter = -1;
   s->fn_pscatter = s->fn_pmerge = -1;
-  s->fn_group = s->fn_tile = -1;
+  s->fn_group = s->fn_gtile = s->fn_tile = -1;
   s->guard = L->guard;
   L->step = P->nsteps;
   return P->nsteps++;
@@ -483,5 +483,6 @@ int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
   lw_store_elem(L, out, 0, acc);
   if (L->P->backend == B_OPENCL) fold_group(L, st, a, env);
   lw_fold_tiles(L, st, a, env);
+  lw_fold_gtiles(L, st, a, env);
   return out;
 }

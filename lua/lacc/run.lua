@@ -116,6 +116,24 @@ local function with_options(opts, f, ...)
   return unpack(r, 2, r.n)
 end
 
+-- A program object run again skips the work before its kernels run (sharing recovery,
+-- fusion, lowering, the kernels' source made and hashed: milliseconds for a large one):
+-- its compiled program is kept with it, weakly, for the settings it was made under (the
+-- backend, the layout of results, the switches and lacc.config). The program holds no
+-- more than the node does: the arrays it uses.
+local memo = setmetatable({}, { __mode = "k" })
+local function run_memo(p, backend, opts)
+  local key = ("%s|%s|%s|%s|%s"):format(tostring(backend), opts.layout or current_layout,
+                                        tostring(opts.fusion), tostring(opts.sharing),
+                                        core.config_get())
+  local m = memo[p.node]
+  if m == nil or m.key ~= key then
+    m = { key = key, prog = core.program_new(backend, 0, p.node) }
+    memo[p.node] = m
+  end
+  return core.program_run(m.prog)
+end
+
 -- run(p [, opts]) -> host array(s); p an array program, a table of them, or a scalar.
 -- opts: backend, layout (of the results), fusion = false, sharing = false,
 -- progress = function(fraction) (called once the run has taken progress_after seconds,
@@ -127,6 +145,7 @@ function F.run(p, opts)
   end
   opts = check_opts(opts, "run")
   local backend = check_backend(opts, "run")
+  if is_acc(p) then return with_options(opts, run_memo, p, backend, opts) end
   local roots = roots_of(p, "run")
   return with_options(opts, core.run, backend, nodes(roots))
 end

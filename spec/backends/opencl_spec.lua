@@ -104,6 +104,29 @@ if have then
       assert.are.equal("ok", output(("LACC_CL_TREE=1 %s spec/opencl_tree.lua"):format(lua)))
     end)
 
+    it("runs contractions as on a GPU: work-group tiles, operands in local memory", function()
+      -- LACC_CL_TILES=1 takes the GPU path on this device; the script compares with plain
+      -- Lua loops and the interpreter, and LACC_VERBOSE=1 says which folds took it
+      local out = output(("LACC_CL_TILES=1 LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
+      local lines, tiled = {}, {}
+      for line in out:gmatch("[^\n]+") do
+        local at = line:match("^lacc: opencl: the fold at spec/opencl_tiles%.lua:(%d+) runs in 16x16 work%-group tiles")
+        if at then tiled[tonumber(at)] = true
+        elseif not line:find("^lacc: ") then lines[#lines + 1] = line end
+      end
+      assert.are.equal("ok", table.concat(lines, "\n"))
+      -- every spelling of the product, batched ones, and a read that may fail (its loop's
+      -- checks tested once per block: the tiles run while they hold); not the read of
+      -- both a row and a column
+      local src, want = {}, {}
+      for line in io.lines("spec/opencl_tiles.lua") do src[#src + 1] = line end
+      for i, line in ipairs(src) do
+        if line:find("-- tiled", 1, true) then want[i] = true end
+      end
+      for i in pairs(want) do assert.is_true(tiled[i] == true, "line " .. i .. " not tiled") end
+      for i in pairs(tiled) do assert.is_true(want[i] == true, "line " .. i .. " tiled") end
+    end)
+
     it("runs as on a device without f64 and 64-bit atomics", function()
       assert.are.equal("ok", output(("LACC_CL_NO_FP64=1 LACC_CL_NO_I64_ATOMICS=1 %s spec/opencl_lesser.lua")
         :format(lua)))
