@@ -17,6 +17,7 @@
 #include <string.h>
 #include "clrt.h"
 #include "exec.h"
+#include "pool.h"
 #include "kir/backend.h"
 #include "base/settings.h"
 #include "base/text.h"
@@ -192,15 +193,28 @@ typedef struct darr {
   int64_t ext[LACC_MAX_RANK];
   int64_t size;
   cl_mem *mem;
+  size_t *bytes;           /* each buffer's size (the pool's buffers may be larger) */
 } darr;
 
-static void darr_release(darr *d) {
+struct exec;
+static void spare_put(struct exec *X, int dev, cl_mem m, size_t bytes);
+
+/* A reference dropped: the last gives the buffers back, during a run to the run's own
+ * spares (its queue may still use them: the run's later arrays take them, in order on
+ * that queue), else to the pool (no command is pending on them then). */
+static void darr_put(struct exec *X, darr *d) {
   if (d == NULL || --d->refs > 0) return;
-  for (int b = 0; b < d->nbufs; b++)
-    if (d->mem[b] != NULL) CL.ReleaseMemObject(d->mem[b]);
+  for (int b = 0; b < d->nbufs; b++) {
+    if (d->mem[b] == NULL) continue;
+    if (X != NULL) spare_put(X, d->dev, d->mem[b], d->bytes[b]);
+    else pool_give(d->dev, d->mem[b], d->bytes[b]);
+  }
   free(d->mem);
+  free(d->bytes);
   free(d);
 }
+
+static void darr_release(darr *d) { darr_put(NULL, d); }
 
 /* A host array's values read back from the device it was computed on, through the
  * device's shared queue (the run that computed them has finished). */
@@ -231,17 +245,53 @@ static size_t dev_bytes(scalar_kind k, int64_t n) {
 }
 
 typedef struct {
+  cl_mem mem;
+  size_t bytes;
+} spare;
+
+typedef struct exec {
   lacc_ctx *ctx;
   const kplan *P;
   clprog *cp;
   darr **d;                /* per slot */
+  spare *spares;           /* buffers freed during the run (darr_put) */
+  int nspares, spcap;
   int64_t *E;              /* extents of every slot, as the kernels see them */
   cl_mem dE, F;
+  size_t dE_bytes, F_bytes;
   int64_t fail_init;       /* F[0] before a kernel: no failure */
   int unordered;           /* a failure was recorded without 64-bit atomics: the first to
                               arrive, not necessarily the lowest element */
   int serial;              /* run steps in order on one work-item */
 } exec;
+
+static void spare_put(exec *X, int dev, cl_mem m, size_t bytes) {
+  if (vec_reserve(&X->spares, &X->spcap, X->nspares + 1, 8, sizeof *X->spares) != 0) {
+    CL.ReleaseMemObject(m);   /* safe at any time: OpenCL frees it once unused */
+    return;
+  }
+  (void)dev;   /* a run's buffers are all of its device */
+  X->spares[X->nspares].mem = m;
+  X->spares[X->nspares].bytes = bytes;
+  X->nspares++;
+}
+
+/* A buffer of at least `bytes`: a spare of this run (up to a quarter larger), else one
+ * from the pool. */
+static cl_mem buffer_for(exec *X, size_t bytes, size_t *got) {
+  int best = -1;
+  for (int i = 0; i < X->nspares; i++)
+    if (X->spares[i].bytes >= bytes && X->spares[i].bytes - bytes <= bytes / 4 &&
+        (best < 0 || X->spares[i].bytes < X->spares[best].bytes))
+      best = i;
+  if (best >= 0) {
+    cl_mem m = X->spares[best].mem;
+    *got = X->spares[best].bytes;
+    X->spares[best] = X->spares[--X->nspares];
+    return m;
+  }
+  return pool_buffer(X->ctx, X->cp->dev, X->cp->context, bytes, got);
+}
 
 static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
   lacc_ctx *ctx = X->ctx;
@@ -271,25 +321,26 @@ static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
   }
   d->nbufs = ps->plan->nbufs;
   d->mem = calloc((size_t)(d->nbufs ? d->nbufs : 1), sizeof *d->mem);
-  if (d->mem == NULL) {
+  d->bytes = calloc((size_t)(d->nbufs ? d->nbufs : 1), sizeof *d->bytes);
+  if (d->mem == NULL || d->bytes == NULL) {
+    free(d->mem);
+    free(d->bytes);
     free(d);
     ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
     return NULL;
   }
   for (int b = 0; b < d->nbufs; b++) {
     size_t bytes = dev_bytes(ps->plan->buf_kind[b], d->size);
-    cl_int err;
     if ((int64_t)bytes > X->cp->info->max_alloc) {
       ctx_error(ctx, LACC_ERR_MEMORY, "opencl: an array of %lld bytes is too large for device "
                 "'%s' (it allocates at most %lld bytes at once)", (long long)bytes,
                 X->cp->info->name, (long long)X->cp->info->max_alloc);
-      darr_release(d);
+      darr_put(X, d);
       return NULL;
     }
-    d->mem[b] = CL.CreateBuffer(X->cp->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (err != CL_SUCCESS) {
-      clrt_fail(ctx, "clCreateBuffer", err, "an array");
-      darr_release(d);
+    d->mem[b] = buffer_for(X, bytes, &d->bytes[b]);
+    if (d->mem[b] == NULL) {
+      darr_put(X, d);
       return NULL;
     }
   }
@@ -297,7 +348,7 @@ static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
 }
 
 static void set_slot(exec *X, int s, darr *d) {
-  darr_release(X->d[s]);
+  darr_put(X, X->d[s]);
   X->d[s] = d;
   for (int i = 0; i < LACC_MAX_RANK; i++) X->E[s * LACC_MAX_RANK + i] = d->ext[i];
 }
@@ -314,7 +365,7 @@ static int upload(exec *X, int s, const lacc_array *a) {
     cl_int err = CL.EnqueueWriteBuffer(X->cp->q, d->mem[b], CL_TRUE, 0, bytes, a->buf[b], 0,
                                        NULL, NULL);
     if (err != CL_SUCCESS) {
-      darr_release(d);
+      darr_put(X, d);
       return clrt_fail(X->ctx, "clEnqueueWriteBuffer", err, "an input array");
     }
     X->ctx->moved.bytes_up += (int64_t)bytes;
@@ -560,7 +611,7 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
       rc = launch(X, st->fn_combine, 1, nch, o, nch, 0, 0);
   }
   if (rc == LACC_OK) rc = checked(X);
-  darr_release(X->d[st->partial]);
+  darr_put(X, X->d[st->partial]);
   X->d[st->partial] = NULL;
   return rc;
 }
@@ -579,7 +630,7 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
     if (rc == LACC_OK) rc = launch(X, st->fn_chunk, nch, n, o, 0, n, 0);
   }
   if (rc == LACC_OK) rc = checked(X);
-  darr_release(X->d[st->partial]);
+  darr_put(X, X->d[st->partial]);
   X->d[st->partial] = NULL;
   return rc;
 }
@@ -641,18 +692,27 @@ static int cl_step(void *R, int k) {
   return rc;
 }
 
-static cl_mem small_buffer(exec *X, size_t bytes, int *rc) {
-  cl_int err;
-  cl_mem m = CL.CreateBuffer(X->cp->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-  if (err != CL_SUCCESS && *rc == LACC_OK) *rc = clrt_fail(X->ctx, "clCreateBuffer", err, NULL);
-  return err == CL_SUCCESS ? m : NULL;
+/* The run's extents and failure record: pooled too (two buffers a run). */
+static cl_mem small_buffer(exec *X, size_t bytes, size_t *got, int *rc) {
+  if (*rc != LACC_OK) return NULL;
+  cl_mem m = pool_buffer(X->ctx, X->cp->dev, X->cp->context, bytes, got);
+  if (m == NULL) *rc = X->ctx->errcode;
+  return m;
 }
 
+/* The run's buffers go to the pool once its queue is done with them (a run that failed
+ * may have left commands in it). */
 static void cl_end(void *R) {
   exec *X = R;
-  for (int s = 0; X->d != NULL && s < X->P->nslots; s++) darr_release(X->d[s]);
-  if (X->dE != NULL) CL.ReleaseMemObject(X->dE);
-  if (X->F != NULL) CL.ReleaseMemObject(X->F);
+  for (int s = 0; X->d != NULL && s < X->P->nslots; s++) darr_put(X, X->d[s]);
+  if (X->dE != NULL) spare_put(X, X->cp->dev, X->dE, X->dE_bytes);
+  if (X->F != NULL) spare_put(X, X->cp->dev, X->F, X->F_bytes);
+  int done = X->nspares == 0 || CL.Finish(X->cp->q) == CL_SUCCESS;
+  for (int i = 0; i < X->nspares; i++) {
+    if (done) pool_give(X->cp->dev, X->spares[i].mem, X->spares[i].bytes);
+    else CL.ReleaseMemObject(X->spares[i].mem);
+  }
+  free(X->spares);
   free(X->d);
   free(X->E);
   free(X);
@@ -673,8 +733,8 @@ static void *cl_begin(lacc_ctx *ctx, const kplan *P) {
   X->E = calloc(ns * LACC_MAX_RANK, sizeof *X->E);
   int rc = X->d == NULL || X->E == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
   if (rc == LACC_OK) {
-    X->dE = small_buffer(X, ns * LACC_MAX_RANK * sizeof(int64_t), &rc);
-    X->F = small_buffer(X, (4 + 16) * sizeof(int64_t), &rc);
+    X->dE = small_buffer(X, ns * LACC_MAX_RANK * sizeof(int64_t), &X->dE_bytes, &rc);
+    X->F = small_buffer(X, (4 + 16) * sizeof(int64_t), &X->F_bytes, &rc);
   }
   if (rc != LACC_OK) {
     cl_end(X);
@@ -700,7 +760,7 @@ static void cl_alias(void *R, int dst, int src) {
 
 static void cl_drop(void *R, int s) {
   exec *X = R;
-  darr_release(X->d[s]);
+  darr_put(X, X->d[s]);
   X->d[s] = NULL;
 }
 

@@ -1,7 +1,7 @@
 /* none.c: the OpenCL backend's entry points when lacc is built without it (see have.h).
  *
- * Owns: the answers of a build without OpenCL: no devices, and an error for programs
- * asked to run on OpenCL.
+ * Owns: the answers of a build without OpenCL: no devices, no device memory, and an
+ * error for programs asked to run on OpenCL.
  * Must not: be compiled into a build that has the backend (it is empty then).
  */
 #include "have.h"
@@ -9,6 +9,7 @@
 
 #ifndef LACC_HAVE_OPENCL
 #include <stdlib.h>
+#include <string.h>
 
 static int none_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
   (void)spec;
@@ -36,6 +37,8 @@ char *lacc_devices(lacc_ctx *ctx) {
   if (s == NULL) ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   return s;
 }
+
+void lacc_device_memory(lacc_devmem *out) { memset(out, 0, sizeof *out); }
 #else
 /* the backend is built: nothing here (a translation unit must declare something) */
 typedef int lacc_opencl_is_built;

@@ -1121,7 +1121,11 @@ function lacc.random.at(seed, counter) end
 function lacc.devices() end
 
 ---copies between host and devices
----@return integer, integer, integer, integer
+---@return {uploads: integer, downloads: integer, bytes_up: integer, bytes_down: integer}
 function lacc.transfers() end
+
+---the opencl backend's pool of device buffers (process-wide)
+---@return {pooled: integer, buffers: integer, limit: integer, made: integer, reused: integer}
+function lacc.device_memory() end
 
 return lacc

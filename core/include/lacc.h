@@ -72,6 +72,14 @@ typedef struct lacc_transfers {
   int64_t bytes_up, bytes_down;
 } lacc_transfers;
 
+/* The opencl backend's device-memory pool, process-wide (lacc_device_memory): bytes and
+ * buffers it holds now, its bound (LACC_CL_POOL_MB), and the buffers of arrays made on
+ * devices and taken from it so far. */
+typedef struct lacc_devmem {
+  int64_t pooled, buffers, limit;
+  int64_t made, reused;
+} lacc_devmem;
+
 int lacc_abi_version(void);
 
 /* A context belongs to one thread at a time (one per Lua state). Handles made in a
@@ -188,6 +196,7 @@ char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
  * has f64, its OpenCL version, separated by tabs. An empty text when there is no
  * OpenCL; NULL with an error only when the loader fails in an unexpected way. */
 char *lacc_devices(lacc_ctx *ctx);
+void lacc_device_memory(lacc_devmem *out);
 /* The strategy for arrays made from now on in this context (default "compact"). */
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);

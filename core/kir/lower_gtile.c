@@ -35,10 +35,11 @@ static int marker(lower *L) {
  * stores nothing: every item meets every barrier. A tile never spans two batches, so
  * what varies with the batch alone is the same for the whole work-group. */
 void lw_fold_gtiles(lower *L, int st, const lacc_node *a, const aenv *env) {
+  if (L->P->backend != B_OPENCL || a->kind != K_FOLD) return;   /* fold1 has no kids[2] */
   const lacc_node *xs = a->kids[2];
   const lacc_type *t = a->type;
   int r = xs->rank;
-  if (L->P->backend != B_OPENCL || a->kind != K_FOLD || r < 3 || t->kind != T_SCALAR) return;
+  if (r < 3 || t->kind != T_SCALAR) return;
   int fi = lw_new_fn(L, FN_GTILE);
   kgtile *G = lw_alloc(L, sizeof *G);
   fn(L)->gtile = G;

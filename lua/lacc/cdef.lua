@@ -38,6 +38,10 @@ typedef struct lacc_transfers {
   int64_t uploads, downloads;
   int64_t bytes_up, bytes_down;
 } lacc_transfers;
+typedef struct lacc_devmem {
+  int64_t pooled, buffers, limit;
+  int64_t made, reused;
+} lacc_devmem;
 int lacc_abi_version(void);
 lacc_ctx *lacc_ctx_new(void);
 void lacc_ctx_release(lacc_ctx *ctx);
@@ -94,6 +98,7 @@ int lacc_node_rank(const lacc_node *n);
 const char *lacc_node_level(const lacc_node *n);
 char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
 char *lacc_devices(lacc_ctx *ctx);
+void lacc_device_memory(lacc_devmem *out);
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
 int lacc_config_set(lacc_ctx *ctx, const char *name, const char *value);

@@ -123,6 +123,13 @@ function M.transfers()
   local t = transfers_box[0]
   return tonumber(t.uploads), tonumber(t.downloads), tonumber(t.bytes_up), tonumber(t.bytes_down)
 end
+local devmem_box = ffi.new("lacc_devmem[1]")
+function M.device_memory()
+  C.lacc_device_memory(devmem_box)
+  local m = devmem_box[0]
+  return tonumber(m.pooled), tonumber(m.buffers), tonumber(m.limit), tonumber(m.made),
+         tonumber(m.reused)
+end
 
 function M.array_new(t, shape)
   local rank = #shape

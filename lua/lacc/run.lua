@@ -183,6 +183,14 @@ function F.transfers()
   return { uploads = up, downloads = down, bytes_up = bup, bytes_down = bdown }
 end
 
+-- device_memory() -> { pooled, buffers, limit, made, reused }: the opencl backend's pool
+-- of device buffers (process-wide): bytes and buffers it holds for later arrays, its
+-- bound (LACC_CL_POOL_MB), and the buffers made for arrays on devices and taken from it.
+function F.device_memory()
+  local pooled, buffers, limit, made, reused = core.device_memory()
+  return { pooled = pooled, buffers = buffers, limit = limit, made = made, reused = reused }
+end
+
 -- memory() -> bytes of host memory held by this Lua state's arrays (results, inputs and
 -- the arrays programs keep); it falls when arrays are freed or collected.
 function F.memory() return core.bytes() end

@@ -327,3 +327,95 @@ if have then
     end)
   end)
 end
+
+if have then
+  describe("the device-memory pool", function()
+    local cl = { backend = "opencl" }
+    local n = 50000
+    local x = lacc.run(lacc.generate({ n }, function(i) return lacc.cast(i, "f32") end), cl)
+    local function output(cmd)
+      local h = io.popen(cmd .. " 2>&1")
+      local out = h:read("a") or h:read("*a")
+      h:close()
+      return out
+    end
+
+    it("gives a loop of runs the buffers of the last: no new device buffer after the first", function()
+      local p = lacc.map(function(v) return v * 2 + 1 end, x)
+      lacc.run(p, cl):free()
+      local before = lacc.device_memory()
+      for _ = 1, 10 do
+        local r = lacc.run(p, cl)
+        assert.are.equal(3, r[1])
+        assert.are.equal(2 * n + 1, r[n])
+        r:free()
+      end
+      local after = lacc.device_memory()
+      assert.are.equal(before.made, after.made)
+      assert.is_true(after.reused >= before.reused + 30, after.reused - before.reused)   -- result, extents, failure record
+      assert.is_true(after.pooled > 0 and after.pooled <= after.limit)
+      assert.is_true(after.buffers >= 3)
+    end)
+
+    it("never hands a live result's buffer to another array", function()
+      local keep = {}
+      for i = 1, 8 do keep[i] = lacc.run(lacc.map(function(v) return v + i end, x), cl) end
+      for i = 1, 8, 2 do keep[i]:free() end
+      for i = 9, 12 do keep[i] = lacc.run(lacc.map(function(v) return v * i end, x), cl) end
+      for i = 2, 12 do
+        if i > 8 or i % 2 == 0 then
+          for _, at in ipairs { 1, 777, n } do
+            assert.are.equal(i > 8 and at * i or at + i, keep[i][at], ("result %d at %d"):format(i, at))
+          end
+        end
+      end
+    end)
+
+    local lua = H.vm
+    local asan = os.getenv("ASAN_OPTIONS")
+    if asan then lua = ("ASAN_OPTIONS='%s:detect_leaks=0' %s"):format(asan, lua) end
+    local prog = [[local lacc = require "lacc"; local cl = {backend = "opencl"}
+      local x = lacc.run(lacc.generate({1000000}, function(i) return i end), cl)
+      local p = lacc.map(function(v) return v * 3 end, x)
+      local made = lacc.device_memory().made
+      for _ = 1, 4 do
+        local r = lacc.run(p, cl)
+        assert(r[1] == 3 and r[1000000] == 3000000, "wrong values")
+        r:free()
+        local m = lacc.device_memory()
+        assert(m.pooled <= m.limit, "over the bound")
+      end
+      local m = lacc.device_memory()
+      io.write(("%d %d %d"):format(m.made - made, m.reused, m.limit))]]
+
+    it("keeps no more than LACC_CL_POOL_MB", function()
+      -- 8 MB results with a bound of 1 MB: each run makes its result's buffer anew
+      local made, _, limit = output(("LACC_CL_POOL_MB=1 %s -e '%s'"):format(lua, prog)):match("^(%d+) (%d+) (%d+)$")
+      assert.are.equal(1048576, tonumber(limit))
+      assert.is_true(tonumber(made) >= 4, made)
+    end)
+
+    it("empties itself and tries again when an allocation fails", function()
+      -- LACC_CL_POOL_TEST_FAIL=1: an allocation fails while the pool holds buffers. A
+      -- freed 16 MB array fills the pool; the next run's 8 MB result does not fit it, so
+      -- its allocation fails, the pool is emptied and the allocation made again
+      local fill = [[local lacc = require "lacc"; local cl = {backend = "opencl"}
+        local x = lacc.run(lacc.generate({1000000}, function(i) return i end), cl)
+        lacc.run(lacc.generate({2000000}, function(i) return i end), cl):free()
+        local m0 = lacc.device_memory()
+        local r = lacc.run(lacc.map(function(v) return v * 3 end, x), cl)
+        assert(r[1] == 3 and r[1000000] == 3000000, "wrong values")
+        local m1 = lacc.device_memory()
+        io.write(("%d %d %d"):format(m0.pooled, m1.pooled, m1.made - m0.made))]]
+      for _, failing in ipairs { true, false } do
+        local out = output(("%s %s -e '%s'"):format(failing and "LACC_CL_POOL_TEST_FAIL=1" or "", lua, fill))
+        local before, after, made = out:match("^(%d+) (%d+) (%d+)$")
+        assert.truthy(before, out)
+        assert.is_true(tonumber(before) >= 16000000, out)
+        assert.is_true(tonumber(made) >= 1, out)
+        if failing then assert.is_true(tonumber(after) < 1000000, out)   -- emptied
+        else assert.is_true(tonumber(after) >= 16000000, out) end        -- kept
+      end
+    end)
+  end)
+end
