@@ -13,7 +13,7 @@
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
-#   BENCH_ROWS       rows to run (default all: "C NumPy LuaJIT_loop lacc lacc_generate
+#   BENCH_ROWS       rows to run (default all: "C OpenCL NumPy LuaJIT_loop lacc lacc_generate
 #                    lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl
 #                    lacc_opencl_read lacc_luajit"; lacc_generate and lacc_matmul are matmul's
 #                    other formulations; the C process also gives "C vectorised" (dotp,
@@ -43,7 +43,7 @@ done)
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
-ROWS=${BENCH_ROWS:-C NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit}
+ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit}
 export LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
 export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
   BENCH_ROW_BUDGET="${BENCH_ROW_BUDGET:-30}"
@@ -96,6 +96,14 @@ for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f6
   if ! $CC $CFLAGS_BENCH $def -o "$OUT/$b" "bench/c/$src.c" -lm 2> "$LOGS/cc_$b.err"; then
     note "bench: building bench/c/$src.c ($b) failed (see $LOGS/cc_$b.err)"
     rm -f "$OUT/$b"
+  fi
+done
+# the hand-written OpenCL rows (dotp, saxpy, scan): plain OpenCL C and host code, where
+# the OpenCL headers and loader are installed
+for b in dotp saxpy scan; do
+  if ! $CC $CFLAGS_BENCH -o "$OUT/opencl_$b" "bench/opencl/$b.c" -lOpenCL -lm 2> "$LOGS/cc_opencl_$b.err"; then
+    note "bench: building bench/opencl/$b.c failed (see $LOGS/cc_opencl_$b.err)"
+    rm -f "$OUT/opencl_$b"
   fi
 done
 LUA_INC_B=$(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
@@ -159,6 +167,9 @@ run_bench() {
     row "$bench" C "$OUT/$bench" "$n"
   elif wanted C; then
     echo "NA $bench C the C baseline did not build (see $LOGS/cc_$bench.err)" >> "$RES"
+  fi
+  if [ -x "$OUT/opencl_$bench" ]; then
+    row "$bench" OpenCL "$OUT/opencl_$bench" "$n"
   fi
   if [ $HAVE_NUMPY = 1 ]; then
     row "$bench" NumPy "$PY" "bench/numpy/$src.py" NumPy "$n" ${ty:+"$ty"}
@@ -385,8 +396,8 @@ for bench in $ONLY; do
   fi
   awk -v bench="$bench" '
     BEGIN {
-      split("C C_vectorised C_fresh_output C_blocked NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
-      split("C|C vectorised|C fresh output|C blocked|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc fusion off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
+      split("C C_vectorised C_fresh_output C_blocked OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
+      split("C|C vectorised|C fresh output|C blocked|OpenCL by hand|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc fusion off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
       split("C_wc C_philox C_rows NumPy_argsort NumPy_rows lacc_argsort lacc_rows", ids, " ")
       split("C write-combining|C philox|C row sums|NumPy argsort|NumPy row sums|lacc argsort|lacc row sums", names, "|")

@@ -122,7 +122,7 @@ static int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
   cp->tiles = rc == LACC_OK && setting_switch("LACC_CL_TILES", !cp->info->is_cpu);
   /* the local words are declared for every launch of the kernel: half the device's
    * local memory at most */
-  if ((int64_t)LACC_GROUP * P->group_words * 8 > cp->info->local_mem / 2)
+  if ((cp->groups || cp->tiles) && (int64_t)LACC_GROUP * P->group_words * 8 > cp->info->local_mem / 2)
     cp->groups = cp->tiles = 0;
   char *src = rc == LACC_OK ? emit_cl(P, cp->groups || cp->tiles) : NULL;
   if (rc == LACC_OK && src == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");

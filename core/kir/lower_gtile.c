@@ -113,6 +113,9 @@ typedef struct {
   int nv;                          /* variables before the staging added its own */
   int from, to, stage;             /* positions of the markers */
   unsigned char *dep;              /* per variable: VQ | VJ | VK */
+  unsigned char *late;             /* per variable: set after the staging point, before
+                                      the element (k, the block's tests): a copy of a read
+                                      at the staging point cannot use it */
   int *cls;                        /* per instruction of the element: 0, or the operand
                                       (1 + its index) a read of it stages */
   int nrow, ncol;
@@ -262,8 +265,8 @@ static int stage_read(gt *X, klist *l, int i, int k2, int word, unsigned char *n
     for (int u = 0; u < 3; u++) {
       int *x = ops[u];
       if (x == NULL || *x < 0 || (u == 0 && skip_a)) continue;
-      if (*x == G->kb || *x == G->kk) return 0;
       if (*x == G->k) *x = k2;
+      else if (*x == G->kb || *x == G->kk || (*x < X->nv && X->late[*x] && X->map[*x] < 0)) return 0;
       else if (*x < X->nv && X->map[*x] >= 0) *x = X->map[*x];
     }
     int d = kinst_def(&c);
@@ -385,16 +388,23 @@ static int gtile_fn(kplan *P, kfn *F) {
   drop_shape_checks(F);
   if (!find_markers(&X)) return 0;
   X.dep = calloc((size_t)X.nv, 1);
+  X.late = calloc((size_t)X.nv, 1);
   X.cls = calloc((size_t)F->body.n, sizeof *X.cls);
-  if (X.dep == NULL || X.cls == NULL) {
+  if (X.dep == NULL || X.late == NULL || X.cls == NULL) {
     free(X.dep);
+    free(X.late);
     free(X.cls);
     return -1;
+  }
+  for (int i = X.stage + 1; i <= X.from; i++) {
+    int d = kinst_def(&F->body.v[i]);
+    if (d >= 0) X.late[d] = 1;
   }
   variation(&X);
   int rc = classify(&X);
   free(X.dep);
   if (rc > 0) rc = rebuild(&X);
+  free(X.late);
   free(X.cls);
   if (rc <= 0) {
     free(X.out.v);
