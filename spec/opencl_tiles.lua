@@ -1,6 +1,6 @@
--- Run by opencl_spec.lua in a process of its own with LACC_CL_TILES=1 (and LACC_VERBOSE=1):
--- contractions on the opencl backend take the GPU path (work-groups of 16 x 16 outputs,
--- the operands staged in local memory block by block) on whatever device there is.
+-- Run by opencl_spec.lua in a process of its own with LACC_VERBOSE=1 (and once with
+-- LACC_CL_TILES=0): contractions on the opencl backend run in work-groups of 16 x 16
+-- outputs, the operands staged in local memory block by block, on any device.
 -- Compares with plain Lua loops and the interpreter, bit for bit (each output is still
 -- folded in order). Prints "ok" or what differed.
 local lacc = require "lacc"

@@ -5,7 +5,7 @@
 #include "clcommon.h"
 
 static const char *src =
-  "__kernel void dot(__global const float *x, __global const float *y, __global float *part,\n"
+  "__kernel void dotp(__global const float *x, __global const float *y, __global float *part,\n"
   "                  long n) {\n"
   "  long c = get_global_id(0), m = get_global_size(0);\n"
   "  long lo = n * c / m, hi = n * (c + 1) / m;\n"
@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
   if (part == NULL) return 1;
   cl_mem dx = cl_buffer(&b, bytes, x), dy = cl_buffer(&b, bytes, y);
   cl_mem dp = cl_buffer(&b, items * sizeof *part, NULL);
-  cl_kernel k = cl_kernel_of(&b, "dot");
+  cl_kernel k = cl_kernel_of(&b, "dotp");
   cl_long nl = n;
   cl_check(clSetKernelArg(k, 0, sizeof dx, &dx), "arg");
   cl_check(clSetKernelArg(k, 1, sizeof dy, &dy), "arg");

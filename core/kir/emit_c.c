@@ -604,9 +604,11 @@ int cl_kernel_buffer(const kplan *P, int slot, int buf, int *written) {
 /* Whether function k is printed: shape functions run on the host, work-group ones only
  * where the executor launches them. */
 static int cl_printed(const kplan *P, int k, int groups) {
+  /* groups: CL_TREES and CL_TILES, the work-group functions the executor launches */
   fn_role r = P->fns[k].role;
-  return r != FN_SHAPE && (groups || (r != FN_GROUP && r != FN_GTILE)) &&
-         (P->fns[k].body.n > 0 || r != FN_GTILE);
+  if (r == FN_GROUP) return (groups & CL_TREES) != 0;
+  if (r == FN_GTILE) return (groups & CL_TILES) != 0 && P->fns[k].body.n > 0;
+  return r != FN_SHAPE;
 }
 
 static void cl_kernel_main(sbuf *b, const kplan *P, int groups) {

@@ -240,13 +240,15 @@ char *emit_c(const kplan *P);
  *   F (failure record), p0 p1 p2 p3, nch (work-items), which (the function to run),
  *   then the buffers cl_kernel_buffer finds, by slot, then buffer. Shape functions are
  *   left out: the executor runs them on the host; so are FN_GROUP functions unless
- *   groups (then lacc_main holds LACC_GROUP * group_words local words for them). */
+ *   groups has CL_TREES and FN_GTILE functions unless it has CL_TILES (with either,
+ *   lacc_main holds LACC_GROUP * group_words local words for them). */
 #define LACC_GROUP 256         /* the most work-items of an FN_GROUP work-group */
 #define LACC_GROUP_TEXT "256"  /* the same, in OpenCL C source */
 /* Elements between two private copies of a permute's targets: at least 128 bytes for
  * any element, so that no cache line (nor the pair a prefetcher fetches) is written by
  * two threads. */
 #define LACC_PRIVATE_GAP 128
+enum { CL_TREES = 1, CL_TILES = 2 };   /* emit_cl's groups: FN_GROUP, FN_GTILE printed */
 char *emit_cl(const kplan *P, int groups);
 /* Whether function F reads or writes buffer buf of slot (and *written if it writes). */
 int kfn_uses_buffer(const kfn *F, int slot, int buf, int *written);
