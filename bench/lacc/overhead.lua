@@ -38,3 +38,16 @@ if tag == "first" then
   local c2 = per_call(function() return lacc.run(p) end)
   B.result(bench, "warm_run", c2, r:get(1), B.policy.reps, "lacc.run of a built program, 1 element")
 end
+-- the same on the default OpenCL device (issue 26): what a run costs there beyond the
+-- kernel (arguments, launches, the device buffers from the pool, waiting for the queue)
+if tag == "first" and #lacc.devices() > 0 then
+  local cl = { backend = "opencl" }
+  local g = lacc.compile(prog, cl)
+  assert(g(xs):get(1) == 14.5, "wrong result on opencl")
+  local c = per_call(function() return g(xs) end)
+  B.result(bench, "warm_compile_opencl", c, r:get(1), B.policy.reps, "lacc.compile'd call on opencl, 1 element")
+  local p = prog(xs)
+  assert(lacc.run(p, cl):get(1) == 14.5, "wrong result on opencl")
+  local c2 = per_call(function() return lacc.run(p, cl) end)
+  B.result(bench, "warm_run_opencl", c2, r:get(1), B.policy.reps, "lacc.run of a built program on opencl, 1 element")
+end
