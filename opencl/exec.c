@@ -198,7 +198,7 @@ typedef struct darr {
 } darr;
 
 struct exec;
-static void spare_put(struct exec *X, int dev, cl_mem m, size_t bytes);
+static void spare_put(struct exec *X, cl_mem m, size_t bytes);
 
 /* A reference dropped: the last gives the buffers back, during a run to the run's own
  * spares (its queue may still use them: the run's later arrays take them, in order on
@@ -207,7 +207,7 @@ static void darr_put(struct exec *X, darr *d) {
   if (d == NULL || --d->refs > 0) return;
   for (int b = 0; b < d->nbufs; b++) {
     if (d->mem[b] == NULL) continue;
-    if (X != NULL) spare_put(X, d->dev, d->mem[b], d->bytes[b]);
+    if (X != NULL) spare_put(X, d->mem[b], d->bytes[b]);
     else pool_give(d->dev, d->mem[b], d->bytes[b]);
   }
   free(d->mem);
@@ -266,12 +266,11 @@ typedef struct exec {
   int serial;              /* run steps in order on one work-item */
 } exec;
 
-static void spare_put(exec *X, int dev, cl_mem m, size_t bytes) {
+static void spare_put(exec *X, cl_mem m, size_t bytes) {
   if (vec_reserve(&X->spares, &X->spcap, X->nspares + 1, 8, sizeof *X->spares) != 0) {
     CL.ReleaseMemObject(m);   /* safe at any time: OpenCL frees it once unused */
     return;
   }
-  (void)dev;   /* a run's buffers are all of its device */
   X->spares[X->nspares].mem = m;
   X->spares[X->nspares].bytes = bytes;
   X->nspares++;
@@ -706,8 +705,8 @@ static cl_mem small_buffer(exec *X, size_t bytes, size_t *got, int *rc) {
 static void cl_end(void *R) {
   exec *X = R;
   for (int s = 0; X->d != NULL && s < X->P->nslots; s++) darr_put(X, X->d[s]);
-  if (X->dE != NULL) spare_put(X, X->cp->dev, X->dE, X->dE_bytes);
-  if (X->F != NULL) spare_put(X, X->cp->dev, X->F, X->F_bytes);
+  if (X->dE != NULL) spare_put(X, X->dE, X->dE_bytes);
+  if (X->F != NULL) spare_put(X, X->F, X->F_bytes);
   int done = X->nspares == 0 || CL.Finish(X->cp->q) == CL_SUCCESS;
   for (int i = 0; i < X->nspares; i++) {
     if (done) pool_give(X->cp->dev, X->spares[i].mem, X->spares[i].bytes);

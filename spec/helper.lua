@@ -102,6 +102,36 @@ function H.size(shape)
   return n
 end
 
+-- Matrix products (contraction_spec, opencl_tiles): small-integer matrices, a host
+-- array of one (any extent may be 0), the product in plain Lua.
+function H.small_mat(rows, cols, step)   -- small integers: every f32 sum of them is exact
+  local t = {}
+  for i = 1, rows do
+    t[i] = {}
+    for j = 1, cols do t[i][j] = (i * step + j * 3 + i * j) % 9 - 4 end
+  end
+  return t
+end
+
+-- a host array of a table of rows (H.small_mat's); fromtable cannot say an extent is 0, fill can
+function H.host_mat(T, rows, cols, t)
+  if rows == 0 or cols == 0 then return lacc.run(lacc.fill({ rows, cols }, lacc.constant(0, t))) end
+  return lacc.fromtable(T, t)
+end
+
+function H.product_ref(A, B, n, k, m)
+  local C = {}
+  for i = 1, n do
+    C[i] = {}
+    for j = 1, m do
+      local s = 0
+      for q = 1, k do s = s + A[i][q] * B[q][j] end
+      C[i][j] = s
+    end
+  end
+  return C
+end
+
 -- Nested Lua tables of shape sh holding flat (row-major); rank 0: the value itself.
 function H.nest(flat, sh)
   if #sh == 0 then return flat[1] end

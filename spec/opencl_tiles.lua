@@ -9,30 +9,7 @@ local cl = { backend = "opencl" }
 local bad = {}
 local function fail(fmt, ...) bad[#bad + 1] = fmt:format(...) end
 
-local function mat(rows, cols, seed)   -- small integers: every f32 sum of them is exact
-  local t = {}
-  for i = 1, rows do
-    t[i] = {}
-    for j = 1, cols do t[i][j] = (i * seed + j * 3 + i * j) % 9 - 4 end
-  end
-  return t
-end
-local function host(T, rows, cols, t)
-  if rows == 0 or cols == 0 then return lacc.run(lacc.fill({ rows, cols }, lacc.constant(0, t))) end
-  return lacc.fromtable(T, t)
-end
-local function product_ref(A, B, n, k, m)
-  local C = {}
-  for i = 1, n do
-    C[i] = {}
-    for j = 1, m do
-      local s = 0
-      for q = 1, k do s = s + A[i][q] * B[q][j] end
-      C[i][j] = s
-    end
-  end
-  return C
-end
+local mat, host, product_ref = H.small_mat, H.host_mat, H.product_ref
 local function compare(got, want, what)
   for i = 1, #want do
     for j = 1, #want[i] do

@@ -8,6 +8,19 @@ local devices = lacc.devices()
 local have = false
 for _, b in ipairs(H.backends) do have = have or b == "opencl" end
 
+-- Child processes of the OpenCL specs. Under make check-asan they inherit the sanitizers;
+-- LeakSanitizer's exit-time tracer crashes in a short process that had PoCL compile a
+-- kernel (PoCL's LLVM threads), so the children leave leak checking to the parents.
+local lua = H.vm
+local asan = os.getenv("ASAN_OPTIONS")
+if asan then lua = ("ASAN_OPTIONS='%s:detect_leaks=0' %s"):format(asan, lua) end
+local function output(cmd)   -- what cmd prints, stdout and stderr
+  local h = io.popen(cmd .. " 2>&1")
+  local out = h:read("a") or h:read("*a")
+  h:close()
+  return out
+end
+
 describe("explain with the OpenCL source", function()
   it("shows the one kernel, the functions behind its switch, and no shape function", function()
     local xs = lacc.fromtable({ 1, 2, 3 }, "f32")
@@ -61,22 +74,10 @@ if have then
   end)
 
   describe("opencl builds", function()
-    local lua = H.vm
-    -- Under make check-asan the child processes inherit the sanitizers; LeakSanitizer's
-    -- exit-time tracer crashes in a short process that had PoCL compile a kernel (PoCL's
-    -- LLVM threads), so the children leave leak checking to the parent processes.
-    local asan = os.getenv("ASAN_OPTIONS")
-    if asan then lua = ("ASAN_OPTIONS='%s:detect_leaks=0' %s"):format(asan, lua) end
     local prog = [[local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
       io.write(table.concat(lacc.run(lacc.map(function(v) return v * 3 + 2 end, x),
                                      {backend = "opencl"}):totable(), ","))]]
 
-    local function output(cmd)
-      local h = io.popen(cmd .. " 2>&1")
-      local out = h:read("a") or h:read("*a")
-      h:close()
-      return out
-    end
     local function child(env) return output(("%s %s -e '%s'"):format(env, lua, prog)) end
 
     it("a failed build is an error that shows the compiler's log", function()
@@ -336,12 +337,6 @@ if have then
     local cl = { backend = "opencl" }
     local n = 50000
     local x = lacc.run(lacc.generate({ n }, function(i) return lacc.cast(i, "f32") end), cl)
-    local function output(cmd)
-      local h = io.popen(cmd .. " 2>&1")
-      local out = h:read("a") or h:read("*a")
-      h:close()
-      return out
-    end
 
     it("gives a loop of runs the buffers of the last: no new device buffer after the first", function()
       local p = lacc.map(function(v) return v * 2 + 1 end, x)
@@ -374,9 +369,6 @@ if have then
       end
     end)
 
-    local lua = H.vm
-    local asan = os.getenv("ASAN_OPTIONS")
-    if asan then lua = ("ASAN_OPTIONS='%s:detect_leaks=0' %s"):format(asan, lua) end
     local prog = [[local lacc = require "lacc"; local cl = {backend = "opencl"}
       local x = lacc.run(lacc.generate({1000000}, function(i) return i end), cl)
       local p = lacc.map(function(v) return v * 3 end, x)
