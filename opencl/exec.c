@@ -18,6 +18,7 @@
 #include "clrt.h"
 #include "exec.h"
 #include "pool.h"
+#include "sort.h"
 #include "kir/backend.h"
 #include "base/settings.h"
 #include "base/text.h"
@@ -692,6 +693,42 @@ static int cl_step(void *R, int k) {
   return rc;
 }
 
+/* A sort step on the device (sort.c): the keys stay there; the positions or the sorted
+ * keys are made there, in scratch buffers of the run that go to its spares after. */
+static int cl_sort(void *R, const pstep *st) {
+  exec *X = R;
+  const darr *in = X->d[st->sort_in];
+  const pslot *ps = &X->P->slots[st->sort_in];
+  if (in == NULL || ps->rank < 1 || ps->plan->nbufs != 1 ||
+      (ps->plan->buf_kind[0] != S_U32 && ps->plan->buf_kind[0] != S_U64))
+    return ctx_error(X->ctx, LACC_ERR_TYPE, "sortperm: expected keys of u32 or u64 of rank 1 "
+                     "or more on the device");
+  int64_t n = in->ext[ps->rank - 1];
+  if (n >= (int64_t)1 << 32)
+    return ctx_error(X->ctx, LACC_ERR_SHAPE, "sort: a row of %lld elements: rows of 2^32 "
+                     "elements or more cannot be sorted", (long long)n);
+  clsort_job J = { X->cp->dev, X->cp->q, X->cp->info, ps->plan->buf_kind[0] == S_U64,
+                   st->sort_keys, n > 0 ? in->size / n : 0, n, 1 };
+  size_t bytes[4] = { 0 };
+  clsort_shape(&J, &bytes[0], &bytes[2], &bytes[3]);
+  darr *out = darr_new(X, &X->P->slots[st->out], ps->rank, in->ext);
+  if (out == NULL) return node_alloc_error(X->ctx, st->node);
+  set_slot(X, st->out, out);
+  clsort_bufs B = { in->mem[0], out->mem[0], { NULL, NULL }, { NULL, NULL }, NULL, NULL };
+  cl_mem *scratch[6] = { &B.k[0], &B.k[1], &B.i[0], &B.i[1], &B.hist, &B.mask };
+  size_t want[6] = { bytes[0], bytes[0], bytes[2], bytes[2], bytes[3], 8 }, have[6] = { 0 };
+  int rc = LACC_OK;
+  for (int i = 0; rc == LACC_OK && in->size > 0 && i < 6; i++) {
+    if (want[i] == 0) continue;
+    *scratch[i] = buffer_for(X, want[i], &have[i]);
+    if (*scratch[i] == NULL) rc = X->ctx->errcode;
+  }
+  if (rc == LACC_OK) rc = clsort_run(X->ctx, &J, &B);
+  for (int i = 0; i < 6; i++)
+    if (*scratch[i] != NULL) spare_put(X, *scratch[i], have[i]);
+  return rc;
+}
+
 /* The run's extents and failure record: pooled too (two buffers a run). */
 static cl_mem small_buffer(exec *X, size_t bytes, size_t *got, int *rc) {
   if (*rc != LACC_OK) return NULL;
@@ -782,7 +819,7 @@ static void cl_release_code(kplan *P) { cl_release(P->code); }
 
 const backend_ops opencl_backend = {
   "opencl", cl_compile, cl_release_code, cl_begin, NULL, cl_input, cl_step, cl_test,
-  cl_alias, cl_drop, cl_output, cl_finish, cl_end, NULL,
+  cl_alias, cl_drop, cl_output, cl_finish, cl_end, NULL, cl_sort,
 };
 
 char *lacc_devices(lacc_ctx *ctx) {

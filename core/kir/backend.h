@@ -44,6 +44,9 @@ typedef struct backend_ops {
   /* A parallel for on the backend's threads for the work exec.c does itself (a sort's
    * passes): fn(arg, c) for 0 <= c < n; NULL: in turn, on the calling thread. */
   void (*parallel)(int64_t n, void (*fn)(void *arg, int64_t c), void *arg);
+  /* A sort step (SK_SORT) done by the backend itself, its keys and result staying where
+   * its arrays are; NULL: exec.c sorts on the host (base/sort.c, with `parallel`). */
+  int (*sort)(void *R, const pstep *st);
 } backend_ops;
 
 extern const backend_ops cpu_backend;

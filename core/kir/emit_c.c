@@ -20,6 +20,7 @@
 typedef struct {
   text t;
   int cl;              /* printing OpenCL C (opencl/exec.c runs it), else C (cpu.c) */
+  signed char *counts; /* per variable of the function printed: its constant shift count */
 } sbuf;
 
 static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -292,8 +293,16 @@ static void prim_int(sbuf *b, prim_op p, scalar_kind k, int a, int c) {
   case P_BOR: put(b, "(%s)(v%d | v%d)", t, a, c); return;
   case P_BXOR: put(b, "(%s)(v%d ^ v%d)", t, a, c); return;
   case P_BNOT: put(b, "(%s)~v%d", t, a); return;
-  case P_SHL: put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 1)", (int)k, a, c); return;
-  case P_SHR: put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 0)", (int)k, a, c); return;
+  case P_SHL:
+    if (b->counts != NULL && b->counts[c] >= 0 && b->counts[c] < scalar_bits(k))
+      put(b, "(%s)((%s)v%d << %d)", t, utype(k), a, b->counts[c]);
+    else put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 1)", (int)k, a, c);
+    return;
+  case P_SHR:
+    if (b->counts != NULL && b->counts[c] >= 0 && b->counts[c] < scalar_bits(k))
+      put(b, "(%s)(v%d >> %d)", t, a, b->counts[c]);
+    else put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 0)", (int)k, a, c);
+    return;
   case P_IPOW:
     put(b, "(%s)lacc_ipow((uint64_t)v%d, (uint64_t)v%d, ", t, a, c);
     if (sgn) put(b, "v%d < 0)", c);
@@ -508,6 +517,42 @@ static void declare_vars(sbuf *b, const kfn *F, int from_params) {
   }
 }
 
+/* The shift counts known when a function is printed: a variable defined once, by a
+ * constant (a user's constant too, from the table: the count becomes part of the
+ * kernel's code). A plain shift by a number the C compiler sees is one it vectorises;
+ * the helper's tests for counts out of range are branches it does not. -1: unknown, or
+ * outside 0..63. NULL when out of memory (every shift then takes the helper). */
+static signed char *shift_counts(const kplan *P, const kfn *F) {
+  int n = F->nvars > 0 ? F->nvars : 1;
+  signed char *c = malloc((size_t)n);
+  unsigned char *defs = calloc((size_t)n, 1);
+  if (c == NULL || defs == NULL) {
+    free(c);
+    free(defs);
+    return NULL;
+  }
+  memset(c, -1, (size_t)n);
+  const klist *lists[2] = { &F->pro, &F->body };
+  for (int li = 0; li < 2; li++)
+    for (int i = 0; i < lists[li]->n; i++) {
+      const kinst *in = &lists[li]->v[i];
+      int d = kinst_def(in);
+      if (d < 0 || d >= n) continue;
+      if (defs[d] < 2) defs[d]++;
+      scalar_kind k = F->vt[d];
+      if (in->op != KO_CONST && in->op != KO_KCONST) continue;
+      if (k == S_BOOL || scalar_is_float(k)) continue;
+      lacc_val v = in->op == KO_CONST ? in->imm : P->consts[in->imm.i];
+      int64_t x = scalar_is_signed(k) ? v.i : (int64_t)v.u;
+      if (!scalar_is_signed(k) && v.u > 63) x = -1;
+      c[d] = (signed char)(x >= 0 && x <= 63 ? x : -1);
+    }
+  for (int v = 0; v < n; v++)
+    if (defs[v] != 1) c[v] = -1;
+  free(defs);
+  return c;
+}
+
 static void function(sbuf *b, const kplan *P, int k) {
   const kfn *F = &P->fns[k];
   put(b, "\nvoid lacc_f%d(const lacc_kslot *S, lacc_krt *rt, int64_t p0, int64_t p1,"
@@ -523,8 +568,11 @@ static void function(sbuf *b, const kplan *P, int k) {
           s, buf, written ? "" : "const ", t, s, buf);
     }
   int depth = 1;
+  b->counts = shift_counts(P, F);
   for (int i = 0; i < F->pro.n; i++) instr(b, F, &F->pro.v[i], &depth);
   for (int i = 0; i < F->body.n; i++) instr(b, F, &F->body.v[i], &depth);
+  free(b->counts);
+  b->counts = NULL;
   put(b, "}\n");
 }
 
@@ -587,8 +635,11 @@ static void cl_function(sbuf *b, const kplan *P, int k) {
   declare_vars(b, F, 0);
   cl_role(b, F);
   int depth = 1;
+  b->counts = shift_counts(P, F);
   for (int i = 0; i < F->pro.n; i++) instr(b, F, &F->pro.v[i], &depth);
   for (int i = 0; i < F->body.n; i++) instr(b, F, &F->body.v[i], &depth);
+  free(b->counts);
+  b->counts = NULL;
   put(b, "}\n");
 }
 

@@ -80,10 +80,11 @@ static int while_step(run *X, const pstep *st) {
   return rc;
 }
 
-/* sortperm: its keys as a host array (read back from a device where they are there), the
- * order of each row computed by base/sort.c on the backend's threads, put in the step's
- * slot (a device backend copies it over when a kernel reads it). */
+/* sortperm: by the backend where it sorts itself (OpenCL: on the device), else its keys
+ * as a host array, the order of each row computed by base/sort.c on the backend's
+ * threads, put in the step's slot. */
 static int sort_step(run *X, const pstep *st) {
+  if (X->ops->sort != NULL) return X->ops->sort(X->R, st);
   lacc_array *keys = NULL;
   int rc = X->ops->output(X->R, st->sort_in, &keys);
   if (rc != LACC_OK) return rc;

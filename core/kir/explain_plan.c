@@ -65,10 +65,12 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
     return;
   }
   if (st->kind == SK_SORT) {
-    text_put(b, "sort: a%d = %s of each row of a%d (%s keys), a radix sort on the "
-             "host%s (at %s)\n", st->out, st->sort_keys ? "the keys in order" : "the stable order",
+    text_put(b, "sort: a%d = %s of each row of a%d (%s keys), a radix sort %s (at %s)\n",
+             st->out, st->sort_keys ? "the keys in order" : "the stable order",
              st->sort_in, P->slots[st->sort_in].type->sig,
-             P->backend == B_CPU ? " in parallel chunks on the cpu backend's threads" : "",
+             P->backend == B_CPU ? "on the host in parallel chunks on the cpu backend's threads"
+             : P->backend == B_OPENCL ? "on the device (count, scan and scatter kernels per "
+             "8-bit digit)" : "on the host",
              st->node->where != NULL ? st->node->where : "?");
     return;
   }

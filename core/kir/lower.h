@@ -136,6 +136,8 @@ int *lw_copy(lower *L, const lacc_type *t, const int *src);
 int *lw_lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae);
 
 /* lower_pull.c */
+/* env with a let's bound array b (materialised: its slot; else delayed) pushed. */
+const aenv *lw_bind_let(lower *L, const lacc_node *b, const aenv *env);
 int lw_size_of(lower *L, int rank, const int *ext);
 int *lw_shape_of(lower *L, const lacc_node *t, const aenv *env);
 int *lw_elem(lower *L, const lacc_node *t, const aenv *env, const kindex *ix);

@@ -21,7 +21,7 @@ static void memo_add(lower *L, const lacc_node *t, const aenv *env, int *ext) {
   L->memos = m;
 }
 
-static const aenv *bind_let(lower *L, const lacc_node *b, const aenv *env) {
+const aenv *lw_bind_let(lower *L, const lacc_node *b, const aenv *env) {
   int s = lw_slot_of(L, b);
   if (s >= 0) return lw_a_push(L, env, NULL, NULL, s);
   if (b->kind == K_AVAR) {
@@ -87,7 +87,7 @@ int *lw_shape_of(lower *L, const lacc_node *t, const aenv *env) {
   L->pro = 1;
   L->key = lw_k_int(L, S_I64, -1);
   switch (t->kind) {
-  case K_ALET: ext = lw_shape_of(L, t->kids[1], bind_let(L, t->kids[0], env)); break;
+  case K_ALET: ext = lw_shape_of(L, t->kids[1], lw_bind_let(L, t->kids[0], env)); break;
   case K_UNIT: ext = ints(L, 0); break;
   case K_COMPUTE: ext = lw_shape_of(L, t->kids[0], env); break;
   case K_APPEND: case K_INTERLEAVE: {
@@ -181,7 +181,7 @@ static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kinde
     const aenv *e = lw_a_lookup(env, t->field);
     return e->slot >= 0 ? lw_load_elem(L, e->slot, ix->lin) : lw_elem(L, e->node, e->env, ix);
   }
-  case K_ALET: return lw_elem(L, t->kids[1], bind_let(L, t->kids[0], env), ix);
+  case K_ALET: return lw_elem(L, t->kids[1], lw_bind_let(L, t->kids[0], env), ix);
   case K_UNIT: return lw_lower_exp(L, t->kids[0], NULL, env);
   case K_GENERATE: {
     const lacc_type *st = t->kids[0]->type;

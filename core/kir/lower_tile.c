@@ -21,11 +21,33 @@ static int tiles_on(void) {
   return setting_switch("LACC_TILES", 1);
 }
 
-/* Lanes of a tile: 256 bytes of accumulators (eight 256-bit registers), at most 64. */
-static int tile_lanes(scalar_kind k) {
-  int size = (int)scalar_size(k);
-  int n = 256 / (size > 0 ? size : 1);
-  return n > 64 ? 64 : n;
+/* Lanes of a tile: 256 bytes of accumulators (eight 256-bit registers), at most 64; a
+ * kilobyte, at most 256, where the elements stream (below). */
+static int tile_lanes(scalar_kind k, int stream) {
+  int size = (int)scalar_size(k), most = stream ? 256 : 64;
+  int n = (stream ? 1024 : 256) / (size > 0 ? size : 1);
+  return n > most ? most : n;
+}
+
+/* Whether array t is read from memory (materialised, or a name for such an array). */
+static int loaded(lower *L, const lacc_node *t, const aenv *env) {
+  if (lw_slot_of(L, t) >= 0) return 1;
+  if (t->kind != K_AVAR) return 0;
+  const aenv *e = lw_a_lookup(env, t->field);
+  return e->slot >= 0 || (e->node != NULL && loaded(L, e->node, e->env));
+}
+
+/* Whether each element of a fold is one read of one array in memory (through a
+ * backpermute, as a fold along an outer dimension reads it, maybe under a map of it):
+ * no read is the same for all lanes, so there is nothing to keep in registers, and a
+ * tile four times wider reads runs of each row four times longer (column sums of a
+ * 4096 x 4096 f32 matrix: 0.48x hand-written C in 256 lanes, 0.90x in 64; a matrix
+ * product, whose reads of a are shared by all lanes, is slower in wider tiles). */
+static int streaming(lower *L, const lacc_node *xs, const aenv *env) {
+  if (xs->kind == K_ALET) return streaming(L, xs->kids[1], lw_bind_let(L, xs->kids[0], env));
+  if (xs->kind == K_MAP && xs->nkids == 2) return streaming(L, xs->kids[1], env);
+  if (xs->kind == K_BACKPERMUTE) return loaded(L, xs->kids[2], env);
+  return loaded(L, xs, env);
 }
 
 /* ---- how a read moves from lane to lane: 0 (the same), 1 (the next element), else 2 */
@@ -185,7 +207,7 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   const lacc_type *t = a->type;
   int r = xs->rank;
   if (L->P->backend != B_CPU || !tiles_on() || r < 2 || t->kind != T_SCALAR) return;
-  int LW = tile_lanes(t->scalar), fi = lw_new_fn(L, FN_TILE);
+  int LW = tile_lanes(t->scalar, streaming(L, xs, env)), fi = lw_new_fn(L, FN_TILE);
   tile T0 = { a, xs, env, NULL, NULL, r, 0, 0 };
   int *sx = lw_shape_of(L, xs, env), *oix = ints(L, r);
   T0.sx = sx;

@@ -645,6 +645,37 @@ for _, backend in ipairs(H.backends) do
       end
     end)
 
+    -- a constant count in range is written into the kernel as a plain shift (emit_c.c);
+    -- the others take the general shift, as counts from arrays do
+    describe("shifts by constant counts", function()
+      for _, t in ipairs(INTS) do
+        it("shl and shr by each constant count on " .. t, function()
+          local xs = pairs_of(t, nil, 8)
+          local all = counts_for(t)
+          for from = 1, #all, 8 do   -- 16 results a kernel at most
+            local cs = { unpack(all, from, math.min(from + 7, #all)) }
+            local f = function(x)
+              local r = {}
+              for _, c in ipairs(cs) do
+                local k = lacc.constant(c, t)
+                r[#r + 1] = lacc.shl(x, k)
+                r[#r + 1] = lacc.shr(x, k)
+              end
+              return unpack(r)
+            end
+            check_result(map_run(backend, f, t, xs), rep(t, 2 * #cs), #xs, function(i)
+              local e = {}
+              for _, c in ipairs(cs) do
+                e[#e + 1] = shift_ref(t, xs[i], c, true)
+                e[#e + 1] = shift_ref(t, xs[i], c, false)
+              end
+              return e
+            end, function(i) return show(xs[i]) .. " (" .. t .. ")" end)
+          end
+        end)
+      end
+    end)
+
     describe("comparisons", function()
       for _, t in ipairs(ALL) do
         it("eq ne lt le gt ge (functions and methods) on " .. t, function()
