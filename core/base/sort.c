@@ -48,9 +48,9 @@ static void chunk_range(const radix *r, int64_t c, int64_t *lo, int64_t *hi) {
 
 static void count_chunk(void *arg, int64_t c) {
   const radix *r = arg;
-  int64_t lo, hi, *h = r->hist + c * 256;
+  int64_t lo, hi, h[256];
   chunk_range(r, c, &lo, &hi);
-  memset(h, 0, 256 * sizeof *h);
+  memset(h, 0, sizeof h);
   if (r->wide) {
     const uint64_t *k = r->ka;
     for (int64_t i = lo; i < hi; i++) h[(k[i] >> r->shift) & 255]++;
@@ -58,6 +58,7 @@ static void count_chunk(void *arg, int64_t c) {
     const uint32_t *k = r->ka;
     for (int64_t i = lo; i < hi; i++) h[(k[i] >> r->shift) & 255]++;
   }
+  memcpy(r->hist + c * 256, h, sizeof h);
 }
 
 /* The positions of the first pass are the elements' own (ia NULL). One loop per key
@@ -109,9 +110,13 @@ static void scatter64(const radix *r, int64_t lo, int64_t hi, int64_t *next) {
   }
 }
 
+/* The chunk's next places in a local array: stores through the key and position
+ * pointers then cannot be taken to change them (10M u32 keys: 1.70x the hand-written
+ * C radix sort before, 0.98x after; i64: 1.53x, 0.93x). */
 static void scatter_chunk(void *arg, int64_t c) {
   const radix *r = arg;
-  int64_t lo, hi, *next = r->hist + c * 256;
+  int64_t lo, hi, next[256];
+  memcpy(next, r->hist + c * 256, sizeof next);
   chunk_range(r, c, &lo, &hi);
   if (r->wide) scatter64(r, lo, hi, next);
   else scatter32(r, lo, hi, next);
