@@ -1,6 +1,8 @@
--- Run by opencl_spec.lua in a process of its own with LACC_VERBOSE=1 (and once with
--- LACC_CL_TILES=0): contractions on the opencl backend run in work-groups of 16 x 16
--- outputs, the operands staged in local memory block by block, on any device.
+-- Run by opencl_spec.lua in processes of their own with LACC_VERBOSE=1: with
+-- LACC_CL_LANE_TILES=0, contractions on the opencl backend run in work-groups of 16 x 16
+-- outputs, the operands staged in local memory block by block, on any device (the lines
+-- marked "tiled"; with LACC_CL_TILES=0 too, none); by default a CPU device runs folds
+-- that have them in the cpu backend's tiles, one output per vector lane.
 -- Compares with plain Lua loops and the interpreter, bit for bit (each output is still
 -- folded in order). Prints "ok" or what differed.
 local lacc = require "lacc"
@@ -115,6 +117,24 @@ do
   local function msg(e) return (tostring(e):gsub(" %(at [^)]*%)", "")) end
   if ok1 or ok2 or msg(e1) ~= msg(e2) then
     fail("the read past b's rows: opencl %s, interp %s", tostring(e1), tostring(e2))
+  end
+end
+
+-- column sums (a fold along the outer dimension, rows of 256 outputs or more: on a CPU
+-- device the cpu backend's wide tiles, whole and cut), against plain Lua
+for _, c in ipairs { { 7, 256 }, { 33, 300 }, { 2, 1000 }, { 40, 255 } } do
+  local q, m = c[1], c[2]
+  local A = mat(q, m, 3)
+  for _, t in ipairs { "f32", "i32", "f64" } do
+    local got = lacc.run(lacc.sum(host(A, q, m, t), 1), cl):totable()
+    for j = 1, m do
+      local s = 0
+      for i = 1, q do s = s + A[i][j] end
+      if H.num(got[j]) ~= s then
+        fail("column sums of %dx%d %s: [%d] is %s, expected %s", q, m, t, j, tostring(got[j]), s)
+        break
+      end
+    end
   end
 end
 

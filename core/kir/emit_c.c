@@ -582,7 +582,7 @@ static void function(sbuf *b, const kplan *P, int k) {
 static void cl_role(sbuf *b, const kfn *F) {
   const char *v[4];
   switch (F->role) {
-  case FN_BODY: case FN_SEG: case FN_SCATTER:
+  case FN_BODY: case FN_SEG: case FN_SCATTER: case FN_TILE:
     v[0] = "p0 + (p1 - p0) * c_ / nch";
     v[1] = "p0 + (p1 - p0) * (c_ + 1) / nch";
     v[2] = "p2";

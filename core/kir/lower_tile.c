@@ -11,7 +11,7 @@
  * is kept (lw_tiles_keep, after bounds.c) only where every read of a lane is the same
  * for all lanes or its neighbour's next element (else the plain segments vectorise
  * better, along the row), and where bounds.c left no check in it.
- * Must not: change what a fold computes, or run on another backend.
+ * Must not: change what a fold computes.
  */
 #include "kir/lower.h"
 
@@ -206,7 +206,8 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
   const lacc_type *t = a->type;
   int r = xs->rank;
-  if (L->P->backend != B_CPU || !tiles_on() || r < 2 || t->kind != T_SCALAR) return;
+  /* OpenCL: run on CPU devices (opencl/exec.c), a work-item's tiles in order as a chunk */
+  if (L->P->backend == B_INTERP || !tiles_on() || r < 2 || t->kind != T_SCALAR) return;
   int LW = tile_lanes(t->scalar, streaming(L, xs, env)), fi = lw_new_fn(L, FN_TILE);
   tile T0 = { a, xs, env, NULL, NULL, r, 0, 0 };
   int *sx = lw_shape_of(L, xs, env), *oix = ints(L, r);

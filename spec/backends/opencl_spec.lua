@@ -106,12 +106,13 @@ if have then
     end)
 
     it("runs contractions in work-group tiles, operands in local memory", function()
-      -- tiles by default on every device (LACC_CL_TILES=0 turns them off); the script
-      -- compares with plain Lua loops and the interpreter, and LACC_VERBOSE=1 says which
-      -- folds took them
-      local off = output(("LACC_CL_TILES=0 LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
-      assert.is_nil(off:find("work-group tiles", 1, true), off)
-      local out = output(("LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
+      -- work-group tiles on every device (LACC_CL_TILES=0 turns them off), after the cpu
+      -- backend's lane tiles on a CPU device (LACC_CL_LANE_TILES=0 turns those off); the
+      -- script compares with plain Lua loops and the interpreter, and LACC_VERBOSE=1 says
+      -- which folds took which
+      local off = output(("LACC_CL_TILES=0 LACC_CL_LANE_TILES=0 LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
+      assert.is_nil(off:find("tiles", 1, true), off)
+      local out = output(("LACC_CL_LANE_TILES=0 LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
       local lines, tiled = {}, {}
       for line in out:gmatch("[^\n]+") do
         local at = line:match("^lacc: opencl: the fold at spec/opencl_tiles%.lua:(%d+) runs in 16x16 work%-group tiles")
@@ -129,6 +130,20 @@ if have then
       end
       for i in pairs(want) do assert.is_true(tiled[i] == true, "line " .. i .. " not tiled") end
       for i in pairs(tiled) do assert.is_true(want[i] == true, "line " .. i .. " tiled") end
+    end)
+
+    it("runs folds in the cpu backend's tiles on a CPU device", function()
+      local out = output(("LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
+      local lines, lanes = {}, {}
+      for line in out:gmatch("[^\n]+") do
+        local at = line:match("^lacc: opencl: the fold at spec/opencl_tiles%.lua:(%d+) runs in tiles of %d+ outputs, one per vector lane")
+        if at then lanes[#lanes + 1] = tonumber(at)
+        elseif not line:find("^lacc: ") then lines[#lines + 1] = line end
+      end
+      assert.are.equal("ok", table.concat(lines, "\n"))
+      local gpu = false   -- a GPU is the default device where there is one
+      for _, d in ipairs(devices) do gpu = gpu or d.type == "gpu" end
+      if not gpu then assert.is_true(#lanes >= 2, out) end   -- products, column sums
     end)
 
     it("runs as on a device without f64 and 64-bit atomics", function()
