@@ -136,7 +136,8 @@ if have then
       local out = output(("LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
       local lines, lanes = {}, {}
       for line in out:gmatch("[^\n]+") do
-        local at = line:match("^lacc: opencl: the fold at spec/opencl_tiles%.lua:(%d+) runs in tiles of %d+ outputs, one per vector lane")
+        local at = line:match("^lacc: opencl: the fold at spec/opencl_tiles%.lua:(%d+) runs in tiles of %d+ "
+                              .. "outputs, one per vector lane")
         if at then lanes[#lanes + 1] = tonumber(at)
         elseif not line:find("^lacc: ") then lines[#lines + 1] = line end
       end
