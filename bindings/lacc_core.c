@@ -712,12 +712,13 @@ static int l_program_run(lua_State *L) {
   return rc == LACC_OK ? b->nresults : raise(L);
 }
 
-/* explain(roots...) -> text, kernels, intermediates, lets */
+/* explain(backend, roots...) -> text, kernels, intermediates, lets */
 static int l_explain(lua_State *L) {
   lacc_node *roots[LACC_MAX_ARGS];
-  int n = collect(L, 1, roots, "explain", NULL);
+  const char *backend = luaL_optstring(L, 1, NULL);
+  int n = collect(L, 2, roots, "explain", NULL);
   lacc_stats st;
-  char *s = lacc_explain(get_ctx(L), n, roots, &st);
+  char *s = lacc_explain_on(get_ctx(L), backend, n, roots, &st);
   if (s == NULL) return raise(L);
   lua_pushstring(L, s);
   lacc_string_free(s);

@@ -289,16 +289,34 @@ int lacc_set_option(lacc_ctx *ctx, const char *name, int value) {
 }
 
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats) {
+  return lacc_explain_on(ctx, NULL, nroots, roots, stats);
+}
+
+char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
+                      lacc_stats *stats) {
   ctx_clear(ctx);
+  backend_kind bk = B_CPU;
+  char *device = NULL;
+  if (backend != NULL && pick_backend(ctx, backend, &bk, &device) != LACC_OK) return NULL;
+  if (bk == B_INTERP) bk = B_CPU;   /* the interpreter runs no kernels: the cpu's shown */
   ast_arena ast;
-  if (sharing_recover(ctx, nroots, roots, &ast) != LACC_OK) return NULL;
+  if (sharing_recover(ctx, nroots, roots, &ast) != LACC_OK) {
+    free(device);
+    return NULL;
+  }
   simplify_ast(&ast);
   fusion_mark(&ast, ctx->fusion);
   kplan P;
-  char *s = NULL, *src = NULL;
-  if (lower_plan(ctx, &ast, B_CPU, NULL, &P) == LACC_OK) {
+  char *s = NULL, *src = NULL, *launch = NULL;
+  int rc = lower_plan(ctx, &ast, bk, NULL, &P);
+  const backend_ops *ops = ops_of(bk);
+  if (rc == LACC_OK && bk == B_OPENCL && ops->describe != NULL) {
+    launch = ops->describe(ctx, device, &P);
+    if (launch == NULL) rc = ctx->errcode;
+  }
+  if (rc == LACC_OK) {
     if (ctx->explain_source) src = ctx->explain_source == 2 ? emit_cl(&P, 0) : emit_c(&P);
-    s = explain_plan(ctx, &ast, &P, src);
+    s = explain_plan(ctx, &ast, &P, launch, src);
     if (stats != NULL) {
       memset(stats, 0, sizeof *stats);
       stats->kernels = plan_kernels(&P);
@@ -307,7 +325,9 @@ char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stat
         stats->intermediates += P.steps[k].kind != SK_SELECT && !P.slots[P.steps[k].out].result;
     }
   }
+  free(launch);
   free(src);
+  free(device);
   kplan_free(&P);
   ast_free(&ast);
   return s;

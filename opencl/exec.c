@@ -108,6 +108,22 @@ static void report_tiles(const kplan *P, const clprog *cp) {
   }
 }
 
+/* The ways of running folds the device takes (before the kernel's own limits: local
+ * memory, work-group size). */
+static void choose_paths(clprog *cp) {
+  /* GPUs fold in work-groups; LACC_CL_TREE=1 makes any device do so (to test it on a
+   * CPU device) */
+  cp->groups = !cp->info->is_cpu || env_on("LACC_CL_TREE");
+  /* contractions run in tiles whose operands are staged in local memory, on every
+   * device (LACC_CL_TILES=0 turns them off): on PoCL's CPU device a 512 x 512 f32
+   * product took 43 ms in them and 99 ms as a work-item's rows in order */
+  cp->tiles = setting_switch("LACC_CL_TILES", 1);
+  /* on a CPU device the cpu backend's tiles, where a fold has them, before work-group
+   * tiles: a 1024 x 1024 f32 product took 1.1x the C loop's time in them on PoCL, 10.6x
+   * in work-group tiles (LACC_CL_LANE_TILES=0 turns them off) */
+  cp->lane_tiles = cp->info->is_cpu && setting_switch("LACC_CL_LANE_TILES", 1);
+}
+
 static void cl_release(clprog *cp);
 
 /* The plan's kernels built for the device named by spec (see clrt_pick): P->code. */
@@ -122,17 +138,7 @@ static int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
   if (rc == LACC_OK && uses_f64(P) && !cp->fp64)
     rc = ctx_error(ctx, LACC_ERR_BACKEND, "opencl: the program uses f64, which device '%s' "
                    "does not support (no cl_khr_fp64)", cp->info->name);
-  /* GPUs fold in work-groups; LACC_CL_TREE=1 makes any device do so (to test it on a
-   * CPU device) */
-  cp->groups = rc == LACC_OK && (!cp->info->is_cpu || env_on("LACC_CL_TREE"));
-  /* contractions run in tiles whose operands are staged in local memory, on every
-   * device: on PoCL's CPU device too, where a 512 x 512 f32 product took 43 ms in tiles
-   * and 99 ms as a work-item's rows in order (LACC_CL_TILES=0 turns them off) */
-  cp->tiles = rc == LACC_OK && setting_switch("LACC_CL_TILES", 1);
-  /* on a CPU device the cpu backend's tiles, where a fold has them, before work-group
-   * tiles: a 1024 x 1024 f32 product took 1.1x the C loop's time in them on PoCL, 10.6x
-   * in work-group tiles (LACC_CL_LANE_TILES=0 turns them off) */
-  cp->lane_tiles = rc == LACC_OK && cp->info->is_cpu && setting_switch("LACC_CL_LANE_TILES", 1);
+  if (rc == LACC_OK) choose_paths(cp);
   /* the local words are declared for every launch of the kernel: half the device's
    * local memory at most */
   if ((cp->groups || cp->tiles) && (int64_t)LACC_GROUP * P->group_words * 8 > cp->info->local_mem / 2)
@@ -843,11 +849,96 @@ static int cl_finish(void *R) {
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clFinish", err, NULL);
 }
 
+/* ---- explain: how this device runs each step (the choices of run_fold, run_scan,
+ * run_permute, run_rows and cl_sort above, as rules of the sizes a run meets) */
+
+static void describe_fold(text *b, const clprog *cp, const pstep *st) {
+  if (cp->lane_tiles && st->fn_tile >= 0)
+    text_put(b, "    rows of %d outputs or more: the cpu backend's tiles, one output per "
+             "vector lane, a chunk of tiles a work-item\n", st->tile_lanes);
+  if (cp->tiles && st->fn_gtile >= 0)
+    text_put(b, "    %s256 outputs or more: %dx%d work-group tiles, operands staged in local "
+             "memory\n", cp->lane_tiles && st->fn_tile >= 0 ? "else " : "", LACC_GTILE,
+             LACC_GTILE);
+  if (st->ordered) {
+    text_put(b, "    a work-item's rows in order (an ordered fold)\n");
+    return;
+  }
+  if (cp->groups && st->fn_group >= 0)
+    text_put(b, "    fewer rows than work-items can share, %d elements or more each: chunks "
+             "of %d, a work-item each, combined in order by a work-group tree in local "
+             "memory\n", GROUP_CHUNK * LACC_GROUP, GROUP_CHUNK);
+  else
+    text_put(b, "    fewer rows than compute units, %d elements or more each: chunk partials, "
+             "then one work-item combines them in order\n", 2 * PART_GRAIN);
+  text_put(b, "    otherwise: a work-item's rows in order\n");
+}
+
+static void describe_step(text *b, const clprog *cp, const kplan *P, const pstep *st) {
+  (void)P;
+  const char *rows = cp->info->is_cpu
+    ? "a few work-items per compute unit (more for long arrays), work-groups of one, each a "
+      "contiguous chunk (PoCL vectorises a work-item's loop)"
+    : "one work-item per element (past 4M elements, several each)";
+  switch (st->kind) {
+  case SK_FOLD:
+    text_put(b, "  a%d (fold):\n", st->out);
+    describe_fold(b, cp, st);
+    return;
+  case SK_SCAN:
+    text_put(b, "  a%d (scan): fewer rows than compute units, %d elements or more each: chunk "
+             "totals, their scan, each chunk again from its start; otherwise a work-item's "
+             "rows in order\n", st->out, 2 * PART_GRAIN);
+    return;
+  case SK_PERMUTE:
+    text_put(b, "  a%d (permute): the defaults in %s; then the source scattered %s\n", st->out,
+             cp->info->is_cpu ? "chunks" : "one work-item per element",
+             st->atomic ? (cp->info->is_cpu ? "by compare-and-swap over many work-items "
+                           "(65536 targets or more), else in order by one work-item"
+                           : "by compare-and-swap over many work-items")
+                        : "in order by one work-item");
+    return;
+  case SK_SORT:
+    text_put(b, "  a%d (sort): per 8-bit digit a count, a scan and a scatter kernel; rows of "
+             "up to 32 keys by insertion, a work-item each; longer rows in chunks of %s "
+             "keys, a work-item each\n", st->out, cp->info->is_cpu ? "65536 or more (at "
+             "most 64 a row)" : "1024 or more (at most 4096 a row)");
+    return;
+  case SK_SELECT:
+    return;
+  case SK_WHILE:
+    for (int i = 0; i < 2; i++) {
+      text_put(b, "  a%d (awhile), its %s:\n", st->out, i == 0 ? "condition" : "body");
+      for (int k = 0; k < st->loop[i]->nsteps; k++)
+        describe_step(b, cp, st->loop[i], &st->loop[i]->steps[k]);
+    }
+    return;
+  default:
+    text_put(b, "  a%d (%s): %s\n", st->out, kind_name(st->node->kind), rows);
+  }
+}
+
+/* For explain: the device spec names, its type, and how it runs each step of P. */
+static char *cl_describe(lacc_ctx *ctx, const char *spec, const kplan *P) {
+  clprog cp;
+  memset(&cp, 0, sizeof cp);
+  int rc = clrt_load(ctx);
+  if (rc == LACC_OK) rc = clrt_pick(ctx, spec, &cp.dev);
+  if (rc != LACC_OK) return NULL;
+  cp.info = clrt_info_of(cp.dev);
+  choose_paths(&cp);
+  text b = { 0 };
+  text_put(&b, "-- on OpenCL device '%s' (%s, %d compute units)\n", cp.info->name,
+           cp.info->is_cpu ? "a CPU device" : "a GPU", cp.info->compute_units);
+  for (int k = 0; k < P->nsteps; k++) describe_step(&b, &cp, P, &P->steps[k]);
+  return text_finish(ctx, &b);
+}
+
 static void cl_release_code(kplan *P) { cl_release(P->code); }
 
 const backend_ops opencl_backend = {
   "opencl", cl_compile, cl_release_code, cl_begin, NULL, cl_input, cl_step, cl_test,
-  cl_alias, cl_drop, cl_output, cl_finish, cl_end, NULL, cl_sort,
+  cl_alias, cl_drop, cl_output, cl_finish, cl_end, NULL, cl_sort, cl_describe,
 };
 
 char *lacc_devices(lacc_ctx *ctx) {

@@ -63,11 +63,11 @@ end
 -- The three texts of a program, explained through the core (roots: core nodes) under
 -- the options in force, as the run or compile that was about to happen sees them.
 local function explain_core(core, ...)
-  local plain, kernels, intermediates, lets = core.explain(...)
+  local plain, kernels, intermediates, lets = core.explain(nil, ...)
   core.set_option("source", true)
-  local ok, c = pcall(core.explain, ...)
+  local ok, c = pcall(core.explain, nil, ...)
   core.set_option("source_opencl", true)
-  local ok2, cl = pcall(core.explain, ...)
+  local ok2, cl = pcall(core.explain, nil, ...)
   core.set_option("source", false)   -- resets both sources
   if not ok then error(c, 0) end
   if not ok2 then error(cl, 0) end

@@ -24,14 +24,14 @@ local function store(kind, text)
 end
 
 local function record(...)
-  local ok, text = pcall(core.explain, ...)
+  local ok, text = pcall(core.explain, nil, ...)
   store("plain", ok and tostring(text) or "error: " .. tostring(text))
   core.set_option("source", true)
-  ok, text = pcall(core.explain, ...)
+  ok, text = pcall(core.explain, nil, ...)
   core.set_option("source", false)
   if ok then store("c", text) end
   core.set_option("source_opencl", true)
-  ok, text = pcall(core.explain, ...)
+  ok, text = pcall(core.explain, nil, ...)
   core.set_option("source", false)
   if ok then store("opencl", text) end
 end

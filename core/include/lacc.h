@@ -234,6 +234,12 @@ void lacc_interrupt(lacc_ctx *ctx);
 int lacc_set_option(lacc_ctx *ctx, const char *name, int value);
 /* The program after sharing recovery and fusion, then its kernels, as text (malloc'd; free with lacc_string_free). */
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);
+/* lacc_explain for a backend named as lacc_run names it ("cpu", "interp", "opencl",
+ * "opencl:<device>"; NULL: "cpu", whatever LACC_BACKEND says): for OpenCL the kernels
+ * are those of the OpenCL backend, and the text ends with how the device runs each step
+ * (its launch shapes, which depend on the device's type). */
+char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
+                      lacc_stats *stats);
 void lacc_string_free(char *s);
 
 /* A program traced once and optimised once (sharing, fusion, compiled kernels); each

@@ -47,6 +47,9 @@ typedef struct backend_ops {
   /* A sort step (SK_SORT) done by the backend itself, its keys and result staying where
    * its arrays are; NULL: exec.c sorts on the host (base/sort.c, with `parallel`). */
   int (*sort)(void *R, const pstep *st);
+  /* For explain: how the device named by `device` (NULL: the default) runs each step of
+   * P, as text (malloc'd), or NULL with the error in ctx; may be NULL. */
+  char *(*describe)(lacc_ctx *ctx, const char *device, const kplan *P);
 } backend_ops;
 
 extern const backend_ops cpu_backend;

@@ -41,7 +41,7 @@ static void while_print(text *b, lacc_ctx *ctx, const pstep *st) {
            st->nloop_in > 1 ? ", params 2.. what it reads" : "");
   static const char *const names[2] = { "condition", "body" };
   for (int i = 0; i < 2; i++) {
-    char *sub = explain_plan(ctx, &st->node->loop[i], st->loop[i], NULL);
+    char *sub = explain_plan(ctx, &st->node->loop[i], st->loop[i], NULL, NULL);
     text_put(b, "  %s:\n", names[i]);
     if (sub != NULL) put_indented(b, sub, 4);
     else b->oom = 1;
@@ -90,7 +90,8 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
              st->checks - st->checks_left - st->checks_hoisted);
 }
 
-char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source) {
+char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *launch,
+                   const char *source) {
   text b = { 0 };
   char *head = explain_ast(ctx, ast);
   if (head == NULL) return NULL;
@@ -101,6 +102,7 @@ char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const ch
   for (int s = 0; s < P->nslots; s++)
     if (P->slots[s].kind == SLOT_INPUT || P->slots[s].kind == SLOT_PARAM)
       text_put(&b, "input a%d: rank %d %s\n", s, P->slots[s].rank, P->slots[s].type->sig);
+  if (launch != NULL) text_put(&b, "%s", launch);
   if (source != NULL) text_put(&b, "-- generated C\n%s", source);
   return text_finish(ctx, &b);
 }

@@ -258,8 +258,10 @@ int cl_kernel_buffer(const kplan *P, int slot, int buf, int *written);
 /* The error for check `check` of P failing with values vals (checks.c). */
 int plan_check_error(lacc_ctx *ctx, const kplan *P, int check, const int64_t *vals);
 
-/* Text for people (explain.c): the AST and the plan's kernels, and source if given. */
-char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *source);
+/* Text for people (explain.c): the AST and the plan's kernels, then launch (a backend's
+ * account of how it runs them) and source if given. */
+char *explain_plan(lacc_ctx *ctx, const ast_arena *ast, const kplan *P, const char *launch,
+                   const char *source);
 int plan_kernels(const kplan *P);
 
 #endif

@@ -110,6 +110,8 @@ void lacc_set_progress(lacc_ctx *ctx, lacc_progress_fn fn, void *ud, double afte
 void lacc_interrupt(lacc_ctx *ctx);
 int lacc_set_option(lacc_ctx *ctx, const char *name, int value);
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);
+char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *roots,
+                      lacc_stats *stats);
 void lacc_string_free(char *s);
 typedef struct lacc_program lacc_program;
 lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, int nroots,

@@ -604,9 +604,9 @@ end
 jit.off(M.program_run)
 
 local stats = ffi.new("lacc_stats")
-function M.explain(...)
+function M.explain(backend, ...)
   local n = collect("explain", nil, ...)
-  local s = C.lacc_explain(live(), n, argbuf, stats)
+  local s = C.lacc_explain_on(live(), backend, n, argbuf, stats)
   if s == nil then raise() end
   local text = ffi.string(s)
   C.lacc_string_free(s)

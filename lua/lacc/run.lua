@@ -151,12 +151,13 @@ function F.run(p, opts)
 end
 
 -- explain(p [, opts]) -> text, { kernels, intermediates, lets }; opts.source = true
--- appends the generated C, opts.source = "opencl" the OpenCL C.
+-- appends the generated C, opts.source = "opencl" the OpenCL C; opts.backend = "opencl"
+-- (and opts.device) explains the OpenCL backend's kernels and how the device runs them.
 function F.explain(p, opts)
   opts = check_opts(opts, "explain")
-  check_backend(opts, "explain")
+  local backend = check_backend(opts, "explain")
   local roots = roots_of(p, "explain")
-  local text, kernels, intermediates, lets = with_options(opts, core.explain, nodes(roots))
+  local text, kernels, intermediates, lets = with_options(opts, core.explain, backend, nodes(roots))
   return text, { kernels = kernels, intermediates = intermediates, lets = lets }
 end
 

@@ -132,6 +132,31 @@ if have then
       for i in pairs(tiled) do assert.is_true(want[i] == true, "line " .. i .. " tiled") end
     end)
 
+    it("explain says how the device runs each step", function()
+      local xs = lacc.fromtable({ { 3, 1, 2 }, { 6, 5, 4 } }, "f32")
+      local p = { lacc.sum(xs, 1), lacc.map(function(x) return x + 1 end, xs), lacc.sort(xs),
+                  lacc.scanl(function(a, b) return a + b end, 0, xs) }
+      local text = lacc.explain(p, { backend = "opencl" })
+      local d = devices[1]
+      for _, e in ipairs(devices) do if e.type == "gpu" then d = e break end end
+      local head = ("-- on OpenCL device '%s' (%s, %d compute units)"):format(d.name,
+        d.type == "cpu" and "a CPU device" or "a GPU", d.compute_units)
+      assert.truthy(text:find(head, 1, true), text)
+      local after = text:sub((text:find(head, 1, true)))
+      assert.truthy(after:find("(fold):\n", 1, true), text)
+      assert.truthy(after:find("(map): " .. (d.type == "cpu" and "a few work-items per compute unit"
+        or "one work-item per element"), 1, true), text)
+      assert.truthy(after:find("(sort): per 8-bit digit a count, a scan and a scatter kernel", 1, true), text)
+      assert.truthy(after:find("(scan): ", 1, true), text)
+      -- the cpu plan (no backend) says nothing of a device; the work-group tree on demand
+      assert.is_nil(lacc.explain(p):find("-- on OpenCL", 1, true))
+      local script = "local lacc = require 'lacc'; local xs = lacc.fromtable({1, 2, 3}, 'f32'); " ..
+        "io.write((lacc.explain(lacc.sum(xs), { backend = 'opencl' })))"
+      local tree = output(("LACC_CL_TREE=1 %s -e \"%s\""):format(lua, script))
+      assert.truthy(tree:find("combined in order by a work-group tree in local memory", 1, true), tree)
+      assert.has_error(function() lacc.explain(p, { backend = "opencl", device = "no such device" }) end)
+    end)
+
     it("runs folds in the cpu backend's tiles on a CPU device", function()
       local out = output(("LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
       local lines, lanes = {}, {}
