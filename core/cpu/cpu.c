@@ -257,8 +257,28 @@ static int compile_failed(lacc_ctx *ctx, int rc, const char *logfile) {
 
 /* Compiles src in the private directory tmp into tmp/k.so, loads it, and gives its bytes
  * for the disk cache. */
-static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id, void **dl,
-                 unsigned char **bytes, size_t *len) {
+/* An optimisation level that overrides the flags' for a program whose kernels would take
+ * an optimising C compiler too long: past LACC_OPT_SOURCE bytes of C, -O0 (gcc: minutes
+ * at -O3); by default (no LACC_CFLAGS), -O2 where a function has more than LONG_FN
+ * operations: gcc's vectorisers at -O3 grow faster than the code (a map of 2000
+ * floating-point operations in one chain: 4.3 s at -O3, 1.2 s at -O2; 1000: 2.0 s and
+ * 0.74 s). NULL: the flags as they are. */
+enum { LONG_FN = 1200 };
+static const char *opt_level(const char *src, int64_t longest) {
+  if (strlen(src) > LACC_OPT_SOURCE) {
+    warn_once("big kernels", "a program's kernels come to %.1f MB of C: compiled without "
+              "optimisation (-O0), which a C compiler finishes in seconds",
+              (double)strlen(src) / 1048576.0);
+    return "-O0";
+  }
+  char flags[SETTING_MAX];
+  if (longest > LONG_FN && !setting_text("LACC_CFLAGS", flags, sizeof flags)) return "-O2";
+  return NULL;
+}
+
+static int build(lacc_ctx *ctx, const char *tmp, const char *src, int64_t longest,
+                 const char *level, const char *id, void **dl, unsigned char **bytes,
+                 size_t *len) {
   char cfile[4200], sofile[4200], logfile[4200];
   snprintf(cfile, sizeof cfile, "%s/k.c", tmp);
   snprintf(sofile, sizeof sofile, "%s/k.so", tmp);
@@ -281,11 +301,7 @@ static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id
   memmove(argv + 1, argv, sizeof *argv * (size_t)n);
   argv[0] = cc;
   n++;
-  if (strlen(src) > LACC_OPT_SOURCE) {
-    argv[n++] = "-O0";   /* after the user's flags: the last -O counts */
-    warn_once("big kernels", "a program's kernels come to %.1f MB of C: compiled without "
-              "optimisation (-O0), which a C compiler finishes in seconds", (double)strlen(src) / 1048576.0);
-  }
+  if (level != NULL) argv[n++] = (char *)level;   /* after the user's flags: the last -O counts */
   for (int i = 0; i < NFIXED; i++) argv[n++] = (char *)fixed_flags[i];
   argv[n++] = "-o";
   argv[n++] = sofile;
@@ -302,8 +318,10 @@ static int build(lacc_ctx *ctx, const char *tmp, const char *src, const char *id
   if (rc != 0) return compile_failed(ctx, rc, logfile);
   if (verbose()) {
     char *log = read_log(logfile);
-    fprintf(stderr, "lacc: compiled kernels (%zu bytes of C) in %.2f s%s%s\n", strlen(src),
-            seconds_since(&t0), log != NULL && *log ? ":\n" : "", log != NULL ? log : "");
+    fprintf(stderr, "lacc: compiled kernels (%zu bytes of C, the longest function %lld "
+            "operations%s%s) in %.2f s%s%s\n", strlen(src), (long long)longest,
+            level != NULL ? ", at " : "", level != NULL ? level : "", seconds_since(&t0),
+            log != NULL && *log ? ":\n" : "", log != NULL ? log : "");
     free(log);
   }
   *bytes = read_file(sofile, len);
@@ -344,14 +362,15 @@ static void *lookup(const unsigned char key[32]) {
   return dl;
 }
 
-static int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
+static int cpu_load(lacc_ctx *ctx, const char *src, int64_t longest, void **out) {
   if (source_size_check(ctx, "cpu", "C", strlen(src)) != LACC_OK) return ctx->errcode;
   char cc[SETTING_MAX], cflags[SETTING_MAX];
   cpu_cc(cc, sizeof cc);
   cpu_cflags(cflags, sizeof cflags);
-  const char *parts[3] = { src, cc, cflags };
+  const char *level = opt_level(src, longest);
+  const char *parts[4] = { src, cc, cflags, level != NULL ? level : "" };
   unsigned char key[32];
-  diskcache_key(3, parts, key);
+  diskcache_key(4, parts, key);
   char id[48];
   diskcache_name(DC_KERNEL, key, id);
   id[33] = '\0';   /* "k<hex>" */
@@ -369,7 +388,7 @@ static int cpu_load(lacc_ctx *ctx, const char *src, void **out) {
   if (dl == NULL) {
     free(bytes);
     bytes = NULL;
-    rc = build(ctx, tmp, src, id, &dl, &bytes, &len);   /* its k.so replaces a copy that failed */
+    rc = build(ctx, tmp, src, longest, level, id, &dl, &bytes, &len);   /* its k.so replaces a copy that failed */
     if (rc == LACC_OK && disk && bytes != NULL) diskcache_write(&dc, DC_KERNEL, key, bytes, len);
   }
   free(bytes);
@@ -738,12 +757,22 @@ static void cpu_end(void *R) {
 }
 
 /* The plan's C, built (or found in the caches) and its functions resolved. */
+/* The operations of P's longest function (the compiler's time grows with it). */
+static int64_t longest_fn(const kplan *P) {
+  int64_t most = 0;
+  for (int k = 0; k < P->nfns; k++) {
+    int64_t n = (int64_t)P->fns[k].pro.n + P->fns[k].body.n;
+    if (n > most) most = n;
+  }
+  return most;
+}
+
 static int cpu_compile(lacc_ctx *ctx, const char *device, kplan *P) {
   (void)device;
   char *src = emit_c(P);
   int rc = src == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
   void *dl = NULL, **fns = NULL;
-  if (rc == LACC_OK) rc = cpu_load(ctx, src, &dl);
+  if (rc == LACC_OK) rc = cpu_load(ctx, src, longest_fn(P), &dl);
   if (rc == LACC_OK) {
     fns = calloc((size_t)(P->nfns ? P->nfns : 1), sizeof *fns);
     rc = fns == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory")
