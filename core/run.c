@@ -38,6 +38,12 @@ static const backend_ops *ops_of(backend_kind b) {
   return b == B_OPENCL ? &opencl_backend : &cpu_backend;
 }
 
+/* Whether backend b's kernels for `device` run on a CPU (lowering shapes code for it). */
+static int cpu_like(lacc_ctx *ctx, backend_kind b, const char *device) {
+  const backend_ops *ops = ops_of(b);
+  return b == B_CPU || (ops->device_is_cpu != NULL && ops->device_is_cpu(ctx, device));
+}
+
 /* The backend a name asks for; for "opencl:<device>" also the device (malloc'd). */
 static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out, char **device) {
   *device = NULL;
@@ -126,7 +132,8 @@ static int prepare(lacc_program *p) {
   if (rc != LACC_OK || p->backend == B_INTERP) return rc;
   fusion_mark(&p->ast, p->ctx->fusion);
   p->planned = 1;
-  rc = lower_plan(p->ctx, &p->ast, p->backend, NULL, &p->plan);
+  rc = lower_plan(p->ctx, &p->ast, p->backend, cpu_like(p->ctx, p->backend, p->device), NULL,
+                  &p->plan);
   return rc == LACC_OK ? exec_compile(p->ctx, ops_of(p->backend), p->device, &p->plan) : rc;
 }
 
@@ -308,7 +315,7 @@ char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node 
   fusion_mark(&ast, ctx->fusion);
   kplan P;
   char *s = NULL, *src = NULL, *launch = NULL;
-  int rc = lower_plan(ctx, &ast, bk, NULL, &P);
+  int rc = lower_plan(ctx, &ast, bk, cpu_like(ctx, bk, device), NULL, &P);
   const backend_ops *ops = ops_of(bk);
   if (rc == LACC_OK && bk == B_OPENCL && ops->describe != NULL) {
     launch = ops->describe(ctx, device, &P);

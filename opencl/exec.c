@@ -934,11 +934,22 @@ static char *cl_describe(lacc_ctx *ctx, const char *spec, const kplan *P) {
   return text_finish(ctx, &b);
 }
 
+/* Whether the device spec names is a CPU device (no error: compile reports any). */
+static int cl_is_cpu(lacc_ctx *ctx, const char *spec) {
+  int dev = 0, rc = clrt_load(ctx);
+  if (rc == LACC_OK) rc = clrt_pick(ctx, spec, &dev);
+  if (rc != LACC_OK) {
+    ctx_clear(ctx);
+    return 0;
+  }
+  return clrt_info_of(dev)->is_cpu;
+}
+
 static void cl_release_code(kplan *P) { cl_release(P->code); }
 
 const backend_ops opencl_backend = {
   "opencl", cl_compile, cl_release_code, cl_begin, NULL, cl_input, cl_step, cl_test,
-  cl_alias, cl_drop, cl_output, cl_finish, cl_end, NULL, cl_sort, cl_describe,
+  cl_alias, cl_drop, cl_output, cl_finish, cl_end, NULL, cl_sort, cl_describe, cl_is_cpu,
 };
 
 char *lacc_devices(lacc_ctx *ctx) {

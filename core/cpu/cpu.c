@@ -822,5 +822,5 @@ static void cpu_release(kplan *P) { free(P->code); }
 
 const backend_ops cpu_backend = {
   "cpu", cpu_compile, cpu_release, cpu_begin, cpu_hooks, cpu_input, cpu_step, cpu_test,
-  cpu_alias, cpu_drop, cpu_output, cpu_finish, cpu_end, pool_run, NULL, NULL,
+  cpu_alias, cpu_drop, cpu_output, cpu_finish, cpu_end, pool_run, NULL, NULL, NULL,
 };

@@ -50,6 +50,9 @@ typedef struct backend_ops {
   /* For explain: how the device named by `device` (NULL: the default) runs each step of
    * P, as text (malloc'd), or NULL with the error in ctx; may be NULL. */
   char *(*describe)(lacc_ctx *ctx, const char *device, const kplan *P);
+  /* Whether the device named by `device` (NULL: the default) is a CPU (0 where it is not,
+   * or there is no such device: compile says why); may be NULL. */
+  int (*device_is_cpu)(lacc_ctx *ctx, const char *device);
 } backend_ops;
 
 extern const backend_ops cpu_backend;

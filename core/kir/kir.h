@@ -212,6 +212,7 @@ typedef struct kplan {
   int nconsts, kcap;
   int nparams;
   backend_kind backend;    /* that the plan is for (awhile's nested plans use it too) */
+  int cpu_like;            /* for a CPU (the cpu backend, or a CPU device): strips, lane tiles */
   void *code;              /* the backend's kernels for it (backend.h: compile, release) */
   int group_words;         /* local words per work-item FN_GROUP functions need */
   struct kblock *mem;      /* arena for IR arguments and lowering scratch */
@@ -223,8 +224,10 @@ void *kplan_alloc(kplan *P, size_t n);
 
 
 /* Lowering (lower.c): the AST (after fusion_mark) into a plan; its nested ASTs (awhile)
- * into nested plans. layouts: each parameter's layout (NULL: the parameter nodes'). */
-int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend,
+ * into nested plans. cpu_like: the kernels run on a CPU (the cpu backend, or an OpenCL
+ * CPU device): code shapes for vector units and caches (strips, lane tiles) are chosen.
+ * layouts: each parameter's layout (NULL: the parameter nodes'). */
+int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend, int cpu_like,
                const layout_strategy *layouts, kplan *P);
 
 /* Check elimination (bounds.c): the comparisons of every function that always have one

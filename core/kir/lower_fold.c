@@ -152,7 +152,7 @@ static void shape_facts(lower *L, const lacc_node *t, const aenv *env, const int
  * vectorises as well, without the copy) or the element's code is not straight-line even
  * so. Other ranks unravel the index with divisions, which no vector unit has. */
 static int map_strips(lower *L, const lacc_node *t, const aenv *env, int out, int lo, int hi) {
-  if (L->P->backend != B_CPU || t->rank != 1 || !strips_on()) return lo;
+  if (!L->P->cpu_like || t->rank != 1 || !strips_on()) return lo;
   strip S;
   kindex k;
   k.lin = k.ix[0] = strip_open(L, &S, t->type, lo, hi);
@@ -250,7 +250,7 @@ void lw_fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
 static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int *sx,
                        const int *oix, int o, int lo, int hi, int *acc) {
   int described = L->describe;
-  if (L->P->backend == B_CPU && strips_on()) {
+  if (L->P->cpu_like && strips_on()) {
     int rest = fold_strips(L, a, env, sx, oix, o, lo, hi, acc);
     if (rest != lo) L->describe = 0;   /* the strips described the elements */
     lo = rest;

@@ -206,8 +206,8 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
   const lacc_type *t = a->type;
   int r = xs->rank;
-  /* OpenCL: run on CPU devices (opencl/exec.c), a work-item's tiles in order as a chunk */
-  if (L->P->backend == B_INTERP || !tiles_on() || r < 2 || t->kind != T_SCALAR) return;
+  /* OpenCL: on CPU devices (opencl/exec.c), a work-item's tiles in order as a chunk */
+  if (!L->P->cpu_like || !tiles_on() || r < 2 || t->kind != T_SCALAR) return;
   int LW = tile_lanes(t->scalar, streaming(L, xs, env)), fi = lw_new_fn(L, FN_TILE);
   tile T0 = { a, xs, env, NULL, NULL, r, 0, 0 };
   int *sx = lw_shape_of(L, xs, env), *oix = ints(L, r);
