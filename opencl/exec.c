@@ -280,6 +280,9 @@ typedef struct exec {
   cl_mem dE, F;
   size_t dE_bytes, F_bytes;
   int64_t fail_init;       /* F[0] before a kernel: no failure */
+  cl_long finit[4];        /* the failure record before a step's kernels */
+  int64_t **snaps;         /* copies of E being written (prepare_step), freed at the end */
+  int nsnaps, snapcap;
   int unordered;           /* a failure was recorded without 64-bit atomics: the first to
                               arrive, not necessarily the lowest element */
   int serial;              /* run steps in order on one work-item */
@@ -503,14 +506,22 @@ static int launch(exec *X, int fn, int64_t nch, int64_t work, int64_t p0, int64_
 }
 
 /* The extents as kernels see them, and a clean failure record: written whenever a step
- * allocates an array, before its kernels run. */
+ * allocates an array, before its kernels run. Not waited for (two round trips fewer a
+ * step): the extents are written from a copy that lives until the run ends (X->E
+ * changes before the write may be done), the record from X->finit; the queue is in
+ * order, so the kernels after them read what was written. */
 static int prepare_step(exec *X) {
-  cl_long f[4] = { X->fail_init, 0, 0, 0 };
-  cl_int err = CL.EnqueueWriteBuffer(X->cp->q, X->dE, CL_TRUE, 0,
-                                     sizeof(int64_t) * LACC_MAX_RANK * (size_t)X->P->nslots, X->E,
-                                     0, NULL, NULL);
+  size_t bytes = sizeof(int64_t) * LACC_MAX_RANK * (size_t)X->P->nslots;
+  if (vec_reserve(&X->snaps, &X->snapcap, X->nsnaps + 1, 4, sizeof *X->snaps) != 0)
+    return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+  int64_t *copy = malloc(bytes);
+  if (copy == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+  memcpy(copy, X->E, bytes);
+  X->snaps[X->nsnaps++] = copy;
+  cl_int err = CL.EnqueueWriteBuffer(X->cp->q, X->dE, CL_FALSE, 0, bytes, copy, 0, NULL, NULL);
   if (err == CL_SUCCESS)
-    err = CL.EnqueueWriteBuffer(X->cp->q, X->F, CL_TRUE, 0, sizeof f, f, 0, NULL, NULL);
+    err = CL.EnqueueWriteBuffer(X->cp->q, X->F, CL_FALSE, 0, sizeof X->finit, X->finit, 0, NULL,
+                                NULL);
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueWriteBuffer", err, "extents");
 }
 
@@ -783,6 +794,11 @@ static void cl_end(void *R) {
     if (done) pool_give(X->cp->dev, X->spares[i].mem, X->spares[i].bytes);
     else CL.ReleaseMemObject(X->spares[i].mem);
   }
+  /* the copies of E: written by commands that are done once the queue is (a failed
+   * finish leaves them: the runtime may still read them) */
+  if (done || X->nspares == 0)
+    for (int i = 0; i < X->nsnaps; i++) free(X->snaps[i]);
+  free(X->snaps);
   free(X->spares);
   free(X->d);
   free(X->E);
@@ -799,6 +815,7 @@ static void *cl_begin(lacc_ctx *ctx, const kplan *P) {
   X->P = P;
   X->cp = P->code;
   X->fail_init = X->cp->i64_atomics ? INT64_MAX : 0;
+  X->finit[0] = X->fail_init;
   size_t ns = (size_t)(P->nslots ? P->nslots : 1);
   X->d = calloc(ns, sizeof *X->d);
   X->E = calloc(ns * LACC_MAX_RANK, sizeof *X->E);
