@@ -283,6 +283,7 @@ typedef struct exec {
   cl_long finit[4];        /* the failure record before a step's kernels */
   int64_t **snaps;         /* copies of E being written (prepare_step), freed at the end */
   int nsnaps, snapcap;
+  int drained;             /* nothing enqueued since a blocking read returned: no finish */
   int unordered;           /* a failure was recorded without 64-bit atomics: the first to
                               arrive, not necessarily the lowest element */
   int serial;              /* run steps in order on one work-item */
@@ -460,6 +461,7 @@ static int launch_part(exec *X, int fn, int64_t nch, int64_t off, int64_t cnt, s
   }
   if (rc != LACC_OK) return rc;
   size_t g = (size_t)cnt, o = (size_t)off;
+  X->drained = 0;
   cl_int err = CL.EnqueueNDRangeKernel(X->cp->q, k, 1, off > 0 ? &o : NULL, &g,
                                        local > 0 ? &local : NULL, 0, NULL, NULL);
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueNDRangeKernel", err, NULL);
@@ -516,6 +518,7 @@ static int prepare_step(exec *X) {
     return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
   int64_t *copy = malloc(bytes);
   if (copy == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+  X->drained = 0;
   memcpy(copy, X->E, bytes);
   X->snaps[X->nsnaps++] = copy;
   cl_int err = CL.EnqueueWriteBuffer(X->cp->q, X->dE, CL_FALSE, 0, bytes, copy, 0, NULL, NULL);
@@ -530,6 +533,7 @@ static int checked(exec *X) {
   cl_long f[4 + 16];
   cl_int err = CL.EnqueueReadBuffer(X->cp->q, X->F, CL_TRUE, 0, sizeof f, f, 0, NULL, NULL);
   if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "failures");
+  X->drained = 1;   /* the queue is in order: everything before the read is done */
   if (f[0] == X->fail_init) return LACC_OK;
   X->unordered = !X->cp->i64_atomics;
   int64_t vals[16];
@@ -742,6 +746,7 @@ static int cl_step(void *R, int k) {
  * keys are made there, in scratch buffers of the run that go to its spares after. */
 static int cl_sort(void *R, const pstep *st) {
   exec *X = R;
+  X->drained = 0;
   const darr *in = X->d[st->sort_in];
   const pslot *ps = &X->P->slots[st->sort_in];
   if (in == NULL || ps->rank < 1 || ps->plan->nbufs != 1 ||
@@ -789,7 +794,7 @@ static void cl_end(void *R) {
   for (int s = 0; X->d != NULL && s < X->P->nslots; s++) darr_put(X, X->d[s]);
   if (X->dE != NULL) spare_put(X, X->dE, X->dE_bytes);
   if (X->F != NULL) spare_put(X, X->F, X->F_bytes);
-  int done = X->nspares == 0 || CL.Finish(X->cp->q) == CL_SUCCESS;
+  int done = X->nspares == 0 || X->drained || CL.Finish(X->cp->q) == CL_SUCCESS;
   for (int i = 0; i < X->nspares; i++) {
     if (done) pool_give(X->cp->dev, X->spares[i].mem, X->spares[i].bytes);
     else CL.ReleaseMemObject(X->spares[i].mem);
@@ -862,6 +867,7 @@ static int cl_output(void *R, int s, lacc_array **out) {
 /* Later runs and reads use other queues: this run's commands must be done. */
 static int cl_finish(void *R) {
   exec *X = R;
+  if (X->drained) return LACC_OK;
   cl_int err = CL.Finish(X->cp->q);
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clFinish", err, NULL);
 }
