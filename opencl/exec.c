@@ -600,9 +600,12 @@ static int units(const exec *X) {
   return X->cp->info->is_cpu ? X->cp->info->compute_units : 1 << 16;
 }
 
-/* R rows (or elements) of `work` elements in all. */
+/* R rows (or elements) of `work` elements in all: work-items by the work, not the rows
+ * (4096 rows of 4096 elements each, nbody's fold, took one work-item: one core), at most
+ * one a row. */
 static int run_rows(exec *X, const pstep *st, int64_t R, int64_t work) {
-  int64_t nch = items_for(X, R);
+  int64_t nch = items_for(X, work > R ? work : R);
+  if (nch > R) nch = R;
   int rc = launch(X, st->fn_body, nch, work, 0, R, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
@@ -630,7 +633,7 @@ static int run_gtiles(exec *X, const pstep *st, int64_t R) {
 static int run_tiles(exec *X, const pstep *st, int64_t R, int64_t n) {
   int64_t lw = st->tile_lanes, rows = st->tile_rows, J = X->d[st->out]->ext[st->rank - 1];
   int64_t tiles = (R / J + rows - 1) / rows * ((J + lw - 1) / lw);
-  int64_t nch = items_for(X, tiles * lw);
+  int64_t nch = items_for(X, tiles * lw);   /* few long chunks: a chunk rereads b's blocks */
   int rc = launch(X, st->fn_tile, nch < tiles ? nch : tiles, R * (n + 1), 0, tiles, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
