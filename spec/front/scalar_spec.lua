@@ -616,31 +616,75 @@ end
 for _, backend in ipairs(H.backends) do
   describe("scalar expressions on " .. backend .. ":", function()
 
+    -- Each type's operations that take the same inputs (plain pairs, shift counts, pairs
+    -- without zero divisors) run in kernels of up to 16 results: a compile per kernel,
+    -- not per operation; every operation's result is still checked on its own.
     describe("binary operations", function()
-      for _, op in ipairs(BINOPS) do
-        for _, t in ipairs(op.types) do
-          it(op.name .. " on " .. t, function()
-            local xs, ys = pairs_of(t, op.counts and counts_for(t) or nil, 24)
-            if op.nz and INT[t] then     -- zero divisors have their own test
-              local fx, fy = {}, {}
-              for i = 1, #xs do
-                if not Z.eq(ys[i], Z0) then fx[#fx + 1], fy[#fy + 1] = xs[i], ys[i] end
-              end
-              xs, ys = fx, fy
+      for _, t in ipairs(ALL) do
+        local groups, kinds = {}, {}
+        for _, op in ipairs(BINOPS) do
+          for _, ot in ipairs(op.types) do
+            if ot == t then
+              local kind = op.counts and "counts" or (op.nz and INT[t]) and "nz" or "plain"
+              if not groups[kind] then groups[kind], kinds[#kinds + 1] = {}, kind end
+              table.insert(groups[kind], op)
             end
+          end
+        end
+        for _, kind in ipairs(kinds) do
+          local packs, cur, width = {}, {}, 0
+          for _, op in ipairs(groups[kind]) do
             local n = nresults(op.fn, t, 2)
-            local rt = op.rt(t)
-            local r = zip_run(backend, op.fn, t, xs, t, ys)
-            local R = rounder(t)
-            local tol = op.tol and op.tol[t]
-            check_result(r, rep(rt, n), #xs, function(i)
-              local e
-              if INT[t] then e = op.int(t, xs[i], ys[i]) else e = op.flt(R, xs[i], ys[i]) end
-              return rep(e, n)
-            end, function(i)
-              return ("%s %s %s (%s)"):format(show(xs[i]), op.name, show(ys[i]), t)
-            end, rep(tol, n))
-          end)
+            if width + n > 16 then packs[#packs + 1], cur, width = cur, {}, 0 end
+            cur[#cur + 1], width = { op = op, n = n }, width + n
+          end
+          packs[#packs + 1] = cur
+          for _, pack in ipairs(packs) do
+            local names, rts, tols = {}, {}, {}
+            for _, e in ipairs(pack) do
+              names[#names + 1] = e.op.name
+              for _ = 1, e.n do
+                rts[#rts + 1] = e.op.rt(t)
+                tols[#rts] = e.op.tol and e.op.tol[t]
+              end
+            end
+            it(table.concat(names, " ") .. " on " .. t, function()
+              local xs, ys = pairs_of(t, kind == "counts" and counts_for(t) or nil, 24)
+              if kind == "nz" then     -- zero divisors have their own test
+                local fx, fy = {}, {}
+                for i = 1, #xs do
+                  if not Z.eq(ys[i], Z0) then fx[#fx + 1], fy[#fy + 1] = xs[i], ys[i] end
+                end
+                xs, ys = fx, fy
+              end
+              local f = function(x, y)
+                local r = {}
+                for _, e in ipairs(pack) do
+                  for _, v in ipairs { e.op.fn(x, y) } do r[#r + 1] = v end
+                end
+                return unpack(r)
+              end
+              local r = zip_run(backend, f, t, xs, t, ys)
+              local R = rounder(t)
+              check_result(r, rts, #xs, function(i)
+                local want = {}
+                for _, e in ipairs(pack) do
+                  local v
+                  if INT[t] then v = e.op.int(t, xs[i], ys[i]) else v = e.op.flt(R, xs[i], ys[i]) end
+                  for _ = 1, e.n do want[#want + 1] = v end
+                end
+                return want
+              end, function(i)
+                local at, legend = 1, {}
+                for _, e in ipairs(pack) do   -- which fields are which operation's
+                  legend[#legend + 1] = ("%d-%d %s"):format(at, at + e.n - 1, e.op.name)
+                  at = at + e.n
+                end
+                return ("%s op %s (%s; fields %s)"):format(show(xs[i]), show(ys[i]), t,
+                                                         table.concat(legend, ", "))
+              end, tols)
+            end)
+          end
         end
       end
     end)
