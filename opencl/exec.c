@@ -64,12 +64,17 @@ static int uses_f64(const kplan *P) {
   return 0;
 }
 
+/* The device spec names (see clrt_pick), the runtime loaded first. */
+static int pick(lacc_ctx *ctx, const char *spec, int *dev) {
+  int rc = clrt_load(ctx);
+  return rc == LACC_OK ? clrt_pick(ctx, spec, dev) : rc;
+}
+
 static int device_of(lacc_ctx *ctx, const char *spec, clprog *cp) {
   /* the runtime's contexts and program cache live as long as the process: so must the
    * library that holds them (a Lua state that closes would unload it) */
   lib_pin();
-  int rc = clrt_load(ctx);
-  if (rc == LACC_OK) rc = clrt_pick(ctx, spec, &cp->dev);
+  int rc = pick(ctx, spec, &cp->dev);
   if (rc == LACC_OK) rc = clrt_device(ctx, cp->dev, &cp->id, &cp->context);
   if (rc == LACC_OK) rc = clrt_queue(ctx, cp->dev, &cp->q);
   cp->info = clrt_info_of(cp->dev);
@@ -762,14 +767,14 @@ static int cl_sort(void *R, const pstep *st) {
                      "elements or more cannot be sorted", (long long)n);
   clsort_job J = { X->cp->dev, X->cp->q, X->cp->info, ps->plan->buf_kind[0] == S_U64,
                    st->sort_keys, n > 0 ? in->size / n : 0, n, 1 };
-  size_t bytes[4] = { 0 };
-  clsort_shape(&J, &bytes[0], &bytes[2], &bytes[3]);
+  size_t kbytes, ibytes, hbytes;
+  clsort_shape(&J, &kbytes, &ibytes, &hbytes);
   darr *out = darr_new(X, &X->P->slots[st->out], ps->rank, in->ext);
   if (out == NULL) return node_alloc_error(X->ctx, st->node);
   set_slot(X, st->out, out);
   clsort_bufs B = { in->mem[0], out->mem[0], { NULL, NULL }, { NULL, NULL }, NULL, NULL };
   cl_mem *scratch[6] = { &B.k[0], &B.k[1], &B.i[0], &B.i[1], &B.hist, &B.mask };
-  size_t want[6] = { bytes[0], bytes[0], bytes[2], bytes[2], bytes[3], 8 }, have[6] = { 0 };
+  size_t want[6] = { kbytes, kbytes, ibytes, ibytes, hbytes, 8 }, have[6] = { 0 };
   int rc = LACC_OK;
   for (int i = 0; rc == LACC_OK && in->size > 0 && i < 6; i++) {
     if (want[i] == 0) continue;
@@ -948,9 +953,7 @@ static void describe_step(text *b, const clprog *cp, const kplan *P, const pstep
 static char *cl_describe(lacc_ctx *ctx, const char *spec, const kplan *P) {
   clprog cp;
   memset(&cp, 0, sizeof cp);
-  int rc = clrt_load(ctx);
-  if (rc == LACC_OK) rc = clrt_pick(ctx, spec, &cp.dev);
-  if (rc != LACC_OK) return NULL;
+  if (pick(ctx, spec, &cp.dev) != LACC_OK) return NULL;
   cp.info = clrt_info_of(cp.dev);
   choose_paths(&cp);
   text b = { 0 };
@@ -962,9 +965,8 @@ static char *cl_describe(lacc_ctx *ctx, const char *spec, const kplan *P) {
 
 /* Whether the device spec names is a CPU device (no error: compile reports any). */
 static int cl_is_cpu(lacc_ctx *ctx, const char *spec) {
-  int dev = 0, rc = clrt_load(ctx);
-  if (rc == LACC_OK) rc = clrt_pick(ctx, spec, &dev);
-  if (rc != LACC_OK) {
+  int dev = 0;
+  if (pick(ctx, spec, &dev) != LACC_OK) {
     ctx_clear(ctx);
     return 0;
   }

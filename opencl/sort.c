@@ -172,22 +172,35 @@ typedef struct {
   cl_kernel vary, count, places, scatter, positions, shortk;
 } sorter;
 
+enum { NKERNELS = 6 };
+static const char *const kernel_names[NKERNELS] = {
+  "lacc_sort_vary", "lacc_sort_count", "lacc_sort_places", "lacc_sort_scatter",
+  "lacc_sort_positions", "lacc_sort_short"
+};
+
+/* The sorter's kernels, in kernel_names' order. */
+static void kernel_slots(sorter *S, cl_kernel *ks[NKERNELS]) {
+  cl_kernel *all[NKERNELS] = { &S->vary, &S->count, &S->places, &S->scatter, &S->positions,
+                               &S->shortk };
+  memcpy(ks, all, sizeof all);
+}
+
 static void sorter_free(sorter *S) {
-  cl_kernel *ks[] = { &S->vary, &S->count, &S->places, &S->scatter, &S->positions, &S->shortk };
-  for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+  cl_kernel *ks[NKERNELS];
+  kernel_slots(S, ks);
+  for (int i = 0; i < NKERNELS; i++)
     if (*ks[i] != NULL) CL.ReleaseKernel(*ks[i]);
 }
 
 static int kernels(sorter *S) {
   cl_program prog = NULL;
   int rc = clrt_build(S->ctx, S->J->dev, sort_src, "-w", &prog);
-  const char *names[] = { "lacc_sort_vary", "lacc_sort_count", "lacc_sort_places",
-                          "lacc_sort_scatter", "lacc_sort_positions", "lacc_sort_short" };
-  cl_kernel *ks[] = { &S->vary, &S->count, &S->places, &S->scatter, &S->positions, &S->shortk };
-  for (size_t i = 0; rc == LACC_OK && i < sizeof ks / sizeof *ks; i++) {
+  cl_kernel *ks[NKERNELS];
+  kernel_slots(S, ks);
+  for (int i = 0; rc == LACC_OK && i < NKERNELS; i++) {
     cl_int err;
-    *ks[i] = CL.CreateKernel(prog, names[i], &err);
-    if (err != CL_SUCCESS) rc = clrt_fail(S->ctx, "clCreateKernel", err, names[i]);
+    *ks[i] = CL.CreateKernel(prog, kernel_names[i], &err);
+    if (err != CL_SUCCESS) rc = clrt_fail(S->ctx, "clCreateKernel", err, kernel_names[i]);
   }
   if (prog != NULL) CL.ReleaseProgram(prog);   /* the kernels keep it */
   return rc;
