@@ -24,7 +24,7 @@ B ?= build
 CORE_SRC = $(wildcard core/*.c core/base/*.c core/front/*.c core/ast/*.c core/kir/*.c core/cpu/*.c)
 CL_SRC = $(wildcard opencl/*.c)
 CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$(B)/obj/cl_%.o,$(CL_SRC))
-HDRS = $(wildcard core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
+HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
 .PHONY: FORCE all rock rock-install test test-opencl demo deps lint check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz

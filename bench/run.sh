@@ -44,7 +44,7 @@ TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
 ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit}
-export LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
+export LACC_TIER=opt LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
 export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
   BENCH_ROW_BUDGET="${BENCH_ROW_BUDGET:-30}"
 
@@ -215,11 +215,21 @@ run_overhead() {
   [ $HAVE_LUA54 = 1 ] || { echo "NA overhead lacc $LUA54 not found" >> "$RES"; return 0; }
   cache=$OUT/overhead-cache
   rm -rf "$cache"
-  ROWS="$ROWS first second"
+  ROWS="$ROWS first second tiers_auto tiers_cold tiers_warm"
   for tag in first second; do
     row overhead "$tag" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
-      "$LUA54" bench/lacc/overhead.lua "$tag"
+      LACC_TIER=opt "$LUA54" bench/lacc/overhead.lua "$tag"
   done
+  rm -rf "$cache"
+  # issue 23's targets: new programs under LACC_TIER=auto and =opt with fresh caches, then
+  # warm (the cache the opt process filled)
+  row overhead tiers_auto env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
+    LACC_TIER=auto "$LUA54" bench/lacc/tiers.lua auto
+  rm -rf "$cache"
+  row overhead tiers_cold env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
+    LACC_TIER=opt "$LUA54" bench/lacc/tiers.lua opt
+  row overhead tiers_warm env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
+    LACC_TIER=opt "$LUA54" bench/lacc/tiers.lua warm
   rm -rf "$cache"
 }
 
@@ -391,7 +401,18 @@ for bench in $ONLY; do
   fi
   if [ "$bench" = overhead ]; then
     awk '$2 == "overhead" { if ($1 == "NA") print; else { nt = ""; for (i = 7; i <= NF; i++) nt = nt " " $i
-      printf "%-18s %12.4f ms = %9.1f us %s\n", $3, $4, $4 * 1000, nt } }' "$RES"
+      printf "%-18s %12.4f ms = %9.1f us %s\n", $3, $4, $4 * 1000, nt; ms[$3] = $4 } }
+      END {
+        if ("first_run_auto" in ms)
+          printf "summary tiers: first run of a new program %.1f ms (want under 10: %s)", ms["first_run_auto"],
+            ms["first_run_auto"] < 10 ? "met" : "missed"
+        if (("twenty_auto" in ms) && ("twenty_warm" in ms)) {
+          r = ms["twenty_auto"] / (ms["twenty_warm"] + 1000)
+          printf "; 20 new kernels cold %.0f ms = %.2fx (warm + 1 s) (want at most 1.5: %s); under LACC_TIER=opt cold %.0f ms",
+            ms["twenty_auto"], r, r <= 1.5 ? "met" : "missed", ms["twenty_opt"]
+        }
+        if ("first_run_auto" in ms) printf "\n"
+      }' "$RES"
     continue
   fi
   awk -v bench="$bench" '

@@ -793,15 +793,24 @@ static int l_transfers(lua_State *L) {
   return 4;
 }
 
+/* Pushes n counts as integers: the fields of a C struct of counts, in order. */
+static int push_counts(lua_State *L, int n, const int64_t *v) {
+  for (int i = 0; i < n; i++) lua_pushinteger(L, v[i]);
+  return n;
+}
+
 static int l_device_memory(lua_State *L) {
   lacc_devmem m;
   lacc_device_memory(&m);
-  lua_pushinteger(L, m.pooled);
-  lua_pushinteger(L, m.buffers);
-  lua_pushinteger(L, m.limit);
-  lua_pushinteger(L, m.made);
-  lua_pushinteger(L, m.reused);
-  return 5;
+  const int64_t v[] = { m.pooled, m.buffers, m.limit, m.made, m.reused };
+  return push_counts(L, 5, v);
+}
+
+static int l_tiers(lua_State *L) {
+  lacc_tiers t;
+  lacc_tier_counts(&t);
+  const int64_t v[] = { t.interp, t.fast, t.opt, t.fast_builds, t.builds, t.failed };
+  return push_counts(L, 6, v);
 }
 
 static int l_version(lua_State *L) {
@@ -868,7 +877,7 @@ static const luaL_Reg funcs[] = {
   { "array_read_png", l_array_read_png }, { "config_get", l_config_get },
   { "config_set", l_config_set }, { "array_get1", l_array_get1 }, { "array_set1", l_array_set1 }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
-  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "device_memory", l_device_memory }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
+  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "device_memory", l_device_memory }, { "tiers", l_tiers }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "array_write_png", l_array_write_png }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
   { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node },
   { "set_option", l_set_option }, { "node_param", l_node_param },

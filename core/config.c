@@ -12,10 +12,10 @@
 #include "base/internal.h"
 #include "base/settings.h"
 #include "base/diskcache.h"
-#include "cpu/cpu.h"
+#include "cpu/compile.h"
 #include "cpu/pool.h"
 
-typedef enum { V_THREADS, V_NUMBER, V_SWITCH, V_TEXT, V_BACKEND } value_kind;
+typedef enum { V_THREADS, V_NUMBER, V_SWITCH, V_TEXT, V_BACKEND, V_TIER } value_kind;
 
 static const struct {
   const char *name, *env;
@@ -30,6 +30,7 @@ static const struct {
   { "verbose", "LACC_VERBOSE", V_SWITCH, 0, 0 },
   { "backend", "LACC_BACKEND", V_BACKEND, 0, 0 },
   { "device", "LACC_DEVICE", V_TEXT, 0, 0 },
+  { "tier", "LACC_TIER", V_TIER, 0, 0 },
 };
 enum { NKNOWN = sizeof known / sizeof known[0] };
 
@@ -65,6 +66,10 @@ static int check(lacc_ctx *ctx, int k, const char *value) {
         strcmp(value, "opencl") != 0 && strncmp(value, "opencl:", 7) != 0)
       return bad(ctx, name, "\"cpu\", \"interp\", \"opencl\" or \"opencl:<device>\"", value);
     return LACC_OK;
+  case V_TIER:
+    if (strcmp(value, "auto") != 0 && strcmp(value, "fast") != 0 && strcmp(value, "opt") != 0)
+      return bad(ctx, name, "\"auto\", \"fast\" or \"opt\"", value);
+    return LACC_OK;
   default:
     if (strlen(value) >= SETTING_MAX) return bad(ctx, name, "a shorter text", "(too long)");
     return LACC_OK;
@@ -81,7 +86,7 @@ int lacc_config_set(lacc_ctx *ctx, const char *name, const char *value) {
     return LACC_OK;
   }
   return ctx_error(ctx, LACC_ERR_ARG, "config: unknown setting %.60s (threads, cache, cache_mb, "
-                   "cc, cflags, verbose, backend, device)", name);
+                   "cc, cflags, verbose, backend, device, tier)", name);
 }
 
 /* The value of setting k in force, as text: the owner's default where nothing is set. */
@@ -95,6 +100,11 @@ static void in_force(int k, char *out, size_t cap) {
   case 4: cpu_cflags(out, cap); return;
   case 5: snprintf(out, cap, "%s", verbose() ? "true" : "false"); return;
   case 6: if (!setting_text("LACC_BACKEND", out, cap)) snprintf(out, cap, "cpu"); return;
+  case 8: {
+    static const char *const modes[] = { "auto", "fast", "opt" };
+    snprintf(out, cap, "%s", modes[cpu_tier_mode()]);
+    return;
+  }
   default: setting_text(known[k].env, out, cap); return;
   }
 }

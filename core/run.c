@@ -13,7 +13,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "cpu/cpu.h"
-#include "kir/backend.h"
+#include "tier.h"
 #include "base/vec.h"
 #include "base/settings.h"
 
@@ -28,6 +28,7 @@ struct lacc_program {
   int planned;                 /* plan valid */
   kplan plan;
   char *device;                /* opencl: the device asked for (NULL: the default) */
+  tier_state tiers;            /* cpu: what its runs measured, for the choice of code */
   const lacc_node **params;    /* each parameter's node (type, rank, layout) */
   const lacc_node **uses;      /* the lacc_acc_use nodes, one per array (runs hold them) */
   int nuses, ucap;
@@ -150,6 +151,7 @@ static lacc_program *program_alloc(lacc_ctx *ctx, backend_kind b, int nparams) {
   p->ctx = ctx;
   p->nparams = nparams;
   p->backend = b;
+  p->tiers.last = RUN_NONE;
   return p;
 }
 
@@ -162,13 +164,6 @@ static lacc_program *failed(lacc_program *p) {
   lacc_program_release(p);
   ctx_error(ctx, code, "%s", msg);
   return NULL;
-}
-
-/* Run a program on its backend; no checks of the arguments. */
-static int program_exec(lacc_ctx *ctx, lacc_program *p, lacc_array *const *args,
-                        lacc_array **out) {
-  if (p->backend == B_INTERP) return interp_run(ctx, &p->ast, args, out);
-  return exec_plan(ctx, ops_of(p->backend), &p->plan, args, out);
 }
 
 lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, int nroots,
@@ -234,6 +229,19 @@ static int hold_begin(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *con
   return LACC_OK;
 }
 
+/* The elements of the arrays a run reads (-1 when it reads none: its work is not known
+ * before it runs), and their longest extent. */
+static int64_t hold_work(const run_hold *h, int64_t *span) {
+  int64_t w = 0;
+  *span = 1;
+  for (int i = 0; i < h->n; i++) {
+    w += h->held[i]->size;
+    for (int d = 0; d < h->held[i]->rank; d++)
+      if (h->held[i]->extent[d] > *span) *span = h->held[i]->extent[d];
+  }
+  return h->n > 0 ? w : -1;
+}
+
 static void hold_end(run_hold *h) {
   for (int i = 0; i < h->n; i++) {
     h->held[i]->busy--;
@@ -241,6 +249,18 @@ static void hold_end(run_hold *h) {
   }
   free(h->held);
   lacc_program_release(h->p);
+}
+
+/* Run a program on its backend (on the cpu backend, on the code tier.c chooses for the
+ * run's arrays); no checks of the arguments. */
+static int program_exec(lacc_ctx *ctx, lacc_program *p, const run_hold *h, lacc_array **out) {
+  lacc_array *const *args = h->held;
+  if (p->backend == B_INTERP) return interp_run(ctx, &p->ast, args, out);
+  if (p->backend == B_CPU) {
+    int64_t span, work = hold_work(h, &span);
+    return tier_exec(ctx, &cpu_backend, &p->plan, &p->ast, &p->tiers, work, span, args, out);
+  }
+  return exec_plan(ctx, ops_of(p->backend), &p->plan, args, out);
 }
 
 /* Tags written through raw pointers (lacc_array_leaf_data) are checked before any
@@ -269,7 +289,7 @@ int lacc_program_run(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *cons
   if (rc == LACC_OK) rc = hold_begin(ctx, p, nargs, args, &h);
   if (rc != LACC_OK) return rc;
   rc = check_tags(ctx, &h, nargs);
-  if (rc == LACC_OK) rc = program_exec(ctx, p, h.held, h.out);
+  if (rc == LACC_OK) rc = program_exec(ctx, p, &h, h.out);
   if (rc == LACC_OK) memcpy(out, h.out, sizeof *out * (size_t)p->ast.nroots);
   hold_end(&h);
   return rc;
@@ -305,7 +325,8 @@ char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node 
   backend_kind bk = B_CPU;
   char *device = NULL;
   if (backend != NULL && pick_backend(ctx, backend, &bk, &device) != LACC_OK) return NULL;
-  if (bk == B_INTERP) bk = B_CPU;   /* the interpreter runs no kernels: the cpu's shown */
+  int interp = bk == B_INTERP;
+  if (interp) bk = B_CPU;   /* the interpreter runs no kernels: the cpu's shown */
   ast_arena ast;
   if (sharing_recover(ctx, nroots, roots, &ast) != LACC_OK) {
     free(device);
@@ -319,6 +340,9 @@ char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node 
   const backend_ops *ops = ops_of(bk);
   if (rc == LACC_OK && bk == B_OPENCL && ops->describe != NULL) {
     launch = ops->describe(ctx, device, &P);
+    if (launch == NULL) rc = ctx->errcode;
+  } else if (rc == LACC_OK && !interp && cpu_available()) {
+    launch = tier_describe(ctx, &P);
     if (launch == NULL) rc = ctx->errcode;
   }
   if (rc == LACC_OK) {

@@ -977,7 +977,7 @@ static void cl_release_code(kplan *P) { cl_release(P->code); }
 
 const backend_ops opencl_backend = {
   "opencl", cl_compile, cl_release_code, cl_begin, NULL, cl_input, cl_step, cl_test,
-  cl_alias, cl_drop, cl_output, cl_finish, cl_end, NULL, cl_sort, cl_describe, cl_is_cpu,
+  cl_alias, cl_drop, cl_output, cl_finish, cl_end, NULL, cl_sort, cl_describe, cl_is_cpu, NULL,
 };
 
 char *lacc_devices(lacc_ctx *ctx) {

@@ -29,7 +29,7 @@ static void *none_begin(lacc_ctx *ctx, const kplan *P) {
 
 const backend_ops opencl_backend = {
   "opencl", none_compile, none_release, none_begin, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-  NULL, NULL, NULL, NULL, NULL, NULL,
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 char *lacc_devices(lacc_ctx *ctx) {

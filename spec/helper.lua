@@ -9,6 +9,9 @@ local H = { lacc = lacc }
 -- specs in a process of their own, beside the others. busted --run=cpu (.busted's tasks,
 -- through spec/profile.lua) picks one.
 H.backends = { "interp", "cpu" }
+-- The cpu backend's specs test its optimised kernels: LACC_TIER=opt unless the
+-- environment names a tier (tiers_spec sets its own).
+if (os.getenv("LACC_TIER") or "") == "" then lacc.config{ tier = "opt" } end
 if os.getenv("LACC_TEST_OPENCL") ~= "0" and #lacc.devices() > 0 then
   H.backends[#H.backends + 1] = "opencl"
 end
@@ -33,9 +36,20 @@ local function absolute(paths)
     return cwd .. "/" .. e:gsub("^%./", "")
   end))
 end
-local function shq(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-H.vm = ("env LUA_PATH=%s LUA_CPATH=%s %s"):format(shq(absolute(package.path)),
-  shq(absolute(package.cpath)), arg and arg[-1] or (type(jit) == "table" and "luajit" or "lua5.4"))
+local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+H.vm = ("env LUA_PATH=%s LUA_CPATH=%s LACC_TIER=%s %s"):format(shq(absolute(package.path)),
+  shq(absolute(package.cpath)), lacc.config().tier, arg and arg[-1] or (type(jit) == "table" and "luajit" or "lua5.4"))
+
+-- A shell command's output (stderr too). Tools run without LD_PRELOAD (under make
+-- check-asan it holds the sanitizers, whose leak reports from cc or pgrep are none of
+-- lacc's business).
+function H.sh(cmd)
+  local h = io.popen("unset LD_PRELOAD; " .. cmd .. " 2>&1")
+  local out = h:read("a") or h:read("*a")
+  h:close()
+  return out
+end
+H.quote = shq
 
 -- A sum type several specs use, and an element's area in plain Lua (f32 arithmetic).
 H.Shape = lacc.data("Shape", { { "Circle", "f32" }, { "Rect", "f32", "f32" }, { "Empty" } })

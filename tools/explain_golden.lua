@@ -143,6 +143,7 @@ end
 -- Every program's texts: { {name, plain, c, cl, stats}, ... }, corpus first.
 function M.collect(lacc)
   lacc.set_layout("compact")
+  lacc.config { tier = "opt" }   -- the texts hold no "-- code:" line, which the caches change
   local out = {}
   local function put(name, t)
     t.name = name

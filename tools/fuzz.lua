@@ -1663,6 +1663,15 @@ local function check()
     msg = compare_runs(ri, rv, "cpu with " .. variant .. " = false", roots)
     free_results(rv)
   end
+  -- some on the cpu backend's fast tier (tcc's build of the same C: LACC_TIER=fast)
+  if not msg and c.seed % 5 == 3 then
+    local tier = lacc.config().tier
+    lacc.config { tier = "fast" }
+    local rf = pack(pcall(lacc.run, progs, { backend = "cpu", layout = c.layout_out }))
+    lacc.config { tier = tier }
+    msg = compare_runs(ri, rf, "cpu on the fast tier", roots)
+    free_results(rf)
+  end
   -- and on OpenCL (make fuzz, when a device answers), floats within a tolerance
   if not msg and M.opencl and not c.libm then
     local ro = pack(pcall(lacc.run, progs, { backend = "opencl", layout = c.layout_out }))
@@ -1681,7 +1690,8 @@ M.seed_of = seed_of
 local function header()
   return ("  -- inputs in layout %s, results in layout %s%s\n"):format(ctx.layout_in, ctx.layout_out,
     (ctx.compile and ", also run through lacc.compile" or "") ..
-    (ctx.seed % 5 == 1 and ", also with fusion = false" or ctx.seed % 5 == 2 and ", also with sharing = false" or ""))
+    (ctx.seed % 5 == 1 and ", also with fusion = false" or ctx.seed % 5 == 2 and ", also with sharing = false"
+      or ctx.seed % 5 == 3 and ", also on the fast tier" or ""))
 end
 
 -- One program: nil if the backends agree, else a failure {seed, description, message}.

@@ -77,6 +77,8 @@ export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
 export LUA_CPATH="$PWD/$B/?.so;;"
 export LACC_LIB="$PWD/$B/liblacc.so"
 export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
+# the specs test the cpu backend's optimised kernels; tiers_spec sets its own tiers
+export LACC_TIER="${LACC_TIER:-opt}"
 elapsed
 echo "== embedding (examples/c): the C API, and Lua states in threads"
 for cmd in "$B/examples/saxpy cpu" "$B/examples/saxpy interp" "$B/examples/threads 8 cpu" \

@@ -86,6 +86,7 @@ local Collection = {}
 ---@field verbose? boolean
 ---@field backend? string
 ---@field device? string
+---@field tier? "auto"|"fast"|"opt"
 
 ---@class lacc
 ---@field _VERSION string
@@ -1127,5 +1128,10 @@ function lacc.transfers() end
 ---the opencl backend's pool of device buffers (process-wide)
 ---@return {pooled: integer, buffers: integer, limit: integer, made: integer, reused: integer}
 function lacc.device_memory() end
+
+---the cpu backend's tiers (process-wide): runs on the interpreter, the fast tier's kernels and
+---the optimised ones; fast-tier builds, background builds finished and failed
+---@return {interp: integer, fast: integer, opt: integer, fast_builds: integer, builds: integer, failed: integer}
+function lacc.tiers() end
 
 return lacc

@@ -1,31 +1,20 @@
-/* cpu.c: the CPU backend: a plan's C compiled by the system compiler, run on the pool.
+/* cpu.c: the CPU backend: a plan's C (built by compile.c) run on the pool.
  *
- * Owns: compiling a plan's translation unit (`cc`, or LACC_CC with LACC_CFLAGS) in a
- * private temporary directory, under a time limit (LACC_CC_TIMEOUT), the kernel caches
- * (in memory, process-wide under a lock; on disk through diskcache.c, keyed by a hash of
- * source, compiler and flags, loaded only after the sealed file checks out), and executing a plan:
- * shapes, allocation, parallel loops, fold partials, run-time checks raised as errors
- * after the kernel that failed, release of intermediates after their last use.
- * Must not: lower or print code (lower.c, emit_c.c) or decide what fuses.
+ * Owns: executing a plan: shapes, allocation, parallel loops, fold partials, run-time
+ * checks raised as errors after the kernel that failed, release of intermediates after
+ * their last use; the backend's table of operations.
+ * Must not: compile or cache code (compile.c), lower or print code (lower.c, emit_c.c)
+ * or decide what fuses.
  */
-#include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-#include "cpu/cpu.h"
+#include "cpu/compile.h"
 #include "kir/backend.h"
-#include "base/diskcache.h"
 #include "cpu/pool.h"
 #include "base/settings.h"
 
@@ -45,370 +34,6 @@ typedef struct {
   int64_t vals[2 * LACC_MAX_RANK];
   int nvals;
 } krt;
-
-/* ---- compiling and caching */
-
-typedef struct loaded {
-  unsigned char key[32];
-  void *dl;
-  struct loaded *next;
-} loaded;
-
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static loaded *cache;                 /* kernels stay loaded for the life of the process */
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static int have_compiler;
-
-/* Largest kernel file read back from the cache; anything bigger is not ours. */
-#define MAX_SO ((size_t)256 << 20)
-/* Words of LACC_CFLAGS: more is a mistake (a file pasted in), not a set of flags. */
-#define MAX_FLAG_WORDS 256
-
-/* The compiler and its flags in force (LACC_CC, LACC_CFLAGS or lacc_config_set), into out. */
-void cpu_cc(char *out, size_t cap) {
-  if (!setting_text("LACC_CC", out, cap)) snprintf(out, cap, "cc");
-}
-
-void cpu_cflags(char *out, size_t cap) {
-  if (!setting_text("LACC_CFLAGS", out, cap)) snprintf(out, cap, "-O3 -march=native");
-}
-
-/* Flags lacc's semantics depend on: no contraction into fma (results must equal the
- * interpreter's), no errno (lets sqrt be one instruction). */
-static const char *const fixed_flags[] = { "-std=c11", "-ffp-contract=off", "-fno-math-errno",
-                                           "-fPIC", "-shared" };
-enum { NFIXED = sizeof fixed_flags / sizeof *fixed_flags };
-
-extern char **environ;
-
-/* Splits flags at blanks into a NULL-terminated argv with room for `extra` more words;
- * NULL when out of memory or past MAX_FLAG_WORDS (told once). */
-static char **split_flags(char *flags, int extra, int *n) {
-  int words = 0;
-  for (const char *p = flags; *p;) {
-    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
-    if (*p) words++;
-    while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
-  }
-  if (words > MAX_FLAG_WORDS) {
-    warn_once("setting LACC_CFLAGS", "ignoring LACC_CFLAGS: %d words, more than %d; using "
-              "the default, -O3 -march=native", words, MAX_FLAG_WORDS);
-    strcpy(flags, "-O3 -march=native");   /* flags holds more than 2 * MAX_FLAG_WORDS bytes */
-    words = 2;
-  }
-  char **argv = malloc(sizeof *argv * (size_t)(words + extra + 1));
-  if (argv == NULL) return NULL;
-  char *save = NULL;
-  *n = 0;
-  for (char *w = strtok_r(flags, " \t\n", &save); w != NULL; w = strtok_r(NULL, " \t\n", &save))
-    argv[(*n)++] = w;
-  return argv;
-}
-
-/* Seconds a compiler may take before it is taken for hung and killed. */
-static double cc_timeout(void) {
-  return setting_number("LACC_CC_TIMEOUT", 600, 1, 1e6, 0);
-}
-
-/* Waits for pid until the deadline (seconds from now; <= 0: for ever) or until ctx is
- * asked to stop (a SIGINT: the compiler runs in a process group of its own, which the
- * terminal's ^C does not reach); then kills its process group. The exit status, -1 on a
- * failure, -2 past the deadline, -3 when stopped. */
-static int wait_for(pid_t pid, double deadline, lacc_ctx *ctx) {
-  struct timespec t0, nap = { 0, 1000000 };
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (;;) {
-    int st;
-    pid_t w = waitpid(pid, &st, WNOHANG);
-    if (w == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    if (w < 0 && errno != EINTR) return -1;
-    int late = deadline > 0 && seconds_since(&t0) > deadline;
-    int stop = ctx != NULL && run_stopped(ctx);
-    if (late || stop) {
-      kill(-pid, SIGKILL);
-      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-      return late ? -2 : -3;
-    }
-    nanosleep(&nap, NULL);
-    if (nap.tv_nsec < 20000000) nap.tv_nsec += nap.tv_nsec / 2;   /* 1 ms growing to 20 */
-  }
-}
-
-/* Runs argv (no shell: nothing to quote) in a process group of its own (so that a hung
- * compiler and its subprocesses can be killed together) with stdout and stderr to `log`
- * and the caller's environment minus LD_PRELOAD, which sanitizer runs use for the host
- * process only. Returns the exit status, -1, or -2 past the deadline (see wait_for). */
-static int run_tool(char *const argv[], const char *log, double deadline, lacc_ctx *ctx) {
-  int nenv = 0;
-  while (environ[nenv] != NULL) nenv++;
-  char **env = malloc(sizeof *env * (size_t)(nenv + 1));
-  if (env == NULL) return -1;
-  int k = 0;
-  for (int i = 0; i < nenv; i++)
-    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) env[k++] = environ[i];
-  env[k] = NULL;
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  int rc = -1;
-  if (posix_spawn_file_actions_init(&fa) != 0) {
-    free(env);
-    return -1;
-  }
-  if (posix_spawnattr_init(&attr) != 0) {
-    posix_spawn_file_actions_destroy(&fa);
-    free(env);
-    return -1;
-  }
-  pid_t pid;
-  if (posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP) == 0 &&
-      posix_spawnattr_setpgroup(&attr, 0) == 0 &&
-      posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) == 0 &&
-      posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600) == 0 &&
-      posix_spawn_file_actions_adddup2(&fa, 1, 2) == 0 &&
-      posix_spawnp(&pid, argv[0], &fa, &attr, argv, env) == 0)
-    rc = wait_for(pid, deadline, ctx);
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&fa);
-  free(env);
-  return rc;
-}
-
-static void probe(void) {
-  char cc[SETTING_MAX];
-  cpu_cc(cc, sizeof cc);
-  char *argv[] = { cc, "--version", NULL };
-  have_compiler = run_tool(argv, "/dev/null", cc_timeout(), NULL) == 0;
-  if (!have_compiler)
-    fprintf(stderr, "lacc: no C compiler ('%s' failed); the cpu backend runs the interpreter "
-            "(set LACC_CC to a compiler)\n", cc);
-}
-
-int cpu_available(void) {
-  pthread_once(&probe_once, probe);
-  return have_compiler;
-}
-
-/* A kernel file's lacc_kernel_id must be the one asked for: a last check that the code
- * loaded is the code compiled (the file was verified before anything of it ran). */
-static void *open_checked(const char *path, const char *id) {
-  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (dl == NULL) return NULL;
-  const char *got = dlsym(dl, "lacc_kernel_id");
-  if (got == NULL || strcmp(got, id) != 0) {
-    dlclose(dl);
-    return NULL;
-  }
-  return dl;
-}
-
-static char *read_log(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return NULL;
-  char *s = calloc(1, 2048);
-  if (s != NULL) {
-    size_t n = fread(s, 1, 2047, f);
-    s[n] = '\0';
-  }
-  fclose(f);
-  return s;
-}
-
-/* The whole of a file we just wrote, for the disk cache; NULL if it cannot be read. */
-static unsigned char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  unsigned char *b = NULL;
-  long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-  if (n > 0 && (size_t)n <= MAX_SO && fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)n)) != NULL &&
-      fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = b != NULL ? (size_t)n : 0;
-  return b;
-}
-
-static int write_file(const char *path, const void *p, size_t n) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-  if (fd < 0) return -1;
-  FILE *f = fdopen(fd, "wb");
-  if (f == NULL) {
-    close(fd);
-    return -1;
-  }
-  int ok = fwrite(p, 1, n, f) == n;
-  return fclose(f) == 0 && ok ? 0 : -1;
-}
-
-static int compile_failed(lacc_ctx *ctx, int rc, const char *logfile) {
-  if (rc == -3) return run_interrupted(ctx);
-  if (rc == -2)
-    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler did not finish within %g s "
-                     "(LACC_CC_TIMEOUT) and was stopped", cc_timeout());
-  char *log = read_log(logfile);
-  char mine[8];
-  ctx_error(ctx, LACC_ERR_BACKEND, "cpu: the C compiler failed on generated code%s:\n%.700s",
-            setting_text("LACC_CFLAGS", mine, sizeof mine) ? " (check LACC_CFLAGS)" : "",
-            log != NULL ? log : "");
-  free(log);
-  return LACC_ERR_BACKEND;
-}
-
-/* Compiles src in the private directory tmp into tmp/k.so, loads it, and gives its bytes
- * for the disk cache. */
-/* An optimisation level that overrides the flags' for a program whose kernels would take
- * an optimising C compiler too long: past LACC_OPT_SOURCE bytes of C, -O0 (gcc: minutes
- * at -O3); by default (no LACC_CFLAGS), -O2 where a loop has more than LONG_LOOP
- * operations: gcc's vectorisers at -O3 grow faster than the code (a map of 2000
- * floating-point operations in one chain: 4.3 s at -O3, 1.2 s at -O2; 1000: 1.4 s and
- * 0.5 s; the benchmarks' longest loops have 36 to 482). NULL: the flags as they are. */
-enum { LONG_LOOP = 800 };
-static const char *opt_level(const char *src, int64_t longest) {
-  if (strlen(src) > LACC_OPT_SOURCE) {
-    warn_once("big kernels", "a program's kernels come to %.1f MB of C: compiled without "
-              "optimisation (-O0), which a C compiler finishes in seconds",
-              (double)strlen(src) / 1048576.0);
-    return "-O0";
-  }
-  char flags[SETTING_MAX];
-  if (longest > LONG_LOOP && !setting_text("LACC_CFLAGS", flags, sizeof flags)) return "-O2";
-  return NULL;
-}
-
-static int build(lacc_ctx *ctx, const char *tmp, const char *src, int64_t longest,
-                 const char *level, const char *id, void **dl, unsigned char **bytes,
-                 size_t *len) {
-  char cfile[4200], sofile[4200], logfile[4200];
-  snprintf(cfile, sizeof cfile, "%s/k.c", tmp);
-  snprintf(sofile, sizeof sofile, "%s/k.so", tmp);
-  snprintf(logfile, sizeof logfile, "%s/k.log", tmp);
-  FILE *f = fopen(cfile, "w");
-  if (f == NULL) return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s", cfile);
-  int ok = fputs(src, f) >= 0 && fprintf(f, "\nconst char lacc_kernel_id[] = \"%s\";\n", id) > 0;
-  ok = fclose(f) == 0 && ok;
-  if (!ok) return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot write %s (%s)", cfile, strerror(errno));
-  char cc[SETTING_MAX], cflags[SETTING_MAX];
-  cpu_cc(cc, sizeof cc);
-  cpu_cflags(cflags, sizeof cflags);
-  char *flags = strdup(cflags);
-  int n = 0;
-  char **argv = flags != NULL ? split_flags(flags, NFIXED + 7, &n) : NULL;
-  if (argv == NULL) {
-    free(flags);
-    return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  }
-  memmove(argv + 1, argv, sizeof *argv * (size_t)n);
-  argv[0] = cc;
-  n++;
-  if (level != NULL) argv[n++] = (char *)level;   /* after the user's flags: the last -O counts */
-  for (int i = 0; i < NFIXED; i++) argv[n++] = (char *)fixed_flags[i];
-  argv[n++] = "-o";
-  argv[n++] = sofile;
-  argv[n++] = cfile;
-  argv[n++] = "-lm";
-  argv[n] = NULL;
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  run_begin(ctx);   /* a SIGINT while the compiler runs stops it */
-  int rc = run_tool(argv, logfile, cc_timeout(), ctx);
-  run_end(ctx);
-  free(argv);
-  free(flags);
-  if (rc != 0) return compile_failed(ctx, rc, logfile);
-  if (verbose()) {
-    char *log = read_log(logfile);
-    fprintf(stderr, "lacc: compiled kernels (%zu bytes of C, the longest loop %lld "
-            "operations%s%s) in %.2f s%s%s\n", strlen(src), (long long)longest,
-            level != NULL ? ", at " : "", level != NULL ? level : "", seconds_since(&t0),
-            log != NULL && *log ? ":\n" : "", log != NULL ? log : "");
-    free(log);
-  }
-  *bytes = read_file(sofile, len);
-  *dl = open_checked(sofile, id);
-  if (*dl == NULL)
-    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot load the compiled kernels: %s", dlerror());
-  return LACC_OK;
-}
-
-/* Loads verified bytes from the disk cache: copied into a private directory and opened
- * there (never mapped from the cache itself, which another process may be replacing).
- * NULL when that fails; the kernel is then rebuilt. */
-static void *load_bytes(const char *tmp, const unsigned char *bytes, size_t len, const char *id) {
-  char sofile[4200];
-  snprintf(sofile, sizeof sofile, "%s/k.so", tmp);
-  void *dl = write_file(sofile, bytes, len) == 0 ? open_checked(sofile, id) : NULL;
-  if (dl == NULL) unlink(sofile);   /* the build writes its own */
-  return dl;
-}
-
-static void remember(const unsigned char key[32], void *dl) {
-  loaded *l = malloc(sizeof *l);
-  if (l == NULL) return;   /* still loaded and usable; only the next lookup misses */
-  memcpy(l->key, key, 32);
-  l->dl = dl;
-  pthread_mutex_lock(&cache_lock);
-  l->next = cache;
-  cache = l;
-  pthread_mutex_unlock(&cache_lock);
-}
-
-static void *lookup(const unsigned char key[32]) {
-  void *dl = NULL;
-  pthread_mutex_lock(&cache_lock);
-  for (loaded *l = cache; l != NULL && dl == NULL; l = l->next)
-    if (memcmp(l->key, key, 32) == 0) dl = l->dl;
-  pthread_mutex_unlock(&cache_lock);
-  return dl;
-}
-
-static int cpu_load(lacc_ctx *ctx, const char *src, int64_t longest, void **out) {
-  if (source_size_check(ctx, "cpu", "C", strlen(src)) != LACC_OK) return ctx->errcode;
-  char cc[SETTING_MAX], cflags[SETTING_MAX];
-  cpu_cc(cc, sizeof cc);
-  cpu_cflags(cflags, sizeof cflags);
-  const char *level = opt_level(src, longest);
-  const char *parts[4] = { src, cc, cflags, level != NULL ? level : "" };
-  unsigned char key[32];
-  diskcache_key(4, parts, key);
-  char id[48];
-  diskcache_name(DC_KERNEL, key, id);
-  id[33] = '\0';   /* "k<hex>" */
-  if ((*out = lookup(key)) != NULL) return LACC_OK;
-  char tmp[4096];
-  if (private_tmpdir(tmp, sizeof tmp) != 0)
-    return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: cannot make a private directory to compile "
-                     "in (TMPDIR, /tmp, /dev/shm): %s", strerror(errno));
-  diskcache dc;
-  int disk = diskcache_open(DC_KERNEL, &dc) == 0;
-  size_t len = 0;
-  unsigned char *bytes = disk ? diskcache_read(&dc, DC_KERNEL, key, MAX_SO, &len) : NULL;
-  void *dl = bytes != NULL ? load_bytes(tmp, bytes, len, id) : NULL;
-  int rc = LACC_OK;
-  if (dl == NULL) {
-    free(bytes);
-    bytes = NULL;
-    rc = build(ctx, tmp, src, longest, level, id, &dl, &bytes, &len);   /* its k.so replaces a copy that failed */
-    if (rc == LACC_OK && disk && bytes != NULL) diskcache_write(&dc, DC_KERNEL, key, bytes, len);
-  }
-  free(bytes);
-  private_tmpdir_remove(tmp);
-  if (rc != LACC_OK) return rc;
-  lib_pin();   /* the cache below outlives any one Lua state */
-  remember(key, dl);
-  *out = dl;
-  return LACC_OK;
-}
-
-static int cpu_resolve(lacc_ctx *ctx, void *dl, int nfns, void **fns) {
-  for (int k = 0; k < nfns; k++) {
-    char name[32];
-    snprintf(name, sizeof name, "lacc_f%d", k);
-    fns[k] = dlsym(dl, name);
-    if (fns[k] == NULL) return ctx_error(ctx, LACC_ERR_BACKEND, "cpu: %s missing", name);
-  }
-  return LACC_OK;
-}
 
 /* ---- run-time checks */
 
@@ -489,6 +114,7 @@ typedef struct {
   lacc_ctx *ctx;
   const kplan *P;
   kfn_ptr *fns;
+  int atomics;              /* the code may update permute targets with atomics */
   kslot *S;
   lacc_array **arrays;
   krt rt;
@@ -644,7 +270,7 @@ static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
   if (st->fn_pscatter >= 0 && n < PERMUTE_SPREAD && nsrc >= 2 * n && nsrc >= 2 * GRAIN &&
       pool_threads() > 1 && !private_off())
     return permute_private(E, st, nsrc);
-  if (st->atomic && n >= PERMUTE_SPREAD && pool_threads() > 1) {
+  if (st->atomic && E->atomics && n >= PERMUTE_SPREAD && pool_threads() > 1) {
     parallel(E->S, &E->rt.abi, E->fns[st->fn_ascatter], nsrc);
     return checked(E);
   }
@@ -691,7 +317,7 @@ static void *cpu_begin(lacc_ctx *ctx, const kplan *P) {
   }
   E->ctx = ctx;
   E->P = P;
-  E->fns = P->code;
+  E->fns = (kfn_ptr *)cpu_code_fns(P->code, &E->atomics);
   E->rt.abi.fail = rt_fail;
   E->rt.abi.K = (const lacc_kval *)P->consts;
   pthread_mutex_init(&E->rt.lock, NULL);
@@ -787,7 +413,7 @@ static int64_t loop_ops(const klist *l, int64_t *count, int *is_loop, int *depth
   return most;
 }
 
-static int64_t longest_loop(const kplan *P) {
+int64_t cpu_longest_loop(const kplan *P) {
   int64_t most = 0;
   for (int k = 0; k < P->nfns; k++) {
     int64_t count[MAX_NEST] = { 0 };
@@ -804,23 +430,21 @@ static int64_t longest_loop(const kplan *P) {
 static int cpu_compile(lacc_ctx *ctx, const char *device, kplan *P) {
   (void)device;
   char *src = emit_c(P);
-  int rc = src == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
-  void *dl = NULL, **fns = NULL;
-  if (rc == LACC_OK) rc = cpu_load(ctx, src, longest_loop(P), &dl);
-  if (rc == LACC_OK) {
-    fns = calloc((size_t)(P->nfns ? P->nfns : 1), sizeof *fns);
-    rc = fns == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory")
-                     : cpu_resolve(ctx, dl, P->nfns, fns);
-  }
+  if (src == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  cpu_code *c = NULL;
+  int rc = cpu_code_new(ctx, src, cpu_longest_loop(P), P->nfns, &c);
   free(src);
-  if (rc == LACC_OK) P->code = fns;
-  else free(fns);
+  P->code = c;
   return rc;
 }
 
-static void cpu_release(kplan *P) { free(P->code); }
+static void cpu_release(kplan *P) { cpu_code_free(P->code); }
+
+static int cpu_tier(lacc_ctx *ctx, kplan *P, int want, int *tier, double *left) {
+  return cpu_code_advance(ctx, P->code, want, tier, left);
+}
 
 const backend_ops cpu_backend = {
   "cpu", cpu_compile, cpu_release, cpu_begin, cpu_hooks, cpu_input, cpu_step, cpu_test,
-  cpu_alias, cpu_drop, cpu_output, cpu_finish, cpu_end, pool_run, NULL, NULL, NULL,
+  cpu_alias, cpu_drop, cpu_output, cpu_finish, cpu_end, pool_run, NULL, NULL, NULL, cpu_tier,
 };

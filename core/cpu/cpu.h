@@ -10,4 +10,7 @@ int cpu_available(void);
 void cpu_cc(char *out, size_t cap);
 void cpu_cflags(char *out, size_t cap);
 
+/* The most operations of one loop of P's functions (the choice of optimisation level). */
+int64_t cpu_longest_loop(const kplan *P);
+
 #endif

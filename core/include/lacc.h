@@ -80,6 +80,14 @@ typedef struct lacc_devmem {
   int64_t made, reused;
 } lacc_devmem;
 
+/* The cpu backend's tiers, process-wide (lacc_tier_counts): runs of programs on the
+ * interpreter, on the fast tier's kernels and on the optimised ones; fast-tier builds,
+ * optimised builds finished in the background, and background builds that failed. */
+typedef struct lacc_tiers {
+  int64_t interp, fast, opt;
+  int64_t fast_builds, builds, failed;
+} lacc_tiers;
+
 int lacc_abi_version(void);
 
 /* A context belongs to one thread at a time (one per Lua state). Handles made in a
@@ -197,6 +205,7 @@ char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
  * OpenCL; NULL with an error only when the loader fails in an unexpected way. */
 char *lacc_devices(lacc_ctx *ctx);
 void lacc_device_memory(lacc_devmem *out);
+void lacc_tier_counts(lacc_tiers *out);
 /* The strategy for arrays made from now on in this context (default "compact"). */
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);

@@ -13,6 +13,14 @@
 
 #include "kir/kir.h"
 
+/* The code a plan's runs use (the cpu backend's tiers): none yet, the fast tier's
+ * (a quick compiler's build), the optimised build. */
+enum { TIER_NONE, TIER_FAST, TIER_OPT };
+/* What a run asks of a plan's code (backend_ops.tier). */
+enum { WANT_POLL, WANT_FAST, WANT_OPT };
+/* LACC_TIER: the first tier while cc builds (auto), only the first tier, only cc. */
+enum { TIER_MODE_AUTO, TIER_MODE_FAST, TIER_MODE_OPT };
+
 typedef struct backend_ops {
   const char *name;
   /* Build P's kernels (P->code) for the device named by `device` (NULL: the default). */
@@ -53,6 +61,10 @@ typedef struct backend_ops {
   /* Whether the device named by `device` (NULL: the default) is a CPU (0 where it is not,
    * or there is no such device: compile says why); may be NULL. */
   int (*device_is_cpu)(lacc_ctx *ctx, const char *device);
+  /* P's code brought forward for a run (see WANT_*): a finished build taken up, the fast
+   * tier built, or the optimised build waited for; *tier: P's code now, *left: seconds
+   * its optimised build will likely still take. NULL: compile's code is final. */
+  int (*tier)(lacc_ctx *ctx, kplan *P, int want, int *tier, double *left);
 } backend_ops;
 
 extern const backend_ops cpu_backend;
@@ -60,6 +72,10 @@ extern const backend_ops opencl_backend;
 
 /* P's kernels and those of the plans nested in it (awhile), for one backend. */
 int exec_compile(lacc_ctx *ctx, const backend_ops *ops, const char *device, kplan *P);
+/* ops->tier over P and the plans nested in it: *tier the lowest of theirs, *left the
+ * longest wait. */
+int exec_tier(lacc_ctx *ctx, const backend_ops *ops, kplan *P, int want, int *tier,
+              double *left);
 /* Let go of what exec_compile built (P's memory stays: kplan_free). */
 void exec_release(const backend_ops *ops, kplan *P);
 /* Run P (compiled for ops): params are its arguments, results into out[0..nresults-1]. */

@@ -85,7 +85,17 @@ static const char *const prelude =
   "static inline uint64_t lacc_bits_f64(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }\n"
   "static inline float lacc_f32_bits(uint64_t x) { uint32_t b = (uint32_t)x; float f;"
   " memcpy(&f, &b, 4); return f; }\n"
-  "static inline double lacc_f64_bits(uint64_t x) { double f; memcpy(&f, &x, 8); return f; }\n";
+  "static inline double lacc_f64_bits(uint64_t x) { double f; memcpy(&f, &x, 8); return f; }\n"
+  /* tcc (the cpu backend's fast tier) has no atomic builtins: its build of a parallel
+   * permute's scatter is plain code the executor never runs (compile.c: atomics) */
+  "#ifdef __TINYC__\n"
+  "#define LACC_ALOAD(p) (*(p))\n"
+  "#define LACC_CAS(p, e, d) (*(p) == *(e) ? (*(p) = (d), 1) : (*(e) = *(p), 0))\n"
+  "#else\n"
+  "#define LACC_ALOAD(p) __atomic_load_n(p, __ATOMIC_RELAXED)\n"
+  "#define LACC_CAS(p, e, d) __atomic_compare_exchange_n(p, e, d, 0, __ATOMIC_RELAXED, "
+  "__ATOMIC_RELAXED)\n"
+  "#endif\n";
 
 /* OpenCL C: the C prelude's types and helpers, spelled for OpenCL C 1.2. Programs that
  * use f64 are only run on devices with cl_khr_fp64 (LACC_FP64); on others the helpers'
@@ -418,7 +428,7 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
   case KO_END: put(b, "}\n"); return;
   case KO_FOR:
     if (in->unroll > 1 && !b->cl) {
-      put(b, "_Pragma(\"GCC unroll %d\")\n", in->unroll);
+      put(b, "\n#ifndef __TINYC__\n_Pragma(\"GCC unroll %d\")\n#endif\n", in->unroll);
       indent(b, *depth);
     }
     put(b, "for (v%d = v%d; v%d + %d <= v%d; v%d += %d) {\n", in->dst, in->a, in->dst,
@@ -449,7 +459,7 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
       break;
     } else {
     const char *u = utype(F->vt[in->dst]);
-    put(b, "{ %s u_ = __atomic_load_n((%s *)&b%d_%d[v%d], __ATOMIC_RELAXED); "
+    put(b, "{ %s u_ = LACC_ALOAD((%s *)&b%d_%d[v%d]); "
            "memcpy(&v%d, &u_, sizeof u_); }", u, u, in->slot, in->buf, in->a, in->dst);
     break;
     }
@@ -460,8 +470,7 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
     }
     const char *u = utype(F->vt[in->b]);
     put(b, "{ %s e_, d_; memcpy(&e_, &v%d, sizeof e_); memcpy(&d_, &v%d, sizeof d_); "
-           "v%d = __atomic_compare_exchange_n((%s *)&b%d_%d[v%d], &e_, d_, 0, "
-           "__ATOMIC_RELAXED, __ATOMIC_RELAXED); }", u, in->args[0], in->b, in->dst, u,
+           "v%d = LACC_CAS((%s *)&b%d_%d[v%d], &e_, d_); }", u, in->args[0], in->b, in->dst, u,
         in->slot, in->buf, in->a);
     break;
   }

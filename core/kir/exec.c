@@ -19,6 +19,22 @@ int exec_compile(lacc_ctx *ctx, const backend_ops *ops, const char *device, kpla
   return rc;
 }
 
+int exec_tier(lacc_ctx *ctx, const backend_ops *ops, kplan *P, int want, int *tier,
+              double *left) {
+  *tier = TIER_OPT;
+  *left = 0;
+  int rc = ops->tier != NULL ? ops->tier(ctx, P, want, tier, left) : LACC_OK;
+  for (int k = 0; rc == LACC_OK && k < P->nsteps; k++)
+    for (int i = 0; rc == LACC_OK && P->steps[k].kind == SK_WHILE && i < 2; i++) {
+      int t;
+      double l;
+      rc = exec_tier(ctx, ops, P->steps[k].loop[i], want, &t, &l);
+      if (t < *tier) *tier = t;
+      if (l > *left) *left = l;
+    }
+  return rc;
+}
+
 void exec_release(const backend_ops *ops, kplan *P) {
   for (int k = 0; k < P->nsteps; k++)
     for (int i = 0; P->steps[k].kind == SK_WHILE && i < 2; i++)

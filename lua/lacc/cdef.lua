@@ -42,6 +42,10 @@ typedef struct lacc_devmem {
   int64_t pooled, buffers, limit;
   int64_t made, reused;
 } lacc_devmem;
+typedef struct lacc_tiers {
+  int64_t interp, fast, opt;
+  int64_t fast_builds, builds, failed;
+} lacc_tiers;
 int lacc_abi_version(void);
 lacc_ctx *lacc_ctx_new(void);
 void lacc_ctx_release(lacc_ctx *ctx);
@@ -99,6 +103,7 @@ const char *lacc_node_level(const lacc_node *n);
 char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
 char *lacc_devices(lacc_ctx *ctx);
 void lacc_device_memory(lacc_devmem *out);
+void lacc_tier_counts(lacc_tiers *out);
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
 int lacc_config_set(lacc_ctx *ctx, const char *name, const char *value);

@@ -130,6 +130,13 @@ function M.device_memory()
   return tonumber(m.pooled), tonumber(m.buffers), tonumber(m.limit), tonumber(m.made),
          tonumber(m.reused)
 end
+local tiers_box = ffi.new("lacc_tiers[1]")
+function M.tiers()
+  C.lacc_tier_counts(tiers_box)
+  local t = tiers_box[0]
+  return tonumber(t.interp), tonumber(t.fast), tonumber(t.opt), tonumber(t.fast_builds),
+         tonumber(t.builds), tonumber(t.failed)
+end
 
 function M.array_new(t, shape)
   local rank = #shape

@@ -192,6 +192,16 @@ function F.device_memory()
   return { pooled = pooled, buffers = buffers, limit = limit, made = made, reused = reused }
 end
 
+-- tiers() -> { interp, fast, opt, fast_builds, builds, failed }: the cpu backend's
+-- tiers (process-wide): runs of programs on the interpreter, on the fast tier's kernels
+-- and on the optimised ones; fast-tier builds; optimised builds finished in the
+-- background, and those that failed.
+function F.tiers()
+  local interp, fast, opt, fast_builds, builds, failed = core.tiers()
+  return { interp = interp, fast = fast, opt = opt, fast_builds = fast_builds,
+           builds = builds, failed = failed }
+end
+
 -- memory() -> bytes of host memory held by this Lua state's arrays (results, inputs and
 -- the arrays programs keep); it falls when arrays are freed or collected.
 function F.memory() return core.bytes() end

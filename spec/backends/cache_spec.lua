@@ -7,16 +7,8 @@ local H = require "helper"
 local lacc = H.lacc
 
 local vm = H.vm
--- A shell command's output. Tools run without LD_PRELOAD (under make check-asan it holds
--- the sanitizers, whose leak reports from cc or pgrep are none of lacc's business); the
--- children that run lacc get it back explicitly (child, below).
-local function sh(cmd)
-  local h = io.popen("unset LD_PRELOAD; " .. cmd .. " 2>&1")
-  local out = h:read("a") or h:read("*a")
-  h:close()
-  return out
-end
-local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+-- the children that run lacc get LD_PRELOAD back explicitly (child, below)
+local sh, quote = H.sh, H.quote
 local is_root = sh("id -u"):match("^0%s") ~= nil
 local have_setpriv = sh("command -v setpriv"):find("setpriv", 1, true) ~= nil
 local cross_user = is_root and have_setpriv

@@ -1,6 +1,7 @@
 -- Differential fuzzing (issue 9): random well-typed programs (tools/fuzz.lua) run on the
--- reference interpreter and on the cpu backend (and, for some, through lacc.compile and
--- with fusion or sharing switched off) must agree exactly, or fail with the same error.
+-- reference interpreter and on the cpu backend (and, for some, through lacc.compile, on
+-- the fast tier and with fusion or sharing switched off) must agree exactly, or fail with
+-- the same error.
 -- A fixed seed and a few programs keep this short (most of the time is compiling new
 -- kernels, about 0.1 s each with a cold cache); `lua5.4 tools/fuzz_main.lua [seconds]
 -- [seed]` runs the same generator for longer.

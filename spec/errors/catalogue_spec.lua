@@ -400,6 +400,8 @@ catalogue("host arrays", {
     "unknown setting thread" },
   { "config with a bad value", function() return lacc.config { cache_mb = "lots" } end, "config",
     "cache_mb: expected a number from 0" },
+  { "config with an unknown tier", function() return lacc.config { tier = "fastest" } end,
+    "config", 'tier: expected "auto", "fast" or "opt", got fastest' },
   { "set_int64 of an unknown mode", function() return lacc.set_int64("bits") end, "set_int64",
     'expected "number" or "cdata", got "bits"' },
   { "load of a number", function() return lacc.load(5) end, "load", "expected a file name" },
@@ -1147,6 +1149,7 @@ end)
 -- take anything or nothing.
 it("the catalogue misuses every function of lacc", function()
   local takes_anything = { devices = true, transfers = true, memory = true, device_memory = true,
+                           tiers = true,
                            is_collection = true,
                            ignore = true, _VERSION = true, binding = true }
   for _, t in ipairs { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64" } do

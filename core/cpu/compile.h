@@ -1,0 +1,36 @@
+/* compile.h: the cpu backend's builds (compile.c): a plan's code, its tiers, the counts. */
+#ifndef LACC_COMPILE_H
+#define LACC_COMPILE_H
+
+#include "cpu/cpu.h"
+#include "kir/backend.h"
+
+/* The code a plan's runs use (compile.c owns it). */
+typedef struct cpu_code cpu_code;
+
+/* A plan's code for src, a translation unit of nfns functions lacc_f<k> whose longest
+ * loop has `longest` operations. LACC_TIER=opt: the optimised build (the caches, else cc
+ * now); otherwise the caches only, and under auto a background build queued when they
+ * miss. *out NULL with the error in ctx. */
+int cpu_code_new(lacc_ctx *ctx, const char *src, int64_t longest, int nfns, cpu_code **out);
+void cpu_code_free(cpu_code *c);
+/* The functions runs use now (NULL: none yet); *atomics: whether they may update
+ * targets with atomics (the fast tier's code may not). */
+void **cpu_code_fns(const cpu_code *c, int *atomics);
+/* Takes up a finished background build, then per want: WANT_FAST builds the fast tier if
+ * no code is there (tried once), WANT_OPT waits for the optimised build (queued if none
+ * is under way; its failure is the error when no code is there). *tier: the code's tier
+ * now; *left: the seconds its optimised build will likely still take (0: none). */
+int cpu_code_advance(lacc_ctx *ctx, cpu_code *c, int want, int *tier, double *left);
+/* Whether the optimised build of src is in the caches (memory or disk). */
+int cpu_code_cached(lacc_ctx *ctx, const char *src, int64_t longest, int *cached);
+
+/* LACC_TIER in force: TIER_MODE_AUTO (default), _FAST or _OPT (kir/backend.h). */
+int cpu_tier_mode(void);
+
+/* Process-wide counts for lacc_tiers: runs per tier, builds. */
+enum { TC_INTERP, TC_FAST, TC_OPT, TC_FAST_BUILT, TC_BUILT, TC_BUILD_FAILED, NTIER_COUNTS };
+void cpu_tier_count(int which);
+void cpu_tier_counts(int64_t *out);
+
+#endif

@@ -1,0 +1,146 @@
+/* tier.c: which code a run of a program on the cpu backend uses (LACC_TIER).
+ *
+ * Owns: the choice, run by run, between the interpreter, the fast tier's kernels (a quick
+ * compiler's build) and the optimised build (cc -O3, built in the background under
+ * auto), waiting for that build only when waiting saves time; what the runs of a program
+ * measured for the choice (tier_state); the reports of a program's switches
+ * (LACC_VERBOSE) and the run counts of lacc_tiers.
+ * Must not: build or run code itself (compile.c, the interpreter and exec.c do).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "tier.h"
+#include "cpu/compile.h"
+#include "base/text.h"
+
+/* Runs of at most this many elements go to the interpreter while a program has no code
+ * (it takes 0.1-0.5 us an element here, a fast-tier build 20-40 ms). */
+#define INTERP_WORK 8192
+/* Interpreter time after which a program's runs are worth a fast-tier build. */
+#define FAST_BUILD_S 0.03
+/* The interpreter's seconds per element before a program has measured its own. */
+#define INTERP_PER 200e-9
+/* The fast tier's seconds per element of work before a program has measured its own
+ * (tcc's code here: 1.3 ns an element of saxpy, 10 ns a step of the matrix product's
+ * inner loop). */
+#define FAST_PER 5e-9
+/* How much faster the optimised build runs than the fast tier's, assumed (tcc's code
+ * against gcc -O3's on the benchmarks: 3x on Black-Scholes, 6x saxpy, 60x the blur,
+ * 500x the matrix product's tiles). */
+#define OPT_GAIN 3.0
+
+/* Whether P (or a loop's plan in it) folds or scans rows of a result of rank 1 or more:
+ * each element is then a loop over a row, whose length the run's work does not count. */
+static int folds_rows(const kplan *P) {
+  for (int k = 0; k < P->nsteps; k++) {
+    const pstep *st = &P->steps[k];
+    if ((st->kind == SK_FOLD || st->kind == SK_SCAN) && st->rank >= 1) return 1;
+    for (int i = 0; st->kind == SK_WHILE && i < 2; i++)
+      if (folds_rows(st->loop[i])) return 1;
+  }
+  return 0;
+}
+
+/* The code this run uses: RUN_INTERP or a TIER_*. work: the elements of its arrays
+ * (-1: none), span: their longest extent. */
+static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_state *ts,
+                  int64_t work, int64_t span, int *how) {
+  int mode = cpu_tier_mode(), tier;
+  double left;
+  int rc = exec_tier(ctx, ops, P, WANT_POLL, &tier, &left);
+  *how = tier;
+  if (rc != LACC_OK || tier == TIER_OPT) return rc;
+  if (mode == TIER_MODE_OPT) return exec_tier(ctx, ops, P, WANT_OPT, how, &left);
+  double per = ts->interp_work > 0 ? ts->interp_s / ts->interp_work : INTERP_PER;
+  if (mode == TIER_MODE_AUTO && tier == TIER_NONE && work >= 0 && work <= INTERP_WORK &&
+      ts->interp_s < FAST_BUILD_S) {
+    *how = RUN_INTERP;
+    return LACC_OK;
+  }
+  if (tier == TIER_NONE) {
+    rc = exec_tier(ctx, ops, P, WANT_FAST, &tier, &left);
+    *how = tier;
+    if (rc != LACC_OK) return rc;
+  }
+  if (tier == TIER_NONE) {   /* no fast tier: the interpreter, unless waiting is quicker */
+    double interp = work >= 0 ? per * (double)work : INFINITY;
+    if (mode == TIER_MODE_FAST || interp < left) *how = RUN_INTERP;
+    else rc = exec_tier(ctx, ops, P, WANT_OPT, how, &left);
+    return rc;
+  }
+  if (mode == TIER_MODE_AUTO && work > 0) {   /* wait for cc where that is quicker */
+    double fast = ts->fast_work > 0 ? ts->fast_s / ts->fast_work * (double)work
+                                    : FAST_PER * (double)work * (folds_rows(P) ? (double)span : 1);
+    if (left + fast / OPT_GAIN < fast) rc = exec_tier(ctx, ops, P, WANT_OPT, how, &left);
+  }
+  return rc;
+}
+
+static const char *tier_name(int how) {
+  return how == RUN_INTERP ? "the interpreter" : how == TIER_FAST ? "the fast tier's kernels"
+                                                                  : "the optimised kernels";
+}
+
+void lacc_tier_counts(lacc_tiers *out) {
+  int64_t n[NTIER_COUNTS];
+  cpu_tier_counts(n);
+  out->interp = n[TC_INTERP];
+  out->fast = n[TC_FAST];
+  out->opt = n[TC_OPT];
+  out->fast_builds = n[TC_FAST_BUILT];
+  out->builds = n[TC_BUILT];
+  out->failed = n[TC_BUILD_FAILED];
+}
+
+char *tier_describe(lacc_ctx *ctx, const kplan *P) {
+  int mode = cpu_tier_mode(), cached = 0;
+  text b = { 0 };
+  if (mode == TIER_MODE_FAST) {
+    text_put(&b, "-- code: the fast tier's kernels (tcc); no optimised build (LACC_TIER=fast)\n");
+    return text_finish(ctx, &b);
+  }
+  if (mode == TIER_MODE_OPT) {
+    text_put(&b, "%s", "");
+    return text_finish(ctx, &b);
+  }
+  char *src = emit_c(P);
+  if (src == NULL) {
+    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return NULL;
+  }
+  int rc = cpu_code_cached(ctx, src, cpu_longest_loop(P), &cached);
+  free(src);
+  if (rc != LACC_OK) return NULL;
+  if (cached) text_put(&b, "-- code: the optimised kernels (cc), in the cache\n");
+  else text_put(&b, "-- code: not in the cache: runs of up to %d input elements start on the "
+                "interpreter, larger ones on the fast tier's kernels (tcc), while cc builds the "
+                "optimised kernels in the background (LACC_TIER=auto)\n", INTERP_WORK);
+  return text_finish(ctx, &b);
+}
+
+int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, tier_state *ts,
+              int64_t work, int64_t span, lacc_array *const *args, lacc_array **out) {
+  int how;
+  int rc = choose(ctx, ops, P, ts, work, span, &how);
+  if (rc != LACC_OK) return rc;
+  if (how != ts->last && !(how == TIER_OPT && ts->last == RUN_NONE) && verbose())
+    fprintf(stderr, "lacc: a program (%d kernel functions) runs on %s%s\n", P->nfns,
+            tier_name(how), ts->last != RUN_NONE ? " from now on"
+                            : cpu_tier_mode() == TIER_MODE_AUTO ? " while cc builds its kernels" : "");
+  ts->last = how;
+  cpu_tier_count(how == RUN_INTERP ? TC_INTERP : how == TIER_FAST ? TC_FAST : TC_OPT);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  rc = how == RUN_INTERP ? interp_run(ctx, ast, args, out) : exec_plan(ctx, ops, P, args, out);
+  double s = seconds_since(&t0), w = work > 0 ? (double)work : 1;
+  if (how == RUN_INTERP) {
+    ts->interp_s += s;
+    ts->interp_work += w;
+  } else if (how == TIER_FAST) {
+    ts->fast_s += s;
+    ts->fast_work += w;
+  }
+  return rc;
+}

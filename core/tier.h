@@ -1,0 +1,27 @@
+/* tier.h: which code a run of a cpu program uses (tier.c). */
+#ifndef LACC_TIER_H
+#define LACC_TIER_H
+
+#include "ast/ast.h"
+#include "kir/backend.h"
+
+/* What the runs of one program measured. */
+typedef struct {
+  double interp_s, interp_work;   /* seconds and elements the interpreter ran for it */
+  double fast_s, fast_work;       /* the same on the fast tier's code */
+  int last;                       /* the code of its last run: TIER_* or RUN_INTERP; -2: none */
+} tier_state;
+
+enum { RUN_INTERP = -1, RUN_NONE = -2 };
+
+/* Runs program (ast, P) on the code this run should use: the interpreter, the fast tier
+ * or the optimised build (tier.c says when); work: the elements of the arrays it reads
+ * (-1: none), span: their longest extent. */
+int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, tier_state *ts,
+              int64_t work, int64_t span, lacc_array *const *args, lacc_array **out);
+
+/* For explain on the cpu backend: the code P's runs would start on, as text (malloc'd;
+ * empty under LACC_TIER=opt), or NULL with the error in ctx. */
+char *tier_describe(lacc_ctx *ctx, const kplan *P);
+
+#endif

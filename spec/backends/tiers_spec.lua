@@ -1,0 +1,214 @@
+-- The cpu backend's tiers (LACC_TIER, lacc.config{tier}): every tier gives the
+-- interpreter's results; under auto a new program starts on the interpreter (small runs)
+-- or the fast tier's kernels (tcc) and switches to the optimised build between runs, once
+-- cc has built it in the background; a failing background build leaves the fast tier
+-- running; a process that ends while a build runs exits cleanly and leaves no files.
+local H = require "helper"
+local lacc = H.lacc
+
+local sh, quote = H.sh, H.quote
+local function tmpdir() return (sh("mktemp -d"):gsub("%s+$", "")) end
+
+-- Settings changed by a test, put back after it (they are process-wide).
+local saved
+local function set(t)
+  local now = lacc.config()
+  for k, v in pairs(t) do
+    if saved[k] == nil then saved[k] = tostring(now[k]) end
+    lacc.config { [k] = v }
+  end
+end
+before_each(function() saved = {} end)
+after_each(function()
+  for k, v in pairs(saved) do lacc.config { [k] = v } end
+end)
+
+local function counts() return lacc.tiers() end
+local function delta(a, b, k) return b[k] - a[k] end
+
+-- A program that no other spec builds, of a random shape: a chain of `len` operations
+-- and a constant shift count (written into the kernel, so its source is new).
+local salt = os.time() % 100000
+local made = 0
+local function fresh_map()
+  made = made + 1
+  local len, shift = 3 + (salt + made) % 17, 1 + (salt * 7 + made) % 29
+  local f = function(x)
+    local y = x
+    for i = 1, len do y = y * 3 + i end
+    return y + lacc.shr(x, shift)
+  end
+  local ref = function(x)
+    local y = x
+    for i = 1, len do y = (y * 3 + i) % 4294967296 end
+    return (y + math.floor(x / 2 ^ shift)) % 4294967296
+  end
+  return f, ref
+end
+local function u32s(n)
+  local t = {}
+  for i = 1, n do t[i] = (i * 2654435761) % 4294967296 end
+  return t
+end
+local function check_map(f, ref, xs, r)
+  local out = r:totable()
+  assert.are.equal(#xs, #out)
+  for i = 1, #xs do
+    if out[i] ~= ref(xs[i]) then
+      error(("element %d: got %s, expected %s"):format(i, tostring(out[i]), tostring(ref(xs[i]))))
+    end
+  end
+end
+
+-- Runs fn until cond() holds or `seconds` pass; whether it held.
+local function until_(cond, seconds, fn)
+  local t0 = os.time()
+  repeat
+    fn()
+    if cond() then return true end
+    sh("sleep 0.05")
+  until os.time() - t0 > seconds
+  return cond()
+end
+
+describe("tiers", function()
+  it("lacc.config{tier} takes auto, fast and opt, and nothing else", function()
+    set { tier = "fast" }
+    assert.are.equal("fast", lacc.config().tier)
+    set { tier = "auto" }
+    assert.are.equal("auto", lacc.config().tier)
+    local ok, err = pcall(lacc.config, { tier = "quick" })
+    assert.is_false(ok)
+    assert.matches('config: tier: expected "auto", "fast" or "opt", got quick', err, 1, true)
+    local t = lacc.tiers()
+    for _, k in ipairs { "interp", "fast", "opt", "fast_builds", "builds", "failed" } do
+      assert.are.equal("number", type(t[k]), k)
+    end
+  end)
+
+  it("fast: the fast tier's kernels give the interpreter's results (maps, folds, scans, a " ..
+     "permute onto many targets, loops, stencils)", function()
+    set { tier = "fast" }
+    local n = 70007
+    local xs = lacc.generate({ n }, function(i) return lacc.cast(i * 7919 % 100003, "i64") end)
+    xs = lacc.run(xs, { backend = "interp" })
+    local programs = {
+      function() return lacc.map(function(x) return x * x - 3 * x end, xs) end,
+      function() return lacc.sum(lacc.reshape({ 7, 10001 }, xs), 1) end,
+      function() return lacc.scanl(function(a, b) return a + b end, 0, xs) end,
+      function()   -- a histogram onto 100000 bins: the parallel compare-and-swap path under opt
+        local zeros = lacc.fill({ 100000 }, lacc.constant(0, "i64"))
+        return lacc.permute(function(a, b) return a + b end, zeros,
+          function(i) return xs[i] % 100000 + 1 end, lacc.map(function(x) return x % 7 end, xs))
+      end,
+      function()
+        return lacc.awhile(function(v)
+            return lacc.map(function(t) return lacc.gt(t, 1e9) end, lacc.sum(v))
+          end,
+          function(v) return lacc.map(function(x) return lacc.idiv(x, 2) end, v) end, xs)
+      end,
+      function()
+        return lacc.stencil(function(a, b, c) return a - 2 * b + c end, "clamp", xs)
+      end,
+    }
+    local before = counts()
+    for i, p in ipairs(programs) do
+      local want = lacc.run(p(), { backend = "interp" }):totable()
+      local got = lacc.run(p(), { backend = "cpu" }):totable()
+      assert.are.same(want, got, "program " .. i)
+    end
+    local after = counts()
+    assert.are.equal(#programs, delta(before, after, "fast"),
+      "every run on the fast tier (is tcc installed? tools/deps.sh installs it)")
+    assert.are.equal(0, delta(before, after, "opt"))
+    assert.are.equal(0, delta(before, after, "builds"))
+  end)
+
+  it("opt: the optimised kernels only", function()
+    set { tier = "opt" }
+    local f, ref = fresh_map()
+    local xs = u32s(100)
+    local before = counts()
+    check_map(f, ref, xs, lacc.run(lacc.map(f, lacc.fromtable(xs, "u32"))))
+    local after = counts()
+    assert.are.equal(1, delta(before, after, "opt"))
+    assert.are.equal(0, delta(before, after, "interp") + delta(before, after, "fast"))
+  end)
+
+  it("auto: a small first run on the interpreter, a large one on the fast tier, then the " ..
+     "optimised build from a run between two, with the same results", function()
+    set { tier = "auto", cache = tmpdir() }
+    local f, ref = fresh_map()
+    local small, large = u32s(1000), u32s(100000)
+    local run = lacc.compile(function(x) return lacc.map(f, x) end)
+    local before = counts()
+    check_map(f, ref, small, run(lacc.fromtable(small, "u32")))
+    assert.are.equal(1, delta(before, counts(), "interp"))
+    local X = lacc.fromtable(large, "u32")
+    local mid = counts()
+    check_map(f, ref, large, run(X))
+    assert.are.equal(1, delta(mid, counts(), "fast"))
+    local switched = until_(function() return delta(mid, counts(), "opt") > 0 end, 120,
+      function() check_map(f, ref, large, run(X)) end)
+    assert.is_true(switched, "no switch to the optimised build within 120 s")
+    assert.is_true(delta(before, counts(), "builds") >= 1)
+    -- once switched, it stays
+    local sw = counts()
+    for _ = 1, 3 do check_map(f, ref, small, run(lacc.fromtable(small, "u32"))) end
+    assert.are.equal(3, delta(sw, counts(), "opt"))
+    -- and explain says where a program's code is
+    assert.matches("-- code: the optimised kernels (cc), in the cache",
+      lacc.explain(lacc.map(f, lacc.fromtable(small, "u32"))), 1, true)
+    local g = fresh_map()
+    assert.matches("-- code: not in the cache: runs of up to 8192 input elements start on " ..
+      "the interpreter", lacc.explain(lacc.map(g, lacc.fromtable(small, "u32"))), 1, true)
+    set { tier = "fast" }
+    assert.matches("-- code: the fast tier's kernels (tcc)",
+      lacc.explain(lacc.map(g, lacc.fromtable(small, "u32"))), 1, true)
+    set { tier = "opt" }
+    assert.is_nil(lacc.explain(lacc.map(g, lacc.fromtable(small, "u32"))):find("-- code:", 1, true))
+  end)
+
+  it("auto: a background build that fails leaves the program on the fast tier, counted",
+     function()
+    set { tier = "auto", cache = tmpdir(), cflags = "-fno-such-option-for-lacc" }
+    local f, ref = fresh_map()
+    local large = u32s(20000)
+    local X = lacc.fromtable(large, "u32")
+    local run = lacc.compile(function(x) return lacc.map(f, x) end)
+    local before = counts()
+    local failed = until_(function() return delta(before, counts(), "failed") > 0 end, 120,
+      function() check_map(f, ref, large, run(X)) end)
+    assert.is_true(failed, "the background build did not fail within 120 s")
+    for _ = 1, 3 do check_map(f, ref, large, run(X)) end
+    assert.are.equal(0, delta(before, counts(), "opt"))
+    assert.is_true(delta(before, counts(), "fast") >= 4)
+    -- under opt the same failure is the run's error
+    set { tier = "opt" }
+    local g = fresh_map()
+    local ok, err = pcall(lacc.run, lacc.map(g, X))
+    assert.is_false(ok)
+    assert.matches("the C compiler failed on generated code (check LACC_CFLAGS)", err, 1, true)
+  end)
+
+  it("a process that ends while a background build runs exits cleanly, leaving no " ..
+     "compiler and no files behind", function()
+    local tmp, cache = tmpdir(), tmpdir()
+    local script = os.tmpname()
+    local fh = assert(io.open(script, "w"))
+    fh:write(([[
+      local lacc = require "lacc"
+      local xs = lacc.fromtable({1, 2, 3}, "f64")
+      local r = lacc.run(lacc.map(function(x) return x * %d + 0.5 end, xs))
+      io.write(r:get(2), " ", lacc.tiers().interp)
+      os.exit(0, true)   -- closes the Lua state, then exits: the build is still running
+    ]]):format(salt + 17))
+    fh:close()
+    local out = sh(("env TMPDIR=%s LACC_CACHE=%s %s %s; echo \" exit=$?\""):format(
+      quote(tmp), quote(cache), (H.vm:gsub("LACC_TIER=%S+", "LACC_TIER=auto")), quote(script)))
+    os.remove(script)
+    assert.matches(("^%s 1 exit=0"):format(2 * (salt + 17) + 0.5), out)
+    assert.are.equal("", sh("ls -A " .. quote(tmp)))
+    os.execute("rm -rf " .. quote(tmp) .. " " .. quote(cache))
+  end)
+end)
