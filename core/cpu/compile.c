@@ -121,16 +121,23 @@ static int wait_for(pid_t pid, double deadline, int (*stop_fn)(void *), void *ar
 /* Runs argv (no shell: nothing to quote) in a process group of its own (so that a hung
  * compiler and its subprocesses can be killed together) with stdout and stderr to `log`
  * and the caller's environment minus LD_PRELOAD, which sanitizer runs use for the host
- * process only. Returns the exit status, -1, or -2 past the deadline (see wait_for). */
-static int run_tool(char *const argv[], const char *log, double deadline,
+ * process only; with TMPDIR set to `tmp` (unless NULL), so that the temporary files of a
+ * compiler killed midway are removed with that directory. Returns the exit status, -1,
+ * or -2 past the deadline (see wait_for). */
+static int run_tool(char *const argv[], const char *log, const char *tmp, double deadline,
                     int (*stop)(void *), void *arg) {
   int nenv = 0;
   while (environ[nenv] != NULL) nenv++;
-  char **env = malloc(sizeof *env * (size_t)(nenv + 1));
+  char **env = malloc(sizeof *env * (size_t)(nenv + 2));
   if (env == NULL) return -1;
+  char tmpdir[4200];
+  snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", tmp != NULL ? tmp : "");
   int k = 0;
   for (int i = 0; i < nenv; i++)
-    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) env[k++] = environ[i];
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+        (tmp == NULL || strncmp(environ[i], "TMPDIR=", 7) != 0))
+      env[k++] = environ[i];
+  if (tmp != NULL) env[k++] = tmpdir;
   env[k] = NULL;
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t attr;
@@ -162,7 +169,7 @@ static void probe(void) {
   char cc[SETTING_MAX];
   cpu_cc(cc, sizeof cc);
   char *argv[] = { cc, "--version", NULL };
-  have_compiler = run_tool(argv, "/dev/null", cc_timeout(), NULL, NULL) == 0;
+  have_compiler = run_tool(argv, "/dev/null", NULL, cc_timeout(), NULL, NULL) == 0;
   if (!have_compiler)
     fprintf(stderr, "lacc: no C compiler ('%s' failed); the cpu backend runs the interpreter "
             "(set LACC_CC to a compiler)\n", cc);
@@ -389,7 +396,7 @@ static int build(const request *q, const char *tmp, int (*stop)(void *), void *a
   argv[n] = NULL;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int rc = run_tool(argv, logfile, cc_timeout(), stop, arg);
+  int rc = run_tool(argv, logfile, tmp, cc_timeout(), stop, arg);
   free(argv);
   free(flags);
   if (rc != 0) return failed_text(q, rc, logfile, err, cap);
