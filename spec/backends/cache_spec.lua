@@ -79,6 +79,8 @@ local function child(code, env, opts)
                          "UBSAN_OPTIONS", "LACC_CL_OPTIONS", "OCL_ICD_VENDORS", "POCL_CACHE_DIR" } do
       set(k, os.getenv(k))
     end
+    -- the tier of this process (helper.lua: opt): the children's builds are cc's
+    set("LACC_TIER", lacc.config().tier)
     -- under make check-asan: leak checking stays with the parent (PoCL's threads)
     local asan = os.getenv("ASAN_OPTIONS")
     if asan then set("ASAN_OPTIONS", asan .. ":detect_leaks=0") end
