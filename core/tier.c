@@ -105,13 +105,12 @@ char *tier_describe(lacc_ctx *ctx, const kplan *P) {
     text_put(&b, "%s", "");
     return text_finish(ctx, &b);
   }
-  char *src = emit_c(P);
-  if (src == NULL) {
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-    return NULL;
-  }
-  int rc = cpu_code_cached(ctx, src, cpu_longest_loop(P), &cached);
-  free(src);
+  char *srcs[CPU_MAX_PARTS];
+  int first[CPU_MAX_PARTS + 1];
+  int n = cpu_sources(ctx, P, srcs, first);
+  if (n < 0) return NULL;
+  int rc = cpu_code_cached(ctx, srcs, n, cpu_longest_loop(P), &cached);
+  for (int i = 0; i < n; i++) free(srcs[i]);
   if (rc != LACC_OK) return NULL;
   if (cached) text_put(&b, "-- code: the optimised kernels (cc), in the cache\n");
   else text_put(&b, "-- code: not in the cache: runs of up to %d input elements start on the "

@@ -634,17 +634,26 @@ static job *enqueue(request *q) {
 
 /* ---- a plan's code */
 
+/* A part of a plan's code: functions lacc_f<lo..hi-1> in a translation unit of their
+ * own, so that the parts of a large program compile at once, each in a cc process. */
+typedef struct {
+  int lo, hi;
+  char *src;
+  job *job;                    /* its optimised build under way (a reference), or NULL */
+  void *opt, *fast;            /* its builds, once loaded */
+} part;
+
 struct cpu_code {
   int nfns;
   void **fns;                  /* what runs use now (tier's), NULL: none yet */
   int tier;                    /* TIER_NONE, TIER_FAST or TIER_OPT */
   void **opt, **fast;          /* the resolved functions of each, once loaded */
   int fast_tried;
-  job *job;                    /* the optimised build under way (a reference), or NULL */
   int opt_code;                /* an optimised build failed: its error, for a run that waits */
   char *opt_err;
-  char *src;                   /* kept for the fast tier and a later optimised build */
   int64_t longest;
+  int nparts;
+  part parts[CPU_MAX_PARTS];
 };
 
 int cpu_tier_mode(void) {
@@ -658,29 +667,38 @@ int cpu_tier_mode(void) {
   return TIER_MODE_AUTO;
 }
 
-static int resolve(void *dl, int nfns, void ***out, char *err, size_t cap) {
-  void **fns = calloc((size_t)(nfns ? nfns : 1), sizeof *fns);
+int cpu_build_parts(size_t bytes, int nfns) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int n = bytes < CPU_PART_BYTES || cores < 2 ? 1 : cores < CPU_MAX_PARTS ? (int)cores : CPU_MAX_PARTS;
+  return n > nfns / 2 ? (nfns / 2 > 1 ? nfns / 2 : 1) : n;
+}
+
+/* The functions of every part, from each part's build (opt: the optimised ones). */
+static int resolve(cpu_code *c, int opt, void ***out, char *err, size_t cap) {
+  void **fns = calloc((size_t)(c->nfns ? c->nfns : 1), sizeof *fns);
   if (fns == NULL) {
     snprintf(err, cap, "out of memory");
     return LACC_ERR_MEMORY;
   }
-  for (int k = 0; k < nfns; k++) {
-    char name[32];
-    snprintf(name, sizeof name, "lacc_f%d", k);
-    fns[k] = dlsym(dl, name);
-    if (fns[k] == NULL) {
-      snprintf(err, cap, "cpu: %s missing", name);
-      free(fns);
-      return LACC_ERR_BACKEND;
+  for (int i = 0; i < c->nparts; i++)
+    for (int k = c->parts[i].lo; k < c->parts[i].hi; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "lacc_f%d", k);
+      fns[k] = dlsym(opt ? c->parts[i].opt : c->parts[i].fast, name);
+      if (fns[k] == NULL) {
+        snprintf(err, cap, "cpu: %s missing", name);
+        free(fns);
+        return LACC_ERR_BACKEND;
+      }
     }
-  }
   *out = fns;
   return LACC_OK;
 }
 
-static int use_opt(lacc_ctx *ctx, cpu_code *c, void *dl) {
+/* Runs use the optimised builds (every part has its own). */
+static int use_opt(lacc_ctx *ctx, cpu_code *c) {
   char err[LACC_ERRMAX];
-  int rc = resolve(dl, c->nfns, &c->opt, err, sizeof err);
+  int rc = resolve(c, 1, &c->opt, err, sizeof err);
   if (rc != LACC_OK) return ctx_error(ctx, rc, "%s", err);
   c->fns = c->opt;
   c->tier = TIER_OPT;
@@ -689,42 +707,70 @@ static int use_opt(lacc_ctx *ctx, cpu_code *c, void *dl) {
 
 void cpu_code_free(cpu_code *c) {
   if (c == NULL) return;
-  job_release(c->job);
+  for (int i = 0; i < c->nparts; i++) {
+    job_release(c->parts[i].job);
+    free(c->parts[i].src);
+  }
   free(c->opt);
   free(c->fast);
   free(c->opt_err);
-  free(c->src);
   free(c);
 }
 
-int cpu_code_new(lacc_ctx *ctx, const char *src, int64_t longest, int nfns, cpu_code **out) {
-  *out = NULL;
-  if (source_size_check(ctx, "cpu", "C", strlen(src)) != LACC_OK) return ctx->errcode;
-  cpu_code *c = calloc(1, sizeof *c);
-  request *q = request_new(src, longest, 0);
-  if (c == NULL || q == NULL) {
-    free(c);
-    request_free(q);
+/* Part i's optimised build queued (or joined: the same kernels may be under way). */
+static int queue_part(lacc_ctx *ctx, cpu_code *c, int i) {
+  request *q = request_new(c->parts[i].src, c->longest, 0);
+  if (q == NULL || (c->parts[i].job = enqueue(q)) == NULL)
     return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  }
-  c->nfns = nfns;
-  c->longest = longest;
-  int mode = cpu_tier_mode(), rc = LACC_OK;
-  void *dl = NULL;
-  if (mode != TIER_MODE_FAST)   /* fast: the fast tier's code even where cc's is cached */
-    rc = obtain_now(ctx, q, mode == TIER_MODE_OPT ? FIND_OR_BUILD : FIND_ONLY, &dl);
-  if (rc == LACC_OK && dl != NULL) {
-    rc = use_opt(ctx, c, dl);
-  } else if (rc == LACC_OK) {
-    c->src = strdup(src);
-    if (c->src != NULL && mode == TIER_MODE_AUTO) {
-      c->job = enqueue(q);
-      q = NULL;
+  return LACC_OK;
+}
+
+static int wait_opt(lacc_ctx *ctx, cpu_code *c);
+
+/* The parts' optimised builds from the caches; those missing, under opt built now (the
+ * last by this thread, the others by the workers at the same time), under auto queued. */
+static int find_or_build(lacc_ctx *ctx, cpu_code *c, int mode) {
+  int missing = 0, last = -1, rc = LACC_OK;
+  for (int i = 0; i < c->nparts && rc == LACC_OK; i++) {
+    request *q = request_new(c->parts[i].src, c->longest, 0);
+    if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    rc = obtain_now(ctx, q, FIND_ONLY, &c->parts[i].opt);
+    request_free(q);
+    if (rc == LACC_OK && c->parts[i].opt == NULL) {
+      missing++;
+      last = i;
     }
-    if (c->src == NULL || (mode == TIER_MODE_AUTO && c->job == NULL))
-      rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   }
+  if (rc != LACC_OK || missing == 0) return rc != LACC_OK ? rc : use_opt(ctx, c);
+  for (int i = 0; i < c->nparts && rc == LACC_OK; i++)
+    if (c->parts[i].opt == NULL && (mode == TIER_MODE_AUTO || i != last)) rc = queue_part(ctx, c, i);
+  if (rc != LACC_OK || mode == TIER_MODE_AUTO) return rc;
+  request *q = request_new(c->parts[last].src, c->longest, 0);
+  if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  rc = obtain_now(ctx, q, FIND_OR_BUILD, &c->parts[last].opt);
   request_free(q);
+  return rc != LACC_OK ? rc : wait_opt(ctx, c);
+}
+
+int cpu_code_new(lacc_ctx *ctx, char **srcs, const int *first, int nparts, int64_t longest,
+                 cpu_code **out) {
+  *out = NULL;
+  size_t bytes = 0;
+  for (int i = 0; i < nparts; i++) bytes += strlen(srcs[i]);
+  if (source_size_check(ctx, "cpu", "C", bytes) != LACC_OK) return ctx->errcode;
+  cpu_code *c = calloc(1, sizeof *c);
+  if (c == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  c->nfns = first[nparts];
+  c->longest = longest;
+  c->nparts = nparts;
+  for (int i = 0; i < nparts; i++) {   /* the sources are the code's now */
+    c->parts[i].lo = first[i];
+    c->parts[i].hi = first[i + 1];
+    c->parts[i].src = srcs[i];
+    srcs[i] = NULL;
+  }
+  int mode = cpu_tier_mode();
+  int rc = mode == TIER_MODE_FAST ? LACC_OK : find_or_build(ctx, c, mode);   /* fast: tcc's only */
   if (rc != LACC_OK) {
     cpu_code_free(c);
     return rc;
@@ -738,44 +784,56 @@ void **cpu_code_fns(const cpu_code *c, int *atomics) {
   return c->fns;
 }
 
-/* A finished background build taken up: its functions, or its failure kept (said once). */
-static int poll_job(lacc_ctx *ctx, cpu_code *c) {
-  pthread_mutex_lock(&jobs_lock);
-  int state = c->job->state;
-  pthread_mutex_unlock(&jobs_lock);
-  if (state == J_QUEUED || state == J_RUNNING) return LACC_OK;
-  job *j = c->job;
-  c->job = NULL;
-  int rc = LACC_OK;
-  if (state == J_DONE) {
-    rc = use_opt(ctx, c, j->dl);
-    if (rc == LACC_OK && verbose())
-      fprintf(stderr, "lacc: kernels %s: switching to the optimised build (ready %.3f s after "
-              "it was asked for)\n", j->q->id, j->seconds);
-  } else {
-    c->opt_code = j->code;
-    c->opt_err = strdup(j->err);
-    warn_once(j->q->id, "the optimised build of a program's kernels failed; it runs on %s:\n%s",
-              c->tier == TIER_FAST ? "the fast tier" : "the interpreter", j->err);
+/* Finished background builds taken up: once every part's is there, runs use them; a
+ * failure is kept and said once. */
+static int poll_jobs(lacc_ctx *ctx, cpu_code *c) {
+  int pending = 0, rc = LACC_OK;
+  for (int i = 0; i < c->nparts; i++) {
+    job *j = c->parts[i].job;
+    if (j == NULL) continue;
+    pthread_mutex_lock(&jobs_lock);
+    int state = j->state;
+    pthread_mutex_unlock(&jobs_lock);
+    if (state == J_QUEUED || state == J_RUNNING) {
+      pending++;
+      continue;
+    }
+    c->parts[i].job = NULL;
+    if (state == J_DONE) {
+      c->parts[i].opt = j->dl;
+    } else if (c->opt_err == NULL) {
+      c->opt_code = j->code;
+      c->opt_err = strdup(j->err);
+      warn_once(j->q->id, "the optimised build of a program's kernels failed; it runs on %s:\n%s",
+                c->tier == TIER_FAST ? "the fast tier" : "the interpreter", j->err);
+    }
+    job_release(j);
   }
-  job_release(j);
+  for (int i = 0; i < c->nparts; i++) pending += c->parts[i].opt == NULL;
+  if (pending > 0 || c->opt_err != NULL || c->tier == TIER_OPT) return LACC_OK;
+  rc = use_opt(ctx, c);
+  if (rc == LACC_OK && verbose() && cpu_tier_mode() != TIER_MODE_OPT)
+    fprintf(stderr, "lacc: a program's optimised kernels are loaded (%d part%s): runs switch "
+            "to them\n", c->nparts, c->nparts == 1 ? "" : "s");
   return rc;
 }
 
-/* The fast tier's code: tcc's build, tried once; a failure (no tcc, code it does not
- * take) only leaves the plan without it. */
+/* The fast tier's code: tcc's build of each part, tried once; a failure (no tcc, code it
+ * does not take) only leaves the plan without it. */
 static int try_fast(lacc_ctx *ctx, cpu_code *c) {
   c->fast_tried = 1;
-  request *q = request_new(c->src, c->longest, 1);
-  if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  void *dl = NULL;
   char err[LACC_ERRMAX];
-  run_begin(ctx);
-  int rc = obtain(q, FIND_OR_BUILD, run_stopped, ctx, err, sizeof err, &dl);
-  run_end(ctx);
-  request_free(q);
+  int rc = LACC_OK;
+  for (int i = 0; i < c->nparts && rc == LACC_OK; i++) {
+    request *q = request_new(c->parts[i].src, c->longest, 1);
+    if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    run_begin(ctx);
+    rc = obtain(q, FIND_OR_BUILD, run_stopped, ctx, err, sizeof err, &c->parts[i].fast);
+    run_end(ctx);
+    request_free(q);
+  }
   if (rc == LACC_ERR_INTERRUPTED) return run_interrupted(ctx);
-  if (rc == LACC_OK) rc = resolve(dl, c->nfns, &c->fast, err, sizeof err);
+  if (rc == LACC_OK) rc = resolve(c, 0, &c->fast, err, sizeof err);
   if (rc != LACC_OK) {
     if (verbose()) fprintf(stderr, "lacc: no fast tier for a program: %s\n", err);
     return LACC_OK;
@@ -786,51 +844,65 @@ static int try_fast(lacc_ctx *ctx, cpu_code *c) {
   return LACC_OK;
 }
 
-/* Waits for c's optimised build (queued now if none is under way), a SIGINT stopping
- * the wait. */
+static int pending(const cpu_code *c) {
+  int n = 0;
+  pthread_mutex_lock(&jobs_lock);
+  for (int i = 0; i < c->nparts; i++)
+    n += c->parts[i].job != NULL &&
+         (c->parts[i].job->state == J_QUEUED || c->parts[i].job->state == J_RUNNING);
+  pthread_mutex_unlock(&jobs_lock);
+  return n;
+}
+
+/* Waits for c's optimised builds (queued now where none is under way), a SIGINT
+ * stopping the wait; their failure is the error where there is no code to run. */
 static int wait_opt(lacc_ctx *ctx, cpu_code *c) {
-  if (c->job == NULL && c->opt_err == NULL) {
-    request *q = request_new(c->src, c->longest, 0);
-    if (q == NULL || (c->job = enqueue(q)) == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  }
-  if (c->job != NULL) {
-    run_begin(ctx);
+  for (int i = 0; i < c->nparts && c->opt_err == NULL; i++)
+    if (c->parts[i].opt == NULL && c->parts[i].job == NULL && queue_part(ctx, c, i) != LACC_OK)
+      return ctx->errcode;
+  run_begin(ctx);
+  while (pending(c) > 0 && !run_stopped(ctx)) {
     pthread_mutex_lock(&jobs_lock);
-    while ((c->job->state == J_QUEUED || c->job->state == J_RUNNING) && !run_stopped(ctx)) {
-      struct timespec until;
-      clock_gettime(CLOCK_REALTIME, &until);
-      until.tv_nsec += 20000000;
-      if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-      }
-      pthread_cond_timedwait(&jobs_cond, &jobs_lock, &until);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 20000000;
+    if (until.tv_nsec >= 1000000000) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
     }
+    pthread_cond_timedwait(&jobs_cond, &jobs_lock, &until);
     pthread_mutex_unlock(&jobs_lock);
-    int stopped = run_stopped(ctx);
-    run_end(ctx);
-    if (stopped) return run_interrupted(ctx);
-    int rc = poll_job(ctx, c);
-    if (rc != LACC_OK) return rc;
   }
+  int stopped = run_stopped(ctx);
+  run_end(ctx);
+  if (stopped) return run_interrupted(ctx);
+  int rc = poll_jobs(ctx, c);
+  if (rc != LACC_OK) return rc;
   if (c->tier == TIER_NONE && c->opt_err != NULL) return ctx_error(ctx, c->opt_code, "%s", c->opt_err);
   return LACC_OK;
 }
 
-/* Seconds the optimised build of c will likely still take: its source at the pace of
- * this process's builds so far (at first 0.1 s plus 20 us a byte, this machine's gcc -O3). */
+/* Seconds c's optimised builds will likely still take: the longest part's source at the
+ * pace of this process's builds so far (at first 0.1 s plus 20 us a byte, this machine's
+ * gcc -O3). */
 static double remaining(const cpu_code *c) {
-  if (c->job == NULL) return 0;
+  double most = 0;
   pthread_mutex_lock(&jobs_lock);
-  double bytes = (double)strlen(c->job->q->src);
-  double expect = built_bytes > 0 ? bytes * built_seconds / built_bytes : 0.1 + bytes * 2e-5;
-  double spent = seconds_since(&c->job->queued);
+  for (int i = 0; i < c->nparts; i++) {
+    const job *j = c->parts[i].job;
+    if (j == NULL) continue;
+    double bytes = (double)strlen(j->q->src);
+    double expect = built_bytes > 0 ? bytes * built_seconds / built_bytes : 0.1 + bytes * 2e-5;
+    double left = expect - seconds_since(&j->queued);
+    if (left < 0.01) left = 0.01;
+    if (left > most) most = left;
+  }
   pthread_mutex_unlock(&jobs_lock);
-  return expect > spent ? expect - spent : 0.01;
+  return most;
 }
 
 int cpu_code_advance(lacc_ctx *ctx, cpu_code *c, int want, int *tier, double *left) {
-  int rc = c->job != NULL ? poll_job(ctx, c) : LACC_OK;
+  int rc = poll_jobs(ctx, c);
   if (rc == LACC_OK && want == WANT_FAST && c->tier == TIER_NONE && !c->fast_tried)
     rc = try_fast(ctx, c);
   if (rc == LACC_OK && want == WANT_OPT && c->tier != TIER_OPT) rc = wait_opt(ctx, c);
@@ -839,12 +911,16 @@ int cpu_code_advance(lacc_ctx *ctx, cpu_code *c, int want, int *tier, double *le
   return rc;
 }
 
-int cpu_code_cached(lacc_ctx *ctx, const char *src, int64_t longest, int *cached) {
-  request *q = request_new(src, longest, 0);
-  if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  void *dl = NULL;
-  int rc = obtain_now(ctx, q, FIND_ONLY, &dl);
-  request_free(q);
-  *cached = dl != NULL;
-  return rc;
+int cpu_code_cached(lacc_ctx *ctx, char **srcs, int nparts, int64_t longest, int *cached) {
+  *cached = 1;
+  for (int i = 0; i < nparts && *cached; i++) {
+    request *q = request_new(srcs[i], longest, 0);
+    if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    void *dl = NULL;
+    int rc = obtain_now(ctx, q, FIND_ONLY, &dl);
+    request_free(q);
+    if (rc != LACC_OK) return rc;
+    *cached = dl != NULL;
+  }
+  return LACC_OK;
 }

@@ -8,11 +8,18 @@
 /* The code a plan's runs use (compile.c owns it). */
 typedef struct cpu_code cpu_code;
 
-/* A plan's code for src, a translation unit of nfns functions lacc_f<k> whose longest
- * loop has `longest` operations. LACC_TIER=opt: the optimised build (the caches, else cc
- * now); otherwise the caches only, and under auto a background build queued when they
+/* A program's code in up to CPU_MAX_PARTS translation units, compiled at once: the
+ * parts of a program of at least CPU_PART_BYTES of C (cpu_build_parts: how many for
+ * `bytes` of C in nfns functions; here a 150 KB program took 1.76 s of gcc -O3). */
+enum { CPU_MAX_PARTS = 4, CPU_PART_BYTES = 65536 };
+int cpu_build_parts(size_t bytes, int nfns);
+/* A plan's code from nparts sources (taken: srcs[i] set to NULL), part i holding the
+ * functions lacc_f<first[i] .. first[i+1]-1>, whose longest loop has `longest`
+ * operations. LACC_TIER=opt: the optimised build (the caches, else cc now, the parts at
+ * once); otherwise the caches only, and under auto background builds queued where they
  * miss. *out NULL with the error in ctx. */
-int cpu_code_new(lacc_ctx *ctx, const char *src, int64_t longest, int nfns, cpu_code **out);
+int cpu_code_new(lacc_ctx *ctx, char **srcs, const int *first, int nparts, int64_t longest,
+                 cpu_code **out);
 void cpu_code_free(cpu_code *c);
 /* The functions runs use now (NULL: none yet); *atomics: whether they may update
  * targets with atomics (the fast tier's code may not). */
@@ -22,8 +29,8 @@ void **cpu_code_fns(const cpu_code *c, int *atomics);
  * is under way; its failure is the error when no code is there). *tier: the code's tier
  * now; *left: the seconds its optimised build will likely still take (0: none). */
 int cpu_code_advance(lacc_ctx *ctx, cpu_code *c, int want, int *tier, double *left);
-/* Whether the optimised build of src is in the caches (memory or disk). */
-int cpu_code_cached(lacc_ctx *ctx, const char *src, int64_t longest, int *cached);
+/* Whether the optimised builds of the nparts sources are in the caches (memory or disk). */
+int cpu_code_cached(lacc_ctx *ctx, char **srcs, int nparts, int64_t longest, int *cached);
 
 /* LACC_TIER in force: TIER_MODE_AUTO (default), _FAST or _OPT (kir/backend.h). */
 int cpu_tier_mode(void);

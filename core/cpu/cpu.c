@@ -427,13 +427,36 @@ int64_t cpu_longest_loop(const kplan *P) {
   return most;
 }
 
+int cpu_sources(lacc_ctx *ctx, const kplan *P, char **srcs, int *first) {
+  char *whole = emit_c(P);
+  if (whole == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  int n = cpu_build_parts(strlen(whole), P->nfns);
+  first[0] = 0;
+  first[1] = P->nfns;
+  srcs[0] = whole;
+  if (n == 1) return 1;
+  free(whole);
+  for (int i = 0; i < n; i++) {   /* parts of about as many functions */
+    first[i + 1] = (int)((int64_t)P->nfns * (i + 1) / n);
+    srcs[i] = emit_c_part(P, first[i], first[i + 1]);
+    if (srcs[i] == NULL) {
+      for (int j = 0; j < i; j++) free(srcs[j]);
+      ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+      return -1;
+    }
+  }
+  return n;
+}
+
 static int cpu_compile(lacc_ctx *ctx, const char *device, kplan *P) {
   (void)device;
-  char *src = emit_c(P);
-  if (src == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  char *srcs[CPU_MAX_PARTS];
+  int first[CPU_MAX_PARTS + 1];
+  int n = cpu_sources(ctx, P, srcs, first);
+  if (n < 0) return ctx->errcode;
   cpu_code *c = NULL;
-  int rc = cpu_code_new(ctx, src, cpu_longest_loop(P), P->nfns, &c);
-  free(src);
+  int rc = cpu_code_new(ctx, srcs, first, n, cpu_longest_loop(P), &c);
+  for (int i = 0; i < n; i++) free(srcs[i]);   /* NULL where the code took them */
   P->code = c;
   return rc;
 }

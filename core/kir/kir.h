@@ -238,6 +238,8 @@ int bounds_plan(lacc_ctx *ctx, kplan *P);
 /* C printing (emit_c.c): the whole plan as one translation unit (malloc'd text).
  * Function k is named lacc_f<k>. */
 char *emit_c(const kplan *P);
+/* Functions lo..hi-1 only, with the prelude: a part of the plan compiled on its own. */
+char *emit_c_part(const kplan *P, int lo, int hi);
 /* OpenCL C printing (emit_c.c): one kernel, lacc_main, with the arguments
  *   E (every slot's extents, slot s at E[s * LACC_MAX_RANK]), K (constants' bits),
  *   F (failure record), p0 p1 p2 p3, nch (work-items), which (the function to run),

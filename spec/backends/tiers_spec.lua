@@ -60,6 +60,15 @@ local function check_map(f, ref, xs, r)
   end
 end
 
+-- The command that runs a Lua script in a child process with `vars` (VAR=value ...) and
+-- LACC_TIER=tier; under make check-asan the child gets the sanitizers back (sh drops
+-- them), leak checking included.
+local function child(vars, tier, script)
+  local preload = os.getenv("LD_PRELOAD")
+  return ("env %s %s%s %s"):format(vars, preload and ("LD_PRELOAD=" .. quote(preload) .. " ") or "",
+    (H.vm:gsub("^env ", ""):gsub("LACC_TIER=%S+", "LACC_TIER=" .. tier)), quote(script))
+end
+
 -- Runs fn until cond() holds or `seconds` pass; whether it held.
 local function until_(cond, seconds, fn)
   local t0 = os.time()
@@ -191,6 +200,42 @@ describe("tiers", function()
     assert.matches("the C compiler failed on generated code (check LACC_CFLAGS)", err, 1, true)
   end)
 
+  it("a large program compiles in parts at once, one cc process per part, with the " ..
+     "interpreter's results", function()
+    local cores = tonumber(sh("nproc")) or 1
+    local cache = tmpdir()
+    local script = os.tmpname()
+    local fh = assert(io.open(script, "w"))
+    fh:write(([[
+      local lacc = require "lacc"
+      local xs = lacc.fromtable({1, 2, 3, 4, 5, 6, 7, 8}, "f64")
+      local ps = {}
+      for k = 1, 5 do
+        local m = lacc.map(function(x)
+          local y = x
+          for i = 1, k + 1 do y = lacc.sqrt(y * %d + i) end
+          return y
+        end, xs)
+        ps[#ps + 1] = lacc.scanl(function(a, b) return a + b end, 0, m)
+        ps[#ps + 1] = lacc.sum(lacc.map(function(x) return x * k end, m))
+      end
+      local a, b = { lacc.run(ps) }, { lacc.run(ps, { backend = "interp" }) }
+      for i = 1, #ps do
+        local x, y = a[i]:totable(), b[i]:totable()
+        if type(y) ~= "table" then x, y = { x }, { y } end
+        for j = 1, #y do assert(math.abs(x[j] - y[j]) <= 1e-9 * math.abs(y[j]), "result " .. i) end
+      end
+      io.write("same")
+    ]]):format(salt + 3))
+    fh:close()
+    local out = sh(child(("LACC_CACHE=%s LACC_VERBOSE=1"):format(quote(cache)), "opt", script))
+    os.remove(script)
+    os.execute("rm -rf " .. quote(cache))
+    assert.matches("same$", out)
+    local _, builds = out:gsub("lacc: compiled kernels %(", "")
+    assert.are.equal(cores >= 2 and 2 or 1, builds, out)
+  end)
+
   it("a process that ends while a background build runs exits cleanly, leaving no " ..
      "compiler and no files behind", function()
     local tmp, cache = tmpdir(), tmpdir()
@@ -206,12 +251,8 @@ describe("tiers", function()
       os.exit(0, true)   -- closes the Lua state, then exits: the build is still running
     ]]):format(salt + 17))
     fh:close()
-    -- under make check-asan the child gets the sanitizers back (sh drops them), leak
-    -- checking included
-    local preload = os.getenv("LD_PRELOAD")
-    local out = sh(("env TMPDIR=%s LACC_CACHE=%s %s%s %s; echo \" exit=$?\""):format(
-      quote(tmp), quote(cache), preload and ("LD_PRELOAD=" .. quote(preload) .. " ") or "",
-      (H.vm:gsub("^env ", ""):gsub("LACC_TIER=%S+", "LACC_TIER=auto")), quote(script)))
+    local out = sh(child(("TMPDIR=%s LACC_CACHE=%s"):format(quote(tmp), quote(cache)), "auto",
+      script) .. "; echo \" exit=$?\"")
     os.remove(script)
     assert.matches(("^%s 1 exit=0"):format(2 * (salt + 17) + 0.5), out)
     assert.are.equal("", sh("ls -A " .. quote(tmp)))   -- nor the compiler's own files
