@@ -47,11 +47,12 @@ static int folds_rows(const kplan *P) {
  * (-1: none), span: their longest extent. */
 static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_state *ts,
                   int64_t work, int64_t span, int *how) {
-  int mode = cpu_tier_mode(), tier;
+  int tier;
   double left;
   int rc = exec_tier(ctx, ops, P, WANT_POLL, &tier, &left);
   *how = tier;
-  if (rc != LACC_OK || tier == TIER_OPT) return rc;
+  if (rc != LACC_OK || tier == TIER_OPT) return rc;   /* the steady state: nothing more */
+  int mode = cpu_tier_mode();
   if (mode == TIER_MODE_OPT) return exec_tier(ctx, ops, P, WANT_OPT, how, &left);
   double per = ts->interp_work > 0 ? ts->interp_s / ts->interp_work : INTERP_PER;
   if (mode == TIER_MODE_AUTO && tier == TIER_NONE && work >= 0 && work <= INTERP_WORK &&
@@ -130,6 +131,7 @@ int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, t
                             : cpu_tier_mode() == TIER_MODE_AUTO ? " while cc builds its kernels" : "");
   ts->last = how;
   cpu_tier_count(how == RUN_INTERP ? TC_INTERP : how == TIER_FAST ? TC_FAST : TC_OPT);
+  if (how == TIER_OPT) return exec_plan(ctx, ops, P, args, out);
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   rc = how == RUN_INTERP ? interp_run(ctx, ast, args, out) : exec_plan(ctx, ops, P, args, out);

@@ -902,6 +902,11 @@ static double remaining(const cpu_code *c) {
 }
 
 int cpu_code_advance(lacc_ctx *ctx, cpu_code *c, int want, int *tier, double *left) {
+  if (c->tier == TIER_OPT) {   /* the steady state: no lock taken */
+    *tier = TIER_OPT;
+    *left = 0;
+    return LACC_OK;
+  }
   int rc = poll_jobs(ctx, c);
   if (rc == LACC_OK && want == WANT_FAST && c->tier == TIER_NONE && !c->fast_tried)
     rc = try_fast(ctx, c);
