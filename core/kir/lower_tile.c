@@ -21,12 +21,22 @@ static int tiles_on(void) {
   return setting_switch("LACC_TILES", 1);
 }
 
-/* Lanes of a tile: 256 bytes of accumulators (eight 256-bit registers), at most 64; a
- * kilobyte, at most 256, where the elements stream (below). */
-static int tile_lanes(scalar_kind k, int stream) {
-  int size = (int)scalar_size(k), most = stream ? 256 : 64;
+/* Lanes of a tile: 256 bytes of accumulators (eight 256-bit registers) over all of an
+ * element's fields, at most 64; a kilobyte, at most 256, where the elements stream
+ * (below). */
+static int tile_lanes(const lacc_type *t, int stream) {
+  int size = 0, most = stream ? 256 : 64;
+  for (int i = 0; i < t->nleaves; i++) size += (int)scalar_size(type_leaf(t, i));
   int n = (stream ? 1024 : 256) / (size > 0 ? size : 1);
-  return n > most ? most : n;
+  return n > most ? most : n < 4 ? 4 : n;
+}
+
+/* Fields a tile folds: a scalar's one, a tuple of scalars' each (an N-body step's two
+ * accelerations), at most TILE_FIELDS; 0 for anything else. */
+enum { TILE_FIELDS = 4 };
+static int tile_fields(const lacc_type *t) {
+  if (t->kind == T_SCALAR) return 1;
+  return t->kind == T_TUPLE && !t->has_sum && t->nleaves <= TILE_FIELDS ? t->nleaves : 0;
 }
 
 /* Whether array t is read from memory (materialised, or a name for such an array). */
@@ -150,14 +160,18 @@ static int lane_loop(lower *L, int LW) {
 static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   const lacc_type *t = T->a->type;
   const lacc_node *f = T->a->kids[0];
-  int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1], acc[TILE_ROWS];
-  for (int r = 0; r < nrows; r++) acc[r] = lw_lane_array(L, t->scalar, LW);
-  int z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env))[0] : -1;
+  int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1], nf = t->nleaves;
+  int acc[TILE_ROWS][TILE_FIELDS], cur[TILE_FIELDS];
+  for (int r = 0; r < nrows; r++)
+    for (int i = 0; i < nf; i++) acc[r][i] = lw_lane_array(L, type_leaf(t, i), LW);
+  int *z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env)) : NULL;
   int l = lane_loop(L, LW);
   int j = lw_k_prim(L, P_ADD, jb, l);
   lw_fact(L, j, T->J, -1);               /* the tile is whole: jb + LW <= J */
-  for (int r = 0; r < nrows; r++)
-    lw_k_lset(L, acc[r], l, with_z ? z : tile_elem(L, &T[r], j, lw_k_int(L, S_I64, 0))[0]);
+  for (int r = 0; r < nrows; r++) {
+    int *first = with_z ? z : tile_elem(L, &T[r], j, lw_k_int(L, S_I64, 0));
+    for (int i = 0; i < nf; i++) lw_k_lset(L, acc[r][i], l, first[i]);
+  }
   k_end(L);
   int k = lw_var(L, S_I64);
   lw_k_for(L, k, lw_k_int(L, S_I64, with_z ? 0 : 1), K, 1);
@@ -166,17 +180,18 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   j = lw_k_prim(L, P_ADD, jb, l);
   lw_fact(L, j, T->J, -1);
   for (int r = 0; r < nrows; r++) {
-    int cur = lw_k_lget(L, acc[r], l);
+    for (int i = 0; i < nf; i++) cur[i] = lw_k_lget(L, acc[r][i], l);
     int *x = tile_elem(L, &T[r], j, k);
-    lw_k_lset(L, acc[r], l, lw_combine(L, f, t, &cur, x, T->env)[0]);
+    int *v = lw_combine(L, f, t, cur, x, T->env);
+    for (int i = 0; i < nf; i++) lw_k_lset(L, acc[r][i], l, v[i]);
   }
   k_end(L);
   k_end(L);
   l = lane_loop(L, LW);
   for (int r = 0; r < nrows; r++) {
     int o = lw_k_prim(L, P_ADD, T[r].base, lw_k_prim(L, P_ADD, jb, l));
-    int v = lw_k_lget(L, acc[r], l);
-    lw_store_elem(L, L->P->steps[L->step].out, o, &v);
+    for (int i = 0; i < nf; i++) cur[i] = lw_k_lget(L, acc[r][i], l);
+    lw_store_elem(L, L->P->steps[L->step].out, o, cur);
   }
   k_end(L);
 }
@@ -207,8 +222,8 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   const lacc_type *t = a->type;
   int r = xs->rank;
   /* OpenCL: on CPU devices (opencl/exec.c), a work-item's tiles in order as a chunk */
-  if (!L->P->cpu_like || !tiles_on() || r < 2 || t->kind != T_SCALAR) return;
-  int LW = tile_lanes(t->scalar, streaming(L, xs, env)), fi = lw_new_fn(L, FN_TILE);
+  if (!L->P->cpu_like || !tiles_on() || r < 2 || tile_fields(t) == 0) return;
+  int LW = tile_lanes(t, streaming(L, xs, env)), fi = lw_new_fn(L, FN_TILE);
   tile T0 = { a, xs, env, NULL, NULL, r, 0, 0 };
   int *sx = lw_shape_of(L, xs, env), *oix = ints(L, r);
   T0.sx = sx;

@@ -101,6 +101,50 @@ for _, backend in ipairs(H.backends) do
       end
     end)
 
+    it("a fold of tuples in tiles (an N-body step's accelerations), in order, with the " ..
+       "interpreter's floats bit for bit and an i64 field that depends on the order", function()
+      -- rank-1 outputs (widths around 16 lanes of (f64, f64)), and rank 2 of a (f64, i64)
+      for _, n in ipairs { 0, 1, 15, 16, 17, 40 } do
+        local xs = lacc.fromtable((function()
+          local t = {}
+          for i = 1, n do t[i] = (i * 37 % 11) / 7 - 0.5 end
+          return t
+        end)(), "f64")
+        local pulls = lacc.generate({ n, n }, function(i, j)
+          local d = xs[j] - xs[i]
+          local r = d * d + 0.01
+          return d / (r * lacc.sqrt(r)), d * 0.5
+        end)
+        local p = lacc.fold(function(a, b) return a[1] + b[1], a[2] * 0.5 + b[2] end,
+          lacc.tuple(lacc.constant(0, "f64"), lacc.constant(1, "f64")), pulls)
+        local want = lacc.run(p, { backend = "interp" }):totable()
+        local got = lacc.run(p, { backend = backend }):totable()
+        for i = 1, n do
+          for f = 1, 2 do
+            assert.are.equal(want[i][f], got[i][f], ("n %d, [%d] field %d"):format(n, i, f))
+          end
+        end
+      end
+      local q, m, k = 3, 37, 9
+      local A = mat(q * m, k, 5)
+      local a = lacc.fromtable(A, "i64")
+      local p = lacc.fold1(function(acc, x) return acc[1] + x[1] * 0.25, acc[2] * 3 + x[2] end,
+        lacc.generate({ q, m, k }, function(i, j, r)
+          local v = a:at((i - 1) * m + j, r)
+          return lacc.cast(v, "f64"), v - 1
+        end))
+      local got = lacc.run(p, { backend = backend }):totable()
+      for i = 1, q do
+        for j = 1, m do
+          local row = A[(i - 1) * m + j]
+          local s1, s2 = row[1] + 0.0, row[1] - 1
+          for r = 2, k do s1, s2 = s1 + row[r] * 0.25, s2 * 3 + (row[r] - 1) end
+          assert.are.equal(s1, H.num(got[i][j][1]), ("[%d][%d] f64"):format(i, j))
+          assert.are.equal(s2, H.num(got[i][j][2]), ("[%d][%d] i64"):format(i, j))
+        end
+      end
+    end)
+
     it("batched products (rank 3) and matrix-vector products", function()
       local A, B = { mat(4, 9, 2), mat(4, 9, 3) }, { mat(9, 70, 5), mat(9, 70, 6) }
       local got = lacc.run(lacc.matmul(lacc.fromtable(A, "f64"), lacc.fromtable(B, "f64")),
@@ -166,6 +210,15 @@ end
 
 describe("contraction: what explain says", function()
   local a, b = lacc.fromtable(mat(4, 6, 2), "f32"), lacc.fromtable(mat(6, 5, 3), "f32")
+  it("a fold of tuples of scalars takes tiles too (16 lanes of (f64, f64))", function()
+    local xs = lacc.fromtable({ 1, 2, 3 }, "f64")
+    local p = lacc.fold(function(a, b) return a[1] + b[1], a[2] + b[2] end,
+      lacc.tuple(lacc.constant(0, "f64"), lacc.constant(0, "f64")),
+      lacc.generate({ 3, 3 }, function(i, j) return xs[i] * xs[j], xs[j] end))
+    local text = lacc.explain(p)
+    assert.truthy(text:find("rows of 16 outputs or more: in tiles of that many, one output per vector lane", 1, true), text)
+  end)
+
   it("the replicate formulation: one kernel, every check proved", function()
     local text = lacc.explain(by_replicate(a, b))
     assert.truthy(text:find("-- 1 kernel\n", 1, true))
