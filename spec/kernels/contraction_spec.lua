@@ -212,7 +212,7 @@ describe("contraction: what explain says", function()
   local a, b = lacc.fromtable(mat(4, 6, 2), "f32"), lacc.fromtable(mat(6, 5, 3), "f32")
   it("a fold of tuples of scalars takes tiles too (16 lanes of (f64, f64))", function()
     local xs = lacc.fromtable({ 1, 2, 3 }, "f64")
-    local p = lacc.fold(function(a, b) return a[1] + b[1], a[2] + b[2] end,
+    local p = lacc.fold(function(p1, p2) return p1[1] + p2[1], p1[2] + p2[2] end,
       lacc.tuple(lacc.constant(0, "f64"), lacc.constant(0, "f64")),
       lacc.generate({ 3, 3 }, function(i, j) return xs[i] * xs[j], xs[j] end))
     local text = lacc.explain(p)
