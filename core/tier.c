@@ -69,6 +69,7 @@ static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_st
     double interp = work >= 0 ? per * (double)work : INFINITY;
     if (mode == TIER_MODE_FAST || interp < left) *how = RUN_INTERP;
     else rc = exec_tier(ctx, ops, P, WANT_OPT, how, &left);
+    if (*how == TIER_NONE) *how = RUN_INTERP;   /* the optimised build failed (said once) */
     return rc;
   }
   if (mode == TIER_MODE_AUTO && work > 0) {   /* wait for cc where that is quicker */

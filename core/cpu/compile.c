@@ -878,7 +878,9 @@ static int wait_opt(lacc_ctx *ctx, cpu_code *c) {
   if (stopped) return run_interrupted(ctx);
   int rc = poll_jobs(ctx, c);
   if (rc != LACC_OK) return rc;
-  if (c->tier == TIER_NONE && c->opt_err != NULL) return ctx_error(ctx, c->opt_code, "%s", c->opt_err);
+  /* under opt the build's failure is the run's error; else the interpreter runs it */
+  if (c->tier == TIER_NONE && c->opt_err != NULL && cpu_tier_mode() == TIER_MODE_OPT)
+    return ctx_error(ctx, c->opt_code, "%s", c->opt_err);
   return LACC_OK;
 }
 
