@@ -460,12 +460,16 @@ static int obtain(const request *q, int how, int (*stop)(void *), void *arg, cha
   return LACC_OK;
 }
 
-/* obtain for a run of ctx: a SIGINT stops the compiler; errors go into ctx. */
-static int obtain_now(lacc_ctx *ctx, const request *q, int how, void **dl) {
+/* obtain of src's optimised build for a run of ctx: a SIGINT stops the compiler; errors
+ * go into ctx. */
+static int obtain_now(lacc_ctx *ctx, const char *src, int64_t longest, int how, void **dl) {
+  request *q = request_new(src, longest, 0);
+  if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   char err[LACC_ERRMAX];
   run_begin(ctx);
   int rc = obtain(q, how, run_stopped, ctx, err, sizeof err, dl);
   run_end(ctx);
+  request_free(q);
   if (rc == LACC_ERR_INTERRUPTED) return run_interrupted(ctx);
   return rc == LACC_OK ? LACC_OK : ctx_error(ctx, rc, "%s", err);
 }
@@ -559,15 +563,26 @@ static void *worker(void *unused) {
   return NULL;
 }
 
+/* The time ms milliseconds from now, for pthread_cond_timedwait (CLOCK_REALTIME). */
+static struct timespec in_ms(long ms) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_sec += ms / 1000;
+  t.tv_nsec += (ms % 1000) * 1000000;
+  if (t.tv_nsec >= 1000000000) {
+    t.tv_sec++;
+    t.tv_nsec -= 1000000000;
+  }
+  return t;
+}
+
 /* At exit: every compiler under way stopped (its process group killed, its directory
  * removed by its worker), waiting a bounded time for the workers to see it. */
 static void stop_builds(void) {
   pthread_mutex_lock(&jobs_lock);
   atomic_store(&exiting, 1);
   pthread_cond_broadcast(&jobs_cond);
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += 2;
+  struct timespec until = in_ms(2000);
   while (running > 0)
     if (pthread_cond_timedwait(&jobs_cond, &jobs_lock, &until) == ETIMEDOUT) break;
   pthread_mutex_unlock(&jobs_lock);
@@ -732,10 +747,7 @@ static int wait_opt(lacc_ctx *ctx, cpu_code *c);
 static int find_or_build(lacc_ctx *ctx, cpu_code *c, int mode) {
   int missing = 0, last = -1, rc = LACC_OK;
   for (int i = 0; i < c->nparts && rc == LACC_OK; i++) {
-    request *q = request_new(c->parts[i].src, c->longest, 0);
-    if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-    rc = obtain_now(ctx, q, FIND_ONLY, &c->parts[i].opt);
-    request_free(q);
+    rc = obtain_now(ctx, c->parts[i].src, c->longest, FIND_ONLY, &c->parts[i].opt);
     if (rc == LACC_OK && c->parts[i].opt == NULL) {
       missing++;
       last = i;
@@ -745,10 +757,7 @@ static int find_or_build(lacc_ctx *ctx, cpu_code *c, int mode) {
   for (int i = 0; i < c->nparts && rc == LACC_OK; i++)
     if (c->parts[i].opt == NULL && (mode == TIER_MODE_AUTO || i != last)) rc = queue_part(ctx, c, i);
   if (rc != LACC_OK || mode == TIER_MODE_AUTO) return rc;
-  request *q = request_new(c->parts[last].src, c->longest, 0);
-  if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  rc = obtain_now(ctx, q, FIND_OR_BUILD, &c->parts[last].opt);
-  request_free(q);
+  rc = obtain_now(ctx, c->parts[last].src, c->longest, FIND_OR_BUILD, &c->parts[last].opt);
   return rc != LACC_OK ? rc : wait_opt(ctx, c);
 }
 
@@ -863,13 +872,7 @@ static int wait_opt(lacc_ctx *ctx, cpu_code *c) {
   run_begin(ctx);
   while (pending(c) > 0 && !run_stopped(ctx)) {
     pthread_mutex_lock(&jobs_lock);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 20000000;
-    if (until.tv_nsec >= 1000000000) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000;
-    }
+    struct timespec until = in_ms(20);   /* a SIGINT is seen within 20 ms */
     pthread_cond_timedwait(&jobs_cond, &jobs_lock, &until);
     pthread_mutex_unlock(&jobs_lock);
   }
@@ -921,11 +924,8 @@ int cpu_code_advance(lacc_ctx *ctx, cpu_code *c, int want, int *tier, double *le
 int cpu_code_cached(lacc_ctx *ctx, char **srcs, int nparts, int64_t longest, int *cached) {
   *cached = 1;
   for (int i = 0; i < nparts && *cached; i++) {
-    request *q = request_new(srcs[i], longest, 0);
-    if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
     void *dl = NULL;
-    int rc = obtain_now(ctx, q, FIND_ONLY, &dl);
-    request_free(q);
+    int rc = obtain_now(ctx, srcs[i], longest, FIND_ONLY, &dl);
     if (rc != LACC_OK) return rc;
     *cached = dl != NULL;
   }
