@@ -29,7 +29,13 @@ HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/as
 
 .PHONY: FORCE all rock rock-install test test-opencl demo deps lint check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
 
-all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core $(B)/examples/saxpy $(B)/examples/threads
+# MPI is optional, as OpenCL is: with mpicc (Open MPI) lacc.mpi's library and Lua 5.4 module
+# are built beside the core, which never needs MPI (docs/guide.md, "Many machines: MPI").
+MPICC ?= mpicc
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1)
+MPI_GOALS = $(if $(HAVE_MPI),$(B)/liblacc_mpi.so $(B)/lacc/mpi_core.so)
+
+all: $(B)/liblacc.so $(B)/lacc/core.so $(B)/test_core $(B)/examples/saxpy $(B)/examples/threads $(MPI_GOALS)
 
 FORCE:
 
@@ -54,6 +60,15 @@ $(B)/lacc/core.so: bindings/lacc_core.c core/include/lacc.h $(B)/liblacc.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LUA_INC) -shared -o $@ $< -L$(B) -llacc \
 	  -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_ALL)
+
+$(B)/liblacc_mpi.so: mpi/lacc_mpi.c mpi/lacc_mpi.h $(B)/flags
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS_ALL) -Impi -shared -o $@ mpi/lacc_mpi.c $(LDFLAGS_ALL) -ldl -lpthread
+
+$(B)/lacc/mpi_core.so: bindings/lacc_mpi_core.c mpi/lacc_mpi.c mpi/lacc_mpi.h $(B)/flags
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS_ALL) $(LUA_INC) -Impi -shared -o $@ bindings/lacc_mpi_core.c mpi/lacc_mpi.c \
+	  $(LDFLAGS_ALL) -ldl -lpthread
 
 $(B)/test_core: core/test/test_core.c $(B)/liblacc.so
 	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(B) -llacc -Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL) $(PNG_LIB) -lm
@@ -112,7 +127,7 @@ deps:
 # luacheck over every Lua file (.luacheckrc) and cppcheck over the C: zero warnings; also
 # a step of make test.
 CPPCHECK = cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
-  --inline-suppr -Icore -Icore/include core opencl bindings
+  --inline-suppr -Icore -Icore/include -Impi core opencl bindings mpi
 lint: deps
 	@luacheck lua spec tools bench examples types --no-color -q
 	@$(CPPCHECK) && echo "cppcheck: clean"

@@ -87,7 +87,7 @@ for cmd in "$B/examples/saxpy cpu" "$B/examples/saxpy interp" "$B/examples/threa
 done
 
 elapsed
-echo "== a build without the optional parts (-DLACC_NO_OPENCL -DLACC_NO_PNG, as where their headers are missing)"
+echo "== a build without the optional parts (-DLACC_NO_OPENCL -DLACC_NO_PNG, as where their headers are missing; no MPI)"
 nocl="$B-nocl"
 if make -s -j2 B="$nocl" CFLAGS="-DLACC_NO_OPENCL -DLACC_NO_PNG" "$nocl/liblacc.so" "$nocl/lacc/core.so" >"$log" 2>&1; then
   check='local lacc = require "lacc"
@@ -99,10 +99,13 @@ if make -s -j2 B="$nocl" CFLAGS="-DLACC_NO_OPENCL -DLACC_NO_PNG" "$nocl/liblacc.
     ok, err = pcall(lacc.read_png, "examples/dotp.lua")
     assert(not ok and tostring(err):find("read_png: this lacc was built without PNG support", 1, true), tostring(err))
     assert(lacc.run(lacc.sum(lacc.fromtable({1, 2}, "i32"))):get() == 3, "cpu")
+    ok, err = pcall(lacc.mpi.init)
+    assert(not ok and tostring(err):find("mpi.init: this lacc was built without MPI", 1, true), tostring(err))
+    assert(lacc.mpi.available() == false, "mpi")
     print("ok")'
   for vm in "$LUA54" "$LUAJIT"; do
     if [ "$(env LUA_CPATH="$PWD/$nocl/?.so;;" LACC_LIB="$PWD/$nocl/liblacc.so" "$vm" -e "$check" 2>&1)" = ok ]; then
-      echo "$vm: the cpu backend works, opencl and PNG say they were left out"; passed=$((passed + 1))
+      echo "$vm: the cpu backend works, opencl, PNG and MPI say they were left out"; passed=$((passed + 1))
     else
       echo "$vm: the build without OpenCL and PNG misbehaves"; failed=$((failed + 1))
     fi
@@ -162,7 +165,7 @@ summarise() {   # label, log, exit status
 # may still run, so that no core waits for the other's last process (LuaJIT's interp and
 # cpu tests start after Lua 5.4's, whose kernels they then find in the disk cache).
 PART_A="spec/kernels spec/ast spec/errors spec/golden"
-PART_B="spec/front spec/surface spec/backends"
+PART_B="spec/front spec/surface spec/backends spec/mpi"
 b_log=$(mktemp)
 trap 'rm -f "$log" "$cl_log54" "$cl_logjit" "$b_log"' EXIT
 for d in spec/*/; do   # a folder of specs in neither part would never run

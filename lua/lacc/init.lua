@@ -3,7 +3,7 @@
 -- arrays (acc.lua, array.lua), the combinators of the guide, functions first, arrays last
 -- (combinators.lua, permutations.lua, segments.lua, stencil.lua, collection.lua), the
 -- scalar language (exp.lua), element and sum types (sums.lua, types.lua), and running
--- (run.lua). Must not: define anything itself.
+-- (run.lua), arrays over MPI ranks (mpi.lua). Must not: define anything itself.
 local util = require "lacc.util"
 local types = require "lacc.types"
 local exp = require "lacc.exp"
@@ -31,5 +31,9 @@ end
 -- Variant-wise collections: partition, merge, and the combinators that accept them
 -- (last: it wraps lacc.map, lacc.fold, lacc.run, ...).
 require("lacc.collection").install(lacc, accs.to_acc)
+
+-- Arrays distributed over MPI ranks (last: it wraps the combinators for distributed
+-- arguments; MPI itself is loaded by lacc.mpi.init).
+require("lacc.mpi").install(lacc)
 
 return lacc

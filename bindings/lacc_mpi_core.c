@@ -1,0 +1,142 @@
+/* lacc_mpi_core.c: the Lua 5.4 C module `lacc.mpi_core` over mpi/lacc_mpi.h.
+ *
+ * Owns: Lua strings and tables <-> the byte collectives. The LuaJIT side (the `ffi`
+ * part of lua/lacc/mpi.lua) offers the same functions over the FFI; keep the two in
+ * step. Must not: hold semantics (lua/lacc/mpi.lua decides what moves where).
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include "lacc_mpi.h"
+
+static int raise(lua_State *L) {
+  lua_pushstring(L, lacc_mpi_error());
+  return lua_error(L);
+}
+
+static int l_init(lua_State *L) {
+  if (lacc_mpi_init() != 0) return raise(L);
+  return 0;
+}
+
+static int l_initialized(lua_State *L) {
+  lua_pushboolean(L, lacc_mpi_initialized());
+  return 1;
+}
+
+static int l_rank(lua_State *L) {
+  lua_pushinteger(L, lacc_mpi_rank());
+  return 1;
+}
+
+static int l_size(lua_State *L) {
+  lua_pushinteger(L, lacc_mpi_size());
+  return 1;
+}
+
+static int l_wtime(lua_State *L) {
+  lua_pushnumber(L, lacc_mpi_wtime());
+  return 1;
+}
+
+/* a buffer of size parts (lens) as a table of strings, the buffer freed */
+static void push_parts(lua_State *L, char *buf, const int64_t *lens, int size) {
+  lua_createtable(L, size, 0);
+  int64_t off = 0;
+  for (int r = 0; r < size; r++) {
+    lua_pushlstring(L, buf + off, (size_t)lens[r]);
+    lua_rawseti(L, -2, r + 1);
+    off += lens[r];
+  }
+  lacc_mpi_free(buf);
+}
+
+static int l_allgather(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  int size = lacc_mpi_size();
+  int64_t *lens = lua_newuserdatauv(L, sizeof *lens * (size_t)size, 0);
+  void *out;
+  if (lacc_mpi_allgather(s, (int64_t)n, lens, &out) != 0) return raise(L);
+  push_parts(L, out, lens, size);
+  return 1;
+}
+
+/* parts: a table of size strings, the one for rank q at q + 1 */
+static int l_alltoall(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  int size = lacc_mpi_size();
+  int64_t *lens = lua_newuserdatauv(L, sizeof *lens * 2 * (size_t)size, 0);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int r = 0; r < size; r++) {
+    lua_rawgeti(L, 1, r + 1);
+    size_t n = 0;
+    const char *s = lua_tolstring(L, -1, &n);
+    if (!s) return luaL_error(L, "alltoall: part %d is not a string", r + 1);
+    lens[r] = (int64_t)n;
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  void *out;
+  if (lacc_mpi_alltoall(lua_tostring(L, -1), lens, lens + size, &out) != 0) return raise(L);
+  push_parts(L, out, lens + size, size);
+  return 1;
+}
+
+/* agree(failed, msg): nothing when no rank failed, else the first failing rank (1-based)
+ * and its message, on every rank */
+static int l_agree(lua_State *L) {
+  int failed = lua_toboolean(L, 1);
+  const char *msg = luaL_optstring(L, 2, "");
+  int first;
+  char *text;
+  if (lacc_mpi_agree(failed, msg, &first, &text) != 0) return raise(L);
+  if (first < 0) return 0;
+  lua_pushinteger(L, first + 1);
+  lua_pushstring(L, text);
+  lacc_mpi_free(text);
+  return 2;
+}
+
+static int l_barrier(lua_State *L) {
+  if (lacc_mpi_barrier() != 0) return raise(L);
+  return 0;
+}
+
+static int l_stats(lua_State *L) {
+  lacc_mpi_stats s;
+  lacc_mpi_get_stats(&s);
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, s.bytes_sent), lua_setfield(L, -2, "bytes_sent");
+  lua_pushinteger(L, s.bytes_received), lua_setfield(L, -2, "bytes_received");
+  lua_pushinteger(L, s.messages_sent), lua_setfield(L, -2, "messages_sent");
+  lua_pushinteger(L, s.messages_received), lua_setfield(L, -2, "messages_received");
+  lua_pushinteger(L, s.collectives), lua_setfield(L, -2, "collectives");
+  return 1;
+}
+
+static int l_reset_stats(lua_State *L) {
+  (void)L;
+  lacc_mpi_reset_stats();
+  return 0;
+}
+
+static int l_abort(lua_State *L) {
+  lacc_mpi_abort((int)luaL_optinteger(L, 1, 1));
+  return 0;
+}
+
+int luaopen_lacc_mpi_core(lua_State *L) {
+  static const luaL_Reg fns[] = {
+    { "init", l_init },           { "initialized", l_initialized },
+    { "rank", l_rank },           { "size", l_size },
+    { "wtime", l_wtime },         { "allgather", l_allgather },
+    { "alltoall", l_alltoall },   { "agree", l_agree },
+    { "barrier", l_barrier },     { "stats", l_stats },
+    { "reset_stats", l_reset_stats }, { "abort", l_abort },
+    { NULL, NULL },
+  };
+  luaL_newlib(L, fns);
+  return 1;
+}

@@ -1,0 +1,104 @@
+-- lacc.mpi_ffi: LuaJIT's binding of liblacc_mpi.so (mpi/lacc_mpi.h), the same functions
+-- as the Lua 5.4 module lacc.mpi_core (bindings/lacc_mpi_core.c); keep the two in step.
+-- Must not: hold semantics (lacc.mpi does).
+local ffi = require "ffi"
+
+ffi.cdef [[
+typedef struct lacc_mpi_stats {
+  int64_t bytes_sent, bytes_received, messages_sent, messages_received, collectives;
+} lacc_mpi_stats;
+int lacc_mpi_init(void);
+int lacc_mpi_initialized(void);
+int lacc_mpi_rank(void);
+int lacc_mpi_size(void);
+const char *lacc_mpi_error(void);
+void lacc_mpi_free(void *p);
+double lacc_mpi_wtime(void);
+void lacc_mpi_get_stats(lacc_mpi_stats *out);
+void lacc_mpi_reset_stats(void);
+int lacc_mpi_allgather(const void *data, int64_t n, int64_t *lens, void **out);
+int lacc_mpi_alltoall(const void *send, const int64_t *sendlens, int64_t *recvlens, void **out);
+int lacc_mpi_agree(int failed, const char *msg, int *first, char **out);
+int lacc_mpi_barrier(void);
+void lacc_mpi_abort(int status);
+]]
+
+-- liblacc_mpi.so: LACC_MPI_LIB, else beside LACC_LIB's liblacc.so, else on package.cpath
+local function find_library()
+  local tried = {}
+  local env, core = os.getenv("LACC_MPI_LIB"), os.getenv("LACC_LIB")
+  if env then tried[#tried + 1] = env end
+  if core then tried[#tried + 1] = (core:gsub("liblacc%.so$", "liblacc_mpi.so")) end
+  for template in package.cpath:gmatch("[^;]+") do
+    tried[#tried + 1] = (template:gsub("%?", "liblacc_mpi"))
+  end
+  for _, name in ipairs(tried) do
+    local ok, lib = pcall(ffi.load, name)
+    if ok then return lib end
+  end
+  error("liblacc_mpi.so not found (set LACC_MPI_LIB to its path)", 0)
+end
+
+local C = find_library()
+local M = { lib = C }
+
+local function raise() error(ffi.string(C.lacc_mpi_error()), 0) end
+
+function M.init() if C.lacc_mpi_init() ~= 0 then raise() end end
+function M.initialized() return C.lacc_mpi_initialized() ~= 0 end
+function M.rank() return C.lacc_mpi_rank() end
+function M.size() return C.lacc_mpi_size() end
+function M.wtime() return C.lacc_mpi_wtime() end
+
+-- a buffer of parts (lens[0..size-1]) as a table of strings, the buffer freed
+local function parts(out, lens, size)
+  local r, off, p = {}, 0, ffi.cast("const char *", out)
+  for q = 0, size - 1 do
+    local n = tonumber(lens[q])
+    r[q + 1] = ffi.string(p + off, n)
+    off = off + n
+  end
+  C.lacc_mpi_free(out)
+  return r
+end
+
+function M.allgather(s)
+  local size = M.size()
+  local lens, out = ffi.new("int64_t[?]", size), ffi.new("void *[1]")
+  if C.lacc_mpi_allgather(s, #s, lens, out) ~= 0 then raise() end
+  return parts(out[0], lens, size)
+end
+
+function M.alltoall(t)
+  local size = M.size()
+  local lens, rlens, out = ffi.new("int64_t[?]", size), ffi.new("int64_t[?]", size), ffi.new("void *[1]")
+  for q = 1, size do
+    if type(t[q]) ~= "string" then error(("alltoall: part %d is not a string"):format(q), 0) end
+    lens[q - 1] = #t[q]
+  end
+  if C.lacc_mpi_alltoall(table.concat(t, "", 1, size), lens, rlens, out) ~= 0 then raise() end
+  return parts(out[0], rlens, size)
+end
+
+function M.agree(failed, msg)
+  local first, out = ffi.new("int[1]"), ffi.new("char *[1]")
+  if C.lacc_mpi_agree(failed and 1 or 0, msg or "", first, out) ~= 0 then raise() end
+  if first[0] < 0 then return end
+  local text = ffi.string(out[0])
+  C.lacc_mpi_free(out[0])
+  return first[0] + 1, text
+end
+
+function M.barrier() if C.lacc_mpi_barrier() ~= 0 then raise() end end
+
+function M.stats()
+  local s = ffi.new("lacc_mpi_stats")
+  C.lacc_mpi_get_stats(s)
+  return { bytes_sent = tonumber(s.bytes_sent), bytes_received = tonumber(s.bytes_received),
+           messages_sent = tonumber(s.messages_sent), messages_received = tonumber(s.messages_received),
+           collectives = tonumber(s.collectives) }
+end
+function M.reset_stats() C.lacc_mpi_reset_stats() end
+function M.abort(status) C.lacc_mpi_abort(status or 1) end
+
+return M

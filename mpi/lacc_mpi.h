@@ -1,0 +1,47 @@
+/* lacc_mpi.h: the few MPI operations lacc.mpi needs, over byte buffers.
+ *
+ * A library of its own (liblacc_mpi.so, and inside the Lua 5.4 module lacc.mpi_core), built
+ * only where mpicc is found: the rest of lacc never needs MPI. Every function is
+ * collective over MPI_COMM_WORLD unless it says otherwise, and returns 0 on success or
+ * -1 with a message for lacc_mpi_error. Buffers it returns are malloc'd: free them with
+ * lacc_mpi_free. Ranks here are MPI's, 0-based (lacc.mpi adds 1). One thread of a
+ * process calls these (MPI is initialised at MPI_THREAD_SERIALIZED; a lock orders calls
+ * from several threads, but collectives of several Lua states would still interleave).
+ */
+#ifndef LACC_MPI_H
+#define LACC_MPI_H
+#include <stdint.h>
+
+/* Counters of what this rank has sent and received (bytes to and from other ranks, not
+ * to itself), in messages of at least one byte, and the collectives it took part in. */
+typedef struct lacc_mpi_stats {
+  int64_t bytes_sent, bytes_received, messages_sent, messages_received, collectives;
+} lacc_mpi_stats;
+
+/* Not collective. Starts MPI unless started (by this library or by the host); 0, or -1
+ * where the library cannot start it. Ends it at exit when it started it. */
+int lacc_mpi_init(void);
+int lacc_mpi_initialized(void);
+int lacc_mpi_rank(void);
+int lacc_mpi_size(void);
+const char *lacc_mpi_error(void);
+void lacc_mpi_free(void *p);
+double lacc_mpi_wtime(void);
+void lacc_mpi_get_stats(lacc_mpi_stats *out);
+void lacc_mpi_reset_stats(void);
+
+/* Each rank's n bytes, to every rank: *out holds them in rank order, lens[r] bytes from
+ * rank r (lens has size() entries). */
+int lacc_mpi_allgather(const void *data, int64_t n, int64_t *lens, void **out);
+/* Rank r's part for rank q is sendlens[q] bytes of send (parts in rank order); what each
+ * rank sent this one lands in *out in rank order, recvlens[r] bytes from rank r. */
+int lacc_mpi_alltoall(const void *send, const int64_t *sendlens, int64_t *recvlens, void **out);
+/* The first rank (0-based) whose flag is non-zero, or -1 where none is; the message of
+ * that rank (msg, its own bytes; ignored elsewhere) lands in *out (NUL-terminated) on
+ * every rank. How a failure on one rank becomes the same error on all. */
+int lacc_mpi_agree(int failed, const char *msg, int *first, char **out);
+int lacc_mpi_barrier(void);
+/* Not collective: ends the job (every rank) with this exit status. */
+void lacc_mpi_abort(int status);
+
+#endif

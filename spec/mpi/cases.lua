@@ -1,0 +1,332 @@
+-- The distributed cases, run by spec/mpi/mpi_spec.lua under `mpirun -n P` (every rank
+-- runs this file). Each case builds one program twice from the same code: over
+-- distributed arrays (lacc.mpi, backend "mpi") and over the whole arrays on one process
+-- (the interpreter: an independent reference). Rank 1 prints one line a case, "ok <name>"
+-- or "not ok <name>: <what differed, on which ranks>", after the ranks agree, then
+-- "done <P>". Checks of errors, of the communication model and of explain follow the
+-- cases, each its own line too.
+local lacc = require "lacc"
+
+local M = {}
+local cases = {}
+local function case(name, f) cases[#cases + 1] = { name = name, f = f } end
+
+local EXTENTS = { 0, 1, 2, 3, 5, 7, 13 }   -- below, at and past 1..4 ranks, not multiples
+
+-- deterministic inputs, the same on every rank and VM
+local function ints(n, seed)
+  local t, s = {}, seed
+  for i = 1, n do
+    s = (s * 1103515245 + 12345) % 2147483648
+    t[i] = s % 201 - 100
+  end
+  return t
+end
+local function reals(n, seed)
+  local t = ints(n, seed)
+  for i = 1, n do t[i] = t[i] / 8 + (i % 3 == 0 and 0.001 * i or 0) end
+  return t
+end
+local function rows(n, w, seed, gen)
+  local flat, t = (gen or ints)(n * w, seed), {}
+  for i = 1, n do
+    t[i] = {}
+    for j = 1, w do t[i][j] = flat[(i - 1) * w + j] end
+  end
+  return t
+end
+
+-- a host array on every rank; distributed: rank 1's copy scattered
+local function input(tbl, ty, dist)
+  local a = lacc.fromtable(tbl, ty)
+  if dist then return lacc.mpi.scatter(lacc.mpi.rank() == 1 and a or nil) end
+  return a
+end
+local function vec(n, ty, seed, dist)
+  return input((ty:sub(1, 1) == "f" and reals or ints)(n, seed), ty, dist)
+end
+local function mat(n, w, ty, seed, dist)
+  if n == 0 then return dist and lacc.mpi.from_blocks(lacc.array(ty, { 0, w })) or lacc.array(ty, { 0, w }) end
+  return input(rows(n, w, seed, ty:sub(1, 1) == "f" and reals or ints), ty, dist)
+end
+
+local add = function(a, b) return a + b end
+-- associative, not commutative: the first non-zero
+local first = function(a, b) return lacc.cond(lacc.ne(a, 0), a, b) end
+
+for _, n in ipairs(EXTENTS) do
+  local N = tostring(n)
+  case("map zipWith imap n=" .. N, function(d)
+    local xs, ys = vec(n, "f64", 1, d), vec(n, "f64", 2, d)
+    local z = lacc.zipWith(function(a, b) return a * 2 - b end, lacc.map(function(x) return x + 1 end, xs), ys)
+    return lacc.imap(function(i, x) return x * lacc.cast(i, "f64") end, z)
+  end)
+  case("generate fill (rank 2) n=" .. N, function(d)
+    local gen = d and lacc.mpi.generate or lacc.generate
+    local fill = d and lacc.mpi.fill or lacc.fill
+    local g = gen({ n, 3 }, function(i, j) return i * 10 + j end)
+    return lacc.zipWith(add, g, fill({ n, 3 }, lacc.constant(7, "i64")))
+  end)
+  case("zip unzip where n=" .. N, function(d)
+    local xs, ys = vec(n, "i32", 3, d), vec(n, "i32", 4, d)
+    local a, b = lacc.unzip(lacc.zip(xs, ys))
+    return lacc.where(lacc.zipWith(lacc.lt, a, b), a, b)
+  end)
+  case("sum maximum of everything n=" .. N, function(d)
+    local xs = vec(n, "i64", 5, d)
+    local s = lacc.sum(lacc.map(function(x) return x * x end, xs))
+    return { s, n > 0 and lacc.maximum(xs) or lacc.sum(xs) }
+  end)
+  case("fold fold1 in rank order n=" .. N, function(d)
+    local xs = vec(n, "i32", 6, d)
+    local ys = lacc.map(function(x) return lacc.cond(lacc.gt(x, 40), x, lacc.constant(0, "i32")) end, xs)
+    return { lacc.fold(first, lacc.constant(0, "i32"), ys), lacc.fold(add, lacc.constant(3, "i32"), xs),
+             n > 0 and lacc.fold1(first, ys) or lacc.sum(ys) }
+  end)
+  case("float sum (reassociated) n=" .. N, function(d)
+    return lacc.sum(vec(n, "f64", 7, d))
+  end)
+  case("folds of rank 2 along each dimension n=" .. N, function(d)
+    local m = mat(n, 4, "i64", 8, d)
+    return { lacc.sum(m, 1), lacc.sum(m, 2), lacc.fold(first, lacc.constant(0, "i64"), m, { dim = 1 }),
+             lacc.fold(add, lacc.constant(1, "i64"), m), lacc.product(lacc.map(function(x) return lacc.band(x, 3) + 1 end, m), 1),
+             lacc.sum(m) }
+  end)
+  case("all any n=" .. N, function(d)
+    local xs = vec(n, "i32", 9, d)
+    return { lacc.all(function(x) return lacc.lt(x, 90) end, xs), lacc.any(function(x) return lacc.gt(x, 90) end, xs) }
+  end)
+  case("scans n=" .. N, function(d)
+    local xs = vec(n, "i64", 10, d)
+    local ys = lacc.map(function(x) return lacc.cond(lacc.gt(x, 60), x, lacc.constant(0, "i64")) end, xs)
+    return { lacc.scanl(add, lacc.constant(5, "i64"), xs), lacc.scanl1(add, xs), lacc.scanr(add, 2, xs),
+             lacc.scanr1(add, xs), lacc.scanl1(first, ys), lacc.scanr1(first, ys) }
+  end)
+  case("scans of rank 2 along rows n=" .. N, function(d)
+    local m = mat(n, 3, "i32", 11, d)
+    return { lacc.scanl1(add, m), lacc.scanr(add, 1, m) }
+  end)
+  for _, b in ipairs { "clamp", "mirror", "wrap", "constant" } do
+    case("stencil 3x3 " .. b .. " n=" .. N, function(d)
+      local m = mat(n, 5, "f64", 12, d)
+      local bd = b == "constant" and lacc.constant(-1.5, "f64") or b
+      return lacc.stencil(function(...)
+        local v = { ... }
+        return v[1] - v[2] * 2 + v[5] * 3 + v[9] + v[4] * 0.5 - v[8]
+      end, bd, m)
+    end)
+  end
+  case("stencil window 5 wrap (rank 1) n=" .. N, function(d)
+    local xs = vec(n, "i32", 13, d)
+    return lacc.stencil(function(a, b, c, e, f) return a + 2 * b + 3 * c + 5 * e + 7 * f end, "wrap", xs, 5)
+  end)
+  case("backpermute gather n=" .. N, function(d)
+    local xs, m = vec(n, "f64", 14, d), mat(n, 3, "i32", 15, d)
+    local rev = lacc.backpermute({ n }, function(i) return n - i + 1 end, xs)
+    local tr = lacc.backpermute({ n, 2 }, function(i, j) return n - i + 1, 3 - j end, m)
+    local idx = vec(n, "i64", 16, d)
+    local at = lacc.map(function(k) return lacc.band(k, 1023) % math.max(n, 1) + 1 end, idx)
+    return { rev, tr, lacc.gather(at, xs) }
+  end)
+  case("permute histogram and scatter n=" .. N, function(d)
+    local xs = vec(n, "i32", 17, d)
+    local ones = lacc.map(function() return lacc.constant(1, "i32") end, xs)
+    local hist = lacc.permute(add, lacc.fill({ 10 }, lacc.constant(0, "i32")),
+      function(i) return lacc.cast(lacc.band(xs[i] + 100, 7), "i64") + 1 end, ones)
+    local dest = vec(n, "i32", 18, d)
+    local idx = lacc.map(function(x) return lacc.cast(lacc.band(x + 100, 3), "i64") + 1 end, xs)
+    local over = n >= 4 and lacc.scatter(xs, idx, dest) or dest
+    return { hist, over }
+  end)
+  case("filter n=" .. N, function(d)
+    local xs = vec(n, "i64", 19, d)
+    local v, c = lacc.filter(function(x) return lacc.gt(x, 0) end, xs)
+    return { lacc.map(function(x) return x * 3 end, v), c }
+  end)
+end
+
+-- ---- errors: the same error on every rank, never a hang
+
+-- every rank's message, all the same, else what differs
+local function same_everywhere(msg)
+  local who, other = lacc.mpi.agree(msg == nil and "no error on this rank" or nil)
+  if who then return ("rank %d: %s"):format(who, other) end
+  local mine = lacc.mpi.from_blocks(lacc.frombytes(msg, "u8"))
+  local all = mine:allgather():tobytes()
+  if all ~= msg:rep(lacc.mpi.size()) then return "the ranks' messages differ: " .. all end
+  return nil
+end
+local function strip(msg) return (tostring(msg):gsub(" %(at [^)]*%)", ""):gsub(" %[rank %d+ of %d+%]$", "")) end
+
+local checks = {}
+local function check_case(name, f) checks[#checks + 1] = { name = name, f = f } end
+
+check_case("an index error on one rank is every rank's error", function()
+  local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
+  local build = function(gen) return lacc.map(function(x) return ys[x] end, gen({ 9 }, function(i) return i end)) end
+  local _, want = pcall(lacc.run, build(lacc.generate), { backend = "interp" })
+  local ok, err = pcall(lacc.run, build(lacc.mpi.generate))
+  if ok then err = nil end
+  local bad = same_everywhere(err and tostring(err))
+  if bad then return bad end
+  if strip(err) ~= strip(want) then return ("got %q, want %q"):format(strip(err), strip(want)) end
+  -- the ranks go on together afterwards
+  local s = lacc.run(lacc.sum(lacc.mpi.fill({ 5 }, lacc.constant(2, "i64"))))
+  if s:get() ~= 10 then return "the next run gave " .. tostring(s) end
+end)
+check_case("a failure before an exchange is every rank's error", function()
+  local ys = lacc.fromtable({ 1, 2, 3 }, "f64")
+  local xs = lacc.mpi.generate({ 7 }, function(i) return i end)
+  local r = lacc.backpermute({ 7 }, function(i) return i end, lacc.map(function(x) return ys[x] end, xs))
+  local ok, err = pcall(lacc.run, r)
+  if ok then return "no error" end
+  local bad = same_everywhere(tostring(err))
+  if bad then return bad end
+  if not tostring(err):find("out of bounds", 1, true) then return "unexpected: " .. tostring(err) end
+end)
+check_case("misuse: a combinator not yet distributed says so", function()
+  local xs = lacc.mpi.generate({ 4 }, function(i) return i end)
+  local ok, err = pcall(lacc.reverse, xs)
+  if ok or not tostring(err):find("reverse: not yet distributed (lacc.mpi)", 1, true) then return tostring(err) end
+  ok, err = pcall(function() return xs[1] end)
+  if ok or not tostring(err):find("distributed array read outside", 1, true) then return tostring(err) end
+  ok, err = pcall(lacc.mpi.scatter, lacc.mpi.rank() == 1 and 42 or nil)
+  if ok or not tostring(err):find("mpi.scatter: expected a host array on rank 1, got number", 1, true) then
+    return tostring(err)
+  end
+  return same_everywhere(strip(err))
+end)
+
+-- ---- communication volume: lacc.mpi.stats() against the model (bytes this rank sends)
+
+local function sent_by(f)
+  lacc.mpi.barrier()
+  lacc.mpi.reset_stats()
+  f()
+  return lacc.mpi.stats().bytes_sent
+end
+local function rows_of(n, P, r) return math.floor(r * n / P) - math.floor((r - 1) * n / P) end
+
+check_case("model: dot product sends one partial to each other rank", function()
+  local P, r = lacc.mpi.size(), lacc.mpi.rank()
+  local n = 1000
+  local xs = lacc.mpi.generate({ n }, function(i) return lacc.cast(i, "f64") end)
+  local ys = lacc.mpi.fill({ n }, lacc.constant(0.5, "f64"))
+  local got = sent_by(function() lacc.run(lacc.sum(lacc.zipWith(function(a, b) return a * b end, xs, ys))) end)
+  local want = (1 + 8) * (P - 1)          -- a flag byte and the f64 partial, to P - 1 ranks
+  if rows_of(n, P, r) == 0 then want = 1 * (P - 1) end
+  if got ~= want then return ("sent %d bytes, the model says %d"):format(got, want) end
+end)
+check_case("model: a stencil step sends the halo rows", function()
+  local P, r = lacc.mpi.size(), lacc.mpi.rank()
+  local n, w = 64, 32
+  local g = lacc.mpi.generate({ n, w }, function(i, j) return lacc.cast(i * j, "f32") end)
+  local blur = lacc.stencil(function(...)
+    local s = 0
+    for _, v in ipairs { ... } do s = s + v end
+    return s / 9
+  end, "clamp", g)
+  local got = sent_by(function() lacc.run(blur) end)
+  -- one row (w f32) to each neighbouring rank that has rows
+  local want = 0
+  if rows_of(n, P, r) > 0 then
+    if r > 1 then want = want + w * 4 end
+    if r < P then want = want + w * 4 end
+  end
+  if got ~= want then return ("sent %d bytes, the model says %d"):format(got, want) end
+end)
+check_case("model: a histogram sends (bin, 1) pairs to the bins' owners", function()
+  local P, r = lacc.mpi.size(), lacc.mpi.rank()
+  local n, bins = 999, 10
+  local keys = lacc.mpi.generate({ n }, function(i) return lacc.cast(lacc.band(i * 7919, 1023) % bins, "i64") end)
+  local ones = lacc.map(function() return lacc.constant(1, "i32") end, keys)
+  local hist = lacc.permute(function(a, b) return a + b end, lacc.fill({ bins }, lacc.constant(0, "i32")),
+    function(i) return keys[i] + 1 end, ones)
+  local result
+  local got = sent_by(function() result = lacc.run(hist) end)
+  -- each element whose bin another rank owns: its bin (8 bytes) and its value (4)
+  local lo = math.floor((r - 1) * n / P)
+  local want, counts = 0, {}
+  for b = 1, bins do counts[b] = 0 end
+  for i = 1, n do
+    local bin = ((i * 7919) % 1024) % bins
+    counts[bin + 1] = counts[bin + 1] + 1
+    if i > lo and i <= lo + rows_of(n, P, r) then
+      local owner   -- ranks hold balanced blocks of the bins
+      for q = 1, P do
+        if bin < math.floor(q * bins / P) then owner = q; break end
+      end
+      if owner ~= r then want = want + 12 end
+    end
+  end
+  local full = result:allgather()
+  for b = 1, bins do
+    if full:get(b) ~= counts[b] then return ("bin %d holds %s, want %d"):format(b, tostring(full:get(b)), counts[b]) end
+  end
+  if got ~= want then return ("sent %d bytes, the model says %d"):format(got, want) end
+end)
+check_case("explain names each step's communication", function()
+  local xs = lacc.mpi.generate({ 8 }, function(i) return i end)
+  local text = lacc.explain(lacc.scanl1(function(a, b) return a + b end, lacc.map(function(x) return x * 2 end, xs)))
+  for _, want in ipairs { "generate", "local (each rank generates its rows)", "map",
+                          "local (element-wise, no communication)", "scanl1", "block totals all-gathered" } do
+    if not text:find(want, 1, true) then return "explain lacks " .. want .. ":\n" .. text end
+  end
+end)
+
+-- ---- running the cases
+
+local function bytes(a) return a:type() .. ":" .. table.concat(a:shape(), ",") .. ":" .. a:tobytes() end
+
+local function close(a, b)
+  if a:type() ~= b:type() or table.concat(a:shape(), ",") ~= table.concat(b:shape(), ",") then return false end
+  local ys = {}
+  for i, y in b:values() do ys[i] = y end
+  for i, x in a:values() do
+    local y = ys[i]
+    if not (x == y or math.abs(x - y) <= 1e-9 * math.max(1, math.abs(y))) then return false end
+  end
+  return true
+end
+
+local function list(x) return type(x) == "table" and not lacc.mpi.is_distributed(x) and getmetatable(x) == nil and x or { x } end
+
+local function check(c)
+  local want = { lacc.run(list(c.f(false)), { backend = "interp" }) }
+  local got = { lacc.run(list(c.f(true)), { backend = "mpi" }) }
+  for i = 1, #want do
+    local g = got[i]
+    if lacc.mpi.is_distributed(g) then g = g:allgather() end
+    local ok = c.name:find("float", 1, true) and close(g, want[i]) or bytes(g) == bytes(want[i])
+    if not ok then return ("result %d: got %s, want %s"):format(i, tostring(g), tostring(want[i])) end
+  end
+  return nil
+end
+
+function M.names()
+  local r = {}
+  for _, c in ipairs(cases) do r[#r + 1] = c.name end
+  for _, c in ipairs(checks) do r[#r + 1] = c.name end
+  return r
+end
+
+function M.main()
+  lacc.config { tier = "opt" }
+  local rank, size = lacc.mpi.init()
+  local all = {}
+  for _, c in ipairs(cases) do all[#all + 1] = { name = c.name, f = function() return check(c) end } end
+  for _, c in ipairs(checks) do all[#all + 1] = c end
+  for _, c in ipairs(all) do
+    local ok, err = pcall(c.f)
+    local bad = not ok and ("error: " .. tostring(err)) or err
+    local who, msg = lacc.mpi.agree(bad)
+    if rank == 1 then
+      if who then print(("not ok %s: %s (rank %d)"):format(c.name, msg, who))
+      else print("ok " .. c.name) end
+    end
+  end
+  if rank == 1 then print("done " .. size) end
+end
+
+if arg and arg[0] and arg[0]:find("cases%.lua$") then M.main() end
+return M
