@@ -27,7 +27,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: FORCE all rock rock-install test test-opencl demo deps lint check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
+.PHONY: FORCE all rock rock-install test test-opencl demo deps lint bench-mpi check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
 
 # MPI is optional, as OpenCL is: with mpicc (Open MPI) lacc.mpi's library and Lua 5.4 module
 # are built beside the core, which never needs MPI (docs/guide.md, "Many machines: MPI").
@@ -183,3 +183,7 @@ clean:
 # benchmark with ratios against hand-written C. BENCH_SCALE=0.05 for a quick run.
 bench: all
 	@B=$(B) CC=$(CC) LUA54=$(LUA54) LUAJIT=$(LUAJIT) sh bench/run.sh
+
+# The MPI path (lacc.mpi) against the cpu backend: 1 and 2 ranks (bench/mpi/run.sh).
+bench-mpi: all
+	@B=$(B) LUA54=$(LUA54) sh bench/mpi/run.sh

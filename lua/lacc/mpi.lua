@@ -14,6 +14,7 @@
 local util = require "lacc.util"
 local exp = require "lacc.exp"
 local array = require "lacc.array"
+local collection = require "lacc.collection"
 local fail = util.fail
 local unpack = table.unpack or unpack
 local floor = math.floor
@@ -296,9 +297,30 @@ local function rows_of(acc, a, b)
   return plain.slice(acc, spec)
 end
 
+-- A program of a node built by build() from `inputs` (arrays, programs, strings,
+-- numbers): last run's program where the inputs are the same, so that a run of the same
+-- distributed program over the same arrays reuses its local programs' compiled kernels
+-- (a program built anew is traced, optimised and looked up again: about 0.3 ms).
+local function lazy(nd, tag, inputs, build)
+  local cache = nd.cache or {}
+  nd.cache = cache
+  local c = cache[tag]
+  if c and #c.inputs == #inputs then
+    local same = true
+    for i = 1, #inputs do
+      if not rawequal(c.inputs[i], inputs[i]) then same = false; break end
+    end
+    if same then return c.out end
+  end
+  local out = build()
+  cache[tag] = { inputs = inputs, out = out }
+  return out
+end
+local function key_of(counts) return counts and table.concat(counts, ",") .. "@" .. me() or "replicated" end
+
 -- v moved to rows per rank `counts` (same total): each rank sends the rows others own
 local function redistribute(v, counts, t, opts)
-  local block = force(v, opts)
+  local block = together(function() return force(v, opts) end)
   local s = packed(block, "redistribute")
   local old = v.counts
   local rowbytes = old[me() + 1] > 0 and #s / old[me() + 1] or 0
@@ -332,7 +354,8 @@ local function aligned(nd, vals, opts)
   for i = 1, nd.n do
     local v, a = vals[i], nd.args[i]
     if not v then args[i] = a
-    elseif not v.counts then args[i] = rows_of(v.acc, lo, hi)
+    elseif not v.counts then
+      args[i] = lazy(nd, "rows" .. i, { v.acc, lo, hi }, function() return rows_of(v.acc, lo, hi) end)
     elseif same_counts(v.counts, target) then args[i] = v.acc
     else args[i] = redistribute(v, target, a.t, opts).acc end
   end
@@ -342,9 +365,14 @@ end
 local function elementwise(name, index_arg)
   H[name] = function(nd, vals, opts)
     local args, counts, lo = aligned(nd, vals, opts)
-    if index_arg then args[index_arg] = shifted(args[index_arg], lo) end
-    local r = { plain[name](unpack(args, 1, nd.n)) }
-    return { acc = r[nd.res or 1], counts = counts }
+    local key = { key_of(counts) }
+    for i = 1, nd.n do key[i + 1] = args[i] end
+    local out = lazy(nd, "out", key, function()
+      if index_arg then args[index_arg] = shifted(args[index_arg], lo) end
+      local r = { plain[name](unpack(args, 1, nd.n)) }
+      return r[nd.res or 1]
+    end)
+    return { acc = out, counts = counts }
   end
   DESC[name] = "local (element-wise, no communication)"
 end
@@ -386,7 +414,9 @@ end
 H.generate = function(nd)
   local counts = balanced(nd.shape[1], nranks())
   local lo = rows_before(counts, me())
-  return { acc = plain.generate(local_shape(nd.shape, counts[me() + 1]), shifted(nd.fn, lo)), counts = counts }
+  return { acc = lazy(nd, "out", { key_of(counts) }, function()
+    return plain.generate(local_shape(nd.shape, counts[me() + 1]), shifted(nd.fn, lo))
+  end), counts = counts }
 end
 DESC.generate = "local (each rank generates its rows)"
 
@@ -398,7 +428,9 @@ function M.fill(shape, e)
 end
 H.fill = function(nd)
   local counts = balanced(nd.shape[1], nranks())
-  return { acc = plain.fill(local_shape(nd.shape, counts[me() + 1]), nd.value), counts = counts }
+  return { acc = lazy(nd, "out", { key_of(counts) }, function()
+    return plain.fill(local_shape(nd.shape, counts[me() + 1]), nd.value)
+  end), counts = counts }
 end
 DESC.fill = "local (each rank fills its rows)"
 
@@ -436,22 +468,25 @@ local function fold_like(op)
   return function(nd, vals, opts)
     local spec = nd.fold
     local v = vals[spec.xs]
-    if not v or not v.counts then
-      return { acc = plain[op](unpack(nd.args, 1, nd.n)) }
-    end
     local args = {}
     for i = 1, nd.n do args[i] = nd.args[i] end
-    args[spec.xs] = v.acc
+    if v then args[spec.xs] = v.acc end
     local d = spec.dim
-    if d and d ~= 1 then   -- a dimension each rank holds whole
-      return { acc = plain[op](unpack(args, 1, nd.n)), counts = v.counts }
+    if not v or not v.counts or (d and d ~= 1) then   -- replicated, or a dimension each rank holds whole
+      return { acc = lazy(nd, "out", { v and v.acc or false, key_of(v and v.counts) }, function()
+        return plain[op](unpack(args, 1, nd.n))
+      end), counts = v and v.counts }
     end
     -- along the distributed dimension (or over everything): partials, then in rank order
     local part
-    if v.counts[me() + 1] > 0 then part = spec.partial(v.acc) end
+    if v.counts[me() + 1] > 0 then
+      part = lazy(nd, "partial", { v.acc }, function() return spec.partial(v.acc) end)
+    end
     local got, rest = partials(part, v, d, opts)
     local st = stack(got, nd.t, rest)
-    return { acc = spec.combine(st) }
+    -- compiled once: each run's partials are a new array
+    nd.combine_fn = nd.combine_fn or plain.compile(spec.combine, opts.localopts)
+    return { acc = together(nd.combine_fn, st) }
   end
 end
 
@@ -540,10 +575,14 @@ local function scan_handler(op)
   return function(nd, vals, opts)
     local sc = nd.scan
     local v = vals[sc.xs]
-    if sc.local_only or not v.counts then
+    if sc.local_only or not v.counts or nranks() == 1 then
       local args = { unpack(nd.args, 1, nd.n) }
       args[sc.xs] = v.acc
-      return { acc = plain[op](unpack(args, 1, nd.n)), counts = v.counts }
+      local counts = v.counts
+      if counts and not sc.local_only and sc.z ~= nil then counts = { counts[1] + 1 } end
+      return { acc = lazy(nd, "out", { v.acc, key_of(counts) }, function()
+        return plain[op](unpack(args, 1, nd.n))
+      end), counts = counts }
     end
     local f, rows, P = sc.f, v.counts[me() + 1], nranks()
     local incl = sc.right and plain.scanr1(f, v.acc) or plain.scanl1(f, v.acc)
@@ -630,15 +669,24 @@ end
 
 H.stencil = function(nd, vals, opts)
   local v = vals[3]
-  if not v.counts then return { acc = plain.stencil(nd.fn, nd.boundary, v.acc, nd.window) } end
   local counts, P = v.counts, nranks()
+  if not counts or P == 1 then
+    return { acc = lazy(nd, "out", { v.acc }, function()
+      return plain.stencil(nd.fn, nd.boundary, v.acc, nd.window)
+    end), counts = counts }
+  end
   local n, h = total(counts), nd.halo
   local block = together(function() return force(v, opts) end)
-  local s = packed(block, "stencil")
-  local mine = counts[me() + 1]
-  local sh = block:shape()
-  local rowbytes = util.core.type_bytes(block:type()) * product(sh, 2)
-  local lo = rows_before(counts, me())
+  local mine, lo = counts[me() + 1], rows_before(counts, me())
+  local t, sh = block:type(), block:shape()
+  local rowbytes = util.core.type_bytes(t) * product(sh, 2)
+  local cache = {}
+  local function row_bytes(r)   -- one of this rank's rows (global r), packed
+    if not cache[r] then
+      cache[r] = packed(plain.run(rows_of(block, r - lo, r - lo + 1), opts.localopts), "stencil")
+    end
+    return cache[r]
+  end
   -- what every rank q reads of this rank's rows, in q's order
   local parts = {}
   for q = 0, P - 1 do
@@ -646,13 +694,14 @@ H.stencil = function(nd, vals, opts)
     local buf = {}
     for _, list in ipairs { b, a } do
       for _, r in ipairs(list) do
-        if r >= lo and r < lo + mine then buf[#buf + 1] = s:sub((r - lo) * rowbytes + 1, (r - lo + 1) * rowbytes) end
+        if r >= lo and r < lo + mine then buf[#buf + 1] = row_bytes(r) end
       end
     end
     parts[q + 1] = table.concat(buf)
   end
   local got = B.alltoall(parts)
-  if mine == 0 then return { acc = block, counts = counts } end
+  -- (every rank agrees below, also one without rows: the ranks meet the same collectives)
+  if mine == 0 then return { acc = together(function() return block end), counts = counts } end
   -- this rank's rows before and after, each from its holder, in order
   local b, a = halo_rows(lo, lo + mine, n, h, nd.wrap)
   local cursor = {}
@@ -664,15 +713,31 @@ H.stencil = function(nd, vals, opts)
       out[#out + 1] = got[q]:sub(cursor[q] + 1, cursor[q] + rowbytes)
       cursor[q] = cursor[q] + rowbytes
     end
-    return table.concat(out)
+    sh[1] = #list
+    return plain.frombytes(table.concat(out), t, sh)
   end
-  local ext = rows_from(b) .. s .. rows_from(a)
-  sh[1] = mine + #b + #a
-  local big = plain.frombytes(ext, block:type(), sh)
-  local res = plain.stencil(nd.fn, nd.boundary, big, nd.window)
-  local spec = { { #b + 1, #b + mine } }
-  for d = 2, #sh do spec[d] = L.all end
-  return { acc = plain.slice(res, spec), counts = counts }
+  local before, after = rows_from(b), rows_from(a)
+  local nb, na = #b, #a
+  -- compiled once per halo's shape: each run's halo rows are new arrays
+  local key = nb .. "," .. mine .. "," .. na
+  nd.compiled = nd.compiled or {}
+  local fn = nd.compiled[key]
+  if not fn then
+    fn = plain.compile(function(blk, bef, aft)
+      -- the block with its halo rows (a copy: the stencil reads its input materialised)
+      local esh = L.shape(blk)
+      esh[1] = esh[1] + (nb + na)
+      local ext = plain.generate(esh, function(i, ...)
+        local x = L.index(blk, i - nb, ...)
+        if na > 0 then x = L.cond(L.le(i, nb + mine), x, L.index(aft, i - nb - mine, ...)) end
+        if nb > 0 then x = L.cond(L.le(i, nb), L.index(bef, i, ...), x) end
+        return x
+      end)
+      return rows_of(plain.stencil(nd.fn, nd.boundary, ext, nd.window), nb, nb + mine)
+    end, opts.localopts)
+    nd.compiled[key] = fn
+  end
+  return { acc = together(fn, block, before, after), counts = counts }
 end
 DESC.stencil = "halo exchange: each rank receives the window's rows (half the window, " ..
   "each side) from the ranks that hold them, then runs the stencil locally"
@@ -822,6 +887,10 @@ end
 H.backpermute = function(nd, vals, opts)
   local v = vals[3]
   local counts = balanced(nd.shape[1], nranks())
+  if nranks() == 1 then
+    return { acc = lazy(nd, "out", { v.acc }, function() return plain.backpermute(nd.shape, nd.fn, v.acc) end),
+             counts = counts }
+  end
   local lo, rows = rows_before(counts, me()), counts[me() + 1]
   local gs = together(function() return gshape_of(v, opts) end)
   local ls = local_shape(nd.shape, rows)
@@ -856,6 +925,10 @@ DESC.gather_local = DESC.map
 H.gather = function(nd, vals, opts)
   local vi, v = vals[1], vals[2]
   local idx = vi and vi.acc or nd.args[1]
+  if nranks() == 1 then
+    return { acc = lazy(nd, "out", { idx, v.acc }, function() return plain.gather(idx, v.acc) end),
+             counts = vi and vi.counts }
+  end
   local gs, ishape = together(function() return gshape_of(v, opts), force({ acc = idx }, opts):shape() end)
   local lin = plain.map(function(i) return linear(index_list(i, #gs), gs) end, idx)
   local got = fetch(v, plain.flatten(lin), "gather", opts)
@@ -886,6 +959,11 @@ local function target(list, gs)
   return L.cond(ign, exp.constant(-2, "i64"), linear(list, gs))
 end
 
+-- the outer extent of a program (run) or host array
+local function total_rows_of(acc, opts)
+  return force({ acc = acc }, opts):shape()[1]
+end
+
 -- the defaults as a distributed value: replicated ones keep each rank's balanced rows
 local function distributed_defaults(dv, opts)
   if dv.counts then return dv end
@@ -895,6 +973,44 @@ local function distributed_defaults(dv, opts)
   return { acc = plain.run(rows_of(full, lo, lo + counts[me() + 1]), opts.localopts), counts = counts }
 end
 
+-- Onto few targets (a histogram) each rank first combines its own elements into a
+-- partial of every target, (value, touched) pairs, and sends each owner the partial of its
+-- rows: messages of the targets' size, not the elements'. Targets times ranks at most:
+local DENSE_TARGETS = 2 ^ 22
+
+-- this rank's partial of every target of shape gs: (value, touched) pairs
+local function dense_partial(op, nd, xs, idx, xlo, gs)
+  local t = nd.t
+  local yes = exp.constant(true, "bool")
+  local init = plain.fill(gs, exp.tuple(collection.zero_of(t), exp.constant(false, "bool")))
+  local marked = plain.map(function(x) return exp.tuple(x, yes) end, xs)
+  if op == "scatter" then return plain.scatter(marked, idx, init) end
+  local combine, f = nd.args[1], nd.args[3]
+  return plain.permute(function(x, o)
+    local xv = exp.prj(x, 1)
+    return L.cond(exp.prj(o, 2), exp.tuple(combine(xv, exp.prj(o, 1)), yes), exp.tuple(xv, yes))
+  end, init, function(i, ...) return f(i + xlo, ...) end, marked)
+end
+
+-- the owner's rows: its defaults, then each rank's partial in rank order (compiled once:
+-- the partials are new arrays each run)
+local function dense_combine(op, nd, dblock, got, pt)
+  local sh = dblock:shape()
+  local parts = {}
+  for q = 1, #got do parts[q] = plain.frombytes(got[q], pt, sh) end
+  nd.combine_parts = nd.combine_parts or plain.compile(function(d, ...)
+    local acc, combine = d, nd.args[1]
+    for _, part in ipairs { ... } do
+      acc = plain.zipWith(function(o, p)
+        local v = exp.prj(p, 1)
+        return L.cond(exp.prj(p, 2), op == "scatter" and v or combine(v, o), o)
+      end, acc, part)
+    end
+    return acc
+  end)
+  return together(nd.combine_parts, dblock, unpack(parts, 1, #got))
+end
+
 local function push_handler(op)
   return function(nd, vals, opts)
     local dv, xv = vals[nd.push.d], vals[nd.push.x]
@@ -902,13 +1018,21 @@ local function push_handler(op)
     if not (dv and dv.counts) and not (xv and xv.counts) and not (iv and iv.counts) then
       return { acc = plain[op](unpack(nd.args, 1, nd.n)) }
     end
+    if nranks() == 1 then   -- every target is this rank's
+      local args = { unpack(nd.args, 1, nd.n) }
+      for i = 1, nd.n do if vals[i] then args[i] = vals[i].acc end end
+      local key = {}
+      for i = 1, nd.n do key[i] = args[i] end
+      local out = lazy(nd, "out", key, function() return plain[op](unpack(args, 1, nd.n)) end)
+      return { acc = out, counts = dv and dv.counts or { total_rows_of(args[nd.push.d], opts) } }
+    end
     -- the sources (and scatter's indices) aligned; replicated ones sent by rank 1 alone
     local src = { xv or { acc = nd.args[nd.push.x] } }
     if op == "scatter" then src[2] = iv or { acc = nd.args[2] } end
     local counts
     for _, sv in ipairs(src) do if sv.counts then counts = counts or sv.counts end end
     local xs, idx, xlo
-    local parts, t = together(function()
+    local parts, t, dense = together(function()
       local lsrc = {}
       for i, sv in ipairs(src) do
         if counts and not sv.counts then
@@ -943,13 +1067,33 @@ local function push_handler(op)
       else
         tgt = plain.map(function(i) return target(index_list(i, #gs), gs) end, idx)
       end
+      local how = opts.exchange
+      if how == "partials" or (how == nil and product(gs) * nranks() <= DENSE_TARGETS) then
+        local part = lazy(nd, "partial", { xs, idx or false, xlo, table.concat(gs, ",") }, function()
+          return dense_partial(op, nd, xs, idx, xlo, gs)
+        end)
+        local h = plain.run(part, opts.localopts)
+        local all = packed(h, op)
+        local rowbytes = #all / math.max(gs[1], 1)
+        local pts = {}
+        for q = 0, nranks() - 1 do
+          local a, b = rows_before(dd.counts, q), rows_before(dd.counts, q + 1)
+          pts[q + 1] = all:sub(a * rowbytes + 1, b * rowbytes)
+        end
+        return pts, h:type(), true
+      end
       local ftgt, fval = plain.flatten(tgt), plain.flatten(xs)
       local ch = plain.run(plain.minimum(plain.append(ftgt, plain.fill({ 1 }, exp.constant(0, "i64")))), opts.localopts)
       if ch:get() == -1 then fail("%s: index function result out of bounds", op) end
       local rowsize = product(gs, 2)
       local pts = outgoing(owners(ftgt, rowsize, dd.counts), { ftgt, fval }, opts)
-      return pts, nd.t
+      return pts, nd.t, false
     end)
+    if dense then
+      local got = B.alltoall(parts)
+      local dblock = force(dv, opts)
+      return { acc = dense_combine(op, nd, dblock, got, t), counts = dv.counts }
+    end
     local outs = incoming(B.alltoall(parts), { 8, util.core.type_bytes(t) })
     local dblock = force(dv, opts)
     local ls = dblock:shape()
@@ -981,8 +1125,10 @@ local function push_handler(op)
 end
 H.permute = push_handler("permute")
 H.scatter = push_handler("scatter")
-DESC.permute = "one all-to-all round: each rank sends (target, value) pairs to the targets' " ..
-  "owners, which combine them into their rows in rank order"
+DESC.permute = "one all-to-all round; onto few targets (targets x ranks up to 4M) each " ..
+  "rank combines its elements into a partial of every target, (value, touched) pairs, and " ..
+  "sends each owner the partial of its rows, which it combines in rank order; onto more, " ..
+  "each rank sends (target, value) pairs to the targets' owners, combined there in rank order"
 DESC.scatter = DESC.permute
 
 -- filter: each rank keeps its own elements; the counts all-gathered (uneven blocks)
@@ -1062,7 +1208,7 @@ end
 local function local_opts(opts)
   local o = {}
   if type(opts) == "table" then for k, v in pairs(opts) do o[k] = v end end
-  o.backend = "cpu"
+  o.backend, o.exchange = "cpu", nil
   return o
 end
 
@@ -1071,7 +1217,11 @@ local function run_dist(p, opts)
   local list, single = p, false
   if is_dist(p) then list, single = { p }, true end
   local memo = {}
-  local o = { localopts = local_opts(opts), memo = memo }
+  local how = type(opts) == "table" and opts.exchange or nil
+  if how ~= nil and how ~= "pairs" and how ~= "partials" then
+    fail("run: option exchange must be \"pairs\" or \"partials\", got %s", util.show(how))
+  end
+  local o = { localopts = local_opts(opts), memo = memo, exchange = how }
   local vals, results = {}, {}
   for i, x in ipairs(list) do vals[i] = value_of(x, memo, o) or { acc = x } end
   together(function()

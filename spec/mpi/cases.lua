@@ -9,7 +9,7 @@ local lacc = require "lacc"
 
 local M = {}
 local cases = {}
-local function case(name, f) cases[#cases + 1] = { name = name, f = f } end
+local function case(name, f, opts) cases[#cases + 1] = { name = name, f = f, opts = opts } end
 
 local EXTENTS = { 0, 1, 2, 3, 5, 7, 13 }   -- below, at and past 1..4 ranks, not multiples
 
@@ -128,7 +128,8 @@ for _, n in ipairs(EXTENTS) do
     local at = lacc.map(function(k) return lacc.band(k, 1023) % math.max(n, 1) + 1 end, idx)
     return { rev, tr, lacc.gather(at, xs) }
   end)
-  case("permute histogram and scatter n=" .. N, function(d)
+  for _, how in ipairs { "partials", "pairs" } do
+  case("permute histogram and scatter (" .. how .. ") n=" .. N, function(d)
     local xs = vec(n, "i32", 17, d)
     local ones = lacc.map(function() return lacc.constant(1, "i32") end, xs)
     local hist = lacc.permute(add, lacc.fill({ 10 }, lacc.constant(0, "i32")),
@@ -137,7 +138,8 @@ for _, n in ipairs(EXTENTS) do
     local idx = lacc.map(function(x) return lacc.cast(lacc.band(x + 100, 3), "i64") + 1 end, xs)
     local over = n >= 4 and lacc.scatter(xs, idx, dest) or dest
     return { hist, over }
-  end)
+  end, { exchange = how })
+  end
   case("filter n=" .. N, function(d)
     local xs = vec(n, "i64", 19, d)
     local v, c = lacc.filter(function(x) return lacc.gt(x, 0) end, xs)
@@ -235,36 +237,41 @@ check_case("model: a stencil step sends the halo rows", function()
   end
   if got ~= want then return ("sent %d bytes, the model says %d"):format(got, want) end
 end)
-check_case("model: a histogram sends (bin, 1) pairs to the bins' owners", function()
-  local P, r = lacc.mpi.size(), lacc.mpi.rank()
-  local n, bins = 999, 10
-  local keys = lacc.mpi.generate({ n }, function(i) return lacc.cast(lacc.band(i * 7919, 1023) % bins, "i64") end)
-  local ones = lacc.map(function() return lacc.constant(1, "i32") end, keys)
-  local hist = lacc.permute(function(a, b) return a + b end, lacc.fill({ bins }, lacc.constant(0, "i32")),
-    function(i) return keys[i] + 1 end, ones)
-  local result
-  local got = sent_by(function() result = lacc.run(hist) end)
-  -- each element whose bin another rank owns: its bin (8 bytes) and its value (4)
-  local lo = math.floor((r - 1) * n / P)
-  local want, counts = 0, {}
-  for b = 1, bins do counts[b] = 0 end
-  for i = 1, n do
-    local bin = ((i * 7919) % 1024) % bins
-    counts[bin + 1] = counts[bin + 1] + 1
-    if i > lo and i <= lo + rows_of(n, P, r) then
-      local owner   -- ranks hold balanced blocks of the bins
-      for q = 1, P do
-        if bin < math.floor(q * bins / P) then owner = q; break end
+for _, how in ipairs { "partials", "pairs" } do
+  check_case("model: a histogram, exchanging " .. how, function()
+    local P, r = lacc.mpi.size(), lacc.mpi.rank()
+    local n, bins = 999, 10
+    local keys = lacc.mpi.generate({ n }, function(i) return lacc.cast(lacc.band(i * 7919, 1023) % bins, "i64") end)
+    local ones = lacc.map(function() return lacc.constant(1, "i32") end, keys)
+    local hist = lacc.permute(function(a, b) return a + b end, lacc.fill({ bins }, lacc.constant(0, "i32")),
+      function(i) return keys[i] + 1 end, ones)
+    local result
+    local got = sent_by(function() result = lacc.run(hist, { exchange = how }) end)
+    local lo = math.floor((r - 1) * n / P)
+    local want, counts = 0, {}
+    for b = 1, bins do counts[b] = 0 end
+    for i = 1, n do
+      local bin = ((i * 7919) % 1024) % bins
+      counts[bin + 1] = counts[bin + 1] + 1
+      if how == "pairs" and i > lo and i <= lo + rows_of(n, P, r) then
+        local owner   -- ranks hold balanced blocks of the bins
+        for q = 1, P do
+          if bin < math.floor(q * bins / P) then owner = q; break end
+        end
+        if owner ~= r then want = want + 12 end   -- its bin (8 bytes) and its value (4)
       end
-      if owner ~= r then want = want + 12 end
     end
-  end
-  local full = result:allgather()
-  for b = 1, bins do
-    if full:get(b) ~= counts[b] then return ("bin %d holds %s, want %d"):format(b, tostring(full:get(b)), counts[b]) end
-  end
-  if got ~= want then return ("sent %d bytes, the model says %d"):format(got, want) end
-end)
+    if how == "partials" then
+      -- each other rank's bins: (count, touched), 5 bytes a bin
+      for q = 1, P do if q ~= r then want = want + 5 * rows_of(bins, P, q) end end
+    end
+    local full = result:allgather()
+    for b = 1, bins do
+      if full:get(b) ~= counts[b] then return ("bin %d holds %s, want %d"):format(b, tostring(full:get(b)), counts[b]) end
+    end
+    if got ~= want then return ("sent %d bytes, the model says %d"):format(got, want) end
+  end)
+end
 check_case("explain names each step's communication", function()
   local xs = lacc.mpi.generate({ 8 }, function(i) return i end)
   local text = lacc.explain(lacc.scanl1(function(a, b) return a + b end, lacc.map(function(x) return x * 2 end, xs)))
@@ -293,7 +300,9 @@ local function list(x) return type(x) == "table" and not lacc.mpi.is_distributed
 
 local function check(c)
   local want = { lacc.run(list(c.f(false)), { backend = "interp" }) }
-  local got = { lacc.run(list(c.f(true)), { backend = "mpi" }) }
+  local opts = { backend = "mpi" }
+  for k, v in pairs(c.opts or {}) do opts[k] = v end
+  local got = { lacc.run(list(c.f(true)), opts) }
   for i = 1, #want do
     local g = got[i]
     if lacc.mpi.is_distributed(g) then g = g:allgather() end
@@ -316,7 +325,9 @@ function M.main()
   local all = {}
   for _, c in ipairs(cases) do all[#all + 1] = { name = c.name, f = function() return check(c) end } end
   for _, c in ipairs(checks) do all[#all + 1] = c end
+  local trace = os.getenv("LACC_CASES_TRACE")
   for _, c in ipairs(all) do
+    if trace then io.stderr:write(("rank %d: %s\n"):format(rank, c.name)) end
     local ok, err = pcall(c.f)
     local bad = not ok and ("error: " .. tostring(err)) or err
     local who, msg = lacc.mpi.agree(bad)
