@@ -141,10 +141,13 @@ fuzz: deps
 	  $(LUA54) tools/fuzz_main.lua $(FUZZ_SECONDS) $(FUZZ_SEED)
 
 NAME ?= dotp
+# examples/mpi_*.lua run on RANKS ranks (mpirun; --allow-run-as-root for CI's root).
+RANKS ?= 2
+DEMO_RUN = $(if $(filter mpi_%,$(NAME)),mpirun --allow-run-as-root --oversubscribe -n $(RANKS))
 demo: deps
 	@$(MAKE) --no-print-directory all
-	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(B)/?.so;;' $(LUA54) examples/$(NAME).lua
-	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LACC_LIB=$(B)/liblacc.so $(LUAJIT) examples/$(NAME).lua
+	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(B)/?.so;;' $(DEMO_RUN) $(LUA54) examples/$(NAME).lua
+	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LACC_LIB=$(CURDIR)/$(B)/liblacc.so $(DEMO_RUN) $(LUAJIT) examples/$(NAME).lua
 
 # AddressSanitizer + UBSan over the whole suite. The sanitizer runtime must be loaded
 # before the Lua interpreter starts, hence LD_PRELOAD.

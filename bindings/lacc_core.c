@@ -274,6 +274,44 @@ static int l_array_from_bytes(lua_State *L) {
 
 /* One copy into the new string: straight from a scalar array's buffer; a tuple's fields
  * packed into a scratch buffer first. */
+/* Bytes [off, off + n) of the storage of an array of a scalar type (row-major, as C
+ * stores them): array_read_bytes(a, off, n) -> string; array_write_bytes(a, off, s)
+ * writes s there. For lacc.mpi's halo rows: no copy of the whole array. */
+static void *scalar_storage(lua_State *L, lacc_array *a, int64_t off, int64_t n, int write) {
+  lacc_ctx *ctx = get_ctx(L);
+  if (elem_of(lacc_array_type(a)) == E_NONE) {
+    fail(L, "array bytes: %s is not a scalar type", lacc_array_type(a));
+    return NULL;
+  }
+  int64_t total = lacc_type_bytes(ctx, lacc_array_type(a)) * lacc_array_size(a);
+  if (off < 0 || n < 0 || off > total || n > total - off) {
+    fail(L, "array bytes: [%lld, %lld) outside the array's %lld bytes", (long long)off,
+         (long long)(off + n), (long long)total);
+    return NULL;
+  }
+  void *p = write ? lacc_array_data(a) : (void *)lacc_array_data_read(a);
+  if (p == NULL && total > 0) raise(L);
+  return p;
+}
+
+static int l_array_read_bytes(lua_State *L) {
+  lacc_array *a = check_array(L, 1);
+  int64_t off = (int64_t)luaL_checkinteger(L, 2), n = (int64_t)luaL_checkinteger(L, 3);
+  const char *p = scalar_storage(L, a, off, n, 0);
+  lua_pushlstring(L, n > 0 ? p + off : "", (size_t)n);
+  return 1;
+}
+
+static int l_array_write_bytes(lua_State *L) {
+  lacc_array *a = check_array(L, 1);
+  int64_t off = (int64_t)luaL_checkinteger(L, 2);
+  size_t n;
+  const char *s = luaL_checklstring(L, 3, &n);
+  char *p = scalar_storage(L, a, off, (int64_t)n, 1);
+  if (n > 0) memcpy(p + off, s, n);
+  return 0;
+}
+
 static int l_array_to_bytes(lua_State *L) {
   lacc_array *a = check_array(L, 1);
   lacc_ctx *ctx = get_ctx(L);
@@ -872,7 +910,8 @@ static const luaL_Reg funcs[] = {
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
   { "node_cast", l_node_cast }, { "node_bitcast", l_node_bitcast }, { "fma", l_fma },
   { "type_bytes", l_type_bytes }, { "array_from_bytes", l_array_from_bytes },
-  { "array_to_bytes", l_array_to_bytes }, { "array_fill", l_array_fill }, { "array_row", l_array_row },
+  { "array_to_bytes", l_array_to_bytes }, { "array_read_bytes", l_array_read_bytes },
+  { "array_write_bytes", l_array_write_bytes }, { "array_fill", l_array_fill }, { "array_row", l_array_row },
   { "maxn", l_maxn }, { "array_load_npy", l_array_load_npy }, { "array_save_npy", l_array_save_npy },
   { "array_read_png", l_array_read_png }, { "config_get", l_config_get },
   { "config_set", l_config_set }, { "array_get1", l_array_get1 }, { "array_set1", l_array_set1 }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },

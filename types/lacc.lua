@@ -96,6 +96,7 @@ local Collection = {}
 ---@field ignore lacc.Exp  permute's "drop this element"
 ---@field all any  slice/replicate's whole dimension; also lacc.all(p, xs)
 ---@field random lacc.RandomModule  counter-based random numbers
+---@field mpi lacc.MpiModule  arrays distributed over MPI ranks
 
 ---@field bool "bool"
 ---@field i8 "i8"
@@ -1116,6 +1117,84 @@ function lacc.random.integers(shape, seed, lo, hi, t) end
 ---@param counter integer|lacc.Exp
 ---@return lacc.Exp
 function lacc.random.at(seed, counter) end
+
+---Arrays distributed over MPI ranks (SPMD: every rank runs the same script under mpirun).
+---@class lacc.MpiModule
+lacc.mpi = {}
+
+---A distributed array: this rank's block of consecutive rows of the outermost dimension.
+---@class lacc.DistributedArray
+---@field block lacc.Array  this rank's rows
+local DistributedArray = {}
+---@return integer[]
+function DistributedArray:shape() end
+---@return string
+function DistributedArray:type() end
+---rows per rank, rank 1 first
+---@return integer[]
+function DistributedArray:counts() end
+---rows before this rank's
+---@return integer
+function DistributedArray:offset() end
+---the whole array on rank `root` (default 1), nil elsewhere (collective)
+---@param root? integer
+---@return lacc.Array?
+function DistributedArray:gather(root) end
+---the whole array on every rank (collective)
+---@return lacc.Array
+function DistributedArray:allgather() end
+function DistributedArray:free() end
+
+---starts MPI (unless started); this rank (1-based) and the number of ranks
+---@return integer, integer
+function lacc.mpi.init() end
+---whether this lacc was built with MPI
+---@return boolean
+function lacc.mpi.available() end
+---@return integer
+function lacc.mpi.rank() end
+---@return integer
+function lacc.mpi.size() end
+---a distributed program of the global shape: f gets global 1-based indices
+---@param shape integer[]
+---@param f function
+---@return lacc.Program
+function lacc.mpi.generate(shape, f) end
+---@param shape integer[]
+---@param e number|lacc.Exp
+---@return lacc.Program
+function lacc.mpi.fill(shape, e) end
+---rank root's host array (default rank 1; the others pass nil) in balanced row blocks (collective)
+---@param a lacc.Array?
+---@param root? integer
+---@return lacc.DistributedArray
+function lacc.mpi.scatter(a, root) end
+---this rank's block as its rows of a distributed array (collective)
+---@param block lacc.Array
+---@return lacc.DistributedArray
+function lacc.mpi.from_blocks(block) end
+---a .npy file, each rank reading its rows (collective)
+---@param path string
+---@return lacc.DistributedArray
+function lacc.mpi.load(path) end
+---whether x is a distributed array or program
+---@param x any
+---@return boolean
+function lacc.mpi.is_distributed(x) end
+---nothing when every rank passes nil, else the first failing rank and its message (collective)
+---@param err string?
+---@return integer?, string?
+function lacc.mpi.agree(err) end
+function lacc.mpi.barrier() end
+---@return number
+function lacc.mpi.wtime() end
+---what this rank has sent and received
+---@return {bytes_sent: integer, bytes_received: integer, messages_sent: integer, messages_received: integer, collectives: integer}
+function lacc.mpi.stats() end
+function lacc.mpi.reset_stats() end
+---ends the whole job with this exit status
+---@param status? integer
+function lacc.mpi.abort(status) end
 
 ---the OpenCL devices
 ---@return table[]

@@ -31,6 +31,9 @@ local function timed(name, program, checksum)
   local times = {}
   local result
   for k = 0, REPS do
+    -- the last result freed first, in both modes: its memory is recycled for the next
+    -- (a new array each run would pay its pages' first touch, costly on some machines)
+    if result and result.free then result:free() end
     if mode ~= "cpu" then lacc.mpi.barrier() end
     local t0 = clock()
     result = lacc.run(program)

@@ -215,6 +215,28 @@ function M.array_ptr(b)
   return ffi.cast(elem_ptr[ffi.string(C.lacc_array_type(a))], p)
 end
 
+-- Bytes [off, off + n) of the storage of an array of a scalar type (lacc_core.c's
+-- array_read_bytes / array_write_bytes).
+local function scalar_storage(a, off, n, write)
+  local t = ffi.string(C.lacc_array_type(a))
+  if not elem_ptr[t] then error(("array bytes: %s is not a scalar type"):format(t), 0) end
+  local total = M.type_bytes(t) * tonumber(C.lacc_array_size(a))
+  if off < 0 or n < 0 or off > total or n > total - off then
+    error(("array bytes: [%d, %d) outside the array's %d bytes"):format(off, off + n, total), 0)
+  end
+  local p = write and C.lacc_array_data(a) or C.lacc_array_data_read(a)
+  if p == nil and total > 0 then raise() end
+  return ffi.cast("char *", p)
+end
+function M.array_read_bytes(b, off, n)
+  local p = scalar_storage(check_array(b), off, n, false)
+  return n > 0 and ffi.string(p + off, n) or ""
+end
+function M.array_write_bytes(b, off, s)
+  local p = scalar_storage(check_array(b), off, #s, true)
+  if #s > 0 then ffi.copy(p + off, s, #s) end
+end
+
 function M.array_to_bytes(b)
   local a = check_array(b)
   local t = ffi.string(C.lacc_array_type(a))

@@ -128,7 +128,6 @@ function damethods.shape(self)
 end
 function damethods.type(self) return self.t end
 function damethods.counts(self) return { unpack(self.counts) } end
-function damethods.block_(self) return self.block end
 function damethods.offset(self) return rows_before(self.counts, me()) end
 function damethods.free(self) self.block:free() end
 
@@ -166,8 +165,8 @@ local tracing
 local value_of, stand
 local function read(self, ...)
   if tracing == nil then
-    fail("a distributed array read outside a distributed program's function: run the " ..
-         "program, or a:allgather() first")
+    fail("index: a distributed array (lacc.mpi) read outside a distributed program's " ..
+         "function: run the program, or a:allgather() first")
   end
   if tracing == "record" then return L.index(stand(self), ...) end
   local v = value_of(self, tracing.memo, tracing.opts)
@@ -667,6 +666,30 @@ local function holder(counts, r)
   end
 end
 
+-- f(...) built directly on a node's first run, compiled (once per key) from its second:
+-- a program run once pays no compile, one run again binds new arrays to kernels
+local function node_fn(nd, key, opts, build)
+  nd.compiled = nd.compiled or {}
+  local fn = nd.compiled[key]
+  if fn then return fn end
+  if not nd.ran_once then
+    nd.ran_once = { [key] = true }
+    return build
+  end
+  if not nd.ran_once[key] then
+    nd.ran_once[key] = true
+    return build
+  end
+  fn = plain.compile(build, opts.localopts)
+  nd.compiled[key] = fn
+  return fn
+end
+
+local is_scalar = {}
+for _, t in ipairs { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64" } do
+  is_scalar[t] = true
+end
+
 H.stencil = function(nd, vals, opts)
   local v = vals[3]
   local counts, P = v.counts, nranks()
@@ -680,12 +703,12 @@ H.stencil = function(nd, vals, opts)
   local mine, lo = counts[me() + 1], rows_before(counts, me())
   local t, sh = block:type(), block:shape()
   local rowbytes = util.core.type_bytes(t) * product(sh, 2)
-  local cache = {}
+  local scalar = is_scalar[t]
+  local whole   -- the block's bytes, for element types without scalar storage
   local function row_bytes(r)   -- one of this rank's rows (global r), packed
-    if not cache[r] then
-      cache[r] = packed(plain.run(rows_of(block, r - lo, r - lo + 1), opts.localopts), "stencil")
-    end
-    return cache[r]
+    if scalar then return util.core.array_read_bytes(block, (r - lo) * rowbytes, rowbytes) end
+    whole = whole or packed(block, "stencil")
+    return whole:sub((r - lo) * rowbytes + 1, (r - lo + 1) * rowbytes)
   end
   -- what every rank q reads of this rank's rows, in q's order
   local parts = {}
@@ -701,46 +724,66 @@ H.stencil = function(nd, vals, opts)
   end
   local got = B.alltoall(parts)
   -- (every rank agrees below, also one without rows: the ranks meet the same collectives)
-  if mine == 0 then return { acc = together(function() return block end), counts = counts } end
+  if mine == 0 then
+    sh[1] = 0
+    return { acc = together(function() return plain.array(nd.t, sh) end), counts = counts }
+  end
   -- this rank's rows before and after, each from its holder, in order
   local b, a = halo_rows(lo, lo + mine, n, h, nd.wrap)
   local cursor = {}
   for q = 1, P do cursor[q] = 0 end
-  local function rows_from(list)
+  local function bytes_from(list)
     local out = {}
     for _, r in ipairs(list) do
       local q = holder(counts, r)
       out[#out + 1] = got[q]:sub(cursor[q] + 1, cursor[q] + rowbytes)
       cursor[q] = cursor[q] + rowbytes
     end
-    sh[1] = #list
-    return plain.frombytes(table.concat(out), t, sh)
+    return table.concat(out)
   end
-  local before, after = rows_from(b), rows_from(a)
+  local bb, ab = bytes_from(b), bytes_from(a)
   local nb, na = #b, #a
-  -- compiled once per halo's shape: each run's halo rows are new arrays
-  local key = nb .. "," .. mine .. "," .. na
-  nd.compiled = nd.compiled or {}
-  local fn = nd.compiled[key]
-  if not fn then
-    fn = plain.compile(function(blk, bef, aft)
-      -- the block with its halo rows (a copy: the stencil reads its input materialised)
-      local esh = L.shape(blk)
-      esh[1] = esh[1] + (nb + na)
-      local ext = plain.generate(esh, function(i, ...)
-        local x = L.index(blk, i - nb, ...)
-        if na > 0 then x = L.cond(L.le(i, nb + mine), x, L.index(aft, i - nb - mine, ...)) end
-        if nb > 0 then x = L.cond(L.le(i, nb), L.index(bef, i, ...), x) end
-        return x
-      end)
-      return rows_of(plain.stencil(nd.fn, nd.boundary, ext, nd.window), nb, nb + mine)
-    end, opts.localopts)
-    nd.compiled[key] = fn
+  local function rows_array(bytes, k)
+    sh[1] = k
+    return plain.frombytes(bytes, t, sh)
   end
-  return { acc = together(fn, block, before, after), counts = counts }
+  local function stencil_rows(key, ext, from, to)   -- rows [from, to) of ext's stencil
+    return node_fn(nd, key, opts, function(e)
+      return rows_of(plain.stencil(nd.fn, nd.boundary, e, nd.window), from, to)
+    end)(ext)
+  end
+  if scalar and mine >= 2 * h then
+    -- the stencil of the block alone is right but for its first and last h rows where a
+    -- neighbour's rows are read: those are computed from the halo and the block's edge
+    -- rows, and written over (no copy of the block)
+    local res = together(function()
+      local main = plain.run(lazy(nd, "main", { block }, function()
+        return plain.stencil(nd.fn, nd.boundary, block, nd.window)
+      end), opts.localopts)
+      if nb > 0 then
+        local head = util.core.array_read_bytes(block, 0, 2 * h * rowbytes)
+        local top = stencil_rows("top" .. nb, rows_array(bb .. head, nb + 2 * h), nb, nb + h)
+        util.core.array_write_bytes(main, 0, force({ acc = top }, opts):tobytes())
+      end
+      if na > 0 then
+        local tail = util.core.array_read_bytes(block, (mine - 2 * h) * rowbytes, 2 * h * rowbytes)
+        local bottom = stencil_rows("bottom" .. na, rows_array(tail .. ab, 2 * h + na), h, 2 * h)
+        util.core.array_write_bytes(main, (mine - h) * rowbytes, force({ acc = bottom }, opts):tobytes())
+      end
+      return main
+    end)
+    return { acc = res, counts = counts }
+  end
+  -- otherwise the block with its halo rows, a copy, then the stencil of that
+  local whole_bytes = bb .. (scalar and util.core.array_read_bytes(block, 0, mine * rowbytes) or packed(block, "stencil")) .. ab
+  local res = together(function()
+    return force({ acc = stencil_rows("ext", rows_array(whole_bytes, nb + mine + na), nb, nb + mine) }, opts)
+  end)
+  return { acc = res, counts = counts }
 end
 DESC.stencil = "halo exchange: each rank receives the window's rows (half the window, " ..
-  "each side) from the ranks that hold them, then runs the stencil locally"
+  "each side) from the ranks that hold them, runs the stencil on its block and recomputes " ..
+  "its first and last rows from the halo"
 
 -- ---- gathers and scatters with computed indices: requests to the owners, answers back
 

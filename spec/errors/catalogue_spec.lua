@@ -710,6 +710,23 @@ catalogue("control and collections", {
     "collection (from lacc.partition), got number" },
 })
 
+-- lacc.mpi without mpirun: what needs no running MPI (spec/mpi runs the rest under mpirun)
+local gen = function(i) return i end
+catalogue("distributed arrays (lacc.mpi)", {
+  { "mpi.generate with a negative extent", function() return lacc.mpi.generate({ -1 }, gen) end,
+    "mpi.generate", "extent 1 must be a non-negative Lua integer, got -1" },
+  { "mpi.fill of a string shape", function() return lacc.mpi.fill("x", 0) end, "mpi.fill",
+    "expected a shape of Lua integers with an outer extent, got string" },
+  { "mpi.scatter before init", function() return lacc.mpi.scatter(xs) end, "mpi.scatter" },
+  { "mpi.agree before init", function() return lacc.mpi.agree("x") end, "mpi.agree" },
+  { "a distributed array read outside a program", function() return lacc.mpi.generate({ 3 }, gen)[1] end,
+    "index", "a distributed array (lacc.mpi) read outside a distributed program's function" },
+  { "a combinator not yet distributed", function() return lacc.reverse(lacc.mpi.generate({ 3 }, gen)) end,
+    "reverse", "not yet distributed (lacc.mpi)" },
+  { "running a distributed program before init", function() return lacc.run(lacc.mpi.fill({ 3 }, lacc.constant(1, "i32"))) end,
+    "mpi.run" },
+})
+
 catalogue("scalar expressions", {
   { "constant of nothing", function() return lacc.constant(nil, "i32") end, "constant", "got nil" },
   { "constant of a string", function() return lacc.constant("a", "i32") end, "constant",
