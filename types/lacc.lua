@@ -1118,6 +1118,13 @@ function lacc.random.integers(shape, seed, lo, hi, t) end
 ---@return lacc.Exp
 function lacc.random.at(seed, counter) end
 
+---@class lacc.MpiStats
+---@field bytes_sent integer
+---@field bytes_received integer
+---@field messages_sent integer
+---@field messages_received integer
+---@field collectives integer
+
 ---Arrays distributed over MPI ranks (SPMD: every rank runs the same script under mpirun).
 ---@class lacc.MpiModule
 lacc.mpi = {}
@@ -1189,7 +1196,7 @@ function lacc.mpi.barrier() end
 ---@return number
 function lacc.mpi.wtime() end
 ---what this rank has sent and received
----@return {bytes_sent: integer, bytes_received: integer, messages_sent: integer, messages_received: integer, collectives: integer}
+---@return lacc.MpiStats
 function lacc.mpi.stats() end
 function lacc.mpi.reset_stats() end
 ---ends the whole job with this exit status
