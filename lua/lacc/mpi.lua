@@ -117,18 +117,19 @@ M.is_distributed = is_dist
 local damethods, dnmethods = {}, {}
 
 local function new_da(block, counts, t, rank)
-  return setmetatable({ block = block, counts = counts, t = t, rank = rank }, DA)
+  -- (rows: the row counts; a field named counts would hide the method)
+  return setmetatable({ block = block, rows = counts, t = t, rank = rank }, DA)
 end
 
 -- The global shape: the row counts' total, then the block's other extents.
 function damethods.shape(self)
   local sh = self.block:shape()
-  sh[1] = total(self.counts)
+  sh[1] = total(self.rows)
   return sh
 end
 function damethods.type(self) return self.t end
-function damethods.counts(self) return { unpack(self.counts) } end
-function damethods.offset(self) return rows_before(self.counts, me()) end
+function damethods.counts(self) return { unpack(self.rows) } end
+function damethods.offset(self) return rows_before(self.rows, me()) end
 function damethods.free(self) self.block:free() end
 
 local function packed(a, what)
@@ -186,7 +187,7 @@ end
 DA.__index = index_meta(damethods)
 DA.__tostring = function(self)
   return ("lacc.mpi.array<%s, rank %d, rows %d of %d on rank %d>"):format(self.t, self.rank,
-    self.counts[me() + 1], total(self.counts), me() + 1)
+    self.rows[me() + 1], total(self.rows), me() + 1)
 end
 
 -- ---- distributed programs: recorded combinator applications
@@ -1210,12 +1211,165 @@ end
 DESC.filter = "a local filter; the counts all-gathered (a few bytes a rank): the kept " ..
   "elements stay where they are, in blocks of uneven length"
 
+-- ---- redistribution: reshape, flatten, transpose (every element moves at most once)
+
+-- The bytes of this rank's elements [a, b) (linear, within its block) as a string.
+local function element_bytes(block, a, b, eb, scalar, whole)
+  if b <= a then return "" end
+  if scalar then return util.core.array_read_bytes(block, a * eb, (b - a) * eb) end
+  return whole:sub(a * eb + 1, b * eb)
+end
+
+-- v's elements, in row-major order, as the rows of shape `shape` balanced over the
+-- ranks: each rank sends every other the part of its linear range the other's new rows
+-- cover (one all-to-all).
+local function relinearise(v, shape, what, opts)
+  local block = together(function()
+    local blk = force(v, opts)
+    local sh = blk:shape()
+    local n = total(v.counts) * product(sh, 2)
+    if n ~= product(shape) then
+      fail("%s: %d elements cannot take a shape of %s", what, n, table.concat(shape, "x"))
+    end
+    return blk
+  end)
+  local t = block:type()
+  local eb, scalar = util.core.type_bytes(t), is_scalar[t]
+  local whole = not scalar and packed(block, what) or nil
+  local old_row = product(block:shape(), 2)
+  local new_row = product(shape, 2)
+  local counts = balanced(shape[1], nranks())
+  local lo = rows_before(v.counts, me()) * old_row
+  local hi = lo + v.counts[me() + 1] * old_row
+  local parts = {}
+  for q = 0, nranks() - 1 do
+    local a = math.max(lo, rows_before(counts, q) * new_row)
+    local b = math.min(hi, rows_before(counts, q + 1) * new_row)
+    parts[q + 1] = element_bytes(block, a - lo, b - lo, eb, scalar, whole)
+  end
+  local got = table.concat(B.alltoall(parts))
+  return { acc = plain.frombytes(got, t, local_shape(shape, counts[me() + 1])), counts = counts }
+end
+
+wrapped.reshape = function(args, n)
+  local shape, xs = args[1], args[2]
+  if not is_dist(xs) or is_dist(shape) then return nil end
+  shape = outer_shape(shape, "reshape")
+  local nd = record("reshape", 1, function(sh, x) return plain.reshape(local_shape(sh, 0), x) end, { shape, xs }, n)
+  nd.shape = shape
+  return nd
+end
+H.reshape = function(nd, vals, opts)
+  local v = vals[2]
+  if not v.counts then return { acc = plain.reshape(nd.shape, v.acc) } end
+  if nranks() == 1 then
+    return { acc = lazy(nd, "out", { v.acc }, function() return plain.reshape(nd.shape, v.acc) end),
+             counts = { nd.shape[1] } }
+  end
+  return relinearise(v, nd.shape, "reshape", opts)
+end
+DESC.reshape = "redistribution: one all-to-all, each element sent once to the rank whose " ..
+  "rows of the new shape hold it (none when the rows stay where they are)"
+wrapped.flatten = function(args, n)
+  local xs = args[1]
+  local nd = record("flatten", 1, plain.flatten, args, n)
+  nd.xs = xs
+  return nd
+end
+H.flatten = function(nd, vals, opts)
+  local v = vals[1]
+  if not v.counts then return { acc = plain.flatten(v.acc) } end
+  local sh = together(function() return gshape_of(v, opts) end)
+  if nranks() == 1 or #sh == 1 then
+    return { acc = lazy(nd, "out", { v.acc }, function() return plain.flatten(v.acc) end),
+             counts = #sh == 1 and v.counts or { product(sh) } }
+  end
+  return relinearise(v, { product(sh) }, "flatten", opts)
+end
+DESC.flatten = DESC.reshape
+
+-- transpose (rank 2): the columns each rank will hold as rows, cut from every block
+wrapped.transpose = function(args, n) return record("transpose", 1, plain.transpose, args, n) end
+H.transpose = function(nd, vals, opts)
+  local v = vals[1]
+  if not v.counts then return { acc = plain.transpose(v.acc) } end
+  local block = together(function() return force(v, opts) end)
+  local sh = block:shape()
+  local rows, cols = total(v.counts), sh[2]
+  if nranks() == 1 then
+    return { acc = lazy(nd, "out", { v.acc }, function() return plain.transpose(v.acc) end), counts = { cols } }
+  end
+  local counts = balanced(cols, nranks())
+  local mine = v.counts[me() + 1]
+  -- to rank q: the transpose of this block's columns [c0, c1), packed
+  local parts = together(function()
+    local out = {}
+    for q = 0, nranks() - 1 do
+      local c0, c1 = rows_before(counts, q), rows_before(counts, q + 1)
+      if c1 > c0 and mine > 0 then
+        local piece = plain.transpose(plain.slice(block, { L.all, { c0 + 1, c1 } }))
+        out[q + 1] = packed(plain.run(piece, opts.localopts), "transpose")
+      else
+        out[q + 1] = ""
+      end
+    end
+    return out
+  end)
+  local got = B.alltoall(parts)
+  -- row i of this rank's result: each rank's piece's row i, in rank order
+  local t = block:type()
+  local eb = util.core.type_bytes(t)
+  local my_rows = counts[me() + 1]
+  local out = {}
+  for i = 0, my_rows - 1 do
+    for q = 1, nranks() do
+      local w = v.counts[q] * eb
+      out[#out + 1] = got[q]:sub(i * w + 1, (i + 1) * w)
+    end
+  end
+  return { acc = plain.frombytes(table.concat(out), t, { my_rows, rows }), counts = counts }
+end
+DESC.transpose = "redistribution: one all-to-all, each rank sends every other the columns " ..
+  "that become its rows"
+
+-- Along the innermost dimension of an array of rank 2 or more each row is one rank's:
+-- local. (Of rank 1, along the distributed dimension: not yet distributed.)
+local function row_local(name, xs_i, how_many)
+  wrapped[name] = function(args, n)
+    local xs = args[xs_i]
+    if not is_dist(xs) then return nil end
+    if xs.rank < 2 then
+      fail("%s: along the distributed dimension (an array of rank 1): not yet distributed " ..
+           "(lacc.mpi); rows of arrays of rank 2 or more are", name)
+    end
+    return record(name, how_many or 1, plain[name], args, n)
+  end
+  H[name] = function(nd, vals, opts)
+    local args, counts = aligned(nd, vals, opts)
+    local key = { key_of(counts) }
+    for i = 1, nd.n do key[i + 1] = args[i] end
+    local out = lazy(nd, "out" .. (nd.res or 1), key, function()
+      return ({ plain[name](unpack(args, 1, nd.n)) })[nd.res or 1]
+    end)
+    return { acc = out, counts = counts }
+  end
+  DESC[name] = "local (each row is one rank's)"
+end
+row_local("sort", 1)
+row_local("argsort", 1)
+row_local("take", 2)
+row_local("drop", 2)
+row_local("reverse", 1)
+row_local("rotate", 2)
+row_local("scanl_", 3, 2)
+row_local("scanr_", 3, 2)
+
 -- ---- running
 
 local eval
 function value_of(x, memo, opts)
   if is_dn(x) then return eval(x, memo, opts) end
-  if is_da(x) then return { acc = x.block, counts = x.counts } end
+  if is_da(x) then return { acc = x.block, counts = x.rows } end
   if array.is_array(x) or (type(x) == "table" and rawget(x, "node") ~= nil and rawget(x, "rank") ~= nil) then
     return { acc = x }
   end
@@ -1408,10 +1562,9 @@ end
 
 -- ---- install: lacc's combinators learn distributed arguments
 
-local NOT_YET = { "reshape", "flatten", "transpose", "replicate", "slice", "sort", "argsort",
-  "sort_by_key", "take", "drop", "reverse", "rotate", "append", "interleave", "concat", "argmax",
+local NOT_YET = { "replicate", "slice", "sort_by_key", "append", "interleave", "concat", "argmax",
   "argmin", "stencil2", "matmul", "foldSeg", "fold1Seg", "scanl1Seg", "scanr1Seg", "scanlSeg",
-  "scanrSeg", "scanlSeg_", "scanrSeg_", "scanl_", "scanr_", "acond", "awhile", "write_png",
+  "scanrSeg", "scanlSeg_", "scanrSeg_", "acond", "awhile", "write_png",
   "partition", "unit", "the", "compile", "iota", "shape", "size" }
 
 local function not_yet(name)

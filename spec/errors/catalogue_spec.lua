@@ -721,8 +721,13 @@ catalogue("distributed arrays (lacc.mpi)", {
   { "mpi.agree before init", function() return lacc.mpi.agree("x") end, "mpi.agree" },
   { "a distributed array read outside a program", function() return lacc.mpi.generate({ 3 }, gen)[1] end,
     "index", "a distributed array (lacc.mpi) read outside a distributed program's function" },
-  { "a combinator not yet distributed", function() return lacc.reverse(lacc.mpi.generate({ 3 }, gen)) end,
-    "reverse", "not yet distributed (lacc.mpi)" },
+  { "a combinator not yet distributed", function()
+    local d = lacc.mpi.generate({ 3 }, gen)
+    return lacc.append(d, d)
+  end, "append", "not yet distributed (lacc.mpi)" },
+  { "a row-wise combinator along the distributed dimension", function()
+    return lacc.reverse(lacc.mpi.generate({ 3 }, gen))
+  end, "reverse", "along the distributed dimension (an array of rank 1): not yet distributed" },
   { "running a distributed program before init", function() return lacc.run(lacc.mpi.fill({ 3 }, lacc.constant(1, "i32"))) end,
     "mpi.run" },
 })

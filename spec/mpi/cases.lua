@@ -148,6 +148,19 @@ for _, n in ipairs(EXTENTS) do
     return { hist, over }
   end, { exchange = how })
   end
+  case("reshape flatten transpose n=" .. N, function(d)
+    local m = mat(n, 6, "i32", 25, d)
+    local r = lacc.reshape({ 3, n * 2 }, m)
+    local t = lacc.transpose(mat(n, 5, "f64", 26, d))
+    return { r, lacc.flatten(m), lacc.reshape({ n * 6 }, lacc.map(function(x) return x + 1 end, m)), t,
+             lacc.map(function(x) return x * 2 end, lacc.transpose(t)) }
+  end)
+  case("row-wise sort argsort take drop reverse rotate scanl_ (rank 2) n=" .. N, function(d)
+    local m = mat(n, 7, "i64", 27, d)
+    local ex, tot = lacc.scanl_(add, lacc.constant(1, "i64"), m)
+    return { lacc.sort(m), lacc.argsort(m, { descending = true }), lacc.take(3, m), lacc.drop(2, m),
+             lacc.reverse(m), lacc.rotate(2, m), ex, tot }
+  end)
   case("filter n=" .. N, function(d)
     local xs = vec(n, "i64", 19, d)
     local v, c = lacc.filter(function(x) return lacc.gt(x, 0) end, xs)
@@ -198,8 +211,13 @@ check_case("a failure before an exchange is every rank's error", function()
 end)
 check_case("misuse: a combinator not yet distributed says so", function()
   local xs = lacc.mpi.generate({ 4 }, function(i) return i end)
-  local ok, err = pcall(lacc.reverse, xs)
-  if ok or not tostring(err):find("reverse: not yet distributed (lacc.mpi)", 1, true) then return tostring(err) end
+  local ok, err = pcall(lacc.append, xs, xs)
+  if ok or not tostring(err):find("append: not yet distributed (lacc.mpi)", 1, true) then return tostring(err) end
+  ok, err = pcall(lacc.reverse, xs)
+  local row_wise = "reverse: along the distributed dimension (an array of rank 1): not yet distributed"
+  if ok or not tostring(err):find(row_wise, 1, true) then
+    return tostring(err)
+  end
   ok, err = pcall(function() return xs[1] end)
   if ok or not tostring(err):find("index: a distributed array (lacc.mpi) read outside", 1, true) then
     return tostring(err)
@@ -243,6 +261,32 @@ check_case("a program run again (compiled parts) follows its inputs' new values"
     for r = 1, dk.block:shape()[1] do dk.block:set(r, (lo + r) * round) end
     for r = 1, n do keys:set(r, r * round) end
   end
+end)
+
+check_case("mpi.load reads each rank's rows of a .npy file", function()
+  local name = lacc.mpi.from_blocks(lacc.frombytes(lacc.mpi.rank() == 1 and os.tmpname() or "", "u8"))
+  local path = name:allgather():tobytes() .. ".npy"
+  local want = {}
+  for _, spec in ipairs { { "f32", { 11, 3 } }, { "i64", { 5 } }, { "u8", { 0, 2 } }, { "bool", { 7 } } } do
+    local t, sh = spec[1], spec[2]
+    local a = lacc.run(lacc.generate(sh, function(i, j)
+      local v = i * 7 + (j or 0)
+      if t == "bool" then return lacc.eq(lacc.imod(v, 3), 0) end
+      return lacc.cast(v, t)
+    end))
+    if lacc.mpi.rank() == 1 then a:save(path) end
+    lacc.mpi.barrier()
+    local d = lacc.mpi.load(path)
+    local got = d:allgather()
+    lacc.mpi.barrier()
+    if bytes(got) ~= bytes(a) then want[#want + 1] = ("%s: got %s, want %s"):format(t, tostring(got), tostring(a)) end
+    local lo, held = d:offset(), d.block:shape()[1]
+    if lo ~= math.floor((lacc.mpi.rank() - 1) * sh[1] / lacc.mpi.size()) or held ~= d:counts()[lacc.mpi.rank()] then
+      want[#want + 1] = "the block's rows"
+    end
+  end
+  if lacc.mpi.rank() == 1 then os.remove(path); os.remove(path:sub(1, -5)) end
+  if #want > 0 then return table.concat(want, "; ") end
 end)
 
 -- ---- communication volume: lacc.mpi.stats() against the model (bytes this rank sends)
