@@ -48,12 +48,14 @@ local function load_named(path)
   return assert((loadstring or load)(src, "@" .. path))
 end
 
+-- The examples on one process: those for MPI ranks (mpi_*.lua, run by mpirun; their
+-- programs are distributed) are not in the corpus.
 function M.example_names()
   local names = {}
   local h = io.popen("ls examples")
   for f in h:lines() do
     local n = f:match("^(.-)%.lua$")
-    if n then names[#names + 1] = n end
+    if n and not n:find("^mpi_") then names[#names + 1] = n end
   end
   h:close()
   table.sort(names)

@@ -133,9 +133,11 @@ if [ $have_cl = 1 ]; then
   echo "== embedding on OpenCL"
   if run "$B/examples/threads" 4 opencl; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 fi
-busted_cl() {   # vm, log: the OpenCL tests, each type sweep under one VM, unless LACC_TEST_OPENCL=all
+busted_cl() {   # vm, log, folders: the OpenCL tests, each type sweep under one VM, unless LACC_TEST_OPENCL=all
+  dirs=${3:-spec}
+  # shellcheck disable=SC2086
   if [ "${LACC_TEST_OPENCL:-1}" = all ]; then
-    run env LACC_TEST_BACKENDS=opencl "$1" "$BUSTED" --ignore-lua -o TAP --filter=opencl spec >"$2" 2>&1
+    run env LACC_TEST_BACKENDS=opencl "$1" "$BUSTED" --ignore-lua -o TAP --filter=opencl $dirs >"$2" 2>&1
   elif [ "$1" = "$LUA54" ]; then
     run env LACC_TEST_BACKENDS=opencl "$1" "$BUSTED" --ignore-lua -o TAP --filter=opencl \
       --filter-out="on i8$" --filter-out="on i16$" --filter-out="on u16$" \
@@ -145,19 +147,23 @@ busted_cl() {   # vm, log: the OpenCL tests, each type sweep under one VM, unles
       --filter-out="from [ub]" --filter-out="from i8 " --filter-out="from i16 " \
       --filter-out="from i64 " --filter-out="from f32 " --filter-out="casts [ub]" \
       --filter-out="casts i8 " --filter-out="casts i16 " --filter-out="casts i64 " \
-      --filter-out="casts f32 " spec >"$2" 2>&1
+      --filter-out="casts f32 " $dirs >"$2" 2>&1
   else
     run env LACC_TEST_BACKENDS=opencl "$1" "$BUSTED" --ignore-lua -o TAP --filter=opencl \
       --filter-out="on i32$" --filter-out="on f64$" --filter-out="i32 on opencl" \
       --filter-out="f64 on opencl" --filter-out="from i32 " --filter-out="from f64 " \
-      --filter-out="casts i32 " --filter-out="casts f64 " spec >"$2" 2>&1
+      --filter-out="casts i32 " --filter-out="casts f64 " $dirs >"$2" 2>&1
   fi
 }
 cl_log54=$(mktemp)
 cl_logjit=$(mktemp)
+cl_logjit2=$(mktemp)
+# a background process's end, in seconds since the start (printed with its counts)
+ended() { echo $(( $(date +%s) - t_start )) > "$1.end"; }
 summarise() {   # label, log, exit status
   [ "$2" = "$log" ] || cp "$2" "$log"
   count_busted "$1" "$3"
+  if [ -f "$2.end" ]; then echo "   (it ended $(cat "$2.end") s since the start)"; rm -f "$2.end"; fi
 }
 # The interp and cpu tests run as two processes of about equal length, so that both
 # cores work through the C compiles. Each VM's OpenCL process starts with that VM's
@@ -167,30 +173,36 @@ summarise() {   # label, log, exit status
 PART_A="spec/kernels spec/ast spec/errors spec/golden"
 PART_B="spec/front spec/surface spec/backends spec/mpi"
 b_log=$(mktemp)
-trap 'rm -f "$log" "$cl_log54" "$cl_logjit" "$b_log"' EXIT
+trap 'rm -f "$log" "$cl_log54" "$cl_logjit" "$cl_logjit2" "$b_log" "$log.end" "$b_log.end" "$cl_log54.end" "$cl_logjit.end" "$cl_logjit2.end"' EXIT
 for d in spec/*/; do   # a folder of specs in neither part would never run
   case " $PART_A $PART_B " in
     *" ${d%/} "*) ;;
     *) echo "$d is in neither PART_A nor PART_B of tools/runtests.sh"; failed=$((failed + 1)) ;;
   esac
 done
-cl_pid54= cl_pidjit=
+cl_pid54= cl_pidjit= cl_pidjit2=
 for vm in "$LUA54" "$LUAJIT"; do
   if [ $have_cl = 1 ]; then
     echo "== busted under $vm: interp and cpu (two processes), and (in parallel) opencl"
-    if [ "$vm" = "$LUA54" ]; then busted_cl "$vm" "$cl_log54" & cl_pid54=$!
-    else busted_cl "$vm" "$cl_logjit" & cl_pidjit=$!; fi
+    # LuaJIT's OpenCL tests (most of the type sweeps) in two processes, one a part: as one
+    # they ran on alone for minutes after LuaJIT's interp and cpu tests, a core idle
+    if [ "$vm" = "$LUA54" ]; then { busted_cl "$vm" "$cl_log54"; rc=$?; ended "$cl_log54"; exit $rc; } & cl_pid54=$!
+    else
+      { busted_cl "$vm" "$cl_logjit" "$PART_A"; rc=$?; ended "$cl_logjit"; exit $rc; } & cl_pidjit=$!
+      { busted_cl "$vm" "$cl_logjit2" "$PART_B"; rc=$?; ended "$cl_logjit2"; exit $rc; } & cl_pidjit2=$!
+    fi
     envs="LACC_TEST_BACKENDS=interp,cpu" what="interp, cpu"
   else
     echo "== busted under $vm (two processes)"
     envs="LACC_TEST_OPENCL=0" what="interp, cpu"
   fi
   # shellcheck disable=SC2086
-  run env $envs "$vm" "$BUSTED" --ignore-lua -o TAP $PART_B >"$b_log" 2>&1 &
+  { run env $envs "$vm" "$BUSTED" --ignore-lua -o TAP $PART_B >"$b_log" 2>&1; b_rc=$?; ended "$b_log"; exit $b_rc; } &
   b_pid=$!
   # shellcheck disable=SC2086
   run env $envs "$vm" "$BUSTED" --ignore-lua -o TAP $PART_A >"$log" 2>&1
   rc=$?
+  ended "$log"
   wait $b_pid
   b_rc=$?
   summarise "$vm ($what: $PART_A)" "$log" $rc
@@ -201,7 +213,9 @@ if [ $have_cl = 1 ]; then
   wait $cl_pid54
   summarise "$LUA54 (opencl)" "$cl_log54" $?
   wait $cl_pidjit
-  summarise "$LUAJIT (opencl)" "$cl_logjit" $?
+  summarise "$LUAJIT (opencl: $PART_A)" "$cl_logjit" $?
+  wait $cl_pidjit2
+  summarise "$LUAJIT (opencl: $PART_B)" "$cl_logjit2" $?
   elapsed
 fi
 

@@ -67,6 +67,48 @@ describe("examples", function()
     assert.are.equal(ref, inside)
   end)
 
+  it("mpi_heat on 2 MPI ranks writes its picture and gives plain Lua's temperatures", function()
+    if not H.lacc.mpi.available() then   -- a lacc built without MPI says so
+      local ok, err = pcall(H.lacc.mpi.init)
+      assert(not ok and tostring(err):find("built without MPI", 1, true), tostring(err))
+      return
+    end
+    local path = dir .. "/heat.png"
+    local out = H.sh(("W=24 STEPS=10 OUT='%s' timeout 120 mpirun --allow-run-as-root --oversubscribe -n 2 %s " ..
+      "examples/mpi_heat.lua"):format(path, lua))
+    assert.are.same({ 24, 24 }, { png_size(path) })
+    local heat, start, hottest = out:match("heat ([%d.e+]+) %(start ([%d.e+]+)%), hottest ([%d.]+)")
+    assert.truthy(heat, out)
+    -- the same steps in plain Lua: two hot discs, a 5-point stencil, clamped edges
+    local n, u = 24, {}
+    local function disc(i, j, ci, cj, r) return (i - ci) ^ 2 + (j - cj) ^ 2 <= r * r end
+    for i = 1, n do
+      u[i] = {}
+      for j = 1, n do
+        u[i][j] = (disc(i, j, n / 3, n / 3, n / 8) or disc(i, j, 2 * n / 3, 3 * n / 5, n / 10)) and 1 or 0
+      end
+    end
+    local total0 = 0
+    for i = 1, n do for j = 1, n do total0 = total0 + u[i][j] end end
+    for _ = 1, 10 do
+      local v = {}
+      for i = 1, n do
+        v[i] = {}
+        for j = 1, n do
+          local function at(a, b) return u[math.min(math.max(a, 1), n)][math.min(math.max(b, 1), n)] end
+          local c = u[i][j]
+          v[i][j] = c + 0.2 * (at(i - 1, j) + at(i + 1, j) + at(i, j - 1) + at(i, j + 1) - 4 * c)
+        end
+      end
+      u = v
+    end
+    local total, top = 0, 0
+    for i = 1, n do for j = 1, n do total, top = total + u[i][j], math.max(top, u[i][j]) end end
+    assert.are.equal(("%.6g"):format(total0), start)
+    assert.are.equal(("%.6g"):format(total), heat)
+    assert.are.equal(("%.4f"):format(top), hottest)
+  end)
+
   it("blur writes both pictures and keeps the mean", function()
     local path = dir .. "/b.png"
     local out = run("blur", ("W=64 OUT='%s'"):format(path))
