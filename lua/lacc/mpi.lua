@@ -1556,7 +1556,8 @@ function M.load(path)
   local ok = data and #data == rows * rowbytes
   local first, text = B.agree(not ok, ("mpi.load: %s is shorter than its header says"):format(path))
   if first then error(text, 0) end
-  if t == "bool" then data = data:gsub("[^\0]", "\1") end
+  -- a bool byte other than 0 reads as 1 (as frombytes does; no NUL in the pattern: LuaJIT)
+  if t == "bool" then data = data:gsub("[\1-\255]", "\1") end
   return new_da(plain.frombytes(data, t, local_shape(sh, rows)), counts, t, #sh)
 end
 
