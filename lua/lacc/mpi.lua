@@ -349,8 +349,12 @@ local function aligned(nd, vals, opts)
       end
     end
   end
-  local lo, hi = rows_before(target, me()), rows_before(target, me() + 1)
   local args = {}
+  if not target then   -- every operand the same on every rank (a reduction's result)
+    for i = 1, nd.n do args[i] = vals[i] and vals[i].acc or nd.args[i] end
+    return args, nil, 0
+  end
+  local lo, hi = rows_before(target, me()), rows_before(target, me() + 1)
   for i = 1, nd.n do
     local v, a = vals[i], nd.args[i]
     if not v then args[i] = a
@@ -930,6 +934,9 @@ wrapped.backpermute = function(args, n)
 end
 H.backpermute = function(nd, vals, opts)
   local v = vals[3]
+  if not v.counts then   -- the source is the same on every rank: so is the result
+    return { acc = lazy(nd, "out", { v.acc }, function() return plain.backpermute(nd.shape, nd.fn, v.acc) end) }
+  end
   local counts = balanced(nd.shape[1], nranks())
   if nranks() == 1 then
     return { acc = lazy(nd, "out", { v.acc }, function() return plain.backpermute(nd.shape, nd.fn, v.acc) end),
@@ -969,6 +976,10 @@ DESC.gather_local = DESC.map
 H.gather = function(nd, vals, opts)
   local vi, v = vals[1], vals[2]
   local idx = vi and vi.acc or nd.args[1]
+  if not v.counts then   -- a replicated source: each rank gathers its indices' elements
+    return { acc = lazy(nd, "out", { idx, v.acc }, function() return plain.gather(idx, v.acc) end),
+             counts = vi and vi.counts }
+  end
   if nranks() == 1 then
     return { acc = lazy(nd, "out", { idx, v.acc }, function() return plain.gather(idx, v.acc) end),
              counts = vi and vi.counts }

@@ -92,6 +92,12 @@ for _, n in ipairs(EXTENTS) do
              lacc.fold(add, lacc.constant(1, "i64"), m), lacc.product(lacc.map(function(x) return lacc.band(x, 3) + 1 end, m), 1),
              lacc.sum(m) }
   end)
+  case("combinators over a reduction's replicated result n=" .. N, function(d)
+    local m = mat(n, 4, "i64", 28, d)
+    local cols = lacc.sum(m, 1)   -- the same on every rank
+    return { lacc.map(function(x) return x * 2 end, cols), lacc.backpermute({ 2 }, function(i) return 5 - i end, cols),
+             lacc.scanl1(add, cols), lacc.zipWith(add, lacc.map(function(x) return x + 1 end, cols), cols) }
+  end)
   case("all any n=" .. N, function(d)
     local xs = vec(n, "i32", 9, d)
     return { lacc.all(function(x) return lacc.lt(x, 90) end, xs), lacc.any(function(x) return lacc.gt(x, 90) end, xs) }
