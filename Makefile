@@ -88,7 +88,8 @@ $(B)/examples/threads: examples/c/threads.c
 # CFLAGS and (to rock-install) LIBDIR. Warnings stay warnings there (WERROR=).
 ROCK_B = build/rock
 ROCK_LUA = $(shell sed -n 's/^.define LUA_VERSION_NUM[^0-9]*\([0-9]*\).*/\1/p' "$(LUA_INCDIR)/lua.h" 2>/dev/null)
-ROCK_GOALS = $(ROCK_B)/liblacc.so $(if $(filter 504,$(ROCK_LUA)),$(ROCK_B)/lacc/core.so)
+ROCK_GOALS = $(ROCK_B)/liblacc.so $(if $(filter 504,$(ROCK_LUA)),$(ROCK_B)/lacc/core.so) \
+  $(if $(HAVE_MPI),$(ROCK_B)/liblacc_mpi.so $(if $(filter 504,$(ROCK_LUA)),$(ROCK_B)/lacc/mpi_core.so))
 rock:
 	@case "$(ROCK_LUA)" in 504|501) ;; *) echo "lacc builds for Lua 5.4, or for LuaJIT (Lua 5.1's \
 	  API); LuaRocks asked for Lua $(ROCK_LUA) (headers: $(LUA_INCDIR))"; exit 1 ;; esac
@@ -103,6 +104,10 @@ rock-install:
 	cp $(ROCK_B)/liblacc.so "$(LIBDIR)/"
 	@if [ "$(ROCK_LUA)" = 504 ]; then mkdir -p "$(LIBDIR)/lacc" && \
 	  cp $(ROCK_B)/lacc/core.so "$(LIBDIR)/lacc/" && echo "installed lacc.core (Lua 5.4)"; fi
+	@if [ -f $(ROCK_B)/liblacc_mpi.so ]; then cp $(ROCK_B)/liblacc_mpi.so "$(LIBDIR)/" && \
+	  echo "installed liblacc_mpi.so (lacc.mpi)"; fi
+	@if [ -f $(ROCK_B)/lacc/mpi_core.so ] && [ "$(ROCK_LUA)" = 504 ]; then \
+	  cp $(ROCK_B)/lacc/mpi_core.so "$(LIBDIR)/lacc/" && echo "installed lacc.mpi_core (Lua 5.4)"; fi
 
 # The LuaJIT cdef is generated from lacc.h and committed; the test fails on a diff.
 cdef:

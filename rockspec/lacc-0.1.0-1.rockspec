@@ -21,7 +21,8 @@ dependencies = { "lua >= 5.1, < 5.5, ~= 5.2, ~= 5.3" }
 -- No external_dependencies: LuaRocks would make each one mandatory, and both of lacc's are
 -- optional. The build takes libpng (write_png, read_png) and the OpenCL headers (the
 -- opencl backend; libOpenCL.so.1 is opened at run time) where their headers are found, and
--- without them builds a lacc that says what it lacks (Debian: libpng-dev, opencl-headers).
+-- without them builds a lacc that says what it lacks (Debian: libpng-dev, opencl-headers);
+-- with mpicc (Open MPI: openmpi-bin, libopenmpi-dev) also lacc.mpi's library.
 build = {
   type = "make",
   -- the Makefile's rock and rock-install targets: the core compiled once, into liblacc.so
@@ -39,6 +40,8 @@ build = {
       ["lacc.combinators"] = "lua/lacc/combinators.lua",
       ["lacc.exp"] = "lua/lacc/exp.lua",
       ["lacc.ffi_core"] = "lua/lacc/ffi_core.lua",
+      ["lacc.mpi"] = "lua/lacc/mpi.lua",
+      ["lacc.mpi_ffi"] = "lua/lacc/mpi_ffi.lua",
       ["lacc.permutations"] = "lua/lacc/permutations.lua",
       ["lacc.random"] = "lua/lacc/random.lua",
       ["lacc.run"] = "lua/lacc/run.lua",
