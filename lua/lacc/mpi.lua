@@ -1501,12 +1501,12 @@ function M.from_blocks(block)
   local sh = block:shape()
   local sig = block:type() .. ":" .. table.concat(sh, ",", 2)
   local got = B.allgather(sh[1] .. ";" .. sig)
-  local counts = {}
+  local counts, first_sig = {}, got[1]:match("^%d+;(.*)$")
   for q = 1, #got do
     local rows, s = got[q]:match("^(%d+);(.*)$")
-    if s ~= sig then
-      fail("mpi.from_blocks: rank %d's block is %s, rank %d's %s (types and extents past the first must agree)",
-        me() + 1, sig, q, s)
+    if s ~= first_sig then   -- every rank sees every block: the same error on all
+      fail("mpi.from_blocks: rank 1's block is %s, rank %d's %s (types and extents past the first must agree)",
+        first_sig, q, s)
     end
     counts[q] = tonumber(rows)
   end
@@ -1534,7 +1534,8 @@ local function npy_header(f)
   local shs = h:match("'shape':%s*%(([^)]*)%)")
   if not descr or not shs or fortran ~= "False" then return nil end
   local order, code = descr:sub(1, 1), descr:sub(2)
-  local little = string.pack and string.pack("=i2", 1):byte(1) == 1 or true
+  local little = true   -- LuaJIT has no string.pack; lacc's machines are little-endian
+  if string.pack then little = string.pack("=i2", 1):byte(1) == 1 end
   if not NPY[code] or (order == ">" and little) or (order == "<" and not little) then return nil end
   local sh = {}
   for e in shs:gmatch("%d+") do sh[#sh + 1] = tonumber(e) end
