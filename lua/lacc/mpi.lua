@@ -15,6 +15,8 @@ local util = require "lacc.util"
 local exp = require "lacc.exp"
 local array = require "lacc.array"
 local collection = require "lacc.collection"
+local sorting = require "lacc.sort"
+local types = require "lacc.types"
 local fail = util.fail
 local unpack = table.unpack or unpack
 local floor = math.floor
@@ -81,6 +83,8 @@ local function together(f, ...)
   end
   return unpack(res, 2, res.n)
 end
+
+local function key_bytes(kt) return kt == "u64" and 8 or 4 end
 
 -- ---- distributions: rows per rank
 
@@ -1366,8 +1370,125 @@ local function row_local(name, xs_i, how_many)
   end
   DESC[name] = "local (each row is one rank's)"
 end
+-- sort / argsort of a rank-1 distributed array of numbers (a sample sort): each rank
+-- sorts its block, P - 1 samples of every rank are all-gathered and give P - 1 splitter
+-- keys (lacc.sort's radix keys, so its order: NaN last, -0 before +0), each rank sends
+-- rank q its elements whose key has q splitters below it (a contiguous run of its sorted
+-- block: equal keys all go to one rank), and each rank sorts what it got, the senders in
+-- rank order (a stable sort: equal keys keep their order).
+local function dist_sort_record(name)
+  return function(args, n)
+    local xs, o = args[1], args[2]
+    if not is_dist(xs) then return nil end
+    if xs.rank >= 2 then return nil end
+    if type(o) == "table" and o.by ~= nil then
+      fail("%s: a key function (by) over a distributed array of rank 1: not yet distributed (lacc.mpi)", name)
+    end
+    if not types.is_scalar[xs.t] or xs.t == "bool" then
+      fail("%s: a distributed array of %s: not yet distributed (lacc.mpi; numbers are)", name, xs.t)
+    end
+    return record(name .. "_dist", 1, plain[name], args, n)
+  end
+end
+
+-- the number of entries of the sorted rank-1 array `arr` (n entries) below k
+local function count_below(k, arr, n)
+  local pos = exp.constant(0, "i64")
+  for level = SEARCH_LEVELS - 1, 0, -1 do
+    local nxt = pos + 2 ^ level
+    local at = L.min(nxt, math.max(n, 1)) - 1
+    pos = L.cond(L.land(L.le(nxt, n), L.lt(arr[at + 1], k)), nxt, pos)
+  end
+  return pos
+end
+
+local function dist_sort_handler(name)
+  return function(nd, vals, opts)
+    local v, o = vals[1], nd.args[2]
+    if not v.counts or nranks() == 1 then
+      return { acc = lazy(nd, "out", { v.acc }, function() return plain[name](v.acc, o) end),
+               counts = v.counts and { v.counts[1] } }
+    end
+    local P, desc = nranks(), type(o) == "table" and o.descending or false
+    local t = nd.args[1].t
+    local kt = (t == "i64" or t == "u64" or t == "f64") and "u64" or "u32"
+    local lo = rows_before(v.counts, me())
+    -- this rank's block in order: the values, their radix keys, their global positions
+    local sorted, keys, pos, samples = together(function()
+      local blk = force(v, opts)
+      local order = plain.argsort(blk, o)
+      local vs = plain.gather(order, blk)
+      local ks = plain.map(function(x) return sorting.radix_key(x, t, desc) end, vs)
+      local ps = plain.map(function(i) return i + lo end, order)
+      local hv, hk, hp = plain.run({ vs, ks, ps }, opts.localopts)
+      local m, pick = hk:size(), {}
+      for j = 1, P - 1 do
+        if m > 0 then pick[#pick + 1] = util.core.array_read_bytes(hk, floor(j * m / P) * key_bytes(kt), key_bytes(kt)) end
+      end
+      return hv, hk, hp, table.concat(pick)
+    end)
+    -- the splitters: P - 1 keys spread over every rank's samples, in order
+    local all = table.concat(B.allgather(samples))
+    local split = together(function()
+      local eb = key_bytes(kt)
+      local sam = plain.run(plain.sort(plain.frombytes(all, kt, { #all / eb })), opts.localopts)
+      local m, sp = sam:size(), {}
+      for j = 1, P - 1 do
+        if m > 0 then sp[#sp + 1] = util.core.array_read_bytes(sam, floor(j * m / P) * eb, eb) end
+      end
+      local arr = plain.frombytes(table.concat(sp), kt, { #sp })
+      -- where each of this rank's (sorted) elements goes: a run per rank
+      local dest = plain.map(function(k) return count_below(k, arr, #sp) end, keys)
+      local per = plain.permute(function(a, b) return a + b end, plain.fill({ P }, exp.constant(0, "i64")),
+        function(i) return dest[i] + 1 end, plain.map(function() return exp.constant(1, "i64") end, dest))
+      return plain.run(per, opts.localopts)
+    end)
+    local vb, pb = packed(sorted, name), packed(pos, name)
+    local veb, parts, at = util.core.type_bytes(t), {}, 0
+    for q = 1, P do
+      local c = split:get(q)
+      parts[q] = vb:sub(at * veb + 1, (at + c) * veb) .. (name == "argsort" and pb:sub(at * 8 + 1, (at + c) * 8) or "")
+      at = at + c
+    end
+    local got = B.alltoall(parts)
+    local per = name == "argsort" and veb + 8 or veb
+    local vals_s, pos_s, mine = {}, {}, 0
+    for q = 1, P do
+      local c = #got[q] / per
+      vals_s[q] = got[q]:sub(1, c * veb)
+      pos_s[q] = got[q]:sub(c * veb + 1)
+      mine = mine + c
+    end
+    local counts = {}
+    for q, c in ipairs(B.allgather(tostring(mine))) do counts[q] = tonumber(c) end
+    local res = together(function()
+      local xs = plain.frombytes(table.concat(vals_s), t, { mine })
+      if name == "sort" then return plain.run(plain.sort(xs, o), opts.localopts) end
+      local ord = plain.argsort(xs, o)
+      local gpos = plain.frombytes(table.concat(pos_s), "i64", { mine })
+      return plain.run(plain.gather(ord, gpos), opts.localopts)
+    end)
+    return { acc = res, counts = counts }
+  end
+end
+H.sort_dist = dist_sort_handler("sort")
+H.argsort_dist = dist_sort_handler("argsort")
+DESC.sort_dist = "a sample sort: each rank sorts its block, P - 1 samples of each all-gathered, " ..
+  "then one all-to-all sends every element to the rank of its key range (argsort: with its " ..
+  "position, 8 bytes), where the runs are sorted again"
+DESC.argsort_dist = DESC.sort_dist
+
 row_local("sort", 1)
 row_local("argsort", 1)
+do   -- rank 1: the sample sort; rank 2 or more: row by row
+  for _, name in ipairs { "sort", "argsort" } do
+    local rows, dist = wrapped[name], dist_sort_record(name)
+    wrapped[name] = function(args, n)
+      if is_dist(args[1]) and args[1].rank == 1 then return dist(args, n) end
+      return rows(args, n)
+    end
+  end
+end
 row_local("take", 2)
 row_local("drop", 2)
 row_local("reverse", 1)

@@ -171,6 +171,9 @@ function F.sort_by_key(keys, values, opts)
   return in_order(keys, perm), in_order(values, perm)
 end
 
+-- (lacc.mpi splits a distributed sort by the same keys)
+M.radix_key = radix_key
+
 M.install = util.installer(F, function(l) lacc = l end)
 
 return M

@@ -167,6 +167,17 @@ for _, n in ipairs(EXTENTS) do
     return { lacc.sort(m), lacc.argsort(m, { descending = true }), lacc.take(3, m), lacc.drop(2, m),
              lacc.reverse(m), lacc.rotate(2, m), ex, tot }
   end)
+  case("sort argsort across ranks (rank 1) n=" .. N, function(d)
+    local xs = vec(n, "i64", 29, d)
+    local few = lacc.map(function(x) return lacc.band(x, 3) end, xs)   -- many equal keys
+    local fs = lacc.map(function(x)
+      return lacc.cond(lacc.eq(lacc.band(x, 7), 1), lacc.constant(0 / 0, "f64"),
+        lacc.cond(lacc.eq(lacc.band(x, 7), 2), lacc.constant(-0.0, "f64"), lacc.cast(lacc.band(x, 12), "f64")))
+    end, xs)
+    local us = lacc.map(function(x) return lacc.cast(x, "u8") end, xs)
+    return { lacc.sort(xs), lacc.argsort(few), lacc.sort(fs), lacc.argsort(fs, { descending = true }),
+             lacc.sort(us, { descending = true }), lacc.argsort(lacc.map(function(x) return lacc.cast(x, "f32") end, few)) }
+  end)
   case("filter n=" .. N, function(d)
     local xs = vec(n, "i64", 19, d)
     local v, c = lacc.filter(function(x) return lacc.gt(x, 0) end, xs)
