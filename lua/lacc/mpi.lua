@@ -428,19 +428,10 @@ H.generate = function(nd)
 end
 DESC.generate = "local (each rank generates its rows)"
 
+-- fill: a generate of the one value (its node says "generate" in explain)
 function M.fill(shape, e)
-  shape = outer_shape(shape, "fill")
-  local nd = record("fill", 1, function() return plain.fill(local_shape(shape, 0), e) end, {}, 0)
-  nd.shape, nd.value = shape, e
-  return nd
+  return M.generate(outer_shape(shape, "fill"), function() return e end)
 end
-H.fill = function(nd)
-  local counts = balanced(nd.shape[1], nranks())
-  return { acc = lazy(nd, "out", { key_of(counts) }, function()
-    return plain.fill(local_shape(nd.shape, counts[me() + 1]), nd.value)
-  end), counts = counts }
-end
-DESC.fill = "local (each rank fills its rows)"
 
 -- ---- folds: local partials, combined in rank order
 
