@@ -557,18 +557,36 @@ local function scan_record(op, args, n, f, z, xs, o)
     nd.scan = { local_only = true, xs = z == nil and 2 or 3 }
     return nd
   end
-  if xs.rank ~= 1 then
-    fail("%s: a scan along the distributed dimension of an array of rank %d: not yet " ..
-         "distributed (lacc.mpi; rank 1 is)", op, xs.rank)
-  end
   local nd = record(op, 1, plain[op], args, n)
-  nd.scan = { f = f, z = z, xs = z == nil and 2 or 3, right = op:sub(1, 5) == "scanr" }
+  nd.scan = { f = f, z = z, xs = z == nil and 2 or 3, right = op:sub(1, 5) == "scanr", rank = xs.rank }
   return nd
 end
 wrapped.scanl1 = function(a, n) return scan_record("scanl1", a, n, a[1], nil, a[2], a[3]) end
 wrapped.scanr1 = function(a, n) return scan_record("scanr1", a, n, a[1], nil, a[2], a[3]) end
 wrapped.scanl = function(a, n) return scan_record("scanl", a, n, a[1], a[2], a[3], a[4]) end
 wrapped.scanr = function(a, n) return scan_record("scanr", a, n, a[1], a[2], a[3], a[4]) end
+
+-- Rows along the outermost dimension of a block of rank r (rest: its other extents):
+-- the first k, all from k on (of n), and two blocks one after the other (na and nb rows).
+local function first_rows(a, k, r)
+  if r == 1 then return plain.take(k, a) end
+  return rows_of(a, 0, k)
+end
+local function rows_from(a, k, n, r)
+  if r == 1 then return plain.drop(k, a) end
+  return rows_of(a, k, n)
+end
+local function append_rows(a, na, b, nb, rest)
+  if #rest == 0 then return plain.append(a, b) end
+  local sh = { na + nb }
+  for d = 1, #rest do sh[d + 1] = rest[d] end
+  return plain.reshape(sh, plain.append(plain.flatten(a), plain.flatten(b)))
+end
+local function with_rows(n, rest)
+  local sh = { n }
+  for d = 1, #rest do sh[d + 1] = rest[d] end
+  return sh
+end
 
 local function scan_handler(op)
   return function(nd, vals, opts)
@@ -583,12 +601,17 @@ local function scan_handler(op)
         return plain[op](unpack(args, 1, nd.n))
       end), counts = counts }
     end
-    local f, rows, P = sc.f, v.counts[me() + 1], nranks()
-    local incl = sc.right and plain.scanr1(f, v.acc) or plain.scanl1(f, v.acc)
-    -- each rank's block total (nothing where it has no rows), in rank order
-    local mine = together(function()
-      if rows == 0 then return "\0" end
-      return "\1" .. packed(plain.run(plain.fold1(f, v.acc), opts.localopts), "scan")
+    local f, rows, P, r = sc.f, v.counts[me() + 1], nranks(), sc.rank
+    local along = r > 1 and { dim = 1 } or nil
+    local scan1 = sc.right and plain.scanr1 or plain.scanl1
+    local incl = along and scan1(f, v.acc, along) or scan1(f, v.acc)
+    -- each rank's block total (a row; nothing where it has no rows), in rank order
+    local mine, rest = together(function()
+      local sh = force(v, opts):shape()
+      table.remove(sh, 1)
+      if rows == 0 then return "\0", sh end
+      local sum_rows = along and plain.fold1(f, v.acc, along) or plain.fold1(f, v.acc)
+      return "\1" .. packed(plain.run(sum_rows, opts.localopts), "scan"), sh
     end)
     local got = B.allgather(mine)
     -- the totals of the ranks before (scanl) or after (scanr) this one
@@ -596,31 +619,36 @@ local function scan_handler(op)
     local from, to = 1, me()
     if sc.right then from, to = me() + 2, P end
     for q = from, to do if got[q]:byte(1) == 1 then side[#side + 1] = got[q]:sub(2) end end
-    local st = plain.frombytes(table.concat(side), nd.t, { #side })
-    local carry   -- a rank-0 program, or nil
+    local st = plain.frombytes(table.concat(side), nd.t, with_rows(#side, rest))
+    local carry   -- a program of rank r - 1, or nil
     if sc.z ~= nil then
       local z = type(sc.z) == "number" and exp.constant(sc.z, nd.t) or sc.z
-      local zs = plain.reshape({ 1 }, plain.unit(z))
-      carry = plain.fold1(f, sc.right and plain.append(st, zs) or plain.append(zs, st))
+      local zs = plain.fill(with_rows(1, rest), z)
+      carry = plain.fold1(f, sc.right and append_rows(st, #side, zs, 1, rest) or append_rows(zs, 1, st, #side, rest), { dim = 1 })
     elseif #side > 0 then
-      carry = plain.fold1(f, st)
+      carry = plain.fold1(f, st, { dim = 1 })
     end
     local out = incl
     if carry then
-      local c = plain.replicate({ rows }, carry)
+      local spec = { rows }
+      for d = 2, r do spec[d] = L.all end
+      local c = plain.replicate(spec, carry)
       out = sc.right and plain.zipWith(f, incl, c) or plain.zipWith(f, c, incl)
     end
     if sc.z == nil then return { acc = out, counts = v.counts } end
     local counts = { unpack(v.counts) }
     counts[P] = counts[P] + 1
-    local one = plain.reshape({ 1 }, carry)
+    local one = plain.reshape(with_rows(1, rest), carry)
     if sc.right then
       -- element k: x_k combined with everything after it, then z; the last rank adds z
-      if me() == P - 1 then out = plain.append(out, one) end
+      if me() == P - 1 then out = append_rows(out, rows, one, 1, rest) end
     else
       -- the carry, then all but the last inclusive value; the last rank adds the total
-      local ex = rows > 0 and plain.append(one, plain.take(rows - 1, out)) or plain.take(0, one)
-      if me() == P - 1 then ex = plain.append(ex, rows > 0 and plain.drop(rows - 1, out) or one) end
+      local ex = rows > 0 and append_rows(one, 1, first_rows(out, rows - 1, r), rows - 1, rest) or first_rows(one, 0, r)
+      if me() == P - 1 then
+        if rows > 0 then ex = append_rows(ex, rows, rows_from(out, rows - 1, rows, r), 1, rest)
+        else ex = one end
+      end
       out = ex
     end
     return { acc = out, counts = counts }
@@ -1361,36 +1389,75 @@ local function row_local(name, xs_i, how_many)
   end
   DESC[name] = "local (each row is one rank's)"
 end
--- sort / argsort of a rank-1 distributed array of numbers (a sample sort): each rank
--- sorts its block, P - 1 samples of every rank are all-gathered and give P - 1 splitter
--- keys (lacc.sort's radix keys, so its order: NaN last, -0 before +0), each rank sends
--- rank q its elements whose key has q splitters below it (a contiguous run of its sorted
--- block: equal keys all go to one rank), and each rank sorts what it got, the senders in
--- rank order (a stable sort: equal keys keep their order).
+-- sort / argsort of a rank-1 distributed array (a sample sort): each rank sorts its
+-- block, P - 1 samples of every rank are all-gathered and give P - 1 splitter keys
+-- (lacc.sort's radix keys, a u32 or u64 per field of the key, compared field by field,
+-- so its order: NaN last, -0 before +0), each rank sends rank q its elements whose key
+-- has q splitters below it (a contiguous run of its sorted block: equal keys all go to
+-- one rank), and each rank sorts what it got, the senders in rank order (a stable sort:
+-- equal keys keep their order).
 local function dist_sort_record(name)
   return function(args, n)
-    local xs, o = args[1], args[2]
+    local xs = args[1]
     if not is_dist(xs) then return nil end
     if xs.rank >= 2 then return nil end
-    if type(o) == "table" and o.by ~= nil then
-      fail("%s: a key function (by) over a distributed array of rank 1: not yet distributed (lacc.mpi)", name)
-    end
-    if not types.is_scalar[xs.t] or xs.t == "bool" then
-      fail("%s: a distributed array of %s: not yet distributed (lacc.mpi; numbers are)", name, xs.t)
+    if types.parse(xs.t).kind == "sum" then
+      fail("%s: a distributed array of %s: not yet distributed (lacc.mpi; sum types have no packed form)", name, xs.t)
     end
     return record(name .. "_dist", 1, plain[name], args, n)
   end
 end
 
--- the number of entries of the sorted rank-1 array `arr` (n entries) below k
-local function count_below(k, arr, n)
+-- whether the keys as (exps, a field each) `a` come before `b`, field by field
+local function keys_lt(a, b)
+  local r = L.lt(a[#a], b[#b])
+  for f = #a - 1, 1, -1 do r = L.lor(L.lt(a[f], b[f]), L.land(L.eq(a[f], b[f]), r)) end
+  return r
+end
+
+-- the number of entries of the sorted splitters `arrs` (a rank-1 array a key field, n
+-- entries) below the key `k` (an exp a field)
+local function count_below(k, arrs, n)
   local pos = exp.constant(0, "i64")
   for level = SEARCH_LEVELS - 1, 0, -1 do
     local nxt = pos + 2 ^ level
     local at = L.min(nxt, math.max(n, 1)) - 1
-    pos = L.cond(L.land(L.le(nxt, n), L.lt(arr[at + 1], k)), nxt, pos)
+    local here = {}
+    for f = 1, #arrs do here[f] = arrs[f][at + 1] end
+    pos = L.cond(L.land(L.le(nxt, n), keys_lt(here, k)), nxt, pos)
   end
   return pos
+end
+
+-- bytes [at, at + n) of each field's key array (host arrays), field after field
+local function key_bytes_at(hks, kts, at, n)
+  local out = {}
+  for f = 1, #hks do
+    local kb = key_bytes(kts[f])
+    out[f] = n > 0 and util.core.array_read_bytes(hks[f], at * kb, n * kb) or ""
+  end
+  return table.concat(out)
+end
+
+-- samples as sent (each rank's: its samples' first field, then the next, ...) as one
+-- host array a field, every rank's in rank order
+local function sample_fields(got, kts)
+  local rec = 0
+  for f = 1, #kts do rec = rec + key_bytes(kts[f]) end
+  local per, m = {}, 0
+  for f = 1, #kts do per[f] = {} end
+  for q = 1, #got do
+    local c, at = #got[q] / rec, 0
+    for f = 1, #kts do
+      local kb = key_bytes(kts[f])
+      per[f][q] = got[q]:sub(at + 1, at + c * kb)
+      at = at + c * kb
+    end
+    m = m + c
+  end
+  local arrs = {}
+  for f = 1, #kts do arrs[f] = plain.frombytes(table.concat(per[f]), kts[f], { m }) end
+  return arrs, m
 end
 
 local function dist_sort_handler(name)
@@ -1400,36 +1467,59 @@ local function dist_sort_handler(name)
       return { acc = lazy(nd, "out", { v.acc }, function() return plain[name](v.acc, o) end),
                counts = v.counts and { v.counts[1] } }
     end
-    local P, desc = nranks(), type(o) == "table" and o.descending or false
+    local P = nranks()
+    local desc = type(o) == "table" and o.descending == true
+    local by = type(o) == "table" and o.by or nil
     local t = nd.args[1].t
-    local kt = (t == "i64" or t == "u64" or t == "f64") and "u64" or "u32"
     local lo = rows_before(v.counts, me())
-    -- this rank's block in order: the values, their radix keys, their global positions
-    local sorted, keys, pos, samples = together(function()
+    -- this rank's block in order: the values, their keys' radix keys, their global positions
+    local sorted, hks, kts, pos, samples = together(function()
       local blk = force(v, opts)
       local order = plain.argsort(blk, o)
       local vs = plain.gather(order, blk)
-      local ks = plain.map(function(x) return sorting.radix_key(x, t, desc) end, vs)
+      local ks, kt = sorting.radix_keys(name, by and plain.map(by, vs) or vs, desc)
       local ps = plain.map(function(i) return i + lo end, order)
-      local hv, hk, hp = plain.run({ vs, ks, ps }, opts.localopts)
-      local m, pick = hk:size(), {}
+      local run = { plain.run({ vs, ps, unpack(ks) }, opts.localopts) }
+      local hv, hp = run[1], run[2]
+      local hk = { unpack(run, 3) }
+      local m, pick = hp:size(), {}
+      for f = 1, #kt do pick[f] = {} end
       for j = 1, P - 1 do
-        if m > 0 then pick[#pick + 1] = util.core.array_read_bytes(hk, floor(j * m / P) * key_bytes(kt), key_bytes(kt)) end
+        if m > 0 then
+          for f = 1, #kt do pick[f][j] = key_bytes_at({ hk[f] }, { kt[f] }, floor(j * m / P), 1) end
+        end
       end
-      return hv, hk, hp, table.concat(pick)
+      for f = 1, #kt do pick[f] = table.concat(pick[f]) end
+      return hv, hk, kt, hp, table.concat(pick)
     end)
     -- the splitters: P - 1 keys spread over every rank's samples, in order
-    local all = table.concat(B.allgather(samples))
+    local got = B.allgather(samples)
     local split = together(function()
-      local eb = key_bytes(kt)
-      local sam = plain.run(plain.sort(plain.frombytes(all, kt, { #all / eb })), opts.localopts)
-      local m, sp = sam:size(), {}
+      local arrs, m = sample_fields(got, kts)
+      local sam = plain.run(plain.argsort(plain.generate({ m }, function(i) return i end),
+        { by = function(i)
+          local k = {}
+          for f = 1, #arrs do k[f] = arrs[f][i] end
+          return unpack(k)
+        end }), opts.localopts)
+      local sp = {}
+      for f = 1, #kts do sp[f] = {} end
+      local nsp = 0
       for j = 1, P - 1 do
-        if m > 0 then sp[#sp + 1] = util.core.array_read_bytes(sam, floor(j * m / P) * eb, eb) end
+        if m > 0 then
+          local at = sam:get(floor(j * m / P) + 1) - 1
+          nsp = nsp + 1
+          for f = 1, #kts do sp[f][nsp] = key_bytes_at({ arrs[f] }, { kts[f] }, at, 1) end
+        end
       end
-      local arr = plain.frombytes(table.concat(sp), kt, { #sp })
+      local sarr = {}
+      for f = 1, #kts do sarr[f] = plain.frombytes(table.concat(sp[f]), kts[f], { nsp }) end
       -- where each of this rank's (sorted) elements goes: a run per rank
-      local dest = plain.map(function(k) return count_below(k, arr, #sp) end, keys)
+      local dest = plain.generate({ pos:size() }, function(i)
+        local k = {}
+        for f = 1, #hks do k[f] = hks[f][i] end
+        return count_below(k, sarr, nsp)
+      end)
       local per = plain.permute(function(a, b) return a + b end, plain.fill({ P }, exp.constant(0, "i64")),
         function(i) return dest[i] + 1 end, plain.map(function() return exp.constant(1, "i64") end, dest))
       return plain.run(per, opts.localopts)
@@ -1441,13 +1531,13 @@ local function dist_sort_handler(name)
       parts[q] = vb:sub(at * veb + 1, (at + c) * veb) .. (name == "argsort" and pb:sub(at * 8 + 1, (at + c) * 8) or "")
       at = at + c
     end
-    local got = B.alltoall(parts)
+    local recv = B.alltoall(parts)
     local per = name == "argsort" and veb + 8 or veb
     local vals_s, pos_s, mine = {}, {}, 0
     for q = 1, P do
-      local c = #got[q] / per
-      vals_s[q] = got[q]:sub(1, c * veb)
-      pos_s[q] = got[q]:sub(c * veb + 1)
+      local c = #recv[q] / per
+      vals_s[q] = recv[q]:sub(1, c * veb)
+      pos_s[q] = recv[q]:sub(c * veb + 1)
       mine = mine + c
     end
     local counts = {}

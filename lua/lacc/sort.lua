@@ -171,8 +171,18 @@ function F.sort_by_key(keys, values, opts)
   return in_order(keys, perm), in_order(values, perm)
 end
 
--- (lacc.mpi splits a distributed sort by the same keys)
+-- (lacc.mpi splits a distributed sort by the same keys: each field's radix keys, an array
+-- of u32 or u64 each, compared field by field)
 M.radix_key = radix_key
+function M.radix_keys(what, keys, descending)
+  local kt = keys.t
+  local fields, out, kts = key_fields(what, kt), {}, {}
+  for j = 1, #fields do
+    out[j] = lacc.map(function(k) return radix_key(field(k, kt, j), fields[j], descending) end, keys)
+    kts[j] = (fields[j] == "u64" or fields[j] == "i64" or fields[j] == "f64") and "u64" or "u32"
+  end
+  return out, kts
+end
 
 M.install = util.installer(F, function(l) lacc = l end)
 

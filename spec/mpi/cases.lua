@@ -112,6 +112,16 @@ for _, n in ipairs(EXTENTS) do
     local m = mat(n, 3, "i32", 11, d)
     return { lacc.scanl1(add, m), lacc.scanr(add, 1, m) }
   end)
+  case("scans of rank 2 and 3 along the distributed dimension n=" .. N, function(d)
+    local m = mat(n, 3, "i64", 29, d)
+    local f = lacc.map(function(x) return lacc.cond(lacc.gt(x, 40), x, lacc.constant(0, "i64")) end, m)
+    -- quarters: sums exact in any order, as the distributed scan reassociates
+    local c = lacc.reshape({ n, 2, 2 }, lacc.map(function(x) return lacc.cast(x, "f64") / 4 end, mat(n, 4, "i64", 30, d)))
+    local one = { dim = 1 }
+    return { lacc.scanl1(add, m, one), lacc.scanr1(add, m, one), lacc.scanl(add, lacc.constant(7, "i64"), m, one),
+             lacc.scanr(add, -3, m, one), lacc.scanl1(first, f, one), lacc.scanr(first, 0, f, one),
+             lacc.scanl(add, 0.5, c, one), lacc.scanr1(add, c, one) }
+  end)
   for _, b in ipairs { "clamp", "mirror", "wrap", "constant" } do
     case("stencil 3x3 " .. b .. " n=" .. N, function(d)
       local m = mat(n, 5, "f64", 12, d)
@@ -177,6 +187,18 @@ for _, n in ipairs(EXTENTS) do
     local us = lacc.map(function(x) return lacc.cast(x, "u8") end, xs)
     return { lacc.sort(xs), lacc.argsort(few), lacc.sort(fs), lacc.argsort(fs, { descending = true }),
              lacc.sort(us, { descending = true }), lacc.argsort(lacc.map(function(x) return lacc.cast(x, "f32") end, few)) }
+  end)
+  case("sort argsort by keys, of bools and tuples across ranks (rank 1) n=" .. N, function(d)
+    local xs = vec(n, "i64", 31, d)
+    local bs = lacc.map(function(x) return lacc.gt(x, 10) end, xs)
+    local ps = lacc.zip(lacc.map(function(x) return lacc.band(x, 3) end, xs),
+                        lacc.map(function(x) return lacc.cast(x, "f64") / 2 end, xs))
+    local by_mod = { by = function(x) return lacc.band(x, 7) end }
+    local by_two = { by = function(x) return lacc.gt(lacc.band(x, 4), 0), lacc.cast(-x, "f32") end, descending = true }
+    local by_fst = { by = function(p) return p[1] end }
+    return { lacc.sort(xs, by_mod), lacc.argsort(xs, by_mod), lacc.sort(xs, by_two), lacc.argsort(xs, by_two),
+             lacc.sort(bs), lacc.argsort(bs, { descending = true }), lacc.sort(ps), lacc.argsort(ps, by_fst),
+             lacc.sort(ps, by_fst) }
   end)
   case("filter n=" .. N, function(d)
     local xs = vec(n, "i64", 19, d)
