@@ -40,6 +40,28 @@ local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 H.vm = ("env LUA_PATH=%s LUA_CPATH=%s LACC_TIER=%s %s"):format(shq(absolute(package.path)),
   shq(absolute(package.cpath)), lacc.config().tier, arg and arg[-1] or (type(jit) == "table" and "luajit" or "lua5.4"))
 
+-- Programs that run together, each its own result: H.batch(run) gives :add(p) -> k and
+-- :get(k), run(list) called on the first get for 16 programs at a time (lacc.run's most).
+-- Many small programs of one test file in one run are one kernel to compile, not one
+-- each: a compile is most of such a test's time.
+function H.batch(run)
+  local b = { progs = {}, results = {} }
+  function b:add(p)
+    self.progs[#self.progs + 1] = p
+    return #self.progs
+  end
+  function b:get(k)
+    local c = math.floor((k - 1) / 16)
+    if not self.results[c] then
+      local list = {}
+      for i = c * 16 + 1, math.min(#self.progs, c * 16 + 16) do list[#list + 1] = self.progs[i] end
+      self.results[c] = { run(list) }
+    end
+    return self.results[c][(k - 1) % 16 + 1]
+  end
+  return b
+end
+
 -- A shell command's output (stderr too). Tools run without LD_PRELOAD (under make
 -- check-asan it holds the sanitizers, whose leak reports from cc or pgrep are none of
 -- lacc's business).
@@ -59,11 +81,16 @@ function H.area_ref(s)
   return 0
 end
 
--- Deterministic pseudo-random numbers (the same on Lua 5.4 and LuaJIT).
+-- Deterministic pseudo-random numbers, the same on Lua 5.4 and LuaJIT: the product is
+-- taken in two parts, each exact in a double (seed * 1103515245 is not: LuaJIT rounded
+-- it, so its specs made other random programs than Lua 5.4's, and compiled them anew).
 local seed = 12345
 function H.seed(s) seed = s end
+function H.lcg(s)
+  return ((s * 16838) % 32768 * 65536 + s * 20077 + 12345) % 2147483648   -- 1103515245 = 16838 * 65536 + 20077
+end
 function H.rand()
-  seed = (seed * 1103515245 + 12345) % 2147483648
+  seed = H.lcg(seed)
   return seed / 2147483648
 end
 function H.randint(lo, hi) return lo + math.floor(H.rand() * (hi - lo + 1)) end

@@ -7,7 +7,8 @@
  * and an HMAC-SHA-256 tag over header and payload: a file is used only when it is exactly
  * what this user's lacc wrote under this name), the size bound (LACC_CACHE_MB: only
  * lacc's own names with lacc's own magic count and are evicted, oldest first, before a
- * new file is written) and private temporary directories for compiling.
+ * new file is written), claims on files being built (so that processes missing one file
+ * at once build it once) and private temporary directories for compiling.
  * Must not: know what the payloads are (cpu.c and opencl/clrt.c do); fail a run: a cache
  * that cannot be used is told once and then done without.
  */
@@ -16,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -510,6 +512,90 @@ void diskcache_write(const diskcache *c, diskcache_kind kind, const unsigned cha
     snprintf(key_text, sizeof key_text, "cache write %.280s", c->dir);
     warn_once(key_text, "cannot write to the kernel cache %s (%s); kernels are kept for this "
               "process only", c->dir, strerror(err));
+  }
+}
+
+/* ---- builds in flight: one process builds a file, the others wait for it
+ *
+ * Processes that start together (MPI ranks on one machine, a test suite's parallel
+ * runs) miss the cache for the same kernels at the same moment; without a claim each
+ * compiled every kernel itself. The claim is a file beside the one it promises,
+ * "<name>.building", holding "<host> <pid>"; it is stale when that process is gone (on
+ * this host) or it is older than the build's time limit (any host). */
+
+static void claim_path(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                       char *out, size_t size) {
+  char path[DISKCACHE_PATH + 64];
+  path_of(c, kind, key, path, sizeof path);
+  snprintf(out, size, "%s.building", path);
+}
+
+/* Whether the claim at path was left by a process that no longer builds. */
+static int claim_stale(const char *path, double limit_s) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return 0;
+  if (!S_ISREG(st.st_mode) || difftime(time(NULL), st.st_mtime) > limit_s) return 1;
+  char text[320], host[256], me[256];
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  long pid = 0;
+  if (n <= 0) return 0;   /* being written */
+  text[n] = '\0';
+  if (sscanf(text, "%255s %ld", host, &pid) != 2 || pid <= 0) return 1;
+  if (gethostname(me, sizeof me) != 0) return 0;
+  me[sizeof me - 1] = '\0';
+  return strcmp(host, me) == 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int diskcache_claim(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                    double limit_s) {
+  char path[DISKCACHE_PATH + 80];
+  claim_path(c, kind, key, path, sizeof path);
+  for (int tries = 0; tries < 2; tries++) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      char me[256], text[320];
+      if (gethostname(me, sizeof me) != 0) snprintf(me, sizeof me, "?");
+      me[sizeof me - 1] = '\0';
+      int n = snprintf(text, sizeof text, "%s %ld\n", me, (long)getpid());
+      int ok = n > 0 && write_full(fd, text, (size_t)n) == 0;
+      close(fd);
+      if (!ok) {
+        unlink(path);
+        return -1;
+      }
+      return 1;
+    }
+    if (errno != EEXIST) return -1;
+    if (!claim_stale(path, limit_s)) return 0;
+    unlink(path);   /* its builder is gone: take it over */
+  }
+  return -1;
+}
+
+void diskcache_release(const diskcache *c, diskcache_kind kind, const unsigned char key[32]) {
+  char path[DISKCACHE_PATH + 80];
+  claim_path(c, kind, key, path, sizeof path);
+  unlink(path);
+}
+
+unsigned char *diskcache_wait(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                              size_t max, size_t *len, double limit_s, int (*stop)(void *),
+                              void *arg) {
+  char path[DISKCACHE_PATH + 80];
+  claim_path(c, kind, key, path, sizeof path);
+  struct timespec pause = { 0, 2000000 };   /* 2 ms, doubling up to 32 */
+  for (;;) {
+    unsigned char *b = diskcache_read(c, kind, key, max, len);
+    if (b != NULL) return b;
+    struct stat st;
+    if (lstat(path, &st) != 0)   /* the claim ended: the file is there, or never will be */
+      return diskcache_read(c, kind, key, max, len);
+    if (claim_stale(path, limit_s) || (stop != NULL && stop(arg))) return NULL;
+    nanosleep(&pause, NULL);
+    if (pause.tv_nsec < 32000000) pause.tv_nsec *= 2;
   }
 }
 

@@ -35,6 +35,19 @@ unsigned char *diskcache_read(const diskcache *c, diskcache_kind kind, const uns
  * LACC_CACHE_MB; a cache that cannot be written is told once and otherwise ignored. */
 void diskcache_write(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
                      const void *payload, size_t len);
+/* A claim on building the file for key, so that processes missing it at once build it
+ * once: 1 (this process builds it, then calls diskcache_release), 0 (another process is
+ * building it: diskcache_wait), -1 (no claim can be made: build it anyway). A claim whose
+ * process is gone, or older than limit_s seconds, is taken over. */
+int diskcache_claim(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                    double limit_s);
+void diskcache_release(const diskcache *c, diskcache_kind kind, const unsigned char key[32]);
+/* The payload for key once the process that claimed it has written it (as
+ * diskcache_read); NULL when its claim ends without the file, goes stale, or stop(arg)
+ * (may be NULL) says to stop waiting. */
+unsigned char *diskcache_wait(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                              size_t max, size_t *len, double limit_s, int (*stop)(void *),
+                              void *arg);
 /* A private temporary directory (0700, a name nobody can predict) for compiling, in
  * $TMPDIR, /tmp or /dev/shm; 0, or -1. remove_tree empties and removes it. */
 int private_tmpdir(char *out, size_t size);

@@ -5,7 +5,8 @@
  * kernels; `tcc`, or LACC_FAST_CC, for the fast tier) in private temporary directories
  * under a time limit (LACC_CC_TIMEOUT); the kernel caches (in memory, process-wide under
  * a lock; on disk through diskcache.c for the optimised kernels only, keyed by a hash of
- * source, compiler and flags, loaded only after the sealed file checks out); the
+ * source, compiler and flags, loaded only after the sealed file checks out; a kernel
+ * another process is building is waited for, not built again); the
  * background builds (LACC_TIER=auto): a process-wide queue and worker threads, each build
  * owning copies of all it needs and never a Lua state's context, so a state may close
  * while its kernels build, and its compiler is stopped when the process exits; and a
@@ -448,8 +449,19 @@ static int obtain(const request *q, int how, int (*stop)(void *), void *arg, cha
   if (dl == NULL && how == FIND_OR_BUILD) {
     free(bytes);
     bytes = NULL;
-    rc = build(q, tmp, stop, arg, err, cap, &dl, &bytes, &len);   /* its k.so replaces a copy that failed */
-    if (rc == LACC_OK && disk && bytes != NULL) diskcache_write(&dc, DC_KERNEL, q->key, bytes, len);
+    /* another process building the same kernel (MPI ranks starting together): its file */
+    int claim = disk ? diskcache_claim(&dc, DC_KERNEL, q->key, cc_timeout()) : -1;
+    if (claim == 0) bytes = diskcache_wait(&dc, DC_KERNEL, q->key, MAX_SO, &len, cc_timeout(), stop, arg);
+    /* claimed: written by a process whose claim ended after this one missed it? */
+    else if (claim == 1) bytes = diskcache_read(&dc, DC_KERNEL, q->key, MAX_SO, &len);
+    if (bytes != NULL) dl = load_bytes(tmp, bytes, len, q->id);
+    if (dl == NULL) {
+      free(bytes);
+      bytes = NULL;
+      rc = build(q, tmp, stop, arg, err, cap, &dl, &bytes, &len);   /* its k.so replaces a copy that failed */
+      if (rc == LACC_OK && disk && bytes != NULL) diskcache_write(&dc, DC_KERNEL, q->key, bytes, len);
+    }
+    if (claim == 1) diskcache_release(&dc, DC_KERNEL, q->key);
   }
   free(bytes);
   private_tmpdir_remove(tmp);

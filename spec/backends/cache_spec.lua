@@ -92,6 +92,7 @@ local function child(code, env, opts)
   end
   local cmd = ("%s%s %s %s %s"):format(prefix, opts.inherit and "env" or "env -i",
     table.concat(vars, " "), vm, quote(script))
+  if opts.command then return cmd end   -- to run in a shell line of one's own
   return sh(cmd)
 end
 
@@ -414,6 +415,41 @@ describe("eviction and settings", function()
     assert.are.same({}, ls(tmp))
     rm(dir)
     rm(tmp)
+  end)
+
+  it("processes that miss one kernel at once build it once; a dead builder's claim is taken over", function()
+    local dir, work = tmpdir(), tmpdir("755")
+    -- a compiler that counts its builds and takes its time, so that the processes overlap
+    local cc, count = work .. "/count-cc", work .. "/count"
+    write(cc, ("#!/bin/sh\ncase \"$1\" in --version) exec cc --version;; esac\n" ..
+      "echo build >> %s\nsleep 0.5\nexec cc \"$@\"\n"):format(quote(count)))
+    os.execute("chmod 755 " .. quote(cc))
+    local env = { LACC_CACHE = dir, LACC_CC = cc }
+    local line = {}
+    for i = 1, 4 do
+      line[i] = ("%s > %s 2>&1 &"):format(child(program(4, 5), env, { command = true }), quote(work .. "/out" .. i))
+    end
+    sh("unset LD_PRELOAD; " .. table.concat(line, " ") .. " wait")
+    for i = 1, 4 do assert.are.equal(expected(4, 5), read(work .. "/out" .. i)) end
+    assert.are.equal("build\n", read(count))   -- one build; the other three waited for its file
+    assert.are.same({}, ls(dir, "%.building$"))
+    -- a builder killed while it builds leaves its claim: the next process takes it over
+    -- (the same compiler, so the same kernel: it hangs while the file "hang" exists)
+    local hang = work .. "/hang"
+    write(cc, ("#!/bin/sh\ncase \"$1\" in --version) exec cc --version;; esac\n" ..
+      "if [ -e %s ]; then exec sleep 986; fi\necho build >> %s\nexec cc \"$@\"\n"):format(quote(hang), quote(count)))
+    write(hang, "")
+    local t0 = os.time()
+    sh(("unset LD_PRELOAD; %s & sleep 1; kill -9 $!; wait"):format(child(program(4, 6), env, { command = true })))
+    sh("pkill -f 'sleep [9]86'")
+    os.remove(hang)
+    assert.are.equal(1, #ls(dir, "%.building$"))
+    assert.are.equal(expected(4, 6), child(program(4, 6), env))
+    assert.are.equal("build\nbuild\n", read(count))
+    assert.are.same({}, ls(dir, "%.building$"))
+    assert.truthy(os.time() - t0 < 30)
+    rm(dir)
+    rm(work)
   end)
 
   it("a compiler that hangs is stopped after LACC_CC_TIMEOUT", function()

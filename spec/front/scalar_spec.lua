@@ -781,13 +781,17 @@ for _, backend in ipairs(H.backends) do
     end)
 
     describe("unary operations", function()
+      -- the operations on one type in one run (H.batch): a program to compile a type
+      local per_type = {}
       for _, op in ipairs(UNOPS) do
         for _, t in ipairs(op.types) do
+          per_type[t] = per_type[t] or H.batch(function(list) return lacc.run(list, { backend = backend }) end)
+          local xs = values(t, 24)
+          local k = per_type[t]:add(lacc.map(op.fn, lacc.fromtable(xs, t)))
           it(op.name .. " on " .. t, function()
-            local xs = values(t, 24)
             local n = nresults(op.fn, t, 1)
             local rt = op.rt and op.rt(t) or t
-            local r = map_run(backend, op.fn, t, xs)
+            local r = per_type[t]:get(k)
             local R = rounder(t)
             local tol = op.tol and op.tol[t]
             check_result(r, rep(rt, n), #xs, function(i)
@@ -866,12 +870,15 @@ for _, backend in ipairs(H.backends) do
       end
 
       for _, from in ipairs(ALL) do
+        -- the casts from one type in one run (H.batch): one program to compile, not 11
+        local casts = H.batch(function(list) return lacc.run(list, { backend = backend }) end)
         for _, to in ipairs(ALL) do
+          local k = casts:add(lacc.map(function(x)
+            return lacc.cast(x, to), x:cast(to)
+          end, lacc.fromtable(CAST_INPUTS[from], from)))
           it(from .. " -> " .. to .. " (lacc.cast and x:cast)", function()
             local xs = CAST_INPUTS[from]
-            local r = map_run(backend, function(x)
-              return lacc.cast(x, to), x:cast(to)
-            end, from, xs)
+            local r = casts:get(k)
             check_result(r, { to, to }, #xs, function(i)
               local e = cast_ref(from, to, xs[i])
               return { e, e }

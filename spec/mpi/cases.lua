@@ -17,7 +17,7 @@ local EXTENTS = { 0, 1, 2, 3, 5, 7, 13 }   -- below, at and past 1..4 ranks, not
 local function ints(n, seed)
   local t, s = {}, seed
   for i = 1, n do
-    s = (s * 1103515245 + 12345) % 2147483648
+    s = ((s * 16838) % 32768 * 65536 + s * 20077 + 12345) % 2147483648   -- exact on LuaJIT too
     t[i] = s % 201 - 100
   end
   return t
