@@ -94,6 +94,22 @@ describe("lacc.mpi", function()
       assert.is_nil(out:find("got past the collectives", 1, true), out)
       assert(secs < 60, "took " .. secs .. " s")
     end)
+    it("that cannot take part in an exchange makes it an error on every rank, none left waiting", function()
+      -- LACC_MPI_TEST_FAIL=2 (a test hook): rank 2 cannot allocate its exchanges' buffers
+      local path = os.tmpname()
+      local f = assert(io.open(path, "w"))
+      f:write('local lacc = require "lacc"\nlocal rank = lacc.mpi.init()\n',
+        'local ok, err = pcall(lacc.run, lacc.sum(lacc.mpi.fill({ 100 }, lacc.constant(1, "i64"))))\n',
+        'print("rank " .. rank .. ": " .. tostring(ok) .. " " .. tostring(err))\n')
+      f:close()
+      local out = H.sh("(" .. mpirun_cmd(3, path):gsub(" %-n 3 ", " -x LACC_MPI_TEST_FAIL=2 -n 3 ") .. ") 2>&1; echo status=$?")
+      os.remove(path)
+      assert.truthy(out:find("status=0", 1, true), out)
+      assert.truthy(out:find("rank 2: false [^\n]*out of memory for an exchange %(LACC_MPI_TEST_FAIL%)"), out)
+      for _, r in ipairs { 1, 3 } do
+        assert.truthy(out:find("rank " .. r .. ": false [^\n]*another rank could not take part in the exchange"), out)
+      end
+    end)
     it("killed ends the job with an MPI error, not a hang", function()
       local out, secs = job('if rank == 2 then os.execute("kill -KILL " .. ' ..
         'io.open("/proc/self/stat"):read("*l"):match("^(%d+)")) end')
