@@ -1209,14 +1209,14 @@ DESC.permute = "one all-to-all round; onto few targets (targets x ranks up to 4M
   "each rank sends (target, value) pairs to the targets' owners, combined there in rank order"
 DESC.scatter = DESC.permute
 
--- filter: each rank keeps its own elements; the counts all-gathered (uneven blocks)
+-- filter: each rank keeps its own elements (its rows' in order: the flattened result's
+-- block); the counts all-gathered (uneven blocks); per row, each rank's rows' counts
 wrapped.filter = function(args, n)
-  local xs, o = args[2], args[3]
-  if (type(o) == "table" and o.per_row) or xs.rank ~= 1 then
-    fail("filter: an array of rank %d%s: not yet distributed (lacc.mpi; rank 1 is)", xs.rank,
-      type(o) == "table" and o.per_row and " per row" or "")
-  end
-  return record("filter", 2, plain.filter, args, n)
+  local vals, counts = record("filter", 2, plain.filter, args, n)
+  local o = args[3]
+  local per_row = type(o) == "table" and o.per_row == true and args[2].rank >= 2
+  vals.per_row, counts.per_row = per_row, per_row
+  return vals, counts
 end
 H.filter = function(nd, vals, opts)
   local v = vals[2]
@@ -1228,10 +1228,11 @@ H.filter = function(nd, vals, opts)
   opts.memo[nd.group] = g
   if not g.done then
     local kept, count = together(function()
-      local pv, pc = plain.filter(nd.args[1], v.acc)
+      local pv, pc = plain.filter(nd.args[1], v.acc, nd.args[3])
       return plain.run({ pv, pc }, opts.localopts)
     end)
-    local got = B.allgather(tostring(count:get()))
+    g.per_row = nd.per_row and count
+    local got = B.allgather(tostring(kept:size()))
     local counts, sum = {}, 0
     for q = 1, #got do
       counts[q] = tonumber(got[q])
@@ -1240,10 +1241,11 @@ H.filter = function(nd, vals, opts)
     g.kept, g.counts, g.sum, g.done = kept, counts, sum, true
   end
   if nd.res == 1 then return { acc = g.kept, counts = g.counts } end
+  if g.per_row then return { acc = g.per_row, counts = v.counts } end
   return { acc = plain.unit(exp.constant(g.sum, "i64")) }
 end
 DESC.filter = "a local filter; the counts all-gathered (a few bytes a rank): the kept " ..
-  "elements stay where they are, in blocks of uneven length"
+  "elements stay where they are, in blocks of uneven length (per row: each rank's rows' counts)"
 
 -- ---- redistribution: reshape, flatten, transpose (every element moves at most once)
 

@@ -203,7 +203,11 @@ for _, n in ipairs(EXTENTS) do
   case("filter n=" .. N, function(d)
     local xs = vec(n, "i64", 19, d)
     local v, c = lacc.filter(function(x) return lacc.gt(x, 0) end, xs)
-    return { lacc.map(function(x) return x * 3 end, v), c }
+    local m = lacc.reshape({ n, 2, 2 }, mat(n, 4, "i32", 32, d))
+    local mv, mc = lacc.filter(function(x) return lacc.lt(x, 20) end, m)
+    local rv, rc = lacc.filter(function(x) return lacc.gt(x, -30) end, m, { per_row = true })
+    local pv, pc = lacc.filter(function(x) return lacc.gt(x, 0) end, xs, { per_row = true })
+    return { lacc.map(function(x) return x * 3 end, v), c, mv, mc, rv, rc, lacc.sum(rc), pv, pc }
   end)
 end
 
