@@ -256,10 +256,13 @@ local function ranks_for(T, ranks, b)
   local k
   for i, U in ipairs(TYPES) do if U == T then k = i end end
   if (k == 1 and b ~= "opencl") or #ranks == 1 then return ranks end
-  if k == 1 then k = 2 end   -- on OpenCL: the ranks i32 and the tuple leave out
-  -- on OpenCL the other types (f32, i64, u8, bool) one rank each, in turn: their
-  -- kernels are f64's and i32's with another typedef, and every rank is f64's or i32's
-  if b == "opencl" and k ~= 3 and k ~= 7 then return { ranks[k % #ranks + 1] } end
+  local lesser = { [2] = 0, [4] = 1, [5] = 2, [6] = 3 }   -- f32, i64, u8, bool
+  if b == "opencl" and lesser[k] then
+    -- on OpenCL one rank each, in turn: their kernels are f64's and i32's with another
+    -- typedef, and every rank is f64's or i32's
+    return { ranks[lesser[k] % #ranks + 1] }
+  end
+  if k == 1 then k = 2 end   -- f64 on OpenCL: the ranks i32 and the tuple leave out
   local out = {}
   for i, r in ipairs(ranks) do
     if (i + k) % 2 == 0 then out[#out + 1] = r end
