@@ -32,6 +32,27 @@ describe("lacc.mpi", function()
     assert.is_true(have_mpirun)
   end)
 
+  it("declares to LuaJIT's FFI (lua/lacc/mpi_ffi.lua) exactly what mpi/lacc_mpi.h declares", function()
+    -- every declaration of the header, a line each (its comments dropped), in the cdef
+    local function declarations(text)
+      text = text:gsub("/%*.-%*/", ""):gsub("#[^\n]*", "")
+      local out = {}
+      for decl in text:gmatch("[^;{}]+[;{}]") do
+        decl = decl:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
+        if decl ~= "" and decl ~= "}" then out[#out + 1] = decl end
+      end
+      table.sort(out)
+      return out
+    end
+    local h = assert(io.open("mpi/lacc_mpi.h")):read("*a")
+    local lua = assert(io.open("lua/lacc/mpi_ffi.lua")):read("*a")
+    local cdef = lua:match("ffi%.cdef %[%[(.-)%]%]")
+    assert.is_truthy(cdef)
+    local want = declarations(h)
+    assert.is_true(#want >= 15, #want .. " declarations")
+    assert.are.same(want, declarations(cdef))
+  end)
+
   it("asks for init before anything else", function()
     local p = lacc.mpi.generate({ 3 }, function(i) return i end)
     local ok, err = pcall(function() return p:run() end)
