@@ -435,10 +435,15 @@ end
 
 -- ---- folds: local partials, combined in rank order
 
-local function stack(parts, t, rest)
-  local sh = { #parts }
+-- a shape of n rows of extents rest
+local function with_rows(n, rest)
+  local sh = { n }
   for d = 1, #rest do sh[d + 1] = rest[d] end
-  return plain.frombytes(table.concat(parts), t, sh)
+  return sh
+end
+
+local function stack(parts, t, rest)
+  return plain.frombytes(table.concat(parts), t, with_rows(#parts, rest))
 end
 
 -- every rank's partial (a host array, or nil where the rank had no rows), in rank order,
@@ -566,26 +571,11 @@ wrapped.scanr1 = function(a, n) return scan_record("scanr1", a, n, a[1], nil, a[
 wrapped.scanl = function(a, n) return scan_record("scanl", a, n, a[1], a[2], a[3], a[4]) end
 wrapped.scanr = function(a, n) return scan_record("scanr", a, n, a[1], a[2], a[3], a[4]) end
 
--- Rows along the outermost dimension of a block of rank r (rest: its other extents):
--- the first k, all from k on (of n), and two blocks one after the other (na and nb rows).
-local function first_rows(a, k, r)
-  if r == 1 then return plain.take(k, a) end
-  return rows_of(a, 0, k)
-end
-local function rows_from(a, k, n, r)
-  if r == 1 then return plain.drop(k, a) end
-  return rows_of(a, k, n)
-end
+-- Two blocks of rows one after the other (na and nb rows; rest: the other extents):
+-- row-major, that is their flattened elements one after the other.
 local function append_rows(a, na, b, nb, rest)
   if #rest == 0 then return plain.append(a, b) end
-  local sh = { na + nb }
-  for d = 1, #rest do sh[d + 1] = rest[d] end
-  return plain.reshape(sh, plain.append(plain.flatten(a), plain.flatten(b)))
-end
-local function with_rows(n, rest)
-  local sh = { n }
-  for d = 1, #rest do sh[d + 1] = rest[d] end
-  return sh
+  return plain.reshape(with_rows(na + nb, rest), plain.append(plain.flatten(a), plain.flatten(b)))
 end
 
 local function scan_handler(op)
@@ -644,9 +634,9 @@ local function scan_handler(op)
       if me() == P - 1 then out = append_rows(out, rows, one, 1, rest) end
     else
       -- the carry, then all but the last inclusive value; the last rank adds the total
-      local ex = rows > 0 and append_rows(one, 1, first_rows(out, rows - 1, r), rows - 1, rest) or first_rows(one, 0, r)
+      local ex = rows > 0 and append_rows(one, 1, rows_of(out, 0, rows - 1), rows - 1, rest) or rows_of(one, 0, 0)
       if me() == P - 1 then
-        if rows > 0 then ex = append_rows(ex, rows, rows_from(out, rows - 1, rows, r), 1, rest)
+        if rows > 0 then ex = append_rows(ex, rows, rows_of(out, rows - 1, rows), 1, rest)
         else ex = one end
       end
       out = ex
@@ -1431,14 +1421,9 @@ local function count_below(k, arrs, n)
   return pos
 end
 
--- bytes [at, at + n) of each field's key array (host arrays), field after field
-local function key_bytes_at(hks, kts, at, n)
-  local out = {}
-  for f = 1, #hks do
-    local kb = key_bytes(kts[f])
-    out[f] = n > 0 and util.core.array_read_bytes(hks[f], at * kb, n * kb) or ""
-  end
-  return table.concat(out)
+-- the bytes of key `at` (0-based) of a host array of keys of type kt
+local function key_at(keys, kt, at)
+  return util.core.array_read_bytes(keys, at * key_bytes(kt), key_bytes(kt))
 end
 
 -- samples as sent (each rank's: its samples' first field, then the next, ...) as one
@@ -1488,7 +1473,7 @@ local function dist_sort_handler(name)
       for f = 1, #kt do pick[f] = {} end
       for j = 1, P - 1 do
         if m > 0 then
-          for f = 1, #kt do pick[f][j] = key_bytes_at({ hk[f] }, { kt[f] }, floor(j * m / P), 1) end
+          for f = 1, #kt do pick[f][j] = key_at(hk[f], kt[f], floor(j * m / P)) end
         end
       end
       for f = 1, #kt do pick[f] = table.concat(pick[f]) end
@@ -1511,7 +1496,7 @@ local function dist_sort_handler(name)
         if m > 0 then
           local at = sam:get(floor(j * m / P) + 1) - 1
           nsp = nsp + 1
-          for f = 1, #kts do sp[f][nsp] = key_bytes_at({ arrs[f] }, { kts[f] }, at, 1) end
+          for f = 1, #kts do sp[f][nsp] = key_at(arrs[f], kts[f], at) end
         end
       end
       local sarr = {}
