@@ -27,7 +27,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: FORCE all rock rock-install test test-opencl demo deps lint bench-mpi check-asan check-tsan check-valgrind clean cdef check-cdef install-lua bench fuzz
+.PHONY: FORCE all rock rock-install test test-opencl demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef install-lua bench fuzz
 
 # MPI is optional, as OpenCL is: with mpicc (Open MPI) lacc.mpi's library and Lua 5.4 module
 # are built beside the core, which never needs MPI (docs/guide.md, "Many machines: MPI").
@@ -183,6 +183,10 @@ check-tsan:
 # tools/valgrind.sh). VALGRIND_SPECS='spec/front/sums_spec.lua' picks some specs.
 check-valgrind: all
 	@B=$(B) LUA54=$(LUA54) BUSTED=$(BUSTED) sh tools/valgrind.sh
+
+# lacc's own f32 exp and log (OpenCL on CPU devices) over every f32 input (~5 minutes).
+check-clmath: all
+	@B=$(B) CC=$(CC) LUA54=$(LUA54) sh tools/clmath_check.sh
 
 clean:
 	rm -rf build build-asan build-tsan

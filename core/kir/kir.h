@@ -58,6 +58,9 @@ typedef struct {
   int *args;
   int unroll;        /* KO_FOR: copies of the body per trip the C compiler is asked for
                         (0: its choice); a loop of a few cheap operations per element */
+  int cl_unroll;     /* KO_FOR: the same, of the OpenCL C compiler only: a tile's lanes,
+                        every one, so that PoCL keeps the lane arrays in vector registers
+                        (gcc does so unasked) */
 } kinst;
 
 typedef struct {

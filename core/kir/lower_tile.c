@@ -175,7 +175,11 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   k_end(L);
   int k = lw_var(L, S_I64);
   lw_k_for(L, k, lw_k_int(L, S_I64, with_z ? 0 : 1), K, 1);
-  l = lane_loop(L, LW);
+  /* the lanes of one step along the rows, unrolled whole on OpenCL: PoCL then keeps
+   * them in vector registers, as gcc does unasked (column sums of a 4096 x 4096 f32
+   * matrix 4.4 -> 1.8 ms; unrolled 16 times: 30 ms) */
+  l = lw_var(L, S_I64);
+  lw_k_for(L, l, lw_k_int(L, S_I64, 0), lw_k_int(L, S_I64, LW), 1)->cl_unroll = LW;
   fn(L)->tile_lane = l;
   j = lw_k_prim(L, P_ADD, jb, l);
   lw_fact(L, j, T->J, -1);

@@ -288,6 +288,25 @@ function M.array_fill(b, lin, tbl, n)
   end
 end
 
+-- A float element as a Lua number, every NaN as the one NaN: LuaJIT takes a double NaN
+-- whose top bits are set (a negative NaN with a payload, from a bitcast or a file) for a
+-- tagged value (it read as nil, and crashed the process), so floats are read as their
+-- bits first. w: the elements as uint32_t words, j: 0-based.
+local band = require("bit").band
+local NAN = 0 / 0
+local function f32_at(p, w, j)
+  if band(w[j], 0x7fffffff) > 0x7f800000 then return NAN end
+  return tonumber(p[j])
+end
+local function f64_at(p, w, j)
+  local hi = w[2 * j + 1]
+  if band(hi, 0x7ff00000) == 0x7ff00000 and (band(hi, 0xfffff) ~= 0 or w[2 * j] ~= 0) then
+    return NAN
+  end
+  return tonumber(p[j])
+end
+local u32_ptr = ffi.typeof("uint32_t *")
+
 -- Elements lin .. lin + n - 1 of a scalar array into a new table (as array_get gives them).
 function M.array_row(b, lin, n)
   local a = check_array(b)
@@ -301,6 +320,9 @@ function M.array_row(b, lin, n)
     for i = 1, n do r[i] = num64(p[lin + i - 1]) end
   elseif t == "u32" then   -- + 0.0: LuaJIT 2.1's traces can take tonumber(u32) for an int32
     for i = 1, n do r[i] = p[lin + i - 1] + 0.0 end
+  elseif t == "f32" or t == "f64" then
+    local at, w = t == "f32" and f32_at or f64_at, ffi.cast(u32_ptr, p)
+    for i = 1, n do r[i] = at(p, w, lin + i - 1) end
   else
     for i = 1, n do r[i] = tonumber(p[lin + i - 1]) end
   end
@@ -326,6 +348,8 @@ function M.array_get1(b, i)
   if not M.array_alive(b) then return nil end
   local p, t = rank1_ptr(b.a, i, false)
   if p == nil then return nil end
+  if t == "f32" then return f32_at(p, ffi.cast(u32_ptr, p), i - 1) end
+  if t == "f64" then return f64_at(p, ffi.cast(u32_ptr, p), i - 1) end
   local v = p[i - 1]
   if t == "bool" then return v ~= 0 end
   if t == "i64" or t == "u64" then return num64(v) end

@@ -177,6 +177,25 @@ if have then
         :format(lua)))
     end)
 
+    it("computes f32 exp and log with lacc's own code on a CPU device, the built-ins on demand", function()
+      -- spec/opencl_math.lua: within 1 ulp of the exact values (lacc's code), 3 (built-ins)
+      local d = devices[1]
+      for _, e in ipairs(devices) do if e.type == "gpu" then d = e break end end
+      local mine = d.type == "cpu"
+      -- built as users build it (the suite's LACC_CL_OPTIONS=-cl-opt-disable would keep
+      -- the loop scalar, not what runs)
+      assert.are.equal(mine and "ok own" or "ok built-ins",
+                       output(("LACC_CL_OPTIONS= %s spec/opencl_math.lua"):format(lua)))
+      assert.are.equal("ok built-ins", output(("LACC_CL_OWN_MATH=0 %s spec/opencl_math.lua"):format(lua)))
+      local xs = lacc.fromtable({ 1, 2 }, "f32")
+      local text = lacc.explain(lacc.map(lacc.exp, xs), { backend = "opencl" })
+      assert.are.equal(mine, text:find("-- f32 exp and log: lacc's own straight-line code", 1, true) ~= nil, text)
+    end)
+
+    it("runs lane tiles built with optimisation (their lane loops unrolled) as the cpu backend does", function()
+      assert.are.equal("ok", output(("LACC_CL_OPTIONS= %s spec/opencl_opt.lua"):format(lua)))
+    end)
+
     it("LACC_VERBOSE reports a first build, once", function()
       local dir = os.tmpname()
       os.remove(dir)
