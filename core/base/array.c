@@ -9,7 +9,6 @@
  * buffers handed out raw).
  * Must not: interpret programs, know about nodes, or look inside a mirror.
  */
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,8 +428,7 @@ int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, do
   int rc = check_access(ctx, a, leaf, i);
   if (rc != LACC_OK) return rc;
   scalar_kind k = type_leaf(a->type, leaf);
-  double d = val_cast(S_F64, k, leaf_get(a, leaf, i)).d;
-  *out = isnan(d) ? (double)NAN : d;
+  *out = val_cast(S_F64, k, leaf_get(a, leaf, i)).d;
   return LACC_OK;
 }
 

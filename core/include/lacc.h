@@ -148,8 +148,7 @@ int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path);
  * expanded to RGB (RGBA with transparency) and grey below 8 bits to u8. */
 lacc_array *lacc_array_read_png(lacc_ctx *ctx, const char *path);
 /* Element access by linear index and leaf; integers as int64 bit patterns
- * (u64 values above INT64_MAX come back negative), floats and bools as doubles (every
- * NaN as the one quiet NaN: LuaJIT takes some NaN bit patterns for tagged values). */
+ * (u64 values above INT64_MAX come back negative), floats and bools as doubles. */
 int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, int64_t *out);
 int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, double *out);
 /* Setters fail for a constructor index that names no constructor, and while a run is

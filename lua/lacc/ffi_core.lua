@@ -431,6 +431,7 @@ end
 
 local i64box = ffi.new("int64_t[1]")
 local f64box = ffi.new("double[1]")
+local f64words = ffi.cast(u32_ptr, f64box)
 
 -- 64-bit integers come back as int64_t / uint64_t cdata (exact); narrower ones as numbers.
 function M.array_get(b, leaf, i)
@@ -439,7 +440,7 @@ function M.array_get(b, leaf, i)
   if t == "bool" or t:sub(1, 1) == "f" then
     if C.lacc_array_get_f(live(), a, leaf, i, f64box) ~= 0 then raise() end
     if t == "bool" then return f64box[0] ~= 0 end
-    return f64box[0]
+    return f64_at(f64box, f64words, 0)
   end
   if C.lacc_array_get_i(live(), a, leaf, i, i64box) ~= 0 then raise() end
   if t == "i64" then return num64(i64box[0]) end
