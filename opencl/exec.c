@@ -129,7 +129,7 @@ static void choose_paths(clprog *cp) {
    * in work-group tiles (LACC_CL_LANE_TILES=0 turns them off) */
   cp->lane_tiles = cp->info->is_cpu && setting_switch("LACC_CL_LANE_TILES", 1);
   /* on a CPU device f32 exp and log are the prelude's straight-line code, which the
-   * device compiler vectorises: PoCL's built-ins kept Black-Scholes' loop scalar, 3.8x
+   * device compiler vectorises: PoCL's built-ins kept Black-Scholes' loop scalar, 7x
    * slower (LACC_CL_OWN_MATH=0: the built-ins, as on a GPU) */
   cp->own_math = cp->info->is_cpu && setting_switch("LACC_CL_OWN_MATH", 1);
 }
