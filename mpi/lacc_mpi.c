@@ -184,6 +184,17 @@ static int refused(int me) {
   return 1;
 }
 
+/* The buffer of total bytes an exchange receives into (where this rank can go on so
+ * far), then the ranks' agreement (all_can): 1 when every rank can take part. */
+static int receive_buffer(int can, int64_t total, int me, char **buf) {
+  if (can) {
+    *buf = malloc(total > 0 ? (size_t)total : 1);
+    if (*buf == NULL) fail("out of memory for %lld bytes", (long long)total);
+    can = *buf != NULL && !refused(me);
+  }
+  return all_can(can);
+}
+
 /* n ranks' counts and displacements (int, for MPI) and 64-bit lengths: one block. */
 typedef struct {
   int *counts, *displs, *rcounts, *rdispls;
@@ -217,12 +228,7 @@ int lacc_mpi_allgather(const void *data, int64_t n, int64_t *lens, void **out) {
   int can = alloc_counts(size, &c) == 0;
   if (code != MPI_SUCCESS) { mpi_fail("MPI_Allgather", code); goto done; }
   can = can && counts_of(lens, size, c.counts, c.displs, &total) == 0;
-  if (can) {
-    buf = malloc(total > 0 ? (size_t)total : 1);
-    if (!buf) fail("out of memory for %lld bytes", (long long)total);
-    can = buf != NULL && !refused(me);
-  }
-  if (all_can(can) != 1) goto done;
+  if (receive_buffer(can, total, me, &buf) != 1) goto done;
   code = MPI_Allgatherv(data, (int)n, MPI_BYTE, buf, c.counts, c.displs, MPI_BYTE, MPI_COMM_WORLD);
   if (code != MPI_SUCCESS) { mpi_fail("MPI_Allgatherv", code); goto done; }
   for (int r = 0; r < size; r++) c.lens[r] = n;
@@ -252,12 +258,7 @@ int lacc_mpi_alltoall(const void *send, const int64_t *sendlens, int64_t *recvle
   if (code != MPI_SUCCESS) { mpi_fail("MPI_Alltoall", code); goto done; }
   int can = alloc_counts(size, &c) == 0 && counts_of(sendlens, size, c.counts, c.displs, &stotal) == 0 &&
             counts_of(recvlens, size, c.rcounts, c.rdispls, &rtotal) == 0;
-  if (can) {
-    buf = malloc(rtotal > 0 ? (size_t)rtotal : 1);
-    if (!buf) fail("out of memory for %lld bytes", (long long)rtotal);
-    can = buf != NULL && !refused(me);
-  }
-  if (all_can(can) != 1) goto done;
+  if (receive_buffer(can, rtotal, me, &buf) != 1) goto done;
   code = MPI_Alltoallv(send, c.counts, c.displs, MPI_BYTE, buf, c.rcounts, c.rdispls, MPI_BYTE, MPI_COMM_WORLD);
   if (code != MPI_SUCCESS) { mpi_fail("MPI_Alltoallv", code); goto done; }
   count_traffic(me, size, sendlens, recvlens);
