@@ -224,6 +224,7 @@ typedef struct darr {
   int64_t size;
   cl_mem *mem;
   size_t *bytes;           /* each buffer's size (the pool's buffers may be larger) */
+  unsigned char *host;     /* a rank-0 result's values, read with its step (stage_result) */
 } darr;
 
 struct exec;
@@ -241,10 +242,34 @@ static void darr_put(struct exec *X, darr *d) {
   }
   free(d->mem);
   free(d->bytes);
+  free(d->host);
   free(d);
 }
 
 static void darr_release(darr *d) { darr_put(NULL, d); }
+
+/* Each of a's buffers read from d's on queue q, the last read blocking: the queue is in
+ * order, so one wait covers them all (each wait on PoCL costs a round trip to its
+ * threads, about 0.03 ms). An enqueue that fails waits for those before it, whose
+ * targets the caller may free. */
+static int read_buffers(cl_command_queue q, const darr *d, lacc_array *a, cl_bool block) {
+  int last = -1, rc = LACC_OK;
+  for (int b = 0; b < d->nbufs; b++)
+    if (scalar_size(d->plan->buf_kind[b]) * (size_t)a->size > 0) last = b;
+  for (int b = 0; rc == LACC_OK && b <= last; b++) {
+    size_t bytes = scalar_size(d->plan->buf_kind[b]) * (size_t)a->size;
+    if (bytes == 0) continue;
+    cl_int err = CL.EnqueueReadBuffer(q, d->mem[b], b == last ? block : CL_FALSE, 0, bytes,
+                                      a->buf[b], 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+      rc = clrt_fail(a->ctx, "clEnqueueReadBuffer", err, "a result");
+      CL.Finish(q);
+    }
+    a->ctx->moved.bytes_down += (int64_t)bytes;
+  }
+  if (rc == LACC_OK) a->ctx->moved.downloads++;
+  return rc;
+}
 
 /* A host array's values read back from the device it was computed on, through the
  * device's shared queue (the run that computed them has finished). */
@@ -252,15 +277,7 @@ static int darr_fetch(array_mirror *m, lacc_array *a) {
   darr *d = (darr *)m;
   cl_command_queue q;
   int rc = clrt_transfer_queue(a->ctx, d->dev, &q);
-  for (int b = 0; rc == LACC_OK && b < d->nbufs; b++) {
-    size_t bytes = scalar_size(d->plan->buf_kind[b]) * (size_t)a->size;
-    if (bytes == 0) continue;
-    cl_int err = CL.EnqueueReadBuffer(q, d->mem[b], CL_TRUE, 0, bytes, a->buf[b], 0, NULL, NULL);
-    if (err != CL_SUCCESS) rc = clrt_fail(a->ctx, "clEnqueueReadBuffer", err, "a result");
-    a->ctx->moved.bytes_down += (int64_t)bytes;
-  }
-  if (rc == LACC_OK) a->ctx->moved.downloads++;
-  return rc;
+  return rc == LACC_OK ? read_buffers(q, d, a, CL_TRUE) : rc;
 }
 
 static void darr_drop(array_mirror *m) { darr_release((darr *)m); }
@@ -297,6 +314,8 @@ typedef struct exec {
   int unordered;           /* a failure was recorded without 64-bit atomics: the first to
                               arrive, not necessarily the lowest element */
   int serial;              /* run steps in order on one work-item */
+  int out;                 /* the slot the running step makes */
+  int64_t *unwritten;      /* extents not yet written to the device (prepare_step) */
 } exec;
 
 static void spare_put(exec *X, cl_mem m, size_t bytes) {
@@ -429,19 +448,32 @@ static int take_input(exec *X, int s, lacc_array *a) {
   return rc;
 }
 
+/* A rank-0 result's staged values into host array a. */
+static void unstage(const darr *d, lacc_array *a) {
+  size_t at = 0;
+  for (int b = 0; b < d->nbufs; b++) {
+    size_t bytes = scalar_size(d->plan->buf_kind[b]);
+    memcpy(a->buf[b], d->host + at, bytes);
+    at += bytes;
+  }
+}
+
 /* A device array as a new host array in the slot's layout, read back when the host
- * first needs its values. */
+ * first needs its values (a rank-0 result: with its step, stage_result). */
 static lacc_array *lazy_result(exec *X, int s) {
   const pslot *ps = &X->P->slots[s];
   darr *d = X->d[s];
   lacc_array *a = array_alloc_out(X->ctx, ps->type, ps->rank, d->ext, ps->plan);
   if (a == NULL) return NULL;
+  if (d->host != NULL) unstage(d, a);
   d->refs++;
-  array_set_mirror(a, &d->base, 1);
+  array_set_mirror(a, &d->base, d->host == NULL);
   return a;
 }
 
 /* ---- launching */
+
+static int write_extents(exec *X);
 
 static int set_arg(exec *X, cl_kernel k, cl_uint i, size_t size, const void *v) {
   cl_int err = CL.SetKernelArg(k, i, size, v);
@@ -472,6 +504,8 @@ static int launch_part(exec *X, int fn, int64_t nch, int64_t off, int64_t cnt, s
   if (rc != LACC_OK) return rc;
   size_t g = (size_t)cnt, o = (size_t)off;
   X->drained = 0;
+  rc = write_extents(X);
+  if (rc != LACC_OK) return rc;
   cl_int err = CL.EnqueueNDRangeKernel(X->cp->q, k, 1, off > 0 ? &o : NULL, &g,
                                        local > 0 ? &local : NULL, 0, NULL, NULL);
   return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueNDRangeKernel", err, NULL);
@@ -521,7 +555,22 @@ static int launch(exec *X, int fn, int64_t nch, int64_t work, int64_t p0, int64_
  * allocates an array, before its kernels run. Not waited for (two round trips fewer a
  * step): the extents are written from a copy that lives until the run ends (X->E
  * changes before the write may be done), the record from X->finit; the queue is in
- * order, so the kernels after them read what was written. */
+ * order, so the kernels after them read what was written. Enqueued just before the
+ * next kernel (write_extents): PoCL's threads sleep between commands that come apart,
+ * and waking them costs more than the commands (a run of a small program took a third
+ * less time so). */
+static int write_extents(exec *X) {
+  if (X->unwritten == NULL) return LACC_OK;
+  size_t bytes = sizeof(int64_t) * LACC_MAX_RANK * (size_t)X->P->nslots;
+  cl_int err = CL.EnqueueWriteBuffer(X->cp->q, X->dE, CL_FALSE, 0, bytes, X->unwritten, 0,
+                                     NULL, NULL);
+  if (err == CL_SUCCESS)
+    err = CL.EnqueueWriteBuffer(X->cp->q, X->F, CL_FALSE, 0, sizeof X->finit, X->finit, 0, NULL,
+                                NULL);
+  X->unwritten = NULL;
+  return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueWriteBuffer", err, "extents");
+}
+
 static int prepare_step(exec *X) {
   size_t bytes = sizeof(int64_t) * LACC_MAX_RANK * (size_t)X->P->nslots;
   if (vec_reserve(&X->snaps, &X->snapcap, X->nsnaps + 1, 4, sizeof *X->snaps) != 0)
@@ -531,18 +580,51 @@ static int prepare_step(exec *X) {
   X->drained = 0;
   memcpy(copy, X->E, bytes);
   X->snaps[X->nsnaps++] = copy;
-  cl_int err = CL.EnqueueWriteBuffer(X->cp->q, X->dE, CL_FALSE, 0, bytes, copy, 0, NULL, NULL);
-  if (err == CL_SUCCESS)
-    err = CL.EnqueueWriteBuffer(X->cp->q, X->F, CL_FALSE, 0, sizeof X->finit, X->finit, 0, NULL,
-                                NULL);
-  return err == CL_SUCCESS ? LACC_OK : clrt_fail(X->ctx, "clEnqueueWriteBuffer", err, "extents");
+  X->unwritten = copy;
+  return LACC_OK;
 }
 
-/* After a step's kernels: the failure they recorded, if any, as an error. */
+/* A rank-0 result the running step made, read with the step's failure record: a fold's
+ * value, which the host reads next almost always, then costs no wait of its own (on
+ * PoCL a wait is a round trip to its threads, a third of a small run's time). */
+static int stage_result(exec *X) {
+  const pslot *ps = X->out >= 0 ? &X->P->slots[X->out] : NULL;
+  darr *d = ps != NULL && ps->result && ps->rank == 0 ? X->d[X->out] : NULL;
+  if (d == NULL || d->size != 1) return LACC_OK;
+  size_t at = 0;
+  for (int b = 0; b < d->nbufs; b++) at += scalar_size(d->plan->buf_kind[b]);
+  if (d->host == NULL && (d->host = malloc(at > 0 ? at : 1)) == NULL)
+    return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+  at = 0;
+  for (int b = 0; b < d->nbufs; b++) {
+    size_t bytes = scalar_size(d->plan->buf_kind[b]);
+    cl_int err = CL.EnqueueReadBuffer(X->cp->q, d->mem[b], CL_FALSE, 0, bytes, d->host + at, 0,
+                                      NULL, NULL);
+    if (err != CL_SUCCESS) {
+      CL.Finish(X->cp->q);
+      free(d->host);
+      d->host = NULL;
+      return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a result");
+    }
+    at += bytes;
+    X->ctx->moved.bytes_down += (int64_t)bytes;
+  }
+  X->ctx->moved.downloads++;
+  return LACC_OK;
+}
+
+/* After a step's kernels: the failure they recorded, if any, as an error; a rank-0
+ * result the step made is read in the same wait (stage_result). */
 static int checked(exec *X) {
+  int rc = write_extents(X);
+  if (rc == LACC_OK) rc = stage_result(X);
+  if (rc != LACC_OK) return rc;
   cl_long f[4 + 16];
   cl_int err = CL.EnqueueReadBuffer(X->cp->q, X->F, CL_TRUE, 0, sizeof f, f, 0, NULL, NULL);
-  if (err != CL_SUCCESS) return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "failures");
+  if (err != CL_SUCCESS) {
+    CL.Finish(X->cp->q);   /* the staged reads before it write into the host's memory */
+    return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "failures");
+  }
   X->drained = 1;   /* the queue is in order: everything before the read is done */
   if (f[0] == X->fail_init) return LACC_OK;
   X->unordered = !X->cp->i64_atomics;
@@ -747,6 +829,7 @@ static int cl_step(void *R, int k) {
   int rc = shape_of(X, st, ext);   /* on the host: reads X->E, not the device's copy */
   if (rc == LACC_OK) rc = alloc_out(X, st, st->out, ext);
   if (rc != LACC_OK) return rc;
+  X->out = st->out;
   rc = step_kernels(X, st, ext);
   if (rc != LACC_OK && X->unordered && !X->serial) {
     /* the failure record kept the first failure to arrive: the step again, in order on
@@ -757,6 +840,7 @@ static int cl_step(void *R, int k) {
     if (rc == LACC_OK) rc = step_kernels(X, st, ext);
     X->serial = 0;
   }
+  X->out = -1;
   return rc;
 }
 
@@ -837,6 +921,7 @@ static void *cl_begin(lacc_ctx *ctx, const kplan *P) {
   X->ctx = ctx;
   X->P = P;
   X->cp = P->code;
+  X->out = -1;
   X->fail_init = X->cp->i64_atomics ? INT64_MAX : 0;
   X->finit[0] = X->fail_init;
   size_t ns = (size_t)(P->nslots ? P->nslots : 1);

@@ -1,8 +1,9 @@
 -- Run by opencl_spec.lua in a process of its own, built as users build (the suite builds
 -- with -cl-opt-disable, which leaves loops as written): folds in the cpu backend's lane
 -- tiles, whose lane loop OpenCL is asked to unroll whole (column sums of f32 and of
--- (f64, i32) pairs, a matrix product, around the tiles' widths), against the interpreter
--- bit for bit (each output is still folded in order). Prints "ok" or what differed.
+-- (f64, i32) pairs, a matrix product, around the tiles' widths), and argmins (a test the
+-- compiler is told usually keeps the accumulator), against the interpreter bit for bit
+-- (each output is still folded in order). Prints "ok" or what differed.
 local lacc = require "lacc"
 local H = require "helper"
 local cl, interp = { backend = "opencl" }, { backend = "interp" }
@@ -37,6 +38,27 @@ end, lacc.tuple(lacc.constant(0, "f64"), lacc.constant(0, "i32")), lacc.transpos
 names[#names + 1] = "column folds of (f64, i32)"
 progs[#progs + 1] = lacc.matmul(H.random_array("f32", { 70, 45 }), H.random_array("f32", { 45, 131 }))
 names[#names + 1] = "product"
+-- argmins (the smaller value, then the smaller index), whose test OpenCL is told usually
+-- keeps the accumulator: values from a few (many ties), a NaN, over a long row (partials)
+-- and rows of a rank-2 array
+local function argmin(xs)
+  local ps = lacc.imap(function(...)
+    local args = { ... }
+    return lacc.tuple(args[#args], args[#args - 1])
+  end, xs)
+  return lacc.fold(function(p, q)
+    local take = lacc.lor(lacc.lt(q[1], p[1]), lacc.land(lacc.eq(q[1], p[1]), lacc.lt(q[2], p[2])))
+    return lacc.cond(take, q, p)
+  end, lacc.tuple(lacc.constant(math.huge, "f32"), lacc.constant(2 ^ 40, "i64")), ps)
+end
+for _, shape in ipairs { { 100003 }, { 9, 1000 } } do
+  local n, vals = 1, {}
+  for _, e in ipairs(shape) do n = n * e end
+  for i = 1, n do vals[i] = H.randint(-50, 50) / 4 end
+  vals[7] = 0 / 0
+  progs[#progs + 1] = argmin(lacc.reshape(shape, lacc.use(lacc.fromtable(vals, "f32"))))
+  names[#names + 1] = "argmin " .. table.concat(shape, "x")
+end
 local got, want = { lacc.run(progs, cl) }, { lacc.run(progs, interp) }
 for i = 1, #progs do same(got[i], want[i], names[i]) end
 io.write(#bad == 0 and "ok" or table.concat(bad, "\n"))

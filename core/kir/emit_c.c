@@ -463,7 +463,11 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
     else put(b, "v%d = S[%d].ext[%d]", in->dst, in->slot, (int)in->imm.i);
     break;
   case KO_OUT: put(b, "out[%d] = v%d", (int)in->imm.i, in->a); break;
-  case KO_IF: put(b, "if (v%d) {\n", in->a); (*depth)++; return;
+  case KO_IF:
+    if (in->expect != 0 && b->cl) put(b, "if (__builtin_expect(v%d, %d)) {\n", in->a, in->expect > 0);
+    else put(b, "if (v%d) {\n", in->a);
+    (*depth)++;
+    return;
   case KO_ELSE: put(b, "} else {\n"); (*depth)++; return;
   case KO_END: put(b, "}\n"); return;
   case KO_FOR:

@@ -61,6 +61,11 @@ typedef struct {
   int cl_unroll;     /* KO_FOR: the same, of the OpenCL C compiler only: a tile's lanes,
                         every one, so that PoCL keeps the lane arrays in vector registers
                         (gcc does so unasked) */
+  int expect;        /* KO_IF: the arm the test is expected to take (1 then, -1 else, 0
+                        no guess), told to the OpenCL C compiler only: a fold's test that
+                        keeps its accumulator (min, max, argmin) then stays a branch, as
+                        gcc keeps it, rather than selects chained through the accumulator
+                        (PoCL's argmin loop took twice as long so) */
 } kinst;
 
 typedef struct {

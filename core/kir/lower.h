@@ -63,6 +63,9 @@ typedef struct {
   } *placed;
   int nplaced, pcap;       /* pcap: 0 or a power of two */
   int speculate;           /* matches and conds with cheap arms compute every arm */
+  const int *acc;          /* a fold's accumulator while its function is lowered (the
+                              leaves of the type being folded), else NULL */
+  int nacc;
   int speculated;          /* how many did */
   const layout_strategy *layouts;  /* the parameters' layouts (NULL: their nodes') */
   jmp_buf oom;

@@ -93,15 +93,77 @@ enum { STRIP = 256 };
  * with the element read back. */
 typedef struct {
   mark m, inner;
+  const lacc_type *t;
   int *arr, nl, s, q, zero, len, before;
 } strip;
 
+/* Leaves of an element that are integer arithmetic (+, -, *) on the element index and
+ * values fixed for the whole strip (an argmin's index, generate's i + 1) are not put in
+ * the lane arrays but computed again in the loop that reads the others back: a lane of
+ * 64-bit integers beside 32-bit floats made PoCL's vectoriser take 4 lanes where the
+ * floats alone took 8. */
+enum { REMAT_DEPTH = 6 };
+
+/* Whether v holds the same value throughout both loops of strip S: no instruction since
+ * the strip opened writes it. */
+static int strip_fixed(lower *L, const strip *S, int v) {
+  const klist *l = &fn(L)->body;
+  if (v == S->s || v == S->q) return 0;
+  for (int i = S->m.body; i < l->n; i++)
+    if (kinst_def(&l->v[i]) == v) return 0;
+  return 1;
+}
+
+/* The one instruction of the strip's first loop that writes v, outside any branch, or
+ * NULL (several, or one inside a branch). */
+static const kinst *strip_def(lower *L, const strip *S, int v) {
+  const klist *l = &fn(L)->body;
+  const kinst *def = NULL;
+  int depth = 0;
+  for (int i = S->inner.body; i < l->n; i++) {
+    const kinst *in = &l->v[i];
+    if (in->op == KO_IF) depth++;
+    if (in->op == KO_END) depth--;
+    if (kinst_def(in) != v) continue;
+    if (def != NULL || depth != 0) return NULL;
+    def = in;
+  }
+  return def;
+}
+
+/* Whether v can be computed again from the element index and fixed values. */
+static int strip_remat(lower *L, const strip *S, int v, int depth) {
+  if (v == S->s || v == S->q || strip_fixed(L, S, v)) return 1;
+  if (depth == 0 || !scalar_is_int(vtype(L, v))) return 0;
+  const kinst *in = strip_def(L, S, v);
+  if (in == NULL) return 0;
+  switch (in->op) {
+  case KO_CONST: return 1;
+  case KO_MOV: case KO_CAST: return scalar_is_int(vtype(L, in->a)) && strip_remat(L, S, in->a, depth - 1);
+  case KO_PRIM:
+    return (in->prim == P_ADD || in->prim == P_SUB || in->prim == P_MUL) &&
+           strip_remat(L, S, in->a, depth - 1) && strip_remat(L, S, in->b, depth - 1);
+  default: return 0;
+  }
+}
+
+/* v computed again where the lowering is now (strip_remat said it can be). */
+static int strip_recompute(lower *L, const strip *S, int v) {
+  if (v == S->s || v == S->q || strip_fixed(L, S, v)) return v;
+  kinst def = *strip_def(L, S, v);   /* a copy: emitting moves the list */
+  if (def.op == KO_MOV || def.op == KO_CAST || def.op == KO_PRIM) def.a = strip_recompute(L, S, def.a);
+  if (def.op == KO_PRIM) def.b = strip_recompute(L, S, def.b);
+  def.dst = lw_var(L, vtype(L, v));
+  *lw_emit(L, def.op) = def;
+  return def.dst;
+}
+
 /* Opens both loops; returns the element index s + q for the caller to lower. */
 static int strip_open(lower *L, strip *S, const lacc_type *t, int lo, int hi) {
+  S->t = t;
   S->nl = t->nleaves;
   S->arr = ints(L, S->nl);
   S->m = mark_here(L);
-  for (int l = 0; l < S->nl; l++) S->arr[l] = lw_lane_array(L, type_leaf(t, l), STRIP);
   S->s = lw_var(L, S_I64);
   S->q = lw_var(L, S_I64);
   S->zero = lw_k_int(L, S_I64, 0);
@@ -119,7 +181,13 @@ static int strip_open(lower *L, strip *S, const lacc_type *t, int lo, int hi) {
  * element's code is not straight-line (or, with need_spec, nothing was speculated). */
 static int *strip_fill(lower *L, strip *S, const int *x, int need_spec) {
   L->speculate = 0;
-  for (int l = 0; l < S->nl; l++) lw_k_lset(L, S->arr[l], S->q, x[l]);
+  int *again = ints(L, S->nl);
+  for (int l = 0; l < S->nl; l++) {
+    again[l] = strip_remat(L, S, x[l], REMAT_DEPTH);
+    if (again[l]) continue;
+    S->arr[l] = lw_lane_array(L, type_leaf(S->t, l), STRIP);
+    lw_k_lset(L, S->arr[l], S->q, x[l]);
+  }
   if ((need_spec && L->speculated == S->before) || !straight_since(L, S->inner)) {
     back_to(L, S->m);
     return NULL;
@@ -127,7 +195,8 @@ static int *strip_fill(lower *L, strip *S, const int *x, int need_spec) {
   k_end(L);
   lw_k_for(L, S->q, S->zero, S->len, 1);
   int *y = ints(L, S->nl);
-  for (int l = 0; l < S->nl; l++) y[l] = lw_k_lget(L, S->arr[l], S->q);
+  for (int l = 0; l < S->nl; l++)
+    y[l] = again[l] ? strip_recompute(L, S, x[l]) : lw_k_lget(L, S->arr[l], S->q);
   return y;
 }
 
@@ -219,7 +288,13 @@ int *lw_combine(lower *L, const lacc_node *f, const lacc_type *t, const int *acc
 
 void lw_accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *acc, const int *x,
                    const aenv *env) {
+  const int *outer = L->acc;
+  int nouter = L->nacc;
+  L->acc = acc;
+  L->nacc = t->nleaves;
   int *r = lw_copy(L, t, lw_combine(L, f, t, acc, x, env));
+  L->acc = outer;
+  L->nacc = nouter;
   lw_assign(L, t, acc, r);
 }
 

@@ -173,6 +173,16 @@ static int *lower_loop(lower *L, const lacc_node *e, const senv *se, const aenv 
   return cur;
 }
 
+/* Whether the value v of type t is the accumulator of the fold being lowered (an arm
+ * of a cond in its function that keeps it): on most data a min, max or argmin keeps it
+ * at almost every element. */
+static int keeps_acc(const lower *L, const lacc_type *t, const int *v) {
+  if (L->acc == NULL || t->nleaves != L->nacc || L->nacc == 0) return 0;
+  for (int k = 0; k < L->nacc; k++)
+    if (v[k] != L->acc[k]) return 0;
+  return 1;
+}
+
 /* ---- speculation: every arm computed, the result selected
  *
  * A match on elements in random order mispredicts most of its tag tests. Inside a strip
@@ -317,11 +327,16 @@ int *lw_lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae) 
       return select_value(L, e->type, c, a, lw_lower_exp(L, e->kids[2], se, ae));
     }
     int *o = lw_fresh(L, e->type);
+    const klist *l = L->pro ? &fn(L)->pro : &fn(L)->body;
+    int at = l->n;
     k_if(L, c);
-    lw_assign(L, e->type, o, lw_lower_exp(L, e->kids[1], se, ae));
+    int *a = lw_lower_exp(L, e->kids[1], se, ae);
+    lw_assign(L, e->type, o, a);
     k_else(L);
-    lw_assign(L, e->type, o, lw_lower_exp(L, e->kids[2], se, ae));
+    int *b = lw_lower_exp(L, e->kids[2], se, ae);
+    lw_assign(L, e->type, o, b);
     k_end(L);
+    l->v[at].expect = keeps_acc(L, e->type, b) ? -1 : keeps_acc(L, e->type, a) ? 1 : 0;
     return o;
   }
   case K_INDEX: return lower_index(L, e, se, ae);

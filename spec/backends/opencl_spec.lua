@@ -192,8 +192,27 @@ if have then
       assert.are.equal(mine, text:find("-- f32 exp and log: lacc's own straight-line code", 1, true) ~= nil, text)
     end)
 
-    it("runs lane tiles built with optimisation (their lane loops unrolled) as the cpu backend does", function()
+    it("runs lane tiles and argmins built with optimisation as the interpreter does", function()
       assert.are.equal("ok", output(("LACC_CL_OPTIONS= %s spec/opencl_opt.lua"):format(lua)))
+    end)
+
+    it("tells the OpenCL compiler that a fold's test usually keeps the accumulator", function()
+      local xs = lacc.fromtable({ 3, 1, 2 }, "f32")
+      local function keeps(f)
+        local src = lacc.explain(lacc.fold(f, lacc.constant(0, "f32"), xs), { source = "opencl" })
+        local n = 0
+        for _ in src:gmatch("__builtin_expect%(v%d+, 0%)") do n = n + 1 end
+        return n
+      end
+      -- a max keeps it when the element is not larger; a sum has no test; a test whose
+      -- arms both compute something new gets no hint
+      assert.is_true(keeps(function(a, b) return lacc.cond(lacc.gt(b, a), b, a) end) > 0)
+      assert.are.equal(0, keeps(function(a, b) return a + b end))
+      assert.are.equal(0, keeps(function(a, b) return lacc.cond(lacc.gt(b, a), b - a, a + b) end))
+      -- and the cpu backend's C is as before: gcc keeps such a branch unasked
+      local c = lacc.explain(lacc.fold(function(a, b) return lacc.cond(lacc.gt(b, a), b, a) end,
+                                       lacc.constant(0, "f32"), xs), { source = true, backend = "cpu" })
+      assert.is_falsy(c:find("__builtin_expect", 1, true))
     end)
 
     it("LACC_VERBOSE reports a first build, once", function()
@@ -272,6 +291,13 @@ if have then
       assert.is_false(ok1)
       assert.is_false(ok2)
       assert.are.equal(e2, e1)
+      -- a rank-0 result, read with the failure record of the step that made it
+      local s = lacc.sum(p)
+      ok1, e1 = pcall(lacc.run, s, cl)
+      ok2, e2 = pcall(lacc.run, s, cpu)
+      assert.is_false(ok1)
+      assert.is_false(ok2)
+      assert.are.equal(e2, e1)
       local q = lacc.backpermute({ n }, function(i) return lacc.cond(lacc.gt(i, 250000), i + n, i) end, xs)
       ok1, e1 = pcall(lacc.run, q, cl)
       ok2, e2 = pcall(lacc.run, q, cpu)
@@ -318,6 +344,42 @@ if have then
         assert.are.same({ 1, 2 * read, 8 * n, 16 * n }, delta(before))
         for i = 1, n do assert.truthy(H.same(src[i] * 2, b:get(i)), i) end
         assert.are.same({ 1, 3 * read, 8 * n, 24 * n }, delta(before))
+      end
+    end)
+
+    it("reads a rank-0 result back with its run, and only that", function()
+      H.seed(41)
+      for _, n in ipairs { 0, 1, 7, 1001, 70001 } do
+        -- whole numbers (the sums are exact in any order), a NaN in one case
+        local src = {}
+        for i = 1, n do src[i] = H.randint(-1000, 1000) end
+        if n == 7 then src[3] = 0 / 0 end
+        local xs = lacc.fromtable(src, "f64")
+        local want = 0
+        for i = 1, n do want = want + src[i] * 2 end
+        local before = now()
+        local ys = lacc.map(function(v) return v * 2 end, xs)
+        local s, t = lacc.run({ lacc.sum(ys), lacc.fold(function(a, b) return a + b end, 1, ys) }, cl)
+        -- both came back with the run: two downloads of 8 bytes
+        assert.are.same({ 1, 2, 8 * n, 16 }, delta(before), "n = " .. n)
+        assert.truthy(H.same(want, s:get()), n)
+        assert.truthy(H.same(want + 1, t:get()), n)
+        assert.are.same({ 1, 2, 8 * n, 16 }, delta(before), "read, n = " .. n)
+        -- still on the device: a later run takes it from there, and its rank-1 result
+        -- stays there until read
+        local again = lacc.run(lacc.map(function(v) return v + 1 end, lacc.reshape({ 1 }, s)), cl)
+        assert.are.same({ 1, 2, 8 * n, 16 }, delta(before), "used, n = " .. n)
+        assert.truthy(H.same(want + 1, again:get(1)), n)
+        assert.are.same({ 1, 3, 8 * n, 24 }, delta(before), "rank 1, n = " .. n)
+        -- a pair: one download of both its buffers
+        local idx = lacc.generate({ n }, function(i) return lacc.cast(i, "i32") end)
+        local p = lacc.run(lacc.fold(function(a, b) return lacc.tuple(a[1] + b[1], lacc.max(a[2], b[2])) end,
+                                     lacc.tuple(lacc.constant(0, "f64"), lacc.constant(-1, "i32")),
+                                     lacc.zip(ys, idx)), cl)
+        assert.are.same({ 1, 4, 8 * n, 24 + 12 }, delta(before), "pair, n = " .. n)
+        local pv = p:get()
+        assert.truthy(H.same(want, pv[1]), n)
+        assert.are.equal(n > 0 and n or -1, H.num(pv[2]))
       end
     end)
 

@@ -147,6 +147,43 @@ describe("folds in strips", function()
     end
   end
 
+  -- an argmin's index leaf is arithmetic on the element's index: computed again where the
+  -- strip is read back, not kept in it (one lane array, of the values)
+  local function argmin(xs, index)
+    local ps = lacc.imap(function(i, s) return lacc.tuple(value(s), index(i)) end, xs)
+    return lacc.fold(nearer, lacc.tuple(lacc.constant(INF, "f32"), index(lacc.constant(2 ^ 30, "i64"))), ps)
+  end
+  local forms = {
+    { "i * 3 - 7", function(i) return i * 3 - 7 end, function(i) return i * 3 - 7 end },
+    { "the index as i32, negated", function(i) return 0 - lacc.cast(i, "i32") end,
+      function(i) return -i end },
+  }
+  for _, b in ipairs(H.backends) do
+    it("an index leaf computed again where the strip is read back, on " .. b, function()
+      H.seed(29)
+      for _, n in ipairs { 0, 1, 255, 256, 257, 700 } do
+        local elems = {}
+        for i = 1, n do elems[i] = element() end
+        -- ties: equal values at several indices
+        for i = 5, n, 50 do elems[i] = { tag = "Circle", 0 } end
+        local xs = lacc.fromtable(elems, Shape)
+        for _, f in ipairs(forms) do
+          local best = { INF, f[3](2 ^ 30) }
+          for i = 1, n do best = nearer_ref(best, { value_ref(elems[i]), f[3](i) }) end
+          check(lacc.run(argmin(xs, f[2]), { backend = b }), { best })
+        end
+      end
+    end)
+  end
+  it("keeps no lane array for such a leaf", function()
+    local xs = lacc.fromtable({ { tag = "Circle", 1 } }, Shape)
+    for _, f in ipairs(forms) do
+      local src = lacc.explain(argmin(xs, f[2]), { source = true, backend = "cpu" })
+      assert.is_truthy(src:find("float v%d+%[256%]"), f[1])
+      assert.is_falsy(src:find("int%d+_t v%d+%[256%]"), f[1])
+    end
+  end)
+
   it("the cpu backend computes such a fold and such a map in strips", function()
     local xs = lacc.fromtable({ { tag = "Circle", 1 } }, Shape)
     local src = lacc.explain(program(xs), { source = true, backend = "cpu" })
