@@ -98,9 +98,9 @@ for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f6
     rm -f "$OUT/$b"
   fi
 done
-# the hand-written OpenCL rows (dotp, saxpy, scan): plain OpenCL C and host code, where
-# the OpenCL headers and loader are installed
-for b in dotp saxpy scan; do
+# the hand-written OpenCL rows (dotp, saxpy, scan, and the overhead table's latency):
+# plain OpenCL C and host code, where the OpenCL headers and loader are installed
+for b in dotp saxpy scan latency; do
   if ! $CC $CFLAGS_BENCH -o "$OUT/opencl_$b" "bench/opencl/$b.c" -lOpenCL -lm 2> "$LOGS/cc_opencl_$b.err"; then
     note "bench: building bench/opencl/$b.c failed (see $LOGS/cc_opencl_$b.err)"
     rm -f "$OUT/opencl_$b"
@@ -221,6 +221,9 @@ run_overhead() {
       LACC_TIER=opt "$LUA54" bench/lacc/overhead.lua "$tag"
   done
   rm -rf "$cache"
+  # the OpenCL device's own latency, by hand (bench/opencl/latency.c prints both rows)
+  ROWS="$ROWS kernel_read_by_hand_opencl"
+  if [ -x "$OUT/opencl_latency" ]; then row overhead kernel_read_by_hand_opencl "$OUT/opencl_latency"; fi
   # issue 23's targets: new programs under LACC_TIER=auto and =opt with fresh caches, then
   # warm (the cache the opt process filled)
   row overhead tiers_auto env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
@@ -401,7 +404,7 @@ for bench in $ONLY; do
   fi
   if [ "$bench" = overhead ]; then
     awk '$2 == "overhead" { if ($1 == "NA") print; else { nt = ""; for (i = 7; i <= NF; i++) nt = nt " " $i
-      printf "%-18s %12.4f ms = %9.1f us %s\n", $3, $4, $4 * 1000, nt; ms[$3] = $4 } }
+      printf "%-28s %12.4f ms = %9.1f us %s\n", $3, $4, $4 * 1000, nt; ms[$3] = $4 } }
       END {
         if ("first_run_auto" in ms)
           printf "summary tiers: first run of a new program %.1f ms (want under 10: %s)", ms["first_run_auto"],

@@ -50,4 +50,20 @@ if tag == "first" and #lacc.devices() > 0 then
   assert(lacc.run(p, cl):get(1) == 14.5, "wrong result on opencl")
   local c2 = per_call(function() return lacc.run(p, cl) end)
   B.result(bench, "warm_run_opencl", c2, r:get(1), B.policy.reps, "lacc.run of a built program on opencl, 1 element")
+  -- a fold whose value the host reads, as bench/opencl/latency.c's hand-written kernel
+  -- and read: back to back, and one call at a time as the other benches time them
+  local h = lacc.compile(function(x) return lacc.sum(x) end, cl)
+  assert(h(xs):get() == 2.5, "wrong sum on opencl")
+  local c3 = per_call(function() return h(xs):get() end)
+  B.result(bench, "warm_sum_read_opencl", c3, h(xs):get(), B.policy.reps,
+           "lacc.compile'd sum on opencl, 1 element, its value read, calls back to back")
+  local c4 = B.measure(function() return h(xs):get() end)
+  B.result(bench, "single_sum_read_opencl", c4, h(xs):get(), B.policy.reps,
+           "the same, one call after a collection")
+end
+if tag == "first" then
+  local h = lacc.compile(function(x) return lacc.sum(x) end)
+  local c4 = B.measure(function() return h(xs):get() end)
+  B.result(bench, "single_sum_read", c4, h(xs):get(), B.policy.reps,
+           "lacc.compile'd sum on cpu, 1 element, its value read, one call after a collection")
 end
