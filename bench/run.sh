@@ -223,7 +223,9 @@ run_overhead() {
   rm -rf "$cache"
   # the OpenCL device's own latency, by hand (bench/opencl/latency.c prints both rows)
   ROWS="$ROWS kernel_read_by_hand_opencl"
-  if [ -x "$OUT/opencl_latency" ]; then row overhead kernel_read_by_hand_opencl "$OUT/opencl_latency"; fi
+  if [ -x "$OUT/opencl_latency" ]; then
+    row overhead kernel_read_by_hand_opencl "$OUT/opencl_latency"
+  fi
   # issue 23's targets: new programs under LACC_TIER=auto and =opt with fresh caches, then
   # warm (the cache the opt process filled)
   row overhead tiers_auto env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \

@@ -464,8 +464,10 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
     break;
   case KO_OUT: put(b, "out[%d] = v%d", (int)in->imm.i, in->a); break;
   case KO_IF:
-    if (in->expect != 0 && b->cl) put(b, "if (__builtin_expect(v%d, %d)) {\n", in->a, in->expect > 0);
-    else put(b, "if (v%d) {\n", in->a);
+    if (in->expect != 0 && b->cl)
+      put(b, "if (__builtin_expect(v%d, %d)) {\n", in->a, in->expect > 0);
+    else
+      put(b, "if (v%d) {\n", in->a);
     (*depth)++;
     return;
   case KO_ELSE: put(b, "} else {\n"); (*depth)++; return;

@@ -139,7 +139,8 @@ static int strip_remat(lower *L, const strip *S, int v, int depth) {
   if (in == NULL) return 0;
   switch (in->op) {
   case KO_CONST: return 1;
-  case KO_MOV: case KO_CAST: return scalar_is_int(vtype(L, in->a)) && strip_remat(L, S, in->a, depth - 1);
+  case KO_MOV: case KO_CAST:
+    return scalar_is_int(vtype(L, in->a)) && strip_remat(L, S, in->a, depth - 1);
   case KO_PRIM:
     return (in->prim == P_ADD || in->prim == P_SUB || in->prim == P_MUL) &&
            strip_remat(L, S, in->a, depth - 1) && strip_remat(L, S, in->b, depth - 1);
@@ -151,7 +152,7 @@ static int strip_remat(lower *L, const strip *S, int v, int depth) {
 static int strip_recompute(lower *L, const strip *S, int v) {
   if (v == S->s || v == S->q || strip_fixed(L, S, v)) return v;
   kinst def = *strip_def(L, S, v);   /* a copy: emitting moves the list */
-  if (def.op == KO_MOV || def.op == KO_CAST || def.op == KO_PRIM) def.a = strip_recompute(L, S, def.a);
+  if (def.op != KO_CONST) def.a = strip_recompute(L, S, def.a);
   if (def.op == KO_PRIM) def.b = strip_recompute(L, S, def.b);
   def.dst = lw_var(L, vtype(L, v));
   *lw_emit(L, def.op) = def;
