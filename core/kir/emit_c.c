@@ -118,6 +118,10 @@ static const char *const cl_prelude =
   "#define acoshf acosh\n#define atanhf atanh\n#define log2f log2\n#define log10f log10\n"
   "#define log1pf log1p\n#define expm1f expm1\n#define cbrtf cbrt\n#define hypotf hypot\n"
   "#define rintf rint\n#define fmaf fma\n"
+  /* a branch hint (KO_IF's expect) where the compiler is clang's or gcc's, as on PoCL
+   * and most GPU drivers; elsewhere the plain test */
+  "#if defined(__clang__) || defined(__GNUC__)\n#define LACC_EXPECT(c, v) __builtin_expect((c), (v))\n"
+  "#else\n#define LACC_EXPECT(c, v) (c)\n#endif\n"
   /* LACC_OWN_MATH (CPU devices): f32 exp and log as straight-line code, so that the
    * device compiler vectorises loops that call them (PoCL's built-ins kept its loops
    * scalar: Black-Scholes 7x slower). Cephes' polynomials; checked over every f32
@@ -465,7 +469,7 @@ static void instr(sbuf *b, const kfn *F, const kinst *in, int *depth) {
   case KO_OUT: put(b, "out[%d] = v%d", (int)in->imm.i, in->a); break;
   case KO_IF:
     if (in->expect != 0 && b->cl)
-      put(b, "if (__builtin_expect(v%d, %d)) {\n", in->a, in->expect > 0);
+      put(b, "if (LACC_EXPECT(v%d, %d)) {\n", in->a, in->expect > 0);
     else
       put(b, "if (v%d) {\n", in->a);
     (*depth)++;
