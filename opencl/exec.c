@@ -224,7 +224,8 @@ typedef struct darr {
   int64_t size;
   cl_mem *mem;
   size_t *bytes;           /* each buffer's size (the pool's buffers may be larger) */
-  unsigned char *host;     /* a rank-0 result's values, read with its step (stage_result) */
+  void **host;             /* a rank-0 result's values, a block per buffer, read with its
+                              step (stage_result) */
 } darr;
 
 struct exec;
@@ -248,26 +249,27 @@ static void darr_put(struct exec *X, darr *d) {
 
 static void darr_release(darr *d) { darr_put(NULL, d); }
 
-/* Each of a's buffers read from d's on queue q, the last read blocking: the queue is in
- * order, so one wait covers them all (each wait on PoCL costs a round trip to its
- * threads, about 0.03 ms). An enqueue that fails waits for those before it, whose
- * targets the caller may free. */
-static int read_buffers(cl_command_queue q, const darr *d, lacc_array *a, cl_bool block) {
+/* The first n elements of each of d's buffers read into dst[b] on queue q, the last read
+ * blocking if block: the queue is in order, so one wait covers them all (each wait on
+ * PoCL costs a round trip to its threads, about 0.03 ms). An enqueue that fails waits
+ * for those before it, whose targets the caller may free. */
+static int read_buffers(lacc_ctx *ctx, cl_command_queue q, const darr *d, int64_t n,
+                        void *const *dst, cl_bool block) {
   int last = -1, rc = LACC_OK;
   for (int b = 0; b < d->nbufs; b++)
-    if (scalar_size(d->plan->buf_kind[b]) * (size_t)a->size > 0) last = b;
+    if (scalar_size(d->plan->buf_kind[b]) * (size_t)n > 0) last = b;
   for (int b = 0; rc == LACC_OK && b <= last; b++) {
-    size_t bytes = scalar_size(d->plan->buf_kind[b]) * (size_t)a->size;
+    size_t bytes = scalar_size(d->plan->buf_kind[b]) * (size_t)n;
     if (bytes == 0) continue;
     cl_int err = CL.EnqueueReadBuffer(q, d->mem[b], b == last ? block : CL_FALSE, 0, bytes,
-                                      a->buf[b], 0, NULL, NULL);
+                                      dst[b], 0, NULL, NULL);
     if (err != CL_SUCCESS) {
-      rc = clrt_fail(a->ctx, "clEnqueueReadBuffer", err, "a result");
+      rc = clrt_fail(ctx, "clEnqueueReadBuffer", err, "a result");
       CL.Finish(q);
     }
-    a->ctx->moved.bytes_down += (int64_t)bytes;
+    ctx->moved.bytes_down += (int64_t)bytes;
   }
-  if (rc == LACC_OK) a->ctx->moved.downloads++;
+  if (rc == LACC_OK) ctx->moved.downloads++;
   return rc;
 }
 
@@ -277,7 +279,7 @@ static int darr_fetch(array_mirror *m, lacc_array *a) {
   darr *d = (darr *)m;
   cl_command_queue q;
   int rc = clrt_transfer_queue(a->ctx, d->dev, &q);
-  return rc == LACC_OK ? read_buffers(q, d, a, CL_TRUE) : rc;
+  return rc == LACC_OK ? read_buffers(a->ctx, q, d, a->size, a->buf, CL_TRUE) : rc;
 }
 
 static void darr_drop(array_mirror *m) { darr_release((darr *)m); }
@@ -450,12 +452,8 @@ static int take_input(exec *X, int s, lacc_array *a) {
 
 /* A rank-0 result's staged values into host array a. */
 static void unstage(const darr *d, lacc_array *a) {
-  size_t at = 0;
-  for (int b = 0; b < d->nbufs; b++) {
-    size_t bytes = scalar_size(d->plan->buf_kind[b]);
-    memcpy(a->buf[b], d->host + at, bytes);
-    at += bytes;
-  }
+  for (int b = 0; b < d->nbufs; b++)
+    memcpy(a->buf[b], d->host[b], scalar_size(d->plan->buf_kind[b]));
 }
 
 /* A device array as a new host array in the slot's layout, read back when the host
@@ -591,26 +589,20 @@ static int stage_result(exec *X) {
   const pslot *ps = X->out >= 0 ? &X->P->slots[X->out] : NULL;
   darr *d = ps != NULL && ps->result && ps->rank == 0 ? X->d[X->out] : NULL;
   if (d == NULL || d->size != 1) return LACC_OK;
-  size_t at = 0;
-  for (int b = 0; b < d->nbufs; b++) at += scalar_size(d->plan->buf_kind[b]);
-  if (d->host == NULL && (d->host = malloc(at > 0 ? at : 1)) == NULL)
-    return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
-  at = 0;
-  for (int b = 0; b < d->nbufs; b++) {
-    size_t bytes = scalar_size(d->plan->buf_kind[b]);
-    cl_int err = CL.EnqueueReadBuffer(X->cp->q, d->mem[b], CL_FALSE, 0, bytes, d->host + at, 0,
-                                      NULL, NULL);
-    if (err != CL_SUCCESS) {
-      CL.Finish(X->cp->q);
-      free(d->host);
-      d->host = NULL;
-      return clrt_fail(X->ctx, "clEnqueueReadBuffer", err, "a result");
-    }
-    at += bytes;
-    X->ctx->moved.bytes_down += (int64_t)bytes;
+  if (d->host == NULL) {
+    /* one block: the buffers' pointers, then a word each (no scalar is wider) */
+    size_t n = (size_t)(d->nbufs > 0 ? d->nbufs : 1);
+    d->host = malloc(n * (sizeof *d->host + sizeof(uint64_t)));
+    if (d->host == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+    uint64_t *words = (uint64_t *)(d->host + n);
+    for (int b = 0; b < d->nbufs; b++) d->host[b] = &words[b];
   }
-  X->ctx->moved.downloads++;
-  return LACC_OK;
+  int rc = read_buffers(X->ctx, X->cp->q, d, 1, d->host, CL_FALSE);
+  if (rc != LACC_OK) {
+    free(d->host);
+    d->host = NULL;
+  }
+  return rc;
 }
 
 /* After a step's kernels: the failure they recorded, if any, as an error; a rank-0

@@ -149,9 +149,10 @@ static int *tile_elem(lower *L, const tile *T, int j, int k) {
   return lw_fold_elem(L, T->xs, T->env, T->sx, oix, lw_k_prim(L, P_ADD, T->base, j), k);
 }
 
-static int lane_loop(lower *L, int LW) {
+/* for l in [0, LW): a tile's lanes; cl_unroll copies asked of the OpenCL C compiler */
+static int lane_loop(lower *L, int LW, int cl_unroll) {
   int l = lw_var(L, S_I64);
-  lw_k_for(L, l, lw_k_int(L, S_I64, 0), lw_k_int(L, S_I64, LW), 1);
+  lw_k_for(L, l, lw_k_int(L, S_I64, 0), lw_k_int(L, S_I64, LW), 1)->cl_unroll = cl_unroll;
   return l;
 }
 
@@ -165,7 +166,7 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   for (int r = 0; r < nrows; r++)
     for (int i = 0; i < nf; i++) acc[r][i] = lw_lane_array(L, type_leaf(t, i), LW);
   int *z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env)) : NULL;
-  int l = lane_loop(L, LW);
+  int l = lane_loop(L, LW, 0);
   int j = lw_k_prim(L, P_ADD, jb, l);
   lw_fact(L, j, T->J, -1);               /* the tile is whole: jb + LW <= J */
   for (int r = 0; r < nrows; r++) {
@@ -178,8 +179,7 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   /* the lanes of one step along the rows, unrolled whole on OpenCL: PoCL then keeps
    * them in vector registers, as gcc does unasked (column sums of a 4096 x 4096 f32
    * matrix 4.4 -> 1.8 ms; unrolled 16 times: 30 ms) */
-  l = lw_var(L, S_I64);
-  lw_k_for(L, l, lw_k_int(L, S_I64, 0), lw_k_int(L, S_I64, LW), 1)->cl_unroll = LW;
+  l = lane_loop(L, LW, LW);
   fn(L)->tile_lane = l;
   j = lw_k_prim(L, P_ADD, jb, l);
   lw_fact(L, j, T->J, -1);
@@ -191,7 +191,7 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   }
   k_end(L);
   k_end(L);
-  l = lane_loop(L, LW);
+  l = lane_loop(L, LW, 0);
   for (int r = 0; r < nrows; r++) {
     int o = lw_k_prim(L, P_ADD, T[r].base, lw_k_prim(L, P_ADD, jb, l));
     for (int i = 0; i < nf; i++) cur[i] = lw_k_lget(L, acc[r][i], l);
