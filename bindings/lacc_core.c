@@ -668,15 +668,19 @@ static int l_set_progress(lua_State *L) {
   return 0;
 }
 
-static ctx_box *begin_run(lua_State *L) {
+/* The state inside lacc_run; the one before it is kept by the caller (a progress
+ * callback may run a program: the outer run's callback goes on being called after it). */
+static ctx_box *begin_run(lua_State *L, lua_State **prev) {
   ctx_box *c = live_box(L);
+  *prev = c->running;
   c->running = L;
   return c;
 }
 
 /* After a run: the progress callback's error, if it raised one. */
-static void end_run(lua_State *L, ctx_box *c) {
-  c->running = NULL;
+static void end_run(lua_State *L, ctx_box *c, lua_State *prev) {
+  c->running = prev;
+  if (prev != NULL) return;   /* nested: the outer run raises it when it ends */
   if (c->progress_err == LUA_NOREF) return;
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->progress_err);
   luaL_unref(L, LUA_REGISTRYINDEX, c->progress_err);
@@ -690,10 +694,11 @@ static int l_run(lua_State *L) {
   lacc_node *roots[LACC_MAX_ARGS];
   lacc_array *out[LACC_MAX_ARGS];
   int n = collect(L, 2, roots, "run", NULL);
-  ctx_box *c = begin_run(L);
+  lua_State *prev;
+  ctx_box *c = begin_run(L, &prev);
   int rc = lacc_run(c->ctx, backend, n, roots, out);
   for (int i = 0; rc == LACC_OK && i < n; i++) push_array(L, out[i]);
-  end_run(L, c);
+  end_run(L, c, prev);
   return rc == LACC_OK ? n : raise(L);
 }
 
@@ -743,10 +748,11 @@ static int l_program_run(lua_State *L) {
   lacc_array *args[LACC_MAX_ARGS], *out[LACC_MAX_ARGS];
   for (int i = 0; i < n; i++) args[i] = check_array(L, i + 2);
   if (b->p == NULL) return fail(L, "program was freed");
-  ctx_box *c = begin_run(L);
+  lua_State *prev;
+  ctx_box *c = begin_run(L, &prev);
   int rc = lacc_program_run(c->ctx, b->p, n, args, out);
   for (int i = 0; rc == LACC_OK && i < b->nresults; i++) push_array(L, out[i]);
-  end_run(L, c);
+  end_run(L, c, prev);
   return rc == LACC_OK ? b->nresults : raise(L);
 }
 

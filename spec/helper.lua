@@ -73,6 +73,22 @@ function H.sh(cmd)
 end
 H.quote = shq
 
+-- A new empty directory of this test's own (remove it with rm -rf when done).
+function H.tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  assert(os.execute("mkdir -p " .. shq(d)))
+  return d
+end
+
+-- An executable shell script at path (a stand-in compiler, say).
+function H.script(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  H.sh("chmod +x " .. shq(path))
+end
+
 -- A sum type several specs use, and an element's area in plain Lua (f32 arithmetic).
 H.Shape = lacc.data("Shape", { { "Circle", "f32" }, { "Rect", "f32", "f32" }, { "Empty" } })
 function H.area_ref(s)

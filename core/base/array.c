@@ -326,7 +326,7 @@ void *lacc_array_leaf_data(lacc_array *a, int leaf) {
     return NULL;
   if (check_not_busy(a, "leaf_data") != LACC_OK || array_host(a) != LACC_OK) return NULL;
   array_host_written(a);
-  if (tag_owner(a->type, leaf) != NULL) a->exposed = 1;
+  if (tag_owner(a->type, leaf) != NULL || type_leaf(a->type, leaf) == S_BOOL) a->exposed = 1;
   return a->buf[a->plan->leaf_buf[leaf]];
 }
 
@@ -356,12 +356,25 @@ static int tags_ok(const lacc_array *a, const lacc_type *t, int64_t i, int *leaf
   return 1;
 }
 
+/* A bool leaf's buffer handed out may hold any byte: each is made 0 or 1, as frombytes
+ * and load make them, so that every tier reads the same value (the interpreter tests a
+ * byte, compiled code adds or compares it). */
+static void normalise_bools(lacc_array *a) {
+  for (int l = 0; l < a->type->nleaves; l++) {
+    int b = a->plan->leaf_buf[l];
+    if (type_leaf(a->type, l) != S_BOOL || b < 0 || a->plan->buf_kind[b] != S_BOOL) continue;
+    unsigned char *p = a->buf[b];
+    for (int64_t i = 0; i < a->size; i++) p[i] = p[i] != 0;
+  }
+}
+
 /* Only unboxed arrays hand out tag buffers (rtu and compact share buffers between leaves,
  * so lacc_array_leaf_data gives none, and their tags are written only through set, which
  * checks them); a stale host copy is not read, the device copy came from a run. */
 int array_check_tags(lacc_ctx *ctx, lacc_array *a, const char *what) {
   if (!a->exposed || a->plan->raw || a->host_stale) return LACC_OK;
-  for (int64_t i = 0; i < a->size; i++) {
+  normalise_bools(a);
+  for (int64_t i = 0; a->type->has_sum && i < a->size; i++) {
     int leaf = 0;
     uint64_t bad = 0;
     const lacc_type *sum = NULL;

@@ -77,6 +77,11 @@ lacc_array *lacc_array_from_buffer(lacc_ctx *ctx, const char *type, int rank,
     lacc_array_release(a);
     return NULL;
   }
+  if (a->size > 0 && data == NULL) {
+    ctx_error(ctx, LACC_ERR_ARG, "from_buffer: the data pointer is NULL");
+    lacc_array_release(a);
+    return NULL;
+  }
   if (a->size > 0) copy_all(a, (unsigned char *)data, eb, 1);
   return a;
 }

@@ -107,9 +107,12 @@ void progress_tick(void *arg, double step_done) {
   ctx->progress.fn(ctx->progress.ud, f);
 }
 
+/* The last call is made while the run still counts as under way, so that a run the
+ * callback starts is nested: it reports nothing, to this callback or any other. */
 void progress_end(lacc_ctx *ctx) {
-  if (--ctx->progress.depth > 0) return;
-  if (ctx->progress.fn != NULL && ctx->progress.reported) ctx->progress.fn(ctx->progress.ud, 1.0);
+  if (ctx->progress.depth == 1 && ctx->progress.fn != NULL && ctx->progress.reported)
+    ctx->progress.fn(ctx->progress.ud, 1.0);
+  ctx->progress.depth--;
 }
 
 static pthread_once_t pin_once = PTHREAD_ONCE_INIT;

@@ -389,8 +389,21 @@ static void add(listing *l, const char *path, const struct stat *st, diskcache_k
   l->total += st->st_size;
 }
 
+static int claim_stale(const char *path, double limit_s);
+
+/* Whether name is a claim on one of kind's files ("<our name>.building"). */
+static int claim_name(diskcache_kind kind, const char *name) {
+  size_t n = strlen(name);
+  char base[64];
+  if (n <= 9 || n - 9 >= sizeof base || strcmp(name + n - 9, ".building") != 0) return 0;
+  memcpy(base, name, n - 9);
+  base[n - 9] = '\0';
+  return our_name(kind, base);
+}
+
 /* Files of kind in dir into l (by name: the magic is checked before one is deleted);
- * temporary files a dead writer left are removed. */
+ * temporary files a dead writer left are removed, and so are claims whose builder is
+ * gone (a process killed midway: its claim would otherwise wait for a taker). */
 static void scan(const char *dir, diskcache_kind kind, listing *l) {
   DIR *d = opendir(dir);
   if (d == NULL) return;
@@ -400,6 +413,12 @@ static void scan(const char *dir, diskcache_kind kind, listing *l) {
     char path[DISKCACHE_PATH + 64];
     struct stat st;
     int mine = our_name(kind, e->d_name), tmp = strncmp(e->d_name, TMP_PREFIX, 10) == 0;
+    if (!mine && !tmp && claim_name(kind, e->d_name)) {
+      if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path &&
+          claim_stale(path, STALE_SECONDS))
+        unlink(path);
+      continue;
+    }
     if (!mine && !tmp) continue;
     if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
         lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
@@ -523,8 +542,8 @@ void diskcache_write(const diskcache *c, diskcache_kind kind, const unsigned cha
  * "<name>.building", holding "<host> <pid>"; it is stale when that process is gone (on
  * this host) or it is older than the build's time limit (any host). */
 
-static void claim_path(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
-                       char *out, size_t size) {
+void diskcache_claim_path(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                          char *out, size_t size) {
   char path[DISKCACHE_PATH + 64];
   path_of(c, kind, key, path, sizeof path);
   snprintf(out, size, "%s.building", path);
@@ -552,7 +571,7 @@ static int claim_stale(const char *path, double limit_s) {
 int diskcache_claim(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
                     double limit_s) {
   char path[DISKCACHE_PATH + 80];
-  claim_path(c, kind, key, path, sizeof path);
+  diskcache_claim_path(c, kind, key, path, sizeof path);
   for (int tries = 0; tries < 2; tries++) {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
@@ -577,7 +596,7 @@ int diskcache_claim(const diskcache *c, diskcache_kind kind, const unsigned char
 
 void diskcache_release(const diskcache *c, diskcache_kind kind, const unsigned char key[32]) {
   char path[DISKCACHE_PATH + 80];
-  claim_path(c, kind, key, path, sizeof path);
+  diskcache_claim_path(c, kind, key, path, sizeof path);
   unlink(path);
 }
 
@@ -585,7 +604,7 @@ unsigned char *diskcache_wait(const diskcache *c, diskcache_kind kind, const uns
                               size_t max, size_t *len, double limit_s, int (*stop)(void *),
                               void *arg) {
   char path[DISKCACHE_PATH + 80];
-  claim_path(c, kind, key, path, sizeof path);
+  diskcache_claim_path(c, kind, key, path, sizeof path);
   struct timespec pause = { 0, 2000000 };   /* 2 ms, doubling up to 32 */
   for (;;) {
     unsigned char *b = diskcache_read(c, kind, key, max, len);

@@ -42,6 +42,9 @@ void diskcache_write(const diskcache *c, diskcache_kind kind, const unsigned cha
 int diskcache_claim(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
                     double limit_s);
 void diskcache_release(const diskcache *c, diskcache_kind kind, const unsigned char key[32]);
+/* The claim's file (for a cleanup that cannot call diskcache_release: a signal handler). */
+void diskcache_claim_path(const diskcache *c, diskcache_kind kind, const unsigned char key[32],
+                          char *out, size_t size);
 /* The payload for key once the process that claimed it has written it (as
  * diskcache_read); NULL when its claim ends without the file, goes stale, or stop(arg)
  * (may be NULL) says to stop waiting. */

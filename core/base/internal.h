@@ -17,6 +17,8 @@
 /* Largest element count: keeps every byte size and index computation far from overflow.
  * The other limits are public (lacc.h). */
 #define LACC_MAX_ELEMS ((int64_t)1 << LACC_MAX_ELEMS_LOG2)
+/* Iterations of a fold over a fused producer (a contraction): no index may wrap. */
+#define LACC_MAX_SPACE ((int64_t)1 << 62)
 #define LACC_ERRMAX 1024
 /* Generated code past LACC_OPT_SOURCE takes an optimising compiler minutes (gcc: 65 s at
  * -O1 for a 4.7 MB match of 4096 constructors, 6 s at -O0): it is compiled without

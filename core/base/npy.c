@@ -2,15 +2,23 @@
  *
  * Owns: the header (magic, version, the Python dict literal with descr, fortran_order and
  * shape), the dtypes lacc has (b1, i1-i8, u1-u8, f4, f8, either byte order; a structured
- * dtype of those for a tuple), and the files: a load reads straight into the array's
- * buffers; a save writes a temporary file beside the target and renames it, so a failed
- * save leaves nothing half-written.
+ * dtype of those for a tuple), and the files: a load checks the header's shape and the
+ * file's size before it allocates, then reads straight into the array's buffers; a save
+ * writes a temporary file beside the target and renames it, so a failed save leaves the
+ * old file as it was. That replacement (file_replace_open/close) is png.c's write_png's
+ * too: the temporary has a short name of its own, so that any name that fits NAME_MAX can
+ * be written, and the mode the target had (a new file: what open(O_CREAT, 0666) gives
+ * under the umask). Every file error names the function, the file and the system's reason.
  * Must not: know the Lua surface, or hold sum types (they have no packed form: bulk.c).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 
@@ -68,13 +76,35 @@ static int parse_str(hparse *P, char *out, size_t cap) {
   return 1;
 }
 
-static int parse_int(hparse *P, int64_t *out) {
+/* An extent; one past int64 is an error of its own (strtoll would clamp it). */
+static int parse_int(hparse *P, int dim, int64_t *out) {
   skip_ws(P);
   char *end;
+  errno = 0;
   long long v = strtoll(P->at, &end, 10);
   if (end == P->at || v < 0) return herr(P, "expected an extent");
+  if (errno == ERANGE) {
+    ctx_error(P->ctx, LACC_ERR_MEMORY, "load: %s: extent %d of the shape does not fit in 64 "
+              "bits", P->path, dim);
+    return 0;
+  }
   P->at = end;
   *out = (int64_t)v;
+  return 1;
+}
+
+/* The shape by array.c's rule, so that the allocation cannot fail on it unnamed: each
+ * prefix product at most 2^40, with no product ever formed past it. */
+static int shape_fits(hparse *P, const int64_t *ext, int rank) {
+  int64_t size = 1;
+  for (int d = 0; d < rank; d++) {
+    if (ext[d] > 0 && size > LACC_MAX_ELEMS / ext[d]) {
+      ctx_error(P->ctx, LACC_ERR_MEMORY, "load: %s: array too large (more than 2^40 elements)",
+                P->path);
+      return 0;
+    }
+    size *= ext[d];
+  }
   return 1;
 }
 
@@ -155,12 +185,13 @@ static int parse_shape(hparse *P, int64_t *ext, int *rank) {
       ctx_error(P->ctx, LACC_ERR_SHAPE, "load: %s: rank above %d", P->path, LACC_MAX_RANK);
       return 0;
     }
-    if (!parse_int(P, &ext[(*rank)++])) return 0;
+    if (!parse_int(P, *rank + 1, &ext[*rank])) return 0;
+    (*rank)++;
     skip_ws(P);
     if (*P->at == ',') P->at++;
   }
   P->at++;
-  return 1;
+  return shape_fits(P, ext, *rank);
 }
 
 typedef struct {
@@ -238,48 +269,79 @@ static void swap_fields(unsigned char *packed, int64_t count, const npy_header *
   }
 }
 
-static int read_exact(FILE *f, void *p, size_t n) { return n == 0 || fread(p, 1, n, f) == n; }
+/* 1 when n bytes were read; 0 at the end of the file; -1 on a read error, errno set (a
+ * directory opens for reading and fails here with EISDIR). */
+static int read_exact(FILE *f, void *p, size_t n) {
+  if (n == 0 || fread(p, 1, n, f) == n) return 1;
+  return ferror(f) ? -1 : 0;
+}
+
+static int read_error(lacc_ctx *ctx, const char *path, int err) {
+  return ctx_error(ctx, LACC_ERR_ARG, "load: cannot read %s: %s", path, strerror(err));
+}
 
 /* Magic and version; the header's text (malloc'd) into *text. */
 static int read_preamble(lacc_ctx *ctx, FILE *f, const char *path, char **text) {
   unsigned char m[10];
-  if (!read_exact(f, m, 8) || memcmp(m, "\x93NUMPY", 6) != 0)
+  int r = read_exact(f, m, 8);
+  if (r < 0) return read_error(ctx, path, errno);
+  if (r == 0 || memcmp(m, "\x93NUMPY", 6) != 0)
     return ctx_error(ctx, LACC_ERR_ARG, "load: %s is not a .npy file (no \\x93NUMPY magic)", path);
   int major = m[6];
   if (major < 1 || major > 3)
     return ctx_error(ctx, LACC_ERR_ARG, "load: %s: .npy version %d.%d is not one lacc reads "
                      "(1.0 to 3.0)", path, major, m[7]);
-  uint32_t len;
-  if (major == 1) {
-    if (!read_exact(f, m, 2)) goto truncated;
-    len = (uint32_t)m[0] | (uint32_t)m[1] << 8;
-  } else {
-    if (!read_exact(f, m, 4)) goto truncated;
-    len = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
-  }
+  r = read_exact(f, m, major == 1 ? 2 : 4);
+  if (r <= 0) goto short_read;
+  uint32_t len = (uint32_t)m[0] | (uint32_t)m[1] << 8;
+  if (major > 1) len |= (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
   if (len > NPY_MAX_HEADER)
     return ctx_error(ctx, LACC_ERR_ARG, "load: %s: a header of %u bytes", path, (unsigned)len);
   *text = malloc((size_t)len + 1);
   if (*text == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  if (!read_exact(f, *text, len)) {
+  r = read_exact(f, *text, len);
+  if (r <= 0) {
+    int err = errno;
     free(*text);
     *text = NULL;
-    goto truncated;
+    errno = err;
+    goto short_read;
   }
   (*text)[len] = '\0';
   return LACC_OK;
-truncated:
+short_read:
+  if (r < 0) return read_error(ctx, path, errno);
   return ctx_error(ctx, LACC_ERR_ARG, "load: %s: the file ends inside its header", path);
+}
+
+static int size_mismatch(lacc_ctx *ctx, const char *path, int64_t want, int more) {
+  return ctx_error(ctx, LACC_ERR_ARG, "load: %s: the header says %lld bytes of data, the file "
+                   "holds %s", path, (long long)want, more ? "more" : "fewer");
+}
+
+/* The data's size against what is left of a regular file, before the allocation: a
+ * header of a few bytes can ask for 2^40 elements. A pipe's size shows as it is read. */
+static int check_data_size(lacc_ctx *ctx, FILE *f, const char *path, int64_t want) {
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0) return read_error(ctx, path, errno);
+  if (!S_ISREG(st.st_mode)) return LACC_OK;
+  long at = ftell(f);
+  if (at < 0) return read_error(ctx, path, errno);
+  int64_t left = (int64_t)st.st_size - at;
+  return left == want ? LACC_OK : size_mismatch(ctx, path, want, left > want);
 }
 
 /* The data after the header into a new array of h's type and shape: a scalar array's
  * straight into its buffer, a tuple's through a packed copy. */
 static lacc_array *read_data(lacc_ctx *ctx, FILE *f, const char *path, const npy_header *h) {
   const lacc_type *t = header_type(ctx, h);
-  const layout_plan *plan = t != NULL ? layout_plan_of(ctx, t, ctx->layout) : NULL;
+  if (t == NULL) return NULL;
+  int64_t eb = lacc_type_bytes(ctx, t->sig), want = eb;
+  for (int d = 0; d < h->rank; d++) want *= h->ext[d];   /* parse_shape bounded it */
+  if (check_data_size(ctx, f, path, want) != LACC_OK) return NULL;
+  const layout_plan *plan = layout_plan_of(ctx, t, ctx->layout);
   lacc_array *a = plan != NULL ? array_alloc_out(ctx, t, h->rank, h->ext, plan) : NULL;
   if (a == NULL) return NULL;
-  int64_t eb = lacc_type_bytes(ctx, t->sig), want = a->size * eb;
   int direct = t->kind == T_SCALAR;
   unsigned char *packed = direct ? a->buf[0] : malloc((size_t)want + 1);
   if (packed == NULL && want > 0) {
@@ -287,13 +349,13 @@ static lacc_array *read_data(lacc_ctx *ctx, FILE *f, const char *path, const npy
     ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
     return NULL;
   }
-  size_t got = want > 0 ? fread(packed, 1, (size_t)want, f) : 0;
-  int extra = fgetc(f) != EOF;
-  if ((int64_t)got != want || extra) {
+  int r = read_exact(f, packed, (size_t)want), err = errno;
+  int extra = r > 0 && fgetc(f) != EOF;   /* the file grew since check_data_size */
+  if (r <= 0 || extra) {
     if (!direct) free(packed);
     lacc_array_release(a);
-    ctx_error(ctx, LACC_ERR_ARG, "load: %s: the header says %lld bytes of data, the file %s",
-              path, (long long)want, extra ? "holds more" : "holds fewer");
+    if (r < 0) read_error(ctx, path, err);
+    else size_mismatch(ctx, path, want, extra);
     return NULL;
   }
   swap_fields(packed, a->size, h, (size_t)eb);
@@ -312,7 +374,7 @@ lacc_array *lacc_array_load_npy(lacc_ctx *ctx, const char *path) {
   ctx_clear(ctx);
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
-    ctx_error(ctx, LACC_ERR_ARG, "load: cannot open %s", path);
+    ctx_error(ctx, LACC_ERR_ARG, "load: cannot open %s: %s", path, strerror(errno));
     return NULL;
   }
   char *text = NULL;
@@ -371,9 +433,16 @@ static char *make_header(const lacc_array *a, size_t prefix, size_t *len) {
   return h;
 }
 
-static int write_all(FILE *f, const void *p, size_t n) { return n == 0 || fwrite(p, 1, n, f) == n; }
+/* n bytes; 0 with *err the system's reason when the write fails. */
+static int write_all(FILE *f, const void *p, size_t n, int *err) {
+  if (n == 0 || fwrite(p, 1, n, f) == n) return 1;
+  *err = errno;
+  return 0;
+}
 
-static int write_npy(lacc_ctx *ctx, lacc_array *a, FILE *f) {
+/* The file's bytes into f: LACC_OK; LACC_ERR_ARG with *err set when a write fails (the
+ * caller names the file); another code with the error set. */
+static int write_npy(lacc_ctx *ctx, lacc_array *a, FILE *f, int *err) {
   int64_t eb = lacc_type_bytes(ctx, a->type->sig);
   size_t hl;
   char *h = make_header(a, 10, &hl);
@@ -390,20 +459,118 @@ static int write_npy(lacc_ctx *ctx, lacc_array *a, FILE *f) {
     pre[pl++] = (unsigned char)(hl & 255);
     pre[pl++] = (unsigned char)(hl >> 8);
   }
-  int ok = write_all(f, pre, pl) && write_all(f, h, hl);
+  int ok = write_all(f, pre, pl, err) && write_all(f, h, hl, err);
   free(h);
   int64_t want = a->size * eb;
   if (ok && a->type->kind == T_SCALAR) {
-    ok = write_all(f, a->buf[0], (size_t)want);
+    ok = write_all(f, a->buf[0], (size_t)want, err);
   } else if (ok && want > 0) {
     unsigned char *packed = malloc((size_t)want);
     if (packed == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
     int rc = lacc_array_to_buffer(ctx, a, packed, want);
-    ok = rc == LACC_OK && write_all(f, packed, (size_t)want);
+    ok = rc == LACC_OK && write_all(f, packed, (size_t)want, err);
     free(packed);
     if (rc != LACC_OK) return rc;
   }
   return ok ? LACC_OK : LACC_ERR_ARG;
+}
+
+/* ---- replacing a file: save here, write_png in png.c */
+
+enum { TEMP_TRIES = 100 };
+
+/* A new file in path's directory, open for writing, created with mode (which the kernel
+ * reduces by the umask); its name into *tmp (malloc'd). -1 with errno set when none can be
+ * made. The name is short (".lacc-" and 16 hex digits), not path's own with a suffix, which
+ * would pass NAME_MAX for a legal name of 250 characters; O_EXCL makes a name already
+ * taken (a symbolic link planted under it too) a retry under another name. */
+static int open_temp(const char *path, mode_t mode, char **tmp) {
+  static atomic_uint serial;
+  const char *slash = strrchr(path, '/');
+  size_t dl = slash != NULL ? (size_t)(slash - path) + 1 : 0, cap = dl + 32;
+  char *name = malloc(cap);
+  if (name == NULL) {
+    errno = ENOMEM;
+    return -1;
+  }
+  memcpy(name, path, dl);
+  struct timespec ts;
+  if (clock_gettime(CLOCK_REALTIME, &ts) != 0) ts.tv_nsec = 0;   /* the serial still differs */
+  int fd = -1;
+  for (int i = 0; i < TEMP_TRIES && fd < 0; i++) {
+    uint64_t x = (uint64_t)getpid() << 32 ^ (uint64_t)ts.tv_nsec ^
+                 (uint64_t)atomic_fetch_add(&serial, 1) * UINT64_C(0x9e3779b97f4a7c15);
+    snprintf(name + dl, cap - dl, ".lacc-%016llx", (unsigned long long)x);
+    fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    int err = errno;
+    free(name);
+    errno = err;
+    return -1;
+  }
+  *tmp = name;
+  return fd;
+}
+
+/* The descriptor to write path's new contents to. A regular file (or none yet) gets a
+ * temporary beside it, with the mode the old file had, or what open(O_CREAT, 0666) would
+ * give the new one: made with 0666 the kernel applies the umask (and a default ACL), which
+ * umask() could only read by setting it, for every thread at once. Anything else that is
+ * there (a device, a pipe) is written in place: renamed over, /dev/null would become a
+ * plain file. -1 with errno set on failure. */
+static int open_replacement(const char *path, char **tmp) {
+  struct stat st;
+  *tmp = NULL;
+  if (stat(path, &st) != 0) return errno == ENOENT ? open_temp(path, 0666, tmp) : -1;
+  if (!S_ISREG(st.st_mode)) return open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  /* 0600 until fchmod: another's data is not readable meanwhile; the set-id bits of the
+   * old file are not the new one's to have */
+  int fd = open_temp(path, 0600, tmp);
+  if (fd >= 0 && fchmod(fd, st.st_mode & 0777) != 0) {
+    int err = errno;
+    (void)close(fd);   /* nothing was written: only fchmod's reason matters */
+    (void)unlink(*tmp);
+    free(*tmp);
+    *tmp = NULL;
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+static int cannot_write(lacc_ctx *ctx, const char *what, const char *path, int err) {
+  return ctx_error(ctx, LACC_ERR_ARG, "%s: cannot write %s: %s", what, path,
+                   err != 0 ? strerror(err) : "the write failed");
+}
+
+FILE *file_replace_open(lacc_ctx *ctx, const char *what, const char *path, char **tmp) {
+  int fd = open_replacement(path, tmp);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  if (f != NULL) return f;
+  int err = errno;   /* fdopen's, or open_replacement's: the reason to report */
+  if (fd >= 0) (void)close(fd);
+  if (*tmp != NULL) (void)unlink(*tmp);
+  free(*tmp);
+  *tmp = NULL;
+  cannot_write(ctx, what, path, err);
+  return NULL;
+}
+
+int file_replace_close(lacc_ctx *ctx, const char *what, const char *path, FILE *f, char *tmp,
+                       int rc, int err) {
+  if (rc == LACC_OK && fflush(f) != 0) rc = LACC_ERR_ARG, err = errno;
+  /* the data on the disk before the name: after a crash, the old file or the whole new one */
+  if (rc == LACC_OK && tmp != NULL && fsync(fileno(f)) != 0) rc = LACC_ERR_ARG, err = errno;
+  if (fclose(f) != 0 && rc == LACC_OK) rc = LACC_ERR_ARG, err = errno;
+  if (rc == LACC_OK && tmp != NULL && rename(tmp, path) != 0) rc = LACC_ERR_ARG, err = errno;
+  /* a temporary that cannot be removed is left: the error below is the one to report */
+  if (rc != LACC_OK && tmp != NULL) (void)unlink(tmp);
+  free(tmp);
+  if (rc == LACC_OK) return LACC_OK;
+  if (lacc_errcode(ctx) != LACC_OK) return lacc_errcode(ctx);
+  return cannot_write(ctx, what, path, err);
 }
 
 int lacc_array_save_npy(lacc_ctx *ctx, lacc_array *a, const char *path) {
@@ -413,27 +580,10 @@ int lacc_array_save_npy(lacc_ctx *ctx, lacc_array *a, const char *path) {
                      "(scalars and tuples of scalars)", a->type->sig);
   int rc = array_host(a);
   if (rc != LACC_OK) return rc;
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 16);
-  if (tmp == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
-  snprintf(tmp, n + 16, "%s.tmp-XXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd >= 0) fchmod(fd, 0644);   /* mkstemp's 0600 would be the saved file's mode */
-  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-  if (f == NULL) {
-    if (fd >= 0) close(fd);
-    rc = ctx_error(ctx, LACC_ERR_ARG, "save: cannot write beside %s", path);
-    free(tmp);
-    return rc;
-  }
-  rc = write_npy(ctx, a, f);
-  if (fclose(f) != 0 && rc == LACC_OK) rc = LACC_ERR_ARG;
-  if (rc == LACC_OK && rename(tmp, path) != 0) rc = LACC_ERR_ARG;
-  if (rc != LACC_OK) {
-    unlink(tmp);
-    if (lacc_errcode(ctx) == LACC_OK) ctx_error(ctx, rc, "save: cannot write %s", path);
-    rc = lacc_errcode(ctx);
-  }
-  free(tmp);
-  return rc;
+  char *tmp;
+  FILE *f = file_replace_open(ctx, "save", path, &tmp);
+  if (f == NULL) return lacc_errcode(ctx);
+  int err = 0;
+  rc = write_npy(ctx, a, f, &err);
+  return file_replace_close(ctx, "save", path, f, tmp, rc, err);
 }

@@ -4,18 +4,27 @@
  * Owns: which element types are pixels (u8, f32, f64 grey; tuples of 3 or 4 of them RGB
  * and RGBA; floats clamped to [0, 1] and scaled to 0..255) and the conversion of a row
  * of elements into bytes; what a PNG read gives (u8 or u16 grey, tuples of 2, 3 or 4 of
- * them for grey+alpha, RGB and RGBA; palettes expanded).
+ * them for grey+alpha, RGB and RGBA; palettes expanded). A write goes to a temporary
+ * renamed over the target (npy.c's file_replace_open/close, as save's does): libpng's own
+ * png_image_write_to_file truncates the target first and removes it when a write fails,
+ * which on a full disk deleted the image that was there.
  * Must not: compute anything about programs; it reads a host array through its layout.
  * Without libpng (have_png.h) this file is empty and png_none.c answers.
  */
 #include "base/have_png.h"
 
 #ifdef LACC_HAVE_PNG
+#include <errno.h>
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/internal.h"
+
+/* npy.c's (save and write_png are their only users) */
+FILE *file_replace_open(lacc_ctx *ctx, const char *what, const char *path, char **tmp);
+int file_replace_close(lacc_ctx *ctx, const char *what, const char *path, FILE *f, char *tmp,
+                       int rc, int err);
 
 static int channel_ok(scalar_kind k) { return k == S_U8 || k == S_F32 || k == S_F64; }
 
@@ -25,6 +34,21 @@ static uint8_t to_byte(scalar_kind k, lacc_val v) {
   if (!(d > 0)) return 0;   /* NaN too */
   if (d >= 1) return 255;
   return (uint8_t)(d * 255.0 + 0.5);
+}
+
+/* The image into a replacement of path. A failed write of libpng's stdio shows as the
+ * stream's error, with errno its reason; else libpng's message says what went wrong. */
+static int write_image(lacc_ctx *ctx, png_image *img, const uint8_t *px, const char *path) {
+  char *tmp;
+  FILE *f = file_replace_open(ctx, "write_png", path, &tmp);
+  if (f == NULL) return lacc_errcode(ctx);
+  errno = 0;
+  int ok = png_image_write_to_stdio(img, f, 0, px, 0, NULL);
+  int err = ok ? 0 : ferror(f) ? errno : 0;
+  if (!ok && err == 0)
+    ctx_error(ctx, LACC_ERR_ARG, "write_png: cannot write %s: %s", path, img->message);
+  png_image_free(img);
+  return file_replace_close(ctx, "write_png", path, f, tmp, ok ? LACC_OK : LACC_ERR_ARG, err);
 }
 
 int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path) {
@@ -58,9 +82,7 @@ int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path) {
   img.width = (png_uint_32)w;
   img.height = (png_uint_32)h;
   img.format = channels == 1 ? PNG_FORMAT_GRAY : channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_RGBA;
-  if (!png_image_write_to_file(&img, path, 0, px, 0, NULL))
-    rc = ctx_error(ctx, LACC_ERR_ARG, "write_png: %s: %s", path, img.message);
-  png_image_free(&img);
+  rc = write_image(ctx, &img, px, path);
   free(px);
   return rc;
 }
@@ -70,11 +92,14 @@ int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path) {
  * errors by longjmp to the setjmp in read_rows, which only it may reach. */
 
 typedef struct {
+  FILE *f;
+  int err;   /* errno of a failed read of f, else 0 (libpng's message is the reason) */
   char msg[200];
 } png_reader;
 
 static void on_error(png_structp png, png_const_charp msg) {
   png_reader *r = png_get_error_ptr(png);
+  r->err = ferror(r->f) ? errno : 0;   /* libpng's read of f failed just now */
   snprintf(r->msg, sizeof r->msg, "%s", msg);
   png_longjmp(png, 1);
 }
@@ -130,21 +155,28 @@ lacc_array *lacc_array_read_png(lacc_ctx *ctx, const char *path) {
   ctx_clear(ctx);
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
-    ctx_error(ctx, LACC_ERR_ARG, "read_png: cannot open %s", path);
+    ctx_error(ctx, LACC_ERR_ARG, "read_png: cannot open %s: %s", path, strerror(errno));
     return NULL;
   }
   unsigned char sig[8];
-  if (fread(sig, 1, 8, f) != 8 || png_sig_cmp(sig, 0, 8) != 0) {
+  size_t got = fread(sig, 1, 8, f);
+  int err = got != 8 && ferror(f) ? errno : 0;   /* a directory opens, then fails here */
+  if (got != 8 || png_sig_cmp(sig, 0, 8) != 0) {
     fclose(f);
-    ctx_error(ctx, LACC_ERR_ARG, "read_png: %s is not a PNG file", path);
+    if (err != 0) ctx_error(ctx, LACC_ERR_ARG, "read_png: cannot read %s: %s", path, strerror(err));
+    else ctx_error(ctx, LACC_ERR_ARG, "read_png: %s is not a PNG file", path);
     return NULL;
   }
-  png_reader r = { { 0 } };
+  png_reader r = { .f = f };
   unsigned char *px = NULL;
   uint32_t h = 0, w = 0;
   int channels = 0, depth = 0;
   int ok = read_rows(f, &r, &px, &h, &w, &channels, &depth);
   fclose(f);
+  if (!ok && r.err != 0) {
+    ctx_error(ctx, LACC_ERR_ARG, "read_png: cannot read %s: %s", path, strerror(r.err));
+    return NULL;
+  }
   if (!ok) {
     ctx_error(ctx, LACC_ERR_ARG, "read_png: %s: %s", path, r.msg);
     return NULL;

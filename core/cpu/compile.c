@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include "cpu/compile.h"
 #include "base/diskcache.h"
+#include "base/inflight.h"
 #include "base/settings.h"
 
 /* ---- the compilers and the caches */
@@ -95,6 +96,15 @@ static double cc_timeout(void) {
   return setting_number("LACC_CC_TIMEOUT", 600, 1, 1e6, 0);
 }
 
+/* The fast tier exists to answer at once: a fast compiler that hangs must not hold a
+ * new program's first run for LACC_CC_TIMEOUT; past its own limit the run goes to the
+ * interpreter. tcc takes milliseconds on any program lacc accepts. */
+static double fast_cc_timeout(void) {
+  double t = setting_number("LACC_FAST_CC_TIMEOUT", 10, 0.1, 1e6, 0);
+  double all = cc_timeout();
+  return t < all ? t : all;
+}
+
 /* Waits for pid until the deadline (seconds from now; <= 0: for ever) or until ctx is
  * stop(arg) says to stop (a SIGINT to the run waiting for it, or the process exiting: the
  * compiler runs in a process group of its own, which the terminal's ^C does not reach); then kills its process group. The exit status, -1 on a
@@ -126,7 +136,7 @@ static int wait_for(pid_t pid, double deadline, int (*stop_fn)(void *), void *ar
  * compiler killed midway are removed with that directory. Returns the exit status, -1,
  * or -2 past the deadline (see wait_for). */
 static int run_tool(char *const argv[], const char *log, const char *tmp, double deadline,
-                    int (*stop)(void *), void *arg) {
+                    int (*stop)(void *), void *arg, int slot) {
   int nenv = 0;
   while (environ[nenv] != NULL) nenv++;
   char **env = malloc(sizeof *env * (size_t)(nenv + 2));
@@ -158,8 +168,11 @@ static int run_tool(char *const argv[], const char *log, const char *tmp, double
       posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) == 0 &&
       posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600) == 0 &&
       posix_spawn_file_actions_adddup2(&fa, 1, 2) == 0 &&
-      posix_spawnp(&pid, argv[0], &fa, &attr, argv, env) == 0)
+      posix_spawnp(&pid, argv[0], &fa, &attr, argv, env) == 0) {
+    inflight_compiler(slot, pid);   /* SIGTERM stops it with the process */
     rc = wait_for(pid, deadline, stop, arg);
+    inflight_compiler(slot, 0);
+  }
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   free(env);
@@ -170,7 +183,7 @@ static void probe(void) {
   char cc[SETTING_MAX];
   cpu_cc(cc, sizeof cc);
   char *argv[] = { cc, "--version", NULL };
-  have_compiler = run_tool(argv, "/dev/null", NULL, cc_timeout(), NULL, NULL) == 0;
+  have_compiler = run_tool(argv, "/dev/null", NULL, cc_timeout(), NULL, NULL, -1) == 0;
   if (!have_compiler)
     fprintf(stderr, "lacc: no C compiler ('%s' failed); the cpu backend runs the interpreter "
             "(set LACC_CC to a compiler)\n", cc);
@@ -338,8 +351,10 @@ static int failed_text(const request *q, int rc, const char *logfile, char *err,
     return LACC_ERR_INTERRUPTED;
   }
   if (rc == -2) {
-    snprintf(err, cap, "cpu: the C compiler did not finish within %g s (LACC_CC_TIMEOUT) and "
-             "was stopped", cc_timeout());
+    snprintf(err, cap, "cpu: the C compiler%s did not finish within %g s (%s) and was stopped",
+             q->fast ? " of the fast tier (LACC_FAST_CC)" : "",
+             q->fast ? fast_cc_timeout() : cc_timeout(),
+             q->fast ? "LACC_FAST_CC_TIMEOUT" : "LACC_CC_TIMEOUT");
     return LACC_ERR_BACKEND;
   }
   char *log = read_log(logfile);
@@ -359,7 +374,7 @@ static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Compiles q in the private directory tmp into tmp/k.so and loads it, with its bytes for
  * the disk cache. stop(arg) stops the compiler. LACC_OK, or an error code with err. */
-static int build(const request *q, const char *tmp, int (*stop)(void *), void *arg,
+static int build(const request *q, const char *tmp, int slot, int (*stop)(void *), void *arg,
                  char *err, size_t cap, void **dl, unsigned char **bytes, size_t *len) {
   char cfile[4200], sofile[4200], logfile[4200];
   snprintf(cfile, sizeof cfile, "%s/k.c", tmp);
@@ -397,7 +412,8 @@ static int build(const request *q, const char *tmp, int (*stop)(void *), void *a
   argv[n] = NULL;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int rc = run_tool(argv, logfile, tmp, cc_timeout(), stop, arg);
+  int rc = run_tool(argv, logfile, tmp, q->fast ? fast_cc_timeout() : cc_timeout(), stop, arg,
+                    slot);
   free(argv);
   free(flags);
   if (rc != 0) return failed_text(q, rc, logfile, err, cap);
@@ -440,6 +456,7 @@ static int obtain(const request *q, int how, int (*stop)(void *), void *arg, cha
              "/dev/shm): %s", strerror(errno));
     return LACC_ERR_BACKEND;
   }
+  int slot = inflight_add(tmp);   /* removed, with the claim, if SIGTERM ends the process */
   diskcache dc;
   int disk = !q->fast && diskcache_open(DC_KERNEL, &dc) == 0;
   size_t len = 0;
@@ -451,6 +468,11 @@ static int obtain(const request *q, int how, int (*stop)(void *), void *arg, cha
     bytes = NULL;
     /* another process building the same kernel (MPI ranks starting together): its file */
     int claim = disk ? diskcache_claim(&dc, DC_KERNEL, q->key, cc_timeout()) : -1;
+    if (claim == 1) {
+      char path[DISKCACHE_PATH + 80];
+      diskcache_claim_path(&dc, DC_KERNEL, q->key, path, sizeof path);
+      inflight_claim(slot, path);
+    }
     if (claim == 0) bytes = diskcache_wait(&dc, DC_KERNEL, q->key, MAX_SO, &len, cc_timeout(), stop, arg);
     /* claimed: written by a process whose claim ended after this one missed it? */
     else if (claim == 1) bytes = diskcache_read(&dc, DC_KERNEL, q->key, MAX_SO, &len);
@@ -458,13 +480,15 @@ static int obtain(const request *q, int how, int (*stop)(void *), void *arg, cha
     if (dl == NULL) {
       free(bytes);
       bytes = NULL;
-      rc = build(q, tmp, stop, arg, err, cap, &dl, &bytes, &len);   /* its k.so replaces a copy that failed */
+      rc = build(q, tmp, slot, stop, arg, err, cap, &dl, &bytes, &len);   /* its k.so replaces a copy that failed */
       if (rc == LACC_OK && disk && bytes != NULL) diskcache_write(&dc, DC_KERNEL, q->key, bytes, len);
     }
+    inflight_claim(slot, NULL);   /* before the release: the next claim is not ours */
     if (claim == 1) diskcache_release(&dc, DC_KERNEL, q->key);
   }
   free(bytes);
   private_tmpdir_remove(tmp);
+  inflight_done(slot);
   if (rc != LACC_OK || dl == NULL) return rc;
   lib_pin();   /* the cache below outlives any one Lua state */
   remember(q->key, dl);
@@ -607,8 +631,43 @@ static int max_workers(void) {
   return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
+/* fork(): the child has none of the parent's threads, so a build they had queued or
+ * under way would never finish there and a run waiting for it would wait for ever. The
+ * locks are held across the fork (no worker is inside them then); in the child every
+ * job goes back on the queue with no worker counted, and the first run that looks at a
+ * job starts workers again (kick_locked). A build the parent's compiler still runs is
+ * claimed in the disk cache by the parent, so the child's worker waits for its file. */
+static void fork_prepare(void) {
+  pthread_mutex_lock(&jobs_lock);
+  pthread_mutex_lock(&cache_lock);
+}
+
+static void fork_parent(void) {
+  pthread_mutex_unlock(&cache_lock);
+  pthread_mutex_unlock(&jobs_lock);
+}
+
+static void fork_child(void) {
+  pthread_mutex_unlock(&cache_lock);
+  while (building != NULL) {   /* back to the front of the queue, as if never taken */
+    job *j = building;
+    building = j->next;
+    j->state = J_QUEUED;
+    j->next = queue_head;
+    queue_head = j;
+    if (queue_tail == NULL) queue_tail = j;
+  }
+  workers = 0;
+  running = 0;
+  pthread_cond_init(&jobs_cond, NULL);
+  pthread_mutex_unlock(&jobs_lock);
+}
+
 static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
-static void at_exit_register(void) { atexit(stop_builds); }
+static void at_exit_register(void) {
+  atexit(stop_builds);
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 /* Under jobs_lock: a worker started while fewer than max_workers run and jobs wait. */
 static void start_worker_locked(void) {
@@ -621,6 +680,11 @@ static void start_worker_locked(void) {
   pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
   if (pthread_create(&t, &a, worker, NULL) == 0) workers++;
   pthread_attr_destroy(&a);
+}
+
+/* Under jobs_lock: workers started again for jobs left queued (after a fork). */
+static void kick_locked(void) {
+  if (queue_head != NULL && workers == 0) start_worker_locked();
 }
 
 /* The build of q (taken) queued, or the one of the same kernels already under way: a
@@ -813,6 +877,7 @@ static int poll_jobs(lacc_ctx *ctx, cpu_code *c) {
     job *j = c->parts[i].job;
     if (j == NULL) continue;
     pthread_mutex_lock(&jobs_lock);
+    kick_locked();
     int state = j->state;
     pthread_mutex_unlock(&jobs_lock);
     if (state == J_QUEUED || state == J_RUNNING) {
@@ -868,6 +933,7 @@ static int try_fast(lacc_ctx *ctx, cpu_code *c) {
 static int pending(const cpu_code *c) {
   int n = 0;
   pthread_mutex_lock(&jobs_lock);
+  kick_locked();
   for (int i = 0; i < c->nparts; i++)
     n += c->parts[i].job != NULL &&
          (c->parts[i].job->state == J_QUEUED || c->parts[i].job->state == J_RUNNING);

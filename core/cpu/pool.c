@@ -119,11 +119,29 @@ static void *worker(void *unused) {
  * unloads its C modules (and liblacc with them), and a waiting worker would then wake
  * up in unmapped code. */
 static _Atomic int started_with;   /* the pool's threads once it has started, else 0 */
+static atomic_int restart;         /* a forked child: its workers are to be started again */
+
+/* fork(): the child has none of the workers, and a job under way belongs to a thread
+ * that is not there. P.lock is held across the fork (workers hold it only between
+ * jobs); the child forgets the job and starts workers again on its next run. */
+static void fork_prepare(void) { pthread_mutex_lock(&P.lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&P.lock); }
+static void fork_child(void) {
+  P.current = NULL;
+  P.nthreads = 1;
+  pthread_mutex_init(&P.submit, NULL);   /* possibly held by a parent's thread */
+  pthread_cond_init(&P.work, NULL);
+  pthread_cond_init(&P.done, NULL);
+  atomic_store(&restart, 1);
+  pthread_mutex_unlock(&P.lock);
+}
 
 static void start(void) {
   int n = threads_wanted();
   P.nthreads = 1;
   if (n > 1 && !lib_pin()) return;   /* without it, no workers */
+  static atomic_int registered;
+  if (n > 1 && !atomic_exchange(&registered, 1)) pthread_atfork(fork_prepare, fork_parent, fork_child);
   for (int i = 1; i < n; i++) {
     pthread_t t;
     pthread_attr_t attr;
@@ -137,7 +155,8 @@ static void start(void) {
 }
 
 int pool_threads(void) {
-  pthread_once(&once, start);
+  if (atomic_exchange(&restart, 0)) start();
+  else pthread_once(&once, start);
   started_with = P.nthreads;
   return P.nthreads;
 }

@@ -59,6 +59,15 @@ static int collect(outside *o, lacc_node *x) {
 
 lacc_node *awhile_build(lacc_ctx *ctx, lacc_node *init, lacc_node *var, lacc_node *cond,
                         lacc_node *body, const char *where) {
+  /* The condition and body are not kids, so node_new cannot see their depth; every walk
+   * of the loop (sharing recovery, the interpreter) recurses through them, so loops
+   * nested in bodies count toward the same limit as any other chain. */
+  int inner = cond->depth > body->depth ? cond->depth : body->depth;
+  if (inner + 1 > LACC_MAX_DEPTH) {
+    ctx_error(ctx, LACC_ERR_ARG, "awhile: expression deeper than %d levels (loops nested in "
+              "loop bodies count) (at %s)", LACC_MAX_DEPTH, where != NULL ? where : "?");
+    return NULL;
+  }
   outside o = { .ctx = ctx, .var = var, .gen = ++ctx->next_mark };
   lacc_node *n = NULL, **kids = NULL;
   if (collect(&o, cond) != LACC_OK || collect(&o, body) != LACC_OK) goto done;
@@ -68,6 +77,7 @@ lacc_node *awhile_build(lacc_ctx *ctx, lacc_node *init, lacc_node *var, lacc_nod
   for (int i = 0; i < o.n; i++) kids[1 + i] = o.v[i];
   n = node_new(ctx, K_AWHILE, init->type, init->rank, o.n + 1, kids, where);
   if (n == NULL) goto done;
+  if (n->depth < inner + 1) n->depth = inner + 1;
   /* sub: condition, body, then the nodes that become their parameters 0..n-1 */
   n->sub = kids;
   kids = NULL;

@@ -67,6 +67,8 @@ typedef struct {
                               leaves of the type being folded), else NULL */
   int nacc;
   int speculated;          /* how many did */
+  const lacc_node *fold_input;  /* the array a fold being lowered reads: an iteration
+                                   space (lower_pull.c's size_check), not an array */
   const layout_strategy *layouts;  /* the parameters' layouts (NULL: their nodes') */
   jmp_buf oom;
 } lower;

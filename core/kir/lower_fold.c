@@ -465,7 +465,19 @@ static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
   k_end(L);
 }
 
+static int step_fold(lower *L, const lacc_node *a, const aenv *env);
+
+/* A fold's input, fused, is the loop nest of a contraction (matmul's products): counted
+ * as an iteration space, not as an array (size_check). */
 int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
+  const lacc_node *saved = L->fold_input;
+  L->fold_input = a->kids[a->kind == K_FOLD ? 2 : 1];
+  int out = step_fold(L, a, env);
+  L->fold_input = saved;
+  return out;
+}
+
+static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   int with_z = a->kind == K_FOLD;
   const lacc_node *xs = a->kids[with_z ? 2 : 1], *f = a->kids[0];
   const lacc_type *t = a->type;

@@ -39,9 +39,16 @@ const aenv *lw_bind_let(lower *L, const lacc_node *b, const aenv *env) {
 static void size_check(lower *L, const lacc_node *t, int rank, int *ext) {
   int zero = lw_k_int(L, S_I64, 0), one = lw_k_int(L, S_I64, 1);
   int max = lw_k_int(L, S_I64, LACC_MAX_ELEMS), n = one, over = zero;
+  /* A fold's input is read row by row and never stored: its rows (the fold's result)
+   * are an array and a row is at most as long as one, but the whole is an iteration
+   * space, bounded only so that no index wraps (a matmul of 10400 x 10400 arrays). */
+  int space = t == L->fold_input && rank > 0;
   for (int d = 0; d < rank; d++) {
-    int room = lw_k_prim(L, P_QUOT, max, lw_k_prim(L, P_MAX, ext[d], one));
+    int row = space && d == rank - 1;
+    int lim = row ? lw_k_int(L, S_I64, LACC_MAX_SPACE) : max;
+    int room = lw_k_prim(L, P_QUOT, lim, lw_k_prim(L, P_MAX, ext[d], one));
     int o = lw_k_prim(L, P_GT, n, room);
+    if (row) o = lw_k_prim(L, P_LOR, o, lw_k_prim(L, P_GT, ext[d], max));
     over = lw_k_select(L, o, one, over);
     n = lw_k_select(L, o, zero, lw_k_prim(L, P_MUL, n, ext[d]));
   }

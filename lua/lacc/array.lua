@@ -5,7 +5,7 @@
 local types = require "lacc.types"
 local util = require "lacc.util"
 local core, fail = util.core, util.fail
-local MAX_RANK = util.limits.rank
+local MAX_RANK, MAX_ELEMS = util.limits.rank, util.limits.elements
 
 local M = {}
 local methods = {}
@@ -202,6 +202,9 @@ end
 
 -- ---- bulk data
 
+-- The element count of shape, by the core's rule (array.c): each product at most 2^40,
+-- checked before it is formed, so that no count wraps (LuaJIT) or leaves the integers
+-- (Lua 5.4) and both VMs give one message.
 local function shape_arg(what, shape)
   if type(shape) ~= "table" then fail("%s: expected a shape table, got %s", what, util.describe(shape)) end
   if #shape > MAX_RANK then fail("%s: rank %d is out of range (0 to %d)", what, #shape, MAX_RANK) end
@@ -210,6 +213,9 @@ local function shape_arg(what, shape)
     local e = shape[d]
     if not util.is_integer(e) then fail("%s: extent %d is not an integer (got %s)", what, d, util.show(e)) end
     if e < 0 then fail("%s: negative extent %.0f in dimension %d", what, e, d) end
+    if e > 0 and n > math.floor(MAX_ELEMS / e) then
+      fail("%s: array too large (more than 2^40 elements)", what)
+    end
     n = n * e
   end
   return n
@@ -274,10 +280,18 @@ end
 function M.fromptr(p, t, shape)
   if not core.array_ptr then fail("fromptr: needs LuaJIT's FFI (on Lua 5.4 use lacc.frombytes)") end
   if type(p) ~= "cdata" then fail("fromptr: expected an FFI pointer, got %s", util.describe(p)) end
+  local ffi = require "ffi"
+  -- an integer cdata would be read as an address; a pointer's or an array's ctype ends so
+  local ct = tostring(ffi.typeof(p))
+  if not ct:find("[%*%]]>$") then fail("fromptr: expected an FFI pointer, got a %s", ct) end
   local pt = type_arg("fromptr", t)
   local n = shape_arg("fromptr", shape)
   local ok, eb = pcall(core.type_bytes, pt.sig)
   if not ok then fail("fromptr: %s", (tostring(eb):gsub("^bytes: ", ""))) end
+  -- the first page is never mapped: NULL and small integers cast to pointers end there
+  if n * eb > 0 and ffi.cast("uintptr_t", p) < 4096 then
+    fail("fromptr: the pointer is NULL or not an address (%s)", tostring(ffi.cast("void *", p)))
+  end
   local a
   ok, a = pcall(core.array_from_bytes, pt.sig, shape, p, n * eb)
   if not ok then fail("fromptr: %s", (tostring(a):gsub("^from_buffer: ", ""))) end

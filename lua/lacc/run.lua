@@ -93,6 +93,10 @@ local function check_backend(opts, what)
   return backend
 end
 
+-- The progress callback in force and its delay: a run inside a progress callback may
+-- set its own, and the outer run's is put back after it.
+local progress_now = {}
+
 -- Run f(...) with the options of opts in force: layout of the results, and the
 -- fusion / sharing switches (ablation) and explain's source listing.
 local function with_options(opts, f, ...)
@@ -101,15 +105,21 @@ local function with_options(opts, f, ...)
     if opts[name] ~= nil then switches[#switches + 1] = name end
   end
   if not opts.layout and #switches == 0 and not opts.progress then return f(...) end
-  local saved = current_layout
-  if opts.progress then core.set_progress(opts.progress, opts.progress_after or 1.0) end
+  local saved, saved_progress = current_layout, progress_now
+  if opts.progress then
+    progress_now = { fn = opts.progress, after = opts.progress_after or 1.0 }
+    core.set_progress(progress_now.fn, progress_now.after)
+  end
   if opts.layout then core.set_layout(opts.layout) end
   for _, name in ipairs(switches) do
     if name == "source" and opts.source == "opencl" then core.set_option("source_opencl", true)
     else core.set_option(name, opts[name]) end
   end
   local r = pack(pcall(f, ...))
-  if opts.progress then core.set_progress(nil) end
+  if opts.progress then
+    progress_now = saved_progress
+    core.set_progress(progress_now.fn, progress_now.after)
+  end
   core.set_layout(saved)
   for _, name in ipairs(switches) do core.set_option(name, name ~= "source") end
   if not r[1] then error(r[2], 0) end

@@ -60,9 +60,28 @@ function M.show(x)
   return M.describe(x)
 end
 
--- Raise an error at the user's place, in the style of the core's messages.
+-- Whether x can go to %d as it is: an integral number in int64's range. Lua 5.4's %d
+-- raises an error of its own for any other number, LuaJIT's wraps it.
+local function fits_d(x)
+  return x == math.floor(x) and x >= -2 ^ 63 and x < 2 ^ 63
+end
+
+-- Raise an error at the user's place, in the style of the core's messages. A number for
+-- %d (or %i) that does not fit is written out as %s (in full where integral: the same
+-- text on both VMs), so that a message about a huge value stays that message.
 function M.fail(fmt, ...)
-  error(fmt:format(...) .. " (at " .. M.where() .. ")", 0)
+  local args, i = { ... }, 0
+  fmt = fmt:gsub("%%[-+ #0]*%d*%.?%d*([%a%%])", function(conv)
+    if conv == "%" then return nil end
+    i = i + 1
+    local x = args[i]
+    if (conv == "d" or conv == "i") and type(x) == "number" and not fits_d(x) then
+      args[i] = x == math.floor(x) and ("%.0f"):format(x) or M.show(x)
+      return "%s"
+    end
+  end)
+  error(fmt:format((table.unpack or unpack)(args, 1, select("#", ...))) .. " (at " ..
+        M.where() .. ")", 0)
 end
 
 -- A surface module's install(lacc): adds its functions to lacc (the table init.lua
