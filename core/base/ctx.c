@@ -107,10 +107,11 @@ void progress_tick(void *arg, double step_done) {
   ctx->progress.fn(ctx->progress.ud, f);
 }
 
-/* The last call is made while the run still counts as under way, so that a run the
- * callback starts is nested: it reports nothing, to this callback or any other. */
-void progress_end(lacc_ctx *ctx) {
-  if (ctx->progress.depth == 1 && ctx->progress.fn != NULL && ctx->progress.reported)
+/* The last call (1: only for a run that ended well) is made while the run still counts
+ * as under way, so that a run the callback starts is nested: it reports nothing, to this
+ * callback or any other. */
+void progress_end(lacc_ctx *ctx, int done) {
+  if (done && ctx->progress.depth == 1 && ctx->progress.fn != NULL && ctx->progress.reported)
     ctx->progress.fn(ctx->progress.ud, 1.0);
   ctx->progress.depth--;
 }

@@ -107,7 +107,7 @@ void *ctx_alloc(lacc_ctx *ctx, size_t n);   /* calloc; error "out of memory" on 
 void progress_begin(lacc_ctx *ctx, int nsteps);
 void progress_at(lacc_ctx *ctx, int step);
 void progress_tick(void *ctx, double step_done);
-void progress_end(lacc_ctx *ctx);
+void progress_end(lacc_ctx *ctx, int done);
 /* Interruption (interrupt.c): begin/end around every run of a plan or the interpreter
  * (nested runs count); stopped(ctx) says whether lacc_interrupt or a SIGINT asked the
  * run to stop (any thread may ask, e.g. pool workers before each chunk, as a pool_fn's

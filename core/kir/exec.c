@@ -167,7 +167,7 @@ int exec_plan(lacc_ctx *ctx, const backend_ops *ops, const kplan *P, lacc_array 
     rc = run_stopped(ctx) ? run_interrupted(ctx) : run_step(&X, k);
     if (rc == LACC_OK) release_after(&X, k);
   }
-  progress_end(ctx);
+  progress_end(ctx, rc == LACC_OK);
   if (ops->hooks != NULL) ops->hooks(ctx, 0);
   run_end(ctx);
   if (rc == LACC_OK) rc = results(&X, params, out);

@@ -467,11 +467,38 @@ static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
 
 static int step_fold(lower *L, const lacc_node *a, const aenv *env);
 
+/* The term an array expression stands for, through lets (`let a0 = use .. in generate
+ * ..`, as matmul's products come) and variables not yet materialised: the node whose
+ * shape is computed. Lets are passed without binding them; a variable one of them binds
+ * is that let's bound term. */
+static const lacc_node *term_of(const lacc_node *t, const aenv *env) {
+  const lacc_node *lets[16];
+  int n = 0;
+  for (;;) {
+    if (t->kind == K_ALET && n < 16) {
+      lets[n++] = t;
+      t = t->kids[1];
+    } else if (t->kind == K_AVAR && t->field < n) {
+      const lacc_node *let = lets[n - 1 - t->field];
+      n -= t->field + 1;   /* the bound term sees the lets outside its own */
+      t = let->kids[0];
+    } else if (t->kind == K_AVAR) {
+      const aenv *e = lw_a_lookup(env, t->field - n);
+      if (e->slot >= 0 || e->node == NULL) return t;
+      t = e->node;
+      env = e->env;
+      n = 0;
+    } else {
+      return t;
+    }
+  }
+}
+
 /* A fold's input, fused, is the loop nest of a contraction (matmul's products): counted
  * as an iteration space, not as an array (size_check). */
 int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
   const lacc_node *saved = L->fold_input;
-  L->fold_input = a->kids[a->kind == K_FOLD ? 2 : 1];
+  L->fold_input = term_of(a->kids[a->kind == K_FOLD ? 2 : 1], env);
   int out = step_fold(L, a, env);
   L->fold_input = saved;
   return out;

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include "lacc.h"
 #include "base/sha256.h"
 
@@ -441,6 +443,62 @@ static void test_sha256(void) {
   check(hex_is(d, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"), "hmac case 6");
 }
 
+/* fork() while a background build is under way (LACC_TIER=auto starts one at a program's
+ * first run): the child's runs of the program that need the optimised kernels finish (its
+ * parent's worker threads are not there), and its exit does not wait for them. The child
+ * runs under alarm(60), so a hang fails this test instead of stalling the suite. */
+static int64_t fork_program_sum(lacc_ctx *c, lacc_program *p, int64_t n) {
+  lacc_array *a = lacc_array_new(c, "i64", 1, &n), *out = NULL;
+  if (a == NULL) return -1;
+  for (int64_t i = 0; i < n; i++) lacc_array_set_i(c, a, 0, i, i);
+  int64_t v = -1;
+  if (lacc_program_run(c, p, 1, &a, &out) == LACC_OK) lacc_array_get_i(c, out, 0, 0, &v);
+  lacc_array_release(out);
+  lacc_array_release(a);
+  return v;
+}
+
+static void test_fork(void) {
+  char dir[] = "/tmp/lacc-forkXXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    check(0, "fork: a cache directory");
+    return;
+  }
+  lacc_ctx *c = lacc_ctx_new();
+  int ok = lacc_config_set(c, "tier", "auto") == LACC_OK && lacc_config_set(c, "cache", dir) == LACC_OK;
+  lacc_node *x = lacc_exp_var(c, "i64", "test"), *three = ci(c, "i64", 3), *one = ci(c, "i64", 1);
+  lacc_node *x3 = op2(c, "mul", x, three), *x31 = op2(c, "add", x3, one);
+  lacc_node *f = lacc_lam(c, 1, &x, x31, "test");
+  lacc_node *param = lacc_acc_param(c, 0, "i64", 1, NULL, "test");
+  lacc_node *margs[2] = { f, param };
+  lacc_node *m = lacc_acc_op(c, "map", 2, margs, "test");
+  lacc_node *zero = ci(c, "i64", 0);
+  lacc_node *a = lacc_exp_var(c, "i64", "test"), *b = lacc_exp_var(c, "i64", "test");
+  lacc_node *ab[2] = { a, b };
+  lacc_node *apb = op2(c, "add", a, b), *plus = lacc_lam(c, 2, ab, apb, "test");
+  lacc_node *fargs[3] = { plus, zero, m };
+  lacc_node *sum = lacc_acc_op(c, "fold", 3, fargs, "test");
+  lacc_program *p = sum != NULL ? lacc_program_new(c, "cpu", 1, 1, &sum) : NULL;
+  ok = ok && p != NULL && fork_program_sum(c, p, 3) == 1 + 4 + 7;   /* queues the build */
+  pid_t pid = ok ? fork() : -1;
+  if (pid == 0) {
+    alarm(60);
+    int64_t n = 3000000;
+    _exit(fork_program_sum(c, p, n) == 3 * (n - 1) * n / 2 + n ? 0 : 1);
+  }
+  int st = -1;
+  if (pid > 0) waitpid(pid, &st, 0);
+  check(ok && pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+        "fork: the child runs a program whose build its parent had under way");
+  lacc_program_release(p);
+  lacc_node *all[] = { x, three, one, x3, x31, f, param, m, zero, a, b, apb, plus, sum };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  lacc_ctx_release(c);
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  check(system(cmd) == 0, "fork: the cache directory removed");
+}
+
 int main(void) {
   check(lacc_abi_version() == LACC_ABI_VERSION, "abi version");
   test_seed_example();
@@ -453,6 +511,7 @@ int main(void) {
   test_bad_tags();
   test_interning();
   test_sha256();
+  test_fork();
   printf("core: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }
