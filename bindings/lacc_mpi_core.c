@@ -84,14 +84,15 @@ static int l_alltoall(lua_State *L) {
   return 1;
 }
 
-/* agree(failed, msg): nothing when no rank failed, else the first failing rank (1-based)
- * and its message, on every rank */
+/* agree(failed, msg, what): nothing when no rank failed, else the first failing rank
+ * (1-based) and its message, on every rank; an error where the ranks' `what`s differ */
 static int l_agree(lua_State *L) {
   int failed = lua_toboolean(L, 1);
   const char *msg = luaL_optstring(L, 2, "");
+  const char *what = luaL_optstring(L, 3, "");
   int first;
   char *text;
-  if (lacc_mpi_agree(failed, msg, &first, &text) != 0) return raise(L);
+  if (lacc_mpi_agree(failed, msg, what, &first, &text) != 0) return raise(L);
   if (first < 0) return 0;
   lua_pushinteger(L, first + 1);
   lua_pushstring(L, text);

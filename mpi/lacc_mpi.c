@@ -1,26 +1,36 @@
 /* lacc_mpi.c: MPI for lacc.mpi, as collectives over byte buffers (lacc_mpi.h).
  *
- * Owns: starting and ending MPI, the byte collectives (all-gather, all-to-all, agreeing
- * on a failure), and the counters of what was sent. Must not: know lacc's arrays or
- * programs (lua/lacc/mpi.lua turns arrays into bytes and back): this file links MPI
- * and nothing of lacc.
+ * Owns: starting and ending MPI, the byte collectives (all-gather, all-to-all, the ranks'
+ * agreement on what comes next and on a failure, with its bounded wait), and the counters
+ * of what was sent. Must not: know lacc's arrays or programs (lua/lacc/mpi.lua turns
+ * arrays into bytes and back, and describes each step): this file links MPI and nothing
+ * of lacc.
  */
 #define _GNU_SOURCE
 #include "lacc_mpi.h"
 #include <dlfcn.h>
 #include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* MPI is one per process, so is this state; the lock orders every call. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int started_here;        /* this library called MPI_Init (and so ends MPI at exit) */
-static _Thread_local char errbuf[512];   /* each thread its own last error */
+static _Thread_local char errbuf[2048];   /* each thread its own last error */
 static lacc_mpi_stats stats;
+/* LACC_MPI_TIMEOUT: the seconds an agreement waits for the other ranks (0: no bound) */
+static double timeout_s = 600;
+/* Set when an agreement timed out: its collective is still pending (MPI cannot cancel a
+ * collective), so no later one could match the other ranks' calls. Every later call
+ * fails with this, and the exit ends the job. */
+static char broken[640];
 
 static int fail(const char *fmt, ...) {
   va_list ap;
@@ -40,16 +50,24 @@ static int mpi_fail(const char *what, int code) {
 const char *lacc_mpi_error(void) { return errbuf; }
 void lacc_mpi_free(void *p) { free(p); }
 
-/* At exit: a clean end (status 0) finalizes MPI; any other status (an uncaught Lua
- * error, os.exit(false)) aborts the whole job with it, so that the other ranks, maybe
- * waiting in a collective for this one, end too rather than hang. */
+static int leave(void);
+
+/* At exit: a clean end (status 0) finalizes MPI once every rank is leaving too (leave);
+ * any other status (an uncaught Lua error, os.exit(false)), or MPI left unusable by a
+ * timed-out agreement, aborts the whole job, so that the other ranks, maybe waiting in a
+ * collective for this one, end too rather than hang. */
 static void end_mpi(int status, void *unused) {
   (void)unused;
   int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
   if (!init || fin) return;
-  if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+  fflush(NULL);   /* this rank's output so far, before an abort (maybe another's) ends it */
+  if (status == 0 && !broken[0] && leave() != 0) {
+    fprintf(stderr, "lacc.mpi: at exit: %s\n", errbuf);
+    status = 1;
+  }
+  if (status != 0 || broken[0]) MPI_Abort(MPI_COMM_WORLD, status != 0 ? status : 1);
   MPI_Finalize();
 }
 
@@ -74,27 +92,41 @@ static void pin_self(void) {
   }
 }
 
-int lacc_mpi_init(void) {
-  pthread_mutex_lock(&lock);
-  int init = 0, fin = 0, rc = 0;
+/* LACC_MPI_TIMEOUT, when set: a number of seconds, 0 for no bound */
+static int read_timeout(void) {
+  const char *v = getenv("LACC_MPI_TIMEOUT");
+  if (v == NULL || *v == '\0') return 0;
+  char *end = NULL;
+  double t = strtod(v, &end);
+  if (*end != '\0' || !isfinite(t) || t < 0)
+    return fail("LACC_MPI_TIMEOUT must be a number of seconds (0: no bound), got '%s'", v);
+  timeout_s = t;
+  return 0;
+}
+
+/* MPI_Init where neither this library nor the host has started it */
+static int start(void) {
+  int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
-  if (fin) {
-    rc = fail("MPI has already been finalized in this process");
-  } else if (!init) {
-    libmpi_global();
-    int provided = 0;
-    int code = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
-    if (code != MPI_SUCCESS) {
-      rc = mpi_fail("MPI_Init_thread", code);
-    } else {
-      started_here = 1;
-      /* errors come back as codes, each said as a Lua error, rather than ending the job */
-      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-      pin_self();
-      on_exit(end_mpi, NULL);
-    }
-  }
+  if (fin) return fail("MPI has already been finalized in this process");
+  if (init) return 0;
+  libmpi_global();
+  int provided = 0;
+  int code = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+  if (code != MPI_SUCCESS) return mpi_fail("MPI_Init_thread", code);
+  started_here = 1;
+  /* errors come back as codes, each said as a Lua error, rather than ending the job */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  pin_self();
+  on_exit(end_mpi, NULL);
+  return 0;
+}
+
+int lacc_mpi_init(void) {
+  pthread_mutex_lock(&lock);
+  int rc = read_timeout();
+  if (rc == 0) rc = start();
   pthread_mutex_unlock(&lock);
   return rc;
 }
@@ -134,6 +166,7 @@ void lacc_mpi_reset_stats(void) {
 
 static int ready(void) {
   if (!lacc_mpi_initialized()) return fail("MPI is not running: call lacc.mpi.init() first");
+  if (broken[0]) return fail("an earlier agreement failed: %s", broken);
   return 0;
 }
 
@@ -272,43 +305,205 @@ done:
   return rc;
 }
 
-int lacc_mpi_agree(int failed, const char *msg, int *first, char **out) {
-  *first = -1, *out = NULL;
-  if (ready() != 0) return -1;
-  pthread_mutex_lock(&lock);
-  int me = 0, size = 1, rc = -1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int mine = failed ? me : size, low = size;
-  int code = MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (code != MPI_SUCCESS) { mpi_fail("MPI_Allreduce", code); goto out; }
+/* FNV-1a: the digest of a description, compared across ranks (equal descriptions give
+ * equal digests; unequal ones collide with odds of about 2^-64) */
+static uint64_t digest_of(const char *s) {
+  uint64_t h = 14695981039346656037ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* Waits for a collective this rank has begun, polling (which also drives MPI's progress)
+ * for up to `limit` seconds (0: no bound). Past it the collective stays pending (MPI
+ * cannot cancel one): MPI is marked unusable in this process (broken) and -1 says why. */
+static int wait_bounded(MPI_Request *req, double limit, const char *what) {
+  double start = MPI_Wtime();
+  struct timespec nap = { 0, 100000 };
+  for (long polls = 0;; polls++) {
+    int done = 0;
+    int code = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS) return mpi_fail("MPI_Test", code);
+    if (done) return 0;
+    if (polls < 1000) continue;   /* the others usually answer within microseconds */
+    double waited = MPI_Wtime() - start;
+    if (limit > 0 && waited > limit) {
+      snprintf(broken, sizeof broken, "no agreement within %g s (LACC_MPI_TIMEOUT) before %.200s: "
+               "another rank has not reached this step (still busy, waiting elsewhere, or stopped); "
+               "MPI cannot be used again in this process, whose exit ends the job", limit, what);
+      return fail("%s", broken);
+    }
+    /* a long wait leaves the core to others (ranks may outnumber cores) */
+    if (waited > 0.01) nanosleep(&nap, NULL);
+    else sched_yield();
+  }
+}
+
+/* The agreement's one all-reduce (MIN) of {this rank where it failed, else size; the
+ * digest; its complement}: every rank learns alike the first failing rank and the least
+ * and the greatest digest. Static: the buffers of a vote that timed out stay MPI's. */
+static uint64_t vote_in[3], vote_out[3];
+
+static int vote(int me, int size, int failed, const char *what, double limit) {
+  uint64_t d = digest_of(what);
+  vote_in[0] = failed ? (uint64_t)me : (uint64_t)size;
+  vote_in[1] = d, vote_in[2] = ~d;
+  MPI_Request req;
+  int code = MPI_Iallreduce(vote_in, vote_out, 3, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD, &req);
+  if (code != MPI_SUCCESS) return mpi_fail("MPI_Iallreduce", code);
+  if (wait_bounded(&req, limit, what) != 0) return -1;
   stats.collectives++;
-  if (low == size) { rc = 0; goto out; }
+  return 0;
+}
+
+/* The first failing rank's message (low, 0-based), on every rank */
+static int failure_of(int low, int me, int size, const char *msg, int *first, char **out) {
   int len = low == me && msg ? (int)strnlen(msg, 65536) : 0;
-  code = MPI_Bcast(&len, 1, MPI_INT, low, MPI_COMM_WORLD);
-  if (code != MPI_SUCCESS) { mpi_fail("MPI_Bcast", code); goto out; }
+  int code = MPI_Bcast(&len, 1, MPI_INT, low, MPI_COMM_WORLD);
+  if (code != MPI_SUCCESS) return mpi_fail("MPI_Bcast", code);
   char *text = malloc((size_t)len + 1);
-  if (!text) { fail("out of memory"); goto out; }
+  if (!text) return fail("out of memory");
   if (low == me) memcpy(text, msg, (size_t)len);
   code = MPI_Bcast(text, len, MPI_CHAR, low, MPI_COMM_WORLD);
-  if (code != MPI_SUCCESS) { free(text); mpi_fail("MPI_Bcast", code); goto out; }
+  if (code != MPI_SUCCESS) { free(text); return mpi_fail("MPI_Bcast", code); }
   text[len] = '\0';
   if (low == me) stats.bytes_sent += (int64_t)len * (size - 1), stats.messages_sent += size - 1;
   else stats.bytes_received += len, stats.messages_received++;
   *first = low, *out = text;
-  rc = 0;
-out:
-  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+/* the ranks' descriptions, as the all-gather left them */
+typedef struct {
+  const char *all;
+  const int *lens, *displs;
+  int size;
+} said_t;
+
+static int same(const said_t *s, int r, int q) {
+  return s->lens[r] == s->lens[q] && memcmp(s->all + s->displs[r], s->all + s->displs[q], (size_t)s->lens[r]) == 0;
+}
+
+/* text += printf(fmt, ...), cut at cap */
+__attribute__((format(printf, 3, 4))) static void put(char *text, size_t cap, const char *fmt, ...) {
+  size_t n = strlen(text);
+  if (n + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text + n, cap - n, fmt, ap);
+  va_end(ap);
+}
+
+/* "rank 2" or "ranks 1-3, 5": the ranks (1-based) that said what rank r said; how many */
+static int put_ranks(char *text, size_t cap, const said_t *s, int r) {
+  int count = 0;
+  for (int q = r; q < s->size; q++) count += same(s, q, r);
+  put(text, cap, "%s", count == 1 ? "rank " : "ranks ");
+  for (int q = r, sep = 0; q < s->size; q++) {
+    if (!same(s, q, r)) continue;
+    int end = q;
+    while (end + 1 < s->size && same(s, end + 1, r)) end++;
+    put(text, cap, "%s%d", sep ? ", " : "", q + 1);
+    if (end > q) put(text, cap, "-%d", end + 1);
+    sep = 1, q = end;
+  }
+  return count;
+}
+
+/* "ranks disagree on the next step: rank 1 runs X; ranks 2-4 run Y" (four kinds at most) */
+static void say_disagreement(char *text, size_t cap, const said_t *s) {
+  text[0] = '\0';
+  put(text, cap, "ranks disagree on the next step: ");
+  for (int r = 0, kinds = 0; r < s->size; r++) {
+    int seen = 0;
+    for (int q = 0; q < r && !seen; q++) seen = same(s, q, r);
+    if (seen) continue;
+    if (kinds == 4) { put(text, cap, "; and more"); break; }
+    if (kinds++) put(text, cap, "; ");
+    int n = put_ranks(text, cap, s, r);
+    put(text, cap, " %s %.*s", n == 1 ? "runs" : "run", s->lens[r], s->all + s->displs[r]);
+  }
+}
+
+/* The ranks' descriptions all-gathered, said as the error (every rank has them all, so
+ * every rank raises the same). Reached by every rank, alike, when the vote's digests
+ * differ; each collective is reached by every rank, whatever failed on it. */
+static int disagreement(int size, const char *what) {
+  int len = (int)strnlen(what, 512);   /* enough to tell steps apart in a message */
+  int *lens = calloc((size_t)size, sizeof *lens), *displs = calloc((size_t)size, sizeof *displs);
+  char *all = NULL;
+  int rc = -1;
+  if (all_can(lens && displs) != 1) goto done;
+  int code = MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, MPI_COMM_WORLD);
+  if (code != MPI_SUCCESS) { mpi_fail("MPI_Allgather", code); goto done; }
+  int total = 0;
+  for (int r = 0; r < size; r++) displs[r] = total, total += lens[r];
+  all = malloc((size_t)total + 1);
+  if (all_can(all != NULL) != 1) goto done;
+  code = MPI_Allgatherv(what, len, MPI_CHAR, all, lens, displs, MPI_CHAR, MPI_COMM_WORLD);
+  if (code != MPI_SUCCESS) { mpi_fail("MPI_Allgatherv", code); goto done; }
+  char text[1536];
+  said_t s = { all, lens, displs, size };
+  say_disagreement(text, sizeof text, &s);
+  fail("%s", text);
+  rc = 1;
+done:
+  if (rc < 0 && !broken[0]) {   /* what failed, as part of the disagreement it was to say */
+    char why[sizeof errbuf];
+    memcpy(why, errbuf, sizeof why);
+    fail("ranks disagree on the next step (and could not say how: %.400s)", why);
+  }
+  free(lens), free(displs), free(all);
   return rc;
 }
 
-int lacc_mpi_barrier(void) {
+/* The agreement, the lock held: 0 (*first, *out: lacc_mpi_agree's), 1 where the ranks
+ * disagree, -1 where MPI failed or no agreement came in time (errbuf says which). */
+static int agree_locked(int failed, const char *msg, const char *what, double limit, int *first, char **out) {
+  int me = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (vote(me, size, failed, what, limit) != 0) return -1;
+  /* a failure first: a rank that failed may not have known what it was about to do */
+  if (vote_out[0] < (uint64_t)size) return failure_of((int)vote_out[0], me, size, msg, first, out);
+  if (vote_out[1] != ~vote_out[2]) return disagreement(size, what);
+  return 0;
+}
+
+int lacc_mpi_agree(int failed, const char *msg, const char *what, int *first, char **out) {
+  *first = -1, *out = NULL;
   if (ready() != 0) return -1;
   pthread_mutex_lock(&lock);
-  int code = MPI_Barrier(MPI_COMM_WORLD);
-  if (code == MPI_SUCCESS) stats.collectives++;
+  int rc = agree_locked(failed, msg, what ? what : "", timeout_s, first, out);
   pthread_mutex_unlock(&lock);
-  return code == MPI_SUCCESS ? 0 : mpi_fail("MPI_Barrier", code);
+  return rc == 0 ? 0 : -1;
+}
+
+int lacc_mpi_barrier(void) {
+  int first;
+  char *text;
+  if (lacc_mpi_agree(0, NULL, "lacc.mpi.barrier", &first, &text) != 0) return -1;
+  free(text);
+  return 0;
+}
+
+/* What a rank leaving says, in the others' disagreement */
+#define LEAVING "the end of its program (exit, no more collectives)"
+
+/* A clean exit: this rank answers the others' agreements with LEAVING (to them a
+ * disagreement: an error, not a wait for a rank that is gone) until every rank leaves,
+ * then MPI can be finalized. No bound: the others may work on for long. */
+static int leave(void) {
+  pthread_mutex_lock(&lock);
+  int rc;
+  for (;;) {
+    int first = -1;
+    char *text = NULL;
+    rc = agree_locked(0, NULL, LEAVING, 0, &first, &text);
+    free(text);
+    if (rc < 0 || (rc == 0 && first < 0)) break;
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
 }
 
 void lacc_mpi_abort(int status) {

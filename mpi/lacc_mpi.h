@@ -19,7 +19,9 @@ typedef struct lacc_mpi_stats {
 } lacc_mpi_stats;
 
 /* Not collective. Starts MPI unless started (by this library or by the host); 0, or -1
- * where the library cannot start it. Ends it at exit when it started it. */
+ * where the library cannot start it or LACC_MPI_TIMEOUT is not a number of seconds. Ends
+ * it at exit when it started it: a clean exit first agrees with the others (see
+ * lacc_mpi_agree) until every rank leaves; any other exit aborts the job. */
 int lacc_mpi_init(void);
 int lacc_mpi_initialized(void);
 int lacc_mpi_rank(void);
@@ -36,10 +38,19 @@ int lacc_mpi_allgather(const void *data, int64_t n, int64_t *lens, void **out);
 /* Rank r's part for rank q is sendlens[q] bytes of send (parts in rank order); what each
  * rank sent this one lands in *out in rank order, recvlens[r] bytes from rank r. */
 int lacc_mpi_alltoall(const void *send, const int64_t *sendlens, int64_t *recvlens, void **out);
-/* The first rank (0-based) whose flag is non-zero, or -1 where none is; the message of
- * that rank (msg, its own bytes; ignored elsewhere) lands in *out (NUL-terminated) on
- * every rank. How a failure on one rank becomes the same error on all. */
-int lacc_mpi_agree(int failed, const char *msg, int *first, char **out);
+/* The agreement before an exchange: each rank passes what it is about to do (`what`, a
+ * description that ranks in step give alike: the operation, element types, shapes) and
+ * whether it failed. *first: the first rank (0-based) whose flag is non-zero, or -1 where
+ * none is; the message of that rank (msg, its own bytes; ignored elsewhere) lands in *out
+ * (NUL-terminated) on every rank: how a failure on one rank becomes the same error on
+ * all. -1 on every rank where none failed but the descriptions differ (the error names
+ * each rank's: "ranks disagree on the next step: rank 1 runs ...; rank 2 runs ..."), and
+ * where the others do not all arrive within LACC_MPI_TIMEOUT seconds (default 600, 0: no
+ * bound; MPI is then unusable in this process, every later call fails and its exit ends
+ * the job). One all-reduce where all agree. A rank whose program ended takes part as
+ * "the end of its program". */
+int lacc_mpi_agree(int failed, const char *msg, const char *what, int *first, char **out);
+/* An agreement on "lacc.mpi.barrier" */
 int lacc_mpi_barrier(void);
 /* Not collective: ends the job (every rank) with this exit status. */
 void lacc_mpi_abort(int status);

@@ -7,7 +7,7 @@
 -- other ranks' rows the run materialises the rank's part (lacc's cpu backend, fused as
 -- usual), exchanges bytes (lacc.mpi_core / lacc.mpi_ffi), and goes on locally. A failure
 -- on any rank before an exchange or at the end of a run becomes the same error on every
--- rank (they agree first).
+-- rank (they agree first, on what each is about to do too: ranks out of step all raise).
 -- Must not: run a combinator on gathered data behind the user's back (what is not
 -- distributed is an error naming it), or reorder a fold's operands (partials are
 -- combined in rank order: associativity only, as everywhere in lacc).
@@ -57,7 +57,11 @@ function M.init()
 end
 function M.rank() return started("rank").rank() + 1 end
 function M.size() return started("size").size() end
-function M.barrier() started("barrier").barrier() end
+local agree_on
+function M.barrier()
+  started("barrier")
+  agree_on("lacc.mpi.barrier")
+end
 function M.wtime() return started("wtime").wtime() end
 function M.stats() return started("stats").stats() end
 function M.reset_stats() started("reset_stats").reset_stats() end
@@ -66,17 +70,32 @@ function M.abort(status) started("abort").abort(status or 1) end
 -- that passed a message, and its message, on every rank
 function M.agree(err)
   if err ~= nil and type(err) ~= "string" then fail("mpi.agree: expected nil or a message, got %s", util.describe(err)) end
-  return started("agree").agree(err ~= nil, err)
+  started("agree")
+  return agree_on("lacc.mpi.agree", err ~= nil, err)
 end
 
 local function me() return B.rank() end        -- 0-based
 local function nranks() return B.size() end
 
--- f(...) on this rank; a failure on any rank becomes the same error on every rank.
-local function together(f, ...)
+-- The ranks' agreement (collective) on what each is about to do (`what`: a description
+-- that ranks in step give alike, say "sum of f64 {100}") and on whether one failed
+-- (`failed`, its message `msg`): nothing, or the first failing rank (1-based) and its
+-- message on every rank. Ranks whose descriptions differ, or that do not all arrive
+-- within LACC_MPI_TIMEOUT seconds, all raise ("mpi: ranks disagree on the next step:
+-- rank 1 runs ...; rank 2 runs ..."). Every exchange follows one, and nothing between
+-- the two can fail on one rank alone, so that the ranks meet each collective in step.
+function agree_on(what, failed, msg)
+  local ok, first, text = pcall(B.agree, failed == true, msg, what)
+  if not ok then error("mpi: " .. tostring(first), 0) end
+  return first, text
+end
+
+-- f(...) on this rank, about to do `what` (agree_on); a failure on any rank becomes the
+-- same error on every rank.
+local function together(what, f, ...)
   local res = pack(pcall(f, ...))
   local msg = not res[1] and tostring(res[2]) or nil
-  local first, text = B.agree(not res[1], msg)
+  local first, text = agree_on(what, not res[1], msg)
   if first then
     if nranks() > 1 then text = ("%s [rank %d of %d]"):format(text, first, nranks()) end
     error(text, 0)
@@ -143,9 +162,12 @@ local function packed(a, what)
 end
 
 -- the whole array on every rank (collective)
+-- (the block packed before the ranks agree: one that cannot pack it fails there, not alone)
+local operand_text
 function damethods.allgather(self)
   started("allgather")
-  local parts = B.allgather(packed(self.block, "allgather"))
+  local s = together("allgather of " .. operand_text(self), packed, self.block, "allgather")
+  local parts = B.allgather(s)
   return plain.frombytes(table.concat(parts), self.t, self:shape())
 end
 
@@ -156,7 +178,8 @@ function damethods.gather(self, root)
   if not util.is_integer(root) or root < 1 or root > nranks() then
     fail("gather: expected a rank from 1 to %d, got %s", nranks(), util.show(root))
   end
-  local parts, s = {}, packed(self.block, "gather")
+  local s = together(("gather to rank %d of %s"):format(root, operand_text(self)), packed, self.block, "gather")
+  local parts = {}
   for q = 1, nranks() do parts[q] = q == root and s or "" end
   local got = B.alltoall(parts)
   if me() + 1 ~= root then return nil end
@@ -241,6 +264,37 @@ dnmethods.filter = function(self, p, opts) return L.filter(p, self, opts) end
 dnmethods.run = function(self, opts) return L.run(self, opts) end
 dnmethods.explain = function(self) return L.explain(self) end
 
+-- ---- what a rank is about to do, for the agreement before an exchange (agree_on)
+
+-- An operand (x as given, v its run-time value) as every rank in step knows it before
+-- running anything: its element type and global shape (a distributed operand's outer
+-- extent from its row counts, the other extents where a host array holds them; "..." for
+-- those a program has yet to make), never this rank's own rows. Never an error (a freed
+-- array says so): failures are the agreement's to tell.
+function operand_text(x, v)
+  local ok, text = pcall(function()
+    if is_da(x) or array.is_array(x) then
+      return ("%s {%s}"):format(x:type(), table.concat(x:shape(), ","))
+    end
+    local rank = x.rank or 0
+    if not (v and v.counts) then return ("%s of rank %d"):format(tostring(x.t), rank) end
+    return ("%s {%d%s}"):format(tostring(x.t), total(v.counts), rank > 1 and ",..." or "")
+  end)
+  if ok then return text end
+  local tok, t = pcall(function() return is_da(x) and x.t or x:type() end)
+  return ("%s (%s)"):format(tok and tostring(t) or "an array", (tostring(text):gsub(" %(at [^)]*%)$", "")))
+end
+
+-- "sum of f64 {100}": a node's combinator and its array operands (extra: what else the
+-- ranks must agree on, as " along dimension 2")
+local function about(nd, vals, extra)
+  local ops = {}
+  for i = 1, nd.n do
+    if vals[i] then ops[#ops + 1] = operand_text(nd.args[i], vals[i]) end
+  end
+  return ("%s of %s%s"):format((nd.op:gsub("_dist$", "")), table.concat(ops, ", "), extra or "")
+end
+
 -- ---- the combinators on distributed arrays
 
 local H = {}      -- op -> handler(node, values) at run time
@@ -323,9 +377,12 @@ end
 local function key_of(counts) return counts and table.concat(counts, ",") .. "@" .. me() or "replicated" end
 
 -- v moved to rows per rank `counts` (same total): each rank sends the rows others own
-local function redistribute(v, counts, t, opts)
-  local block = together(function() return force(v, opts) end)
-  local s = packed(block, "redistribute")
+-- (what: the step, for the agreement)
+local function redistribute(v, counts, t, opts, what)
+  local block, s = together(what, function()
+    local b = force(v, opts)
+    return b, packed(b, "redistribute")
+  end)
   local old = v.counts
   local rowbytes = old[me() + 1] > 0 and #s / old[me() + 1] or 0
   local lo, hi = rows_before(old, me()), rows_before(old, me() + 1)
@@ -365,7 +422,7 @@ local function aligned(nd, vals, opts)
     elseif not v.counts then
       args[i] = lazy(nd, "rows" .. i, { v.acc, lo, hi }, function() return rows_of(v.acc, lo, hi) end)
     elseif same_counts(v.counts, target) then args[i] = v.acc
-    else args[i] = redistribute(v, target, a.t, opts).acc end
+    else args[i] = redistribute(v, target, a.t, opts, about(nd, vals, ", its operands' rows aligned")).acc end
   end
   return args, target, lo
 end
@@ -447,9 +504,9 @@ local function stack(parts, t, rest)
 end
 
 -- every rank's partial (a host array, or nil where the rank had no rows), in rank order,
--- as one array whose outer dimension runs over the ranks that had one
-local function partials(part, v, d, opts)
-  local s, rest = together(function()
+-- as one array whose outer dimension runs over the ranks that had one (what: the step)
+local function partials(part, v, d, opts, what)
+  local s, rest = together(what, function()
     if not part then
       if d ~= 1 then return "\0", {} end
       local sh = force(v, opts):shape()   -- no rows here: an empty block
@@ -486,11 +543,12 @@ local function fold_like(op)
     if v.counts[me() + 1] > 0 then
       part = lazy(nd, "partial", { v.acc }, function() return spec.partial(v.acc) end)
     end
-    local got, rest = partials(part, v, d, opts)
+    local what = about(nd, vals, d and (" along dimension " .. d) or "")
+    local got, rest = partials(part, v, d, opts, what)
     local st = stack(got, nd.t, rest)
     -- compiled once: each run's partials are a new array
     nd.combine_fn = nd.combine_fn or plain.compile(spec.combine, opts.localopts)
-    return { acc = together(nd.combine_fn, st) }
+    return { acc = together(what, nd.combine_fn, st) }
   end
 end
 
@@ -596,7 +654,7 @@ local function scan_handler(op)
     local scan1 = sc.right and plain.scanr1 or plain.scanl1
     local incl = along and scan1(f, v.acc, along) or scan1(f, v.acc)
     -- each rank's block total (a row; nothing where it has no rows), in rank order
-    local mine, rest = together(function()
+    local mine, rest = together(about(nd, vals), function()
       local sh = force(v, opts):shape()
       table.remove(sh, 1)
       if rows == 0 then return "\0", sh end
@@ -717,34 +775,40 @@ H.stencil = function(nd, vals, opts)
     end), counts = counts }
   end
   local n, h = total(counts), nd.halo
-  local block = together(function() return force(v, opts) end)
+  local what = about(nd, vals)   -- every agreement below: ranks take different paths
   local mine, lo = counts[me() + 1], rows_before(counts, me())
-  local t, sh = block:type(), block:shape()
-  local rowbytes = util.core.type_bytes(t) * product(sh, 2)
-  local scalar = is_scalar[t]
+  local block, t, sh, rowbytes, scalar
   local whole   -- the block's bytes, for element types without scalar storage
   local function row_bytes(r)   -- one of this rank's rows (global r), packed
     if scalar then return util.core.array_read_bytes(block, (r - lo) * rowbytes, rowbytes) end
     whole = whole or packed(block, "stencil")
     return whole:sub((r - lo) * rowbytes + 1, (r - lo + 1) * rowbytes)
   end
-  -- what every rank q reads of this rank's rows, in q's order
-  local parts = {}
-  for q = 0, P - 1 do
-    local b, a = halo_rows(rows_before(counts, q), rows_before(counts, q + 1), n, h, nd.wrap)
-    local buf = {}
-    for _, list in ipairs { b, a } do
-      for _, r in ipairs(list) do
-        if r >= lo and r < lo + mine then buf[#buf + 1] = row_bytes(r) end
+  -- what every rank q reads of this rank's rows, in q's order (before the agreement: a
+  -- rank that cannot pack its rows says so there, not in the exchange)
+  local parts = together(what, function()
+    block = force(v, opts)
+    t, sh = block:type(), block:shape()
+    rowbytes = util.core.type_bytes(t) * product(sh, 2)
+    scalar = is_scalar[t]
+    local out = {}
+    for q = 0, P - 1 do
+      local b, a = halo_rows(rows_before(counts, q), rows_before(counts, q + 1), n, h, nd.wrap)
+      local buf = {}
+      for _, list in ipairs { b, a } do
+        for _, r in ipairs(list) do
+          if r >= lo and r < lo + mine then buf[#buf + 1] = row_bytes(r) end
+        end
       end
+      out[q + 1] = table.concat(buf)
     end
-    parts[q + 1] = table.concat(buf)
-  end
+    return out
+  end)
   local got = B.alltoall(parts)
   -- (every rank agrees below, also one without rows: the ranks meet the same collectives)
   if mine == 0 then
     sh[1] = 0
-    return { acc = together(function() return plain.array(nd.t, sh) end), counts = counts }
+    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = counts }
   end
   -- this rank's rows before and after, each from its holder, in order
   local b, a = halo_rows(lo, lo + mine, n, h, nd.wrap)
@@ -774,7 +838,7 @@ H.stencil = function(nd, vals, opts)
     -- the stencil of the block alone is right but for its first and last h rows where a
     -- neighbour's rows are read: those are computed from the halo and the block's edge
     -- rows, and written over (no copy of the block)
-    local res = together(function()
+    local res = together(what, function()
       local main = plain.run(lazy(nd, "main", { block }, function()
         return plain.stencil(nd.fn, nd.boundary, block, nd.window)
       end), opts.localopts)
@@ -794,7 +858,7 @@ H.stencil = function(nd, vals, opts)
   end
   -- otherwise the block with its halo rows, a copy, then the stencil of that
   local whole_bytes = bb .. (scalar and util.core.array_read_bytes(block, 0, mine * rowbytes) or packed(block, "stencil")) .. ab
-  local res = together(function()
+  local res = together(what, function()
     return force({ acc = stencil_rows("ext", rows_array(whole_bytes, nb + mine + na), nb, nb + mine) }, opts)
   end)
   return { acc = res, counts = counts }
@@ -904,9 +968,10 @@ end
 
 -- The elements of distributed v at global linear indices lin (a rank-1 i64 program on
 -- this rank), as a rank-1 program in lin's order; -1 in lin is an index error. Two
--- all-to-all rounds: the indices to their owners, the elements back.
-local function fetch(v, lin, what, opts)
-  local block, parts, order = together(function()
+-- all-to-all rounds: the indices to their owners, the elements back. (what: the
+-- combinator's name; step: the agreement's description.)
+local function fetch(v, lin, what, opts, step)
+  local block, parts, order = together(step, function()
     local blk = force(v, opts)
     if least(lin, opts) < 0 then fail("%s: index function result out of bounds", what) end
     local rowsize = product(blk:shape(), 2)
@@ -915,7 +980,7 @@ local function fetch(v, lin, what, opts)
   end)
   local reqs, counts = incoming(B.alltoall(parts), { 8 })
   local t = block:type()
-  local back = together(function()
+  local back = together(step, function()
     local lo = rows_before(v.counts, me()) * product(block:shape(), 2)
     local req = plain.frombytes(reqs[1], "i64", { #reqs[1] / 8 })
     local flat = plain.reshape({ block:size() }, block)
@@ -956,10 +1021,11 @@ H.backpermute = function(nd, vals, opts)
              counts = counts }
   end
   local lo, rows = rows_before(counts, me()), counts[me() + 1]
-  local gs = together(function() return gshape_of(v, opts) end)
+  local what = about(nd, vals, " into {" .. table.concat(nd.shape, ",") .. "}")
+  local gs = together(what, function() return gshape_of(v, opts) end)
   local ls = local_shape(nd.shape, rows)
   local lin = plain.generate(ls, function(i, ...) return linear({ nd.fn(i + lo, ...) }, gs) end)
-  local got = fetch(v, plain.reshape({ product(ls) }, lin), "backpermute", opts)
+  local got = fetch(v, plain.reshape({ product(ls) }, lin), "backpermute", opts, what)
   return { acc = plain.reshape(ls, got), counts = counts }
 end
 DESC.backpermute = "two all-to-all rounds: each rank sends the indices it reads to their " ..
@@ -997,9 +1063,10 @@ H.gather = function(nd, vals, opts)
     return { acc = lazy(nd, "out", { idx, v.acc }, function() return plain.gather(idx, v.acc) end),
              counts = vi and vi.counts }
   end
-  local gs, ishape = together(function() return gshape_of(v, opts), force({ acc = idx }, opts):shape() end)
+  local what = about(nd, vals)
+  local gs, ishape = together(what, function() return gshape_of(v, opts), force({ acc = idx }, opts):shape() end)
   local lin = plain.map(function(i) return linear(index_list(i, #gs), gs) end, idx)
-  local got = fetch(v, plain.flatten(lin), "gather", opts)
+  local got = fetch(v, plain.flatten(lin), "gather", opts, what)
   return { acc = plain.reshape(ishape, got), counts = vi and vi.counts }
 end
 DESC.gather = DESC.backpermute
@@ -1062,7 +1129,7 @@ end
 
 -- the owner's rows: its defaults, then each rank's partial in rank order (compiled once:
 -- the partials are new arrays each run)
-local function dense_combine(op, nd, dblock, got, pt)
+local function dense_combine(op, nd, dblock, got, pt, what)
   local sh = dblock:shape()
   local parts = {}
   for q = 1, #got do parts[q] = plain.frombytes(got[q], pt, sh) end
@@ -1076,7 +1143,7 @@ local function dense_combine(op, nd, dblock, got, pt)
     end
     return acc
   end)
-  return together(nd.combine_parts, dblock, unpack(parts, 1, #got))
+  return together(what, nd.combine_parts, dblock, unpack(parts, 1, #got))
 end
 
 local function push_handler(op)
@@ -1100,7 +1167,8 @@ local function push_handler(op)
     local counts
     for _, sv in ipairs(src) do if sv.counts then counts = counts or sv.counts end end
     local xs, idx, xlo
-    local parts, t, dense = together(function()
+    local what = about(nd, vals)
+    local parts, t, dense = together(what, function()
       local lsrc = {}
       for i, sv in ipairs(src) do
         if counts and not sv.counts then
@@ -1118,6 +1186,7 @@ local function push_handler(op)
       xlo = counts and rows_before(counts, me()) or 0
       local dd = distributed_defaults(dv or { acc = nd.args[nd.push.d] }, opts)
       dv = dd
+      force(dd, opts)   -- here, not after the exchange: a failure is every rank's
       local gs = gshape_of(dd, opts)
       local tgt
       if op == "permute" then
@@ -1160,7 +1229,7 @@ local function push_handler(op)
     if dense then
       local got = B.alltoall(parts)
       local dblock = force(dv, opts)
-      return { acc = dense_combine(op, nd, dblock, got, t), counts = dv.counts }
+      return { acc = dense_combine(op, nd, dblock, got, t, what), counts = dv.counts }
     end
     local outs = incoming(B.alltoall(parts), { 8, util.core.type_bytes(t) })
     local dblock = force(dv, opts)
@@ -1217,7 +1286,7 @@ H.filter = function(nd, vals, opts)
   local g = opts.memo[nd.group] or {}
   opts.memo[nd.group] = g
   if not g.done then
-    local kept, count = together(function()
+    local kept, count = together(about(nd, vals), function()
       local pv, pc = plain.filter(nd.args[1], v.acc, nd.args[3])
       return plain.run({ pv, pc }, opts.localopts)
     end)
@@ -1248,20 +1317,19 @@ end
 
 -- v's elements, in row-major order, as the rows of shape `shape` balanced over the
 -- ranks: each rank sends every other the part of its linear range the other's new rows
--- cover (one all-to-all).
-local function relinearise(v, shape, what, opts)
-  local block = together(function()
+-- cover (one all-to-all). (what: the combinator's name; step: the agreement's description.)
+local function relinearise(v, shape, what, opts, step)
+  local block, whole = together(step, function()
     local blk = force(v, opts)
     local sh = blk:shape()
     local n = total(v.counts) * product(sh, 2)
     if n ~= product(shape) then
       fail("%s: %d elements cannot take a shape of %s", what, n, table.concat(shape, "x"))
     end
-    return blk
+    return blk, not is_scalar[blk:type()] and packed(blk, what) or nil
   end)
   local t = block:type()
   local eb, scalar = util.core.type_bytes(t), is_scalar[t]
-  local whole = not scalar and packed(block, what) or nil
   local old_row = product(block:shape(), 2)
   local new_row = product(shape, 2)
   local counts = balanced(shape[1], nranks())
@@ -1292,7 +1360,7 @@ H.reshape = function(nd, vals, opts)
     return { acc = lazy(nd, "out", { v.acc }, function() return plain.reshape(nd.shape, v.acc) end),
              counts = { nd.shape[1] } }
   end
-  return relinearise(v, nd.shape, "reshape", opts)
+  return relinearise(v, nd.shape, "reshape", opts, about(nd, vals, " to {" .. table.concat(nd.shape, ",") .. "}"))
 end
 DESC.reshape = "redistribution: one all-to-all, each element sent once to the rank whose " ..
   "rows of the new shape hold it (none when the rows stay where they are)"
@@ -1305,12 +1373,13 @@ end
 H.flatten = function(nd, vals, opts)
   local v = vals[1]
   if not v.counts then return { acc = plain.flatten(v.acc) } end
-  local sh = together(function() return gshape_of(v, opts) end)
+  local what = about(nd, vals)
+  local sh = together(what, function() return gshape_of(v, opts) end)
   if nranks() == 1 or #sh == 1 then
     return { acc = lazy(nd, "out", { v.acc }, function() return plain.flatten(v.acc) end),
              counts = #sh == 1 and v.counts or { product(sh) } }
   end
-  return relinearise(v, { product(sh) }, "flatten", opts)
+  return relinearise(v, { product(sh) }, "flatten", opts, what)
 end
 DESC.flatten = DESC.reshape
 
@@ -1319,7 +1388,8 @@ wrapped.transpose = function(args, n) return record("transpose", 1, plain.transp
 H.transpose = function(nd, vals, opts)
   local v = vals[1]
   if not v.counts then return { acc = plain.transpose(v.acc) } end
-  local block = together(function() return force(v, opts) end)
+  local what = about(nd, vals)
+  local block = together(what, function() return force(v, opts) end)
   local sh = block:shape()
   local rows, cols = total(v.counts), sh[2]
   if nranks() == 1 then
@@ -1328,7 +1398,7 @@ H.transpose = function(nd, vals, opts)
   local counts = balanced(cols, nranks())
   local mine = v.counts[me() + 1]
   -- to rank q: the transpose of this block's columns [c0, c1), packed
-  local parts = together(function()
+  local parts = together(what, function()
     local out = {}
     for q = 0, nranks() - 1 do
       local c0, c1 = rows_before(counts, q), rows_before(counts, q + 1)
@@ -1459,8 +1529,9 @@ local function dist_sort_handler(name)
     local by = type(o) == "table" and o.by or nil
     local t = nd.args[1].t
     local lo = rows_before(v.counts, me())
+    local what = about(nd, vals)
     -- this rank's block in order: the values, their keys' radix keys, their global positions
-    local sorted, hks, kts, pos, samples = together(function()
+    local sorted, hks, kts, pos, samples = together(what, function()
       local blk = force(v, opts)
       local order = plain.argsort(blk, o)
       local vs = plain.gather(order, blk)
@@ -1481,7 +1552,7 @@ local function dist_sort_handler(name)
     end)
     -- the splitters: P - 1 keys spread over every rank's samples, in order
     local got = B.allgather(samples)
-    local split = together(function()
+    local parts = together(what, function()
       local arrs, m = sample_fields(got, kts)
       local sam = plain.run(plain.argsort(plain.generate({ m }, function(i) return i end),
         { by = function(i)
@@ -1509,15 +1580,18 @@ local function dist_sort_handler(name)
       end)
       local per = plain.permute(function(a, b) return a + b end, plain.fill({ P }, exp.constant(0, "i64")),
         function(i) return dest[i] + 1 end, plain.map(function() return exp.constant(1, "i64") end, dest))
-      return plain.run(per, opts.localopts)
+      local split = plain.run(per, opts.localopts)
+      -- each rank's run of the sorted block (and of the positions, for argsort)
+      local vb, pb = packed(sorted, name), packed(pos, name)
+      local veb, pts, at = util.core.type_bytes(t), {}, 0
+      for q = 1, P do
+        local c = split:get(q)
+        pts[q] = vb:sub(at * veb + 1, (at + c) * veb) .. (name == "argsort" and pb:sub(at * 8 + 1, (at + c) * 8) or "")
+        at = at + c
+      end
+      return pts
     end)
-    local vb, pb = packed(sorted, name), packed(pos, name)
-    local veb, parts, at = util.core.type_bytes(t), {}, 0
-    for q = 1, P do
-      local c = split:get(q)
-      parts[q] = vb:sub(at * veb + 1, (at + c) * veb) .. (name == "argsort" and pb:sub(at * 8 + 1, (at + c) * 8) or "")
-      at = at + c
-    end
+    local veb = util.core.type_bytes(t)
     local recv = B.alltoall(parts)
     local per = name == "argsort" and veb + 8 or veb
     local vals_s, pos_s, mine = {}, {}, 0
@@ -1529,7 +1603,7 @@ local function dist_sort_handler(name)
     end
     local counts = {}
     for q, c in ipairs(B.allgather(tostring(mine))) do counts[q] = tonumber(c) end
-    local res = together(function()
+    local res = together(what, function()
       local xs = plain.frombytes(table.concat(vals_s), t, { mine })
       if name == "sort" then return plain.run(plain.sort(xs, o), opts.localopts) end
       local ord = plain.argsort(xs, o)
@@ -1619,9 +1693,14 @@ local function run_dist(p, opts)
     fail("run: option exchange must be \"pairs\" or \"partials\", got %s", util.show(how))
   end
   local o = { localopts = local_opts(opts), memo = memo, exchange = how }
-  local vals, results = {}, {}
-  for i, x in ipairs(list) do vals[i] = value_of(x, memo, o) or { acc = x } end
-  together(function()
+  local vals, results, ends = {}, {}, {}
+  for i, x in ipairs(list) do
+    vals[i] = value_of(x, memo, o) or { acc = x }
+    local name = is_dn(x) and x.op:gsub("_dist$", "") or is_da(x) and "a distributed array" or "a replicated array"
+    ends[i] = name .. " -> " .. operand_text(x, vals[i])
+  end
+  -- the ranks agree on the results' types and global shapes too
+  together("the end of lacc.run (" .. table.concat(ends, ", ") .. ")", function()
     for i, v in ipairs(vals) do
       local a = force(v, o)
       results[i] = v.counts and new_da(a, v.counts, a:type(), #a:shape()) or a
@@ -1641,34 +1720,45 @@ end
 
 -- ---- placing data
 
+-- rank root's parts for scatter: a header (type, shape) and the rows of each rank
+local function scatter_parts(a, root, P)
+  local parts = {}
+  if me() + 1 ~= root then
+    for q = 1, P do parts[q] = "" end
+    return parts
+  end
+  if not array.is_array(a) then
+    error(("mpi.scatter: expected a host array on rank %d, got %s"):format(root, util.describe(a)), 0)
+  end
+  local sh = a:shape()
+  if #sh < 1 then error("mpi.scatter: expected an array of rank 1 or more, got rank 0", 0) end
+  local counts = balanced(sh[1], P)
+  local s = packed(a, "mpi.scatter")
+  local rowbytes = sh[1] > 0 and #s / sh[1] or 0
+  local head = a:type() .. "\n" .. table.concat(sh, ",") .. "\n"
+  local at = 0
+  for q = 1, P do
+    parts[q] = head .. s:sub(at * rowbytes + 1, (at + counts[q]) * rowbytes)
+    at = at + counts[q]
+  end
+  return parts
+end
+
 -- scatter(a [, root]): rank root's host array (1-based, default 1; the other ranks pass
 -- nil) in balanced blocks of rows, one per rank (collective)
 function M.scatter(a, root)
   started("scatter")
   root = root or 1
   local P = nranks()
-  local parts = {}
-  local err
-  if me() + 1 == root then
-    if not array.is_array(a) then err = ("mpi.scatter: expected a host array on rank %d, got %s"):format(root, util.describe(a))
-    elseif #a:shape() < 1 then err = "mpi.scatter: expected an array of rank 1 or more, got rank 0" end
+  if not util.is_integer(root) or root < 1 or root > P then
+    fail("mpi.scatter: expected a rank from 1 to %d, got %s", P, util.show(root))
   end
-  local first, text = B.agree(err ~= nil, err)
+  -- the parts made before the agreement: a root that cannot make them (no array, a freed
+  -- one, elements of a sum type, which have no packed form) fails there, not alone
+  local ok, parts = pcall(scatter_parts, a, root, P)
+  local err = not ok and ("mpi.scatter: " .. tostring(parts):gsub("^mpi%.scatter: ", ""):gsub(" %(at [^)]*%)$", "")) or nil
+  local first, text = agree_on(("lacc.mpi.scatter from rank %d"):format(root), not ok, err)
   if first then error(text .. " (at " .. util.where() .. ")", 0) end
-  if me() + 1 == root then
-    local sh = a:shape()
-    local counts = balanced(sh[1], P)
-    local s = packed(a, "mpi.scatter")
-    local rowbytes = sh[1] > 0 and #s / sh[1] or 0
-    local head = a:type() .. "\n" .. table.concat(sh, ",") .. "\n"
-    local at = 0
-    for q = 1, P do
-      parts[q] = head .. s:sub(at * rowbytes + 1, (at + counts[q]) * rowbytes)
-      at = at + counts[q]
-    end
-  else
-    for q = 1, P do parts[q] = "" end
-  end
   local got = B.alltoall(parts)[root]
   local t, shs, data = got:match("^([^\n]*)\n([^\n]*)\n(.*)$")
   local sh = {}
@@ -1682,12 +1772,18 @@ end
 -- the ranks' row counts are all-gathered; their other extents and types must agree)
 function M.from_blocks(block)
   started("from_blocks")
-  local err
-  if not array.is_array(block) then err = ("mpi.from_blocks: expected a host array, got %s"):format(util.describe(block))
-  elseif #block:shape() < 1 then err = "mpi.from_blocks: expected an array of rank 1 or more, got rank 0" end
-  local first, text = B.agree(err ~= nil, err)
+  -- what this rank sends, made before the agreement (a freed block fails there)
+  local ok, sh = pcall(function()
+    if not array.is_array(block) then
+      error(("mpi.from_blocks: expected a host array, got %s"):format(util.describe(block)), 0)
+    end
+    local shape = block:shape()
+    if #shape < 1 then error("mpi.from_blocks: expected an array of rank 1 or more, got rank 0", 0) end
+    return shape
+  end)
+  local err = not ok and ("mpi.from_blocks: " .. tostring(sh):gsub("^mpi%.from_blocks: ", ""):gsub(" %(at [^)]*%)$", "")) or nil
+  local first, text = agree_on("lacc.mpi.from_blocks", not ok, err)
   if first then error(text .. " (at " .. util.where() .. ")", 0) end
-  local sh = block:shape()
   local sig = block:type() .. ":" .. table.concat(sh, ",", 2)
   local got = B.allgather(sh[1] .. ";" .. sig)
   local counts, first_sig = {}, got[1]:match("^%d+;(.*)$")
@@ -1740,7 +1836,7 @@ function M.load(path)
   if f then t, sh, off = npy_header(f) end
   if not (f and t and #sh >= 1) then
     if f then f:close() end
-    local a = together(function() return plain.load(path) end)
+    local a = together("lacc.mpi.load (a file read whole)", function() return plain.load(path) end)
     if #a:shape() < 1 then fail("mpi.load: %s holds an array of rank 0", path) end
     local counts = balanced(a:shape()[1], P)
     local lo = rows_before(counts, me())
@@ -1755,7 +1851,8 @@ function M.load(path)
   local data = rows * rowbytes > 0 and f:read(rows * rowbytes) or ""
   f:close()
   local ok = data and #data == rows * rowbytes
-  local first, text = B.agree(not ok, ("mpi.load: %s is shorter than its header says"):format(path))
+  local first, text = agree_on(("lacc.mpi.load (.npy of %s {%s})"):format(t, table.concat(sh, ",")), not ok,
+    ("mpi.load: %s is shorter than its header says"):format(path))
   if first then error(text, 0) end
   -- a bool byte other than 0 reads as 1 (as frombytes does; no NUL in the pattern: LuaJIT)
   if t == "bool" then data = data:gsub("[\1-\255]", "\1") end

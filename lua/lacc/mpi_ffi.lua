@@ -18,7 +18,7 @@ void lacc_mpi_get_stats(lacc_mpi_stats *out);
 void lacc_mpi_reset_stats(void);
 int lacc_mpi_allgather(const void *data, int64_t n, int64_t *lens, void **out);
 int lacc_mpi_alltoall(const void *send, const int64_t *sendlens, int64_t *recvlens, void **out);
-int lacc_mpi_agree(int failed, const char *msg, int *first, char **out);
+int lacc_mpi_agree(int failed, const char *msg, const char *what, int *first, char **out);
 int lacc_mpi_barrier(void);
 void lacc_mpi_abort(int status);
 ]]
@@ -80,9 +80,9 @@ function M.alltoall(t)
   return parts(out[0], rlens, size)
 end
 
-function M.agree(failed, msg)
+function M.agree(failed, msg, what)
   local first, out = ffi.new("int[1]"), ffi.new("char *[1]")
-  if C.lacc_mpi_agree(failed and 1 or 0, msg or "", first, out) ~= 0 then raise() end
+  if C.lacc_mpi_agree(failed and 1 or 0, msg or "", what or "", first, out) ~= 0 then raise() end
   if first[0] < 0 then return end
   local text = ffi.string(out[0])
   C.lacc_mpi_free(out[0])

@@ -272,6 +272,24 @@ check_case("misuse: a combinator not yet distributed says so", function()
   return same_everywhere(strip(err))
 end)
 
+check_case("misuse: ranks out of step all raise the same error, naming each one's step, then go on", function()
+  local P, r = lacc.mpi.size(), lacc.mpi.rank()
+  local n = r == P and 9 or 8   -- the last rank's array is longer
+  local ok, err = pcall(lacc.run, lacc.sum(lacc.mpi.generate({ n }, function(i) return i end)))
+  if P == 1 then
+    if not ok then return "one rank: " .. tostring(err) end
+  else
+    if ok then return "no error" end
+    local bad = same_everywhere(tostring(err))
+    if bad then return bad end
+    local others = P == 2 and "rank 1 runs" or ("ranks 1-%d run"):format(P - 1)
+    local want = ("mpi: ranks disagree on the next step: %s sum of i64 {8}; rank %d runs sum of i64 {9}"):format(others, P)
+    if tostring(err) ~= want then return ("got %q, want %q"):format(tostring(err), want) end
+  end
+  local s = lacc.run(lacc.sum(lacc.mpi.fill({ 5 }, lacc.constant(2, "i64"))))
+  if s:get() ~= 10 then return "the next run gave " .. tostring(s) end
+end)
+
 check_case("a program run again (compiled parts) follows its inputs' new values", function()
   local n = 11
   local function build(m, hist_keys)

@@ -12,8 +12,9 @@ local RANKS = type(jit) == "table" and { 3 } or { 1, 2, 3, 4 }
 local TIMEOUT = 300
 
 local function mpirun_cmd(n, script)
-  -- --allow-run-as-root: CI runs as root; it changes nothing for other users
-  return ("timeout %d mpirun --allow-run-as-root --oversubscribe -n %d %s %s"):format(TIMEOUT, n, H.vm, script)
+  -- --allow-run-as-root: CI runs as root; it changes nothing for other users. -k: Open
+  -- MPI's mpirun may outlive the SIGTERM of a timeout (its ranks gone, never reaped)
+  return ("timeout -k 10 %d mpirun --allow-run-as-root --oversubscribe -n %d %s %s"):format(TIMEOUT, n, H.vm, script)
 end
 
 local have_mpirun = H.sh("command -v mpirun || echo none"):find("none") == nil
@@ -138,6 +139,142 @@ describe("lacc.mpi", function()
       assert(status ~= 0 and status ~= 124, out)
       assert.is_nil(out:find("got past the collectives", 1, true), out)
       assert(secs < 60, "took " .. secs .. " s")
+    end)
+  end)
+
+  -- Ranks out of step (issue 49): the agreement before each exchange carries what each
+  -- rank is about to do, so that misuse is the same error on every rank, never a hang.
+  -- Each job is bounded (60 s): on a lacc without the agreement these hung.
+  describe("out of step", function()
+    local BOUND = 60
+    -- 3 ranks run `body` after `lacc`, `rank` and try(name, f): each rank prints
+    -- "<name> rank <r>: <f's error, or no error>"; env: mpirun's -x settings
+    local function job(body, env)
+      local path = os.tmpname()
+      local f = assert(io.open(path, "w"))
+      f:write('local lacc = require "lacc"\nlocal rank = lacc.mpi.init()\n',
+        'local function try(name, f)\n',
+        '  local ok, err = pcall(f)\n',
+        '  print(("%s rank %d: %s"):format(name, rank, ok and "no error" or tostring(err)))\n',
+        '  io.stdout:flush()\nend\n', body, '\n')
+      f:close()
+      local cmd = mpirun_cmd(3, path):gsub(" %d+ mpirun ", " " .. BOUND .. " mpirun ")
+      if env then cmd = cmd:gsub(" %-n 3 ", " " .. env .. " -n 3 ") end
+      local t0 = os.time()
+      local out = H.sh("(" .. cmd .. ") 2>&1; echo status=$?")
+      os.remove(path)
+      return out, tonumber(out:match("status=(%d+)")), os.time() - t0
+    end
+    -- every rank's (ranks: those expected) message of case `name`: one message, holding
+    -- want (a string, or a list of them)
+    local function same_error(out, name, want, ranks)
+      local msgs = {}
+      for _, r in ipairs(ranks or { 1, 2, 3 }) do
+        local m = out:match("\n" .. name .. " rank " .. r .. ": ([^\n]*)") or
+                  out:match("^" .. name .. " rank " .. r .. ": ([^\n]*)")
+        assert(m, ("no line of rank %d for %s:\n%s"):format(r, name, out))
+        msgs[#msgs + 1] = m
+      end
+      for i = 2, #msgs do assert.are.equal(msgs[1], msgs[i]) end
+      for _, w in ipairs(type(want) == "table" and want or { want }) do
+        assert(msgs[1]:find(w, 1, true), ("%s: %q lacks %q"):format(name, msgs[1], w))
+      end
+    end
+
+    local cases_out, cases_status
+    local function misuse()
+      if not cases_out then
+        cases_out, cases_status = job([[
+local xs = lacc.mpi.generate({ 100 }, function(i) return lacc.cast(i, "f64") end)
+try("sumtype", function()
+  local a = lacc.fromtable({ { tag = "Just", 1.5 }, { tag = "Nothing" } }, lacc.Maybe("f64"))
+  lacc.mpi.scatter(rank == 1 and a or nil)
+end)
+try("freed", function()
+  local a = lacc.fromtable({ 1, 2, 3 }, "i32")
+  a:free()
+  lacc.mpi.scatter(rank == 1 and a or nil)
+end)
+try("block", function()
+  local d = lacc.run(lacc.map(function(x) return x * 2 end, xs))
+  if rank == 3 then d:free() end
+  d:allgather()
+end)
+try("programs", function()
+  lacc.run(rank == 2 and lacc.map(function(x) return x + 1 end, xs) or lacc.sum(xs))
+end)
+try("shapes", function()
+  lacc.run(lacc.sum(lacc.mpi.generate({ rank == 2 and 200 or 100 }, function(i) return lacc.cast(i, "f64") end)))
+end)
+try("collectives", function()
+  if rank == 1 then lacc.mpi.barrier() else lacc.mpi.agree(nil) end
+end)
+try("after", function()
+  local s = lacc.run(lacc.sum(xs)):get()
+  if s ~= 5050 then error("the sum after: " .. tostring(s)) end
+end)]])
+      end
+      return cases_out, cases_status
+    end
+
+    it("mpi.scatter of an array of a sum type is the same error on every rank", function()
+      local out = misuse()
+      same_error(out, "sumtype", "mpi.scatter: tobytes: bytes: Maybe<Nothing|Just(f64)> holds a sum type")
+    end)
+    it("mpi.scatter of a freed array is the same error on every rank", function()
+      same_error(misuse(), "freed", "mpi.scatter: shape: array used after free()")
+    end)
+    it("allgather of a block freed on one rank is the same error on every rank", function()
+      same_error(misuse(), "block", { "allgather: tobytes: array used after free()", "[rank 3 of 3]" })
+    end)
+    it("ranks running different programs all raise, naming each one's step", function()
+      same_error(misuse(), "programs", "mpi: ranks disagree on the next step: ranks 1, 3 run sum of f64 {100}; " ..
+        "rank 2 runs the end of lacc.run (map -> f64 {100})")
+    end)
+    it("ranks running one program over different shapes all raise, naming the shapes", function()
+      same_error(misuse(), "shapes", "mpi: ranks disagree on the next step: ranks 1, 3 run sum of f64 {100}; " ..
+        "rank 2 runs sum of f64 {200}")
+    end)
+    it("ranks in different collectives (barrier, agree) all raise", function()
+      same_error(misuse(), "collectives", "mpi: ranks disagree on the next step: rank 1 runs lacc.mpi.barrier; " ..
+        "ranks 2-3 run lacc.mpi.agree")
+    end)
+    it("after each misuse the ranks are in step again, and the job ends cleanly", function()
+      local out, status = misuse()
+      same_error(out, "after", "no error")
+      assert(status == 0, out)
+    end)
+
+    it("a rank whose program ends makes the others' next exchange an error, not a hang", function()
+      local out, status, secs = job([[
+if rank == 2 then return end
+try("gone", function()
+  lacc.run(lacc.sum(lacc.mpi.generate({ 100 }, function(i) return lacc.cast(i, "f64") end)))
+end)]])
+      same_error(out, "gone", "mpi: ranks disagree on the next step: ranks 1, 3 run sum of f64 {100}; " ..
+        "rank 2 runs the end of its program (exit, no more collectives)", { 1, 3 })
+      assert(status == 0, out)
+      assert(secs < BOUND, "took " .. secs .. " s")
+    end)
+
+    it("a rank that does not arrive makes the others raise after LACC_MPI_TIMEOUT, and the job end", function()
+      local out, status, secs = job([[
+if rank == 2 then os.execute("sleep 8 </dev/null >/dev/null 2>&1") return end
+try("late", function()
+  lacc.run(lacc.sum(lacc.mpi.generate({ 100 }, function(i) return lacc.cast(i, "f64") end)))
+end)
+try("later", function() lacc.mpi.barrier() end)]], "-x LACC_MPI_TIMEOUT=1.5")
+      same_error(out, "late", "mpi: no agreement within 1.5 s (LACC_MPI_TIMEOUT) before sum of f64 {100}", { 1, 3 })
+      same_error(out, "later", "mpi: an earlier agreement failed: no agreement within 1.5 s", { 1, 3 })
+      assert(status ~= 0 and status ~= 124 and status ~= 137, out)
+      assert(secs < BOUND, "took " .. secs .. " s")
+    end)
+
+    it("LACC_MPI_TIMEOUT must be a number of seconds", function()
+      local out = H.sh("LACC_MPI_TIMEOUT=soon " .. H.vm ..
+        [[ -e 'local ok, err = pcall(require("lacc").mpi.init) print(ok, err)' 2>&1]])
+      local want = "false\tmpi.init: LACC_MPI_TIMEOUT must be a number of seconds (0: no bound), got 'soon'"
+      assert.truthy(out:find(want, 1, true), out)
     end)
   end)
 end)
