@@ -18,7 +18,10 @@
 /* Runs of at most this many elements go to the interpreter while a program has no code
  * (it takes 0.1-0.5 us an element here, a fast-tier build 20-40 ms). */
 #define INTERP_WORK 8192
-/* Interpreter time after which a program's runs are worth a fast-tier build. */
+/* Interpreter time after which a program's runs are worth a fast-tier build; also the
+ * budget of one run sent to the interpreter for its small inputs: its work may be far
+ * more than they say (a large generate, a scalar argument, a loop), and past this it is
+ * stopped and run again on compiled code. */
 #define FAST_BUILD_S 0.03
 /* The interpreter's seconds per element before a program has measured its own. */
 #define INTERP_PER 200e-9
@@ -56,7 +59,7 @@ static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_st
   if (mode == TIER_MODE_OPT) return exec_tier(ctx, ops, P, WANT_OPT, how, &left);
   double per = ts->interp_work > 0 ? ts->interp_s / ts->interp_work : INTERP_PER;
   if (mode == TIER_MODE_AUTO && tier == TIER_NONE && work >= 0 && work <= INTERP_WORK &&
-      ts->interp_s < FAST_BUILD_S) {
+      ts->interp_s < FAST_BUILD_S && !ts->overran) {
     *how = RUN_INTERP;
     return LACC_OK;
   }
@@ -66,7 +69,7 @@ static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_st
     if (rc != LACC_OK) return rc;
   }
   if (tier == TIER_NONE) {   /* no fast tier: the interpreter, unless waiting is quicker */
-    double interp = work >= 0 ? per * (double)work : INFINITY;
+    double interp = work >= 0 && !ts->overran ? per * (double)work : INFINITY;
     if (mode == TIER_MODE_FAST || interp < left) *how = RUN_INTERP;
     else rc = exec_tier(ctx, ops, P, WANT_OPT, how, &left);
     if (*how == TIER_NONE) *how = RUN_INTERP;   /* the optimised build failed (said once) */
@@ -116,9 +119,24 @@ char *tier_describe(lacc_ctx *ctx, const kplan *P) {
   if (rc != LACC_OK) return NULL;
   if (cached) text_put(&b, "-- code: the optimised kernels (cc), in the cache\n");
   else text_put(&b, "-- code: not in the cache: runs of up to %d input elements start on the "
-                "interpreter, larger ones on the fast tier's kernels (tcc), while cc builds the "
-                "optimised kernels in the background (LACC_TIER=auto)\n", INTERP_WORK);
+                "interpreter (for at most %.0f ms: past that on compiled code), larger ones on "
+                "the fast tier's kernels (tcc), while cc builds the optimised kernels in the "
+                "background (LACC_TIER=auto)\n", INTERP_WORK, FAST_BUILD_S * 1e3);
   return text_finish(ctx, &b);
+}
+
+/* The interpreter on a run its inputs said was small, within FAST_BUILD_S: LACC_OK, an
+ * error of the run, or (*over set, no error left) stopped at the budget. */
+static int interp_budgeted(lacc_ctx *ctx, ast_arena *ast, lacc_array *const *args,
+                           lacc_array **out, int *over) {
+  ctx->run.budget = FAST_BUILD_S;
+  ctx->run.over_budget = 0;
+  clock_gettime(CLOCK_MONOTONIC, &ctx->run.budget_from);
+  int rc = interp_run(ctx, ast, args, out);
+  ctx->run.budget = 0;
+  *over = rc != LACC_OK && ctx->run.over_budget;
+  if (*over) ctx_clear(ctx);
+  return *over ? LACC_OK : rc;
 }
 
 int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, tier_state *ts,
@@ -126,6 +144,25 @@ int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, t
   int how;
   int rc = choose(ctx, ops, P, ts, work, span, &how);
   if (rc != LACC_OK) return rc;
+  if (how == RUN_INTERP && cpu_tier_mode() == TIER_MODE_AUTO && !ts->overran) {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int over;
+    rc = interp_budgeted(ctx, ast, args, out, &over);
+    ts->interp_s += seconds_since(&t0);
+    if (!over) {
+      ts->interp_work += work > 0 ? (double)work : 1;
+      ts->last = how;
+      cpu_tier_count(TC_INTERP);
+      return rc;
+    }
+    ts->overran = 1;   /* its runs go to compiled code from now on */
+    if (verbose())
+      fprintf(stderr, "lacc: a program's run took the interpreter over %.0f ms: it runs on "
+              "compiled code instead\n", FAST_BUILD_S * 1e3);
+    rc = choose(ctx, ops, P, ts, work, span, &how);
+    if (rc != LACC_OK) return rc;
+  }
   if (how != ts->last && !(how == TIER_OPT && ts->last == RUN_NONE) && verbose())
     fprintf(stderr, "lacc: a program (%d kernel functions) runs on %s%s\n", P->nfns,
             tier_name(how), ts->last != RUN_NONE ? " from now on"

@@ -10,6 +10,7 @@ typedef struct {
   double interp_s, interp_work;   /* seconds and elements the interpreter ran for it */
   double fast_s, fast_work;       /* the same on the fast tier's code */
   int last;                       /* the code of its last run: TIER_* or RUN_INTERP; -2: none */
+  int overran;                    /* an interpreted run was stopped at its budget */
 } tier_state;
 
 enum { RUN_INTERP = -1, RUN_NONE = -2 };

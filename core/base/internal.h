@@ -94,6 +94,9 @@ struct lacc_ctx {
     _Atomic int stop;            /* set from any thread; cleared as the outermost run starts */
     int depth;                   /* runs nested in it (awhile's programs) */
     unsigned long sigints;       /* SIGINTs seen by then */
+    double budget;               /* seconds an interpreted run may take (tier.c), 0: any */
+    struct timespec budget_from;
+    int over_budget;             /* the interpreter stopped the run at its budget */
   } run;
 };
 

@@ -180,6 +180,44 @@ describe("tiers", function()
     assert.is_nil(lacc.explain(lacc.map(g, lacc.fromtable(small, "u32"))):find("-- code:", 1, true))
   end)
 
+  it("auto: small inputs but much work (a large generate, a replicate, a compiled scalar " ..
+     "argument, a loop of many turns) run on compiled code, not the interpreter", function()
+    set { tier = "auto", cache = tmpdir() }
+    local salt_k = lacc.constant(salt % 97 + 2, "i64")
+    local s = lacc.fromtable({ 1, 2, 3, 4, 5, 6, 7, 8 }, "i64")
+    local n = 3000000
+    local want_gen = 0
+    for i = 1, n do want_gen = want_gen + i * (i % 8 + 1) * (salt % 97 + 2) end
+    local sized = lacc.compile(function(k)
+      return lacc.sum(lacc.generate({ 2000000 }, function(i) return lacc.cast(i, "f64") * k end))
+    end)
+    local programs = {
+      { function()
+          return lacc.sum(lacc.generate({ n }, function(i) return i * s[lacc.imod(i, 8) + 1] * salt_k end))
+        end, want_gen },
+      { function()
+          return lacc.sum(lacc.map(function(v) return v * salt_k end,
+            lacc.replicate({ 400000, lacc.all }, s)))
+        end, 400000 * 36 * (salt % 97 + 2) },
+      { function() return sized(salt % 89 + 3) end,
+        (salt % 89 + 3) * 2000000 * 2000001 / 2 },
+      { function()   -- 300000 turns of a loop over 8 elements
+          return lacc.sum(lacc.awhile(function(v) return lacc.lt(lacc.the(lacc.sum(v)), 300000 * 8 + 36) end,
+            function(v) return lacc.map(function(x) return x + 1 end, v) end,
+            lacc.map(function(x) return x + salt_k - salt_k end, s)))
+        end, 300000 * 8 + 36 },
+    }
+    for i, p in ipairs(programs) do
+      local before = counts()
+      local t0 = os.time()
+      local prog = p[1]()
+      local got = (i == 3 and prog or lacc.run(prog, { backend = "cpu" })):get()   -- 3: a call
+      assert.are.equal(p[2], H.num(got), "program " .. i)
+      assert.are.equal(0, delta(before, counts(), "interp"), "program " .. i .. " on the interpreter")
+      assert.is_true(os.time() - t0 <= 10, "program " .. i .. " took " .. (os.time() - t0) .. " s")
+    end
+  end)
+
   it("auto: a background build that fails leaves the program on the fast tier, counted",
      function()
     set { tier = "auto", cache = tmpdir(), cflags = "-fno-such-option-for-lacc" }
