@@ -612,9 +612,57 @@ static struct timespec in_ms(long ms) {
   return t;
 }
 
-/* At exit: every compiler under way stopped (its process group killed, its directory
- * removed by its worker), waiting a bounded time for the workers to see it. */
+/* Whether builds still queued or under way at exit are finished by a process of their
+ * own (LACC_DETACH_BUILDS, default on): so that a short script's second run starts warm.
+ * Not under MPI (its launcher and fork do not mix; ranks share their cache anyway). */
+static int detach_wanted(void) {
+  if (getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL) return 0;
+  return setting_switch("LACC_DETACH_BUILDS", 1);
+}
+
+/* The detached builder's standard streams go nowhere and it holds no other descriptor of
+ * the host's: a reader of the host's output (a pipe, a terminal) sees its end at once. */
+static void quiet_fds(void) {
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd < 3 && null >= 0; fd++) dup2(null, fd);
+  long max = sysconf(_SC_OPEN_MAX);
+  if (max < 0 || max > 65536) max = 65536;
+  for (int fd = 3; fd < max; fd++) close(fd);
+}
+
+/* In the detached builder: every job queued (fork_child put the ones under way back on
+ * the queue), built one after another into the disk cache. Never returns. */
+static void build_detached(void) {
+  for (job *j = queue_head; j != NULL; j = j->next) {
+    void *dl = NULL;
+    char err[LACC_ERRMAX];
+    if (!j->q->fast) obtain(j->q, FIND_OR_BUILD, NULL, NULL, err, sizeof err, &dl);
+  }
+  _exit(0);
+}
+
+/* At exit, builds left: a process of their own (its parent gone at once: no zombie, no
+ * session of the host's) finishes them while the host exits. */
+static void detach_builds(void) {
+  pthread_mutex_lock(&jobs_lock);
+  int any = queue_head != NULL || building != NULL;
+  pthread_mutex_unlock(&jobs_lock);
+  if (!any || !detach_wanted()) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    if (fork() != 0) _exit(0);
+    quiet_fds();
+    build_detached();
+  }
+  while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+/* At exit: the builds left handed to a detached process (detach_builds), then every
+ * compiler under way stopped (its process group killed, its directory removed by its
+ * worker), waiting a bounded time for the workers to see it. */
 static void stop_builds(void) {
+  detach_builds();
   pthread_mutex_lock(&jobs_lock);
   atomic_store(&exiting, 1);
   pthread_cond_broadcast(&jobs_cond);

@@ -304,26 +304,56 @@ describe("tiers", function()
     assert.are.equal(cores >= 2 and 2 or 1, builds, out)
   end)
 
-  it("a process that ends while a background build runs exits cleanly, leaving no " ..
-     "compiler and no files behind", function()
-    local tmp, cache = tmpdir(), tmpdir()
+  -- A short script: its first run on the interpreter, cc under way when it exits.
+  local function short_script(k)
     local script = os.tmpname()
     local fh = assert(io.open(script, "w"))
     fh:write(([[
       local lacc = require "lacc"
       local xs = lacc.fromtable({1, 2, 3}, "f64")
       local r = lacc.run(lacc.map(function(x) return x * %d + 0.5 end, xs))
-      io.write(r:get(2), " ", lacc.tiers().interp)
+      io.write(r:get(2), " ", lacc.tiers().interp, " ", lacc.tiers().opt)
       local t0 = os.clock()
       while os.clock() - t0 < 0.05 do end   -- the compiler under way (it takes 0.15 s)
       os.exit(0, true)   -- closes the Lua state, then exits: the build is still running
-    ]]):format(salt + 17))
+    ]]):format(k))
     fh:close()
-    local out = sh(child(("TMPDIR=%s LACC_CACHE=%s"):format(quote(tmp), quote(cache)), "auto",
-      script) .. "; echo \" exit=$?\"")
+    return script
+  end
+
+  it("LACC_DETACH_BUILDS=0: a process that ends while a background build runs exits " ..
+     "cleanly, leaving no compiler and no files behind", function()
+    local tmp, cache = tmpdir(), tmpdir()
+    local script = short_script(salt + 17)
+    local out = sh(child(("LACC_DETACH_BUILDS=0 TMPDIR=%s LACC_CACHE=%s"):format(quote(tmp), quote(cache)),
+      "auto", script) .. "; echo \" exit=$?\"")
     os.remove(script)
-    assert.matches(("^%s 1 exit=0"):format(2 * (salt + 17) + 0.5), out)
+    assert.matches(("^%s 1 0 exit=0"):format(2 * (salt + 17) + 0.5), out)
     assert.are.equal("", sh("ls -A " .. quote(tmp)))   -- nor the compiler's own files
+    assert.are.equal("", sh("ls " .. quote(cache) .. " | grep -v '^secret$' || true"))
+    os.execute("rm -rf " .. quote(tmp) .. " " .. quote(cache))
+  end)
+
+  it("a build under way when a short script exits lands in the cache: the next run of " ..
+     "the script starts on the optimised kernels, and nothing is left over", function()
+    local tmp, cache = tmpdir(), tmpdir()
+    local script = short_script(salt + 29)
+    local run = child(("TMPDIR=%s LACC_CACHE=%s"):format(quote(tmp), quote(cache)), "auto", script)
+      .. "; echo \" exit=$?\""
+    local want = 2 * (salt + 29) + 0.5
+    local t0 = os.time()
+    -- the host's output is read to its end at once: the builder holds none of its pipes
+    assert.matches(("^%s 1 0 exit=0"):format(want), sh(run))
+    assert.is_true(os.time() - t0 <= 5, "the script's exit waited for the build")
+    local landed = until_(function() return sh("ls " .. quote(cache)):find("%.kso%s") ~= nil end,
+      120, function() end)
+    assert.is_true(landed, "no kernel in the cache within 120 s")
+    -- the builder ends with its build: its directory and claim gone, no compiler left
+    assert.is_true(until_(function() return sh("ls -A " .. quote(tmp)) == "" end, 30, function() end),
+      sh("ls -A " .. quote(tmp)))
+    assert.falsy(sh("ls " .. quote(cache)):find("building", 1, true))
+    assert.matches(("^%s 0 1 exit=0"):format(want), sh(run))
+    os.remove(script)
     os.execute("rm -rf " .. quote(tmp) .. " " .. quote(cache))
   end)
 end)
