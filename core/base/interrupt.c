@@ -1,12 +1,16 @@
 /* interrupt.c: stopping a run before it ends (lacc_interrupt, SIGINT).
  *
  * Owns: each context's stop request, and the process-wide SIGINT handler lacc installs
- * while at least one run is in progress (counted across threads under a lock): it counts
- * the signal, for every run in progress to see, then calls the handler it replaced, so
- * the host (lua5.4's "interrupted!", a C program's own handler) still sees it. It leaves
- * SIGINT alone when it was ignored (a background job) or had its default action (the
- * process is ended anyway), and gives the old handler back when the last run ends unless
- * someone changed SIGINT meanwhile (lua5.4's handler resets it to the default action).
+ * when a run starts (under a lock, across threads): it counts the signal, for every run in
+ * progress to see, then calls the handler it replaced, so the host (lua5.4's
+ * "interrupted!", a C program's own handler) still sees it. It leaves SIGINT alone when
+ * it was ignored (a background job) or had its default action (the process is ended
+ * anyway). Once installed it stays between runs (outside a run it only passes the signal
+ * on): taking it out and putting it back cost four system calls a run, most of a small
+ * run's time. A run asks which handler is in force (at most every 50 ms: the question is a
+ * system call too) and installs lacc's again where the host has set another meanwhile
+ * (lua5.4's REPL sets its own for each line it runs). The
+ * library is pinned first, so the handler's code stays mapped after any Lua state closes.
  * Must not: decide where a run checks (the executors do, between chunks, launches or
  * nodes) or touch arrays.
  */
@@ -17,8 +21,6 @@
 #include "base/internal.h"
 
 static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
-static int sig_runs;                 /* runs in progress, all contexts (under sig_lock) */
-static int sig_installed;            /* our handler is SIGINT's (under sig_lock) */
 static struct sigaction sig_prev;    /* what it replaced; written only while not installed */
 static atomic_ulong sigints;         /* SIGINTs seen by our handler */
 
@@ -41,18 +43,14 @@ static void sig_install(void) {
   if (sigaction(SIGINT, NULL, &cur) != 0 || is_ours(&cur)) return;
   if (!(cur.sa_flags & SA_SIGINFO) && (cur.sa_handler == SIG_IGN || cur.sa_handler == SIG_DFL))
     return;
-  sig_prev = cur;
+  if (!lib_pin()) return;   /* the handler would outlive this library's mapping */
   memset(&ours, 0, sizeof ours);
   ours.sa_sigaction = on_sigint;
   ours.sa_flags = SA_SIGINFO | (cur.sa_flags & SA_RESTART);
   ours.sa_mask = cur.sa_mask;
-  if (sigaction(SIGINT, &ours, NULL) == 0) sig_installed = 1;
-}
-
-static void sig_uninstall(void) {
-  struct sigaction cur;
-  if (sigaction(SIGINT, NULL, &cur) == 0 && is_ours(&cur)) sigaction(SIGINT, &sig_prev, NULL);
-  sig_installed = 0;
+  /* sig_prev is read by the handler: written while ours is not installed */
+  sig_prev = cur;
+  sigaction(SIGINT, &ours, NULL);
 }
 
 void lacc_interrupt(lacc_ctx *ctx) {
@@ -62,18 +60,17 @@ void lacc_interrupt(lacc_ctx *ctx) {
 void run_begin(lacc_ctx *ctx) {
   if (ctx->run.depth++ > 0) return;
   atomic_store(&ctx->run.stop, 0);
+  static struct timespec last;   /* the last look at SIGINT's handler (under sig_lock) */
   pthread_mutex_lock(&sig_lock);
-  if (sig_runs++ == 0 || !sig_installed) sig_install();
+  if (last.tv_sec == 0 || seconds_since(&last) > 0.05) {
+    sig_install();
+    clock_gettime(CLOCK_MONOTONIC, &last);
+  }
   pthread_mutex_unlock(&sig_lock);
   ctx->run.sigints = atomic_load(&sigints);
 }
 
-void run_end(lacc_ctx *ctx) {
-  if (--ctx->run.depth > 0) return;
-  pthread_mutex_lock(&sig_lock);
-  if (--sig_runs == 0 && sig_installed) sig_uninstall();
-  pthread_mutex_unlock(&sig_lock);
-}
+void run_end(lacc_ctx *ctx) { ctx->run.depth--; }
 
 int run_stopped(void *arg) {
   lacc_ctx *ctx = arg;

@@ -47,8 +47,9 @@ local function pack(...) return { n = select("#", ...), ... } end
 -- option or a value of the wrong type is an error naming the function.
 local known_options = { backend = true, device = true, layout = true, progress = true,
                         progress_after = true, fusion = true, sharing = true, source = true }
+local no_options = setmetatable({}, { __newindex = function() error("no_options is read-only", 2) end })
 local function check_opts(opts, what)
-  if opts == nil then return {} end
+  if opts == nil then return no_options end
   if type(opts) ~= "table" then fail("%s: expected a table of options, got %s", what, type(opts)) end
   for k in pairs(opts) do
     if not known_options[k] then
@@ -132,13 +133,16 @@ end
 -- backend, the layout of results, the switches and lacc.config). The program holds no
 -- more than the node does: the arrays it uses.
 local memo = setmetatable({}, { __mode = "k" })
+-- lacc.config's changes made by this state, counted: the settings a program was made
+-- under, without reading them all back on each run (that took 10 us a run)
+local config_generation = 0
 local function run_memo(p, backend, opts)
-  local key = ("%s|%s|%s|%s|%s"):format(tostring(backend), opts.layout or current_layout,
-                                        tostring(opts.fusion), tostring(opts.sharing),
-                                        core.config_get())
+  local layout = opts.layout or current_layout
   local m = memo[p.node]
-  if m == nil or m.key ~= key then
-    m = { key = key, prog = core.program_new(backend, 0, p.node) }
+  if m == nil or m.backend ~= backend or m.layout ~= layout or m.fusion ~= opts.fusion or
+     m.sharing ~= opts.sharing or m.generation ~= config_generation then
+    m = { backend = backend, layout = layout, fusion = opts.fusion, sharing = opts.sharing,
+          generation = config_generation, prog = core.program_new(backend, 0, p.node) }
     memo[p.node] = m
   end
   return core.program_run(m.prog)
@@ -240,6 +244,18 @@ local function check_args_opt(args)
   return args
 end
 
+-- An array's element type, rank and layout as a compiled function's key: fixed for the
+-- array's life, so found once (three calls into the core and a format each call before).
+local kind_cache = setmetatable({}, { __mode = "k" })
+local function kind_of(a)
+  local k = kind_cache[a]
+  if k == nil then
+    k = ("%s/%d/%s"):format(core.array_type(a), #core.array_shape(a), core.array_layout(a))
+    kind_cache[a] = k
+  end
+  return k
+end
+
 function F.compile(fn, opts)
   if type(fn) ~= "function" then fail("compile: expected a function, got %s", type(fn)) end
   local declared = check_args_opt(type(opts) == "table" and opts.args or nil)
@@ -252,13 +268,14 @@ function F.compile(fn, opts)
   local backend = check_backend(opts, "compile")
   -- scalars[i]: the type of argument i, once fixed; integral[i]: an undeclared number
   -- argument met an integer where fn used it, so its values must be integers
-  local programs, scalars, integral = {}, {}, {}
+  local programs, scalars, integral, any_integral = {}, {}, {}, false
   return function(...)
     local n = select("#", ...)
-    local args, key = { ... }, {}
+    local args, key = { ... }, nil
     for i = 1, n do
       local a = args[i]
       local ta = type(a)
+      local kind
       if ta == "number" or ta == "boolean" or (ta == "cdata" and not array.is_array(a)) then
         scalars[i] = scalars[i] or scalar_type(a, declared[i])
         local ok, box = pcall(array.new, scalars[i], {}, a)
@@ -266,20 +283,24 @@ function F.compile(fn, opts)
           fail("compiled function: argument %d: %s", i, (tostring(box):gsub("^array: ", ""):gsub(" %(at [^)]*%)$", "")))
         end
         args[i] = box
-        key[i] = "scalar " .. scalars[i]
+        kind = "scalar " .. scalars[i]
       else
         if not array.is_array(a) then
           fail("compiled function: argument %d is %s, expected a host array or a number", i,
                util.describe(a))
         end
         array.alive(a, "compiled function")
-        key[i] = ("%s/%d/%s"):format(core.array_type(a), #core.array_shape(a), core.array_layout(a))
+        kind = kind_of(a)
       end
+      key = i == 1 and kind or key .. " " .. kind
     end
-    local kinds = key
-    key = table.concat(key, " ")
+    key = key or ""
     local prog = programs[key]
     if not prog then
+      local kinds = {}
+      for i = 1, n do
+        kinds[i] = core.is_array(select(i, ...)) and kind_of(args[i]) or "scalar " .. scalars[i]
+      end
       local params, given = {}, {}
       for i = 1, n do
         local a = args[i]
@@ -288,7 +309,7 @@ function F.compile(fn, opts)
         if kinds[i]:find("^scalar ") then
           given[i] = lacc.the(params[i])
           if not declared[i] and scalars[i] == "f64" then
-            given[i] = exp.weak_value(given[i], function() integral[i] = true end)
+            given[i] = exp.weak_value(given[i], function() integral[i], any_integral = true, true end)
           end
         else
           given[i] = params[i]
@@ -300,7 +321,7 @@ function F.compile(fn, opts)
       prog = with_options(opts, core.program_new, backend, n, nodes(roots))
       programs[key] = prog
     end
-    for i = 1, n do   -- after the trace: it may have found that fn uses one as an integer
+    for i = 1, any_integral and n or 0 do   -- after the trace: it may have found that fn uses one as an integer
       local v = select(i, ...)
       if integral[i] and type(v) == "number" and not util.is_integer(v) then
         fail("compiled function: argument %d is %s, and the function uses it as an integer " ..
@@ -339,6 +360,7 @@ function F.config(t)
     elseif tv == "string" then text = value
     else fail("config: %s: expected a number, a string or a boolean, got %s", name, util.describe(value)) end
     local ok, err = pcall(core.config_set, name, text)
+    config_generation = config_generation + 1
     if not ok then fail("%s", tostring(err)) end
   end
 end
