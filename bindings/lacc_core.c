@@ -423,35 +423,44 @@ static lacc_array *live_array_or_null(lua_State *L, int i) {
   return b != NULL ? b->a : NULL;
 }
 
-/* The array at 1 when it is a live rank-1 array of a scalar type and the integer at 2 is
- * one of its 1-based indices (*i, 0-based), else NULL. */
-static lacc_array *rank1_at(lua_State *L, int64_t *i) {
+/* The array at 1 when it is a live array of a scalar type whose rank is nidx and the
+ * integers at 2 .. nidx+1 are 1-based indices of one of its elements (*i: its 0-based
+ * row-major position), else NULL (the caller's general path words the errors). */
+static lacc_array *scalar_at(lua_State *L, int nidx, int64_t *i) {
   lacc_array *a = live_array_or_null(L, 1);
-  int ok;
-  lua_Integer k = lua_tointegerx(L, 2, &ok);
-  if (a == NULL || !ok || lacc_array_rank(a) != 1 || elem_of(lacc_array_type(a)) == E_NONE ||
-      k < 1 || k > lacc_array_size(a))
+  if (a == NULL || nidx < 1 || lacc_array_rank(a) != nidx || elem_of(lacc_array_type(a)) == E_NONE)
     return NULL;
-  *i = k - 1;
+  int64_t lin = 0;
+  for (int d = 0; d < nidx; d++) {
+    int ok;
+    lua_Integer k = lua_tointegerx(L, 2 + d, &ok);
+    int64_t n = lacc_array_extent(a, d);
+    if (!ok || k < 1 || k > n) return NULL;
+    lin = lin * n + (k - 1);
+  }
+  *i = lin;
   return a;
 }
 
+/* a:get(i, ...) of a scalar array of any rank: the element, or nothing for the general
+ * path. */
 static int l_array_get1(lua_State *L) {
   int64_t i;
-  lacc_array *a = rank1_at(L, &i);
+  lacc_array *a = scalar_at(L, lua_gettop(L) - 1, &i);
   const void *p = a != NULL ? lacc_array_data_read(a) : NULL;
   if (p == NULL) return 0;
   push_elem(L, elem_of(lacc_array_type(a)), p, i);
   return 1;
 }
 
-/* a[i] = v for a rank-1 scalar array: true, or nothing for the general path. */
+/* a:set(i, ..., v) of a scalar array of any rank: true, or nothing for the general path. */
 static int l_array_set1(lua_State *L) {
   int64_t i;
-  lacc_array *a = rank1_at(L, &i);
+  int top = lua_gettop(L);
+  lacc_array *a = scalar_at(L, top - 2, &i);
   if (a == NULL) return 0;
   void *p = lacc_array_data(a);
-  if (p == NULL || !store_elem(L, elem_of(lacc_array_type(a)), p, i, 3)) return 0;
+  if (p == NULL || !store_elem(L, elem_of(lacc_array_type(a)), p, i, top)) return 0;
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -125,17 +125,15 @@ function methods.write_png(a, path)
 end
 
 function methods.get(a, ...)
-  if select("#", ...) == 1 then   -- a rank-1 scalar array: straight from its buffer
-    local v = core.array_get1(a, ...)
-    if v ~= nil then return v end
-  end
+  local v = core.array_get1(a, ...)   -- a scalar array: straight from its buffer
+  if v ~= nil then return v end
   alive(a, "get")
   return (read(a, elem_type(a), linear("get", shape_of(a), ...), 0))
 end
 
 function methods.set(a, ...)
   local n = select("#", ...)
-  if n == 2 and core.array_set1(a, ...) then return end
+  if n >= 2 and core.array_set1(a, ...) then return end
   alive(a, "set")
   if n == 0 then fail("set: expected the indices and a value, got nothing") end
   local v = select(n, ...)

@@ -344,8 +344,9 @@ local function rank1_ptr(a, i, write)
   return ffi.cast(pt, p), t
 end
 
-function M.array_get1(b, i)
-  if not M.array_alive(b) then return nil end
+-- a:get(i) of a rank-1 scalar array (other ranks, and more indices, take the general path)
+function M.array_get1(b, i, ...)
+  if select("#", ...) > 0 or not M.array_alive(b) then return nil end
   local p, t = rank1_ptr(b.a, i, false)
   if p == nil then return nil end
   if t == "f32" then return f32_at(p, ffi.cast(u32_ptr, p), i - 1) end
@@ -357,8 +358,8 @@ function M.array_get1(b, i)
   return tonumber(v)
 end
 
-function M.array_set1(b, i, v)
-  if not M.array_alive(b) then return nil end
+function M.array_set1(b, i, v, ...)
+  if select("#", ...) > 0 or not M.array_alive(b) then return nil end
   local p, t = rank1_ptr(b.a, i, true)
   if p == nil then return nil end
   local tv = type(v)
