@@ -75,7 +75,14 @@ typedef struct {
 
 static int run_loop_part(void *ud, int which, lacc_array *const *args, lacc_array **out) {
   loop_part *lp = ud;
-  return exec_plan(lp->X->ctx, lp->X->ops, lp->st->loop[which], args, out);
+  kplan *L = lp->st->loop[which];
+  if (lp->X->ops->tier != NULL) {   /* between turns, a loop takes up a build just done */
+    int tier;
+    double left;
+    int rc = lp->X->ops->tier(lp->X->ctx, L, WANT_POLL, &tier, &left);
+    if (rc != LACC_OK) return rc;
+  }
+  return exec_plan(lp->X->ctx, lp->X->ops, L, args, out);
 }
 
 /* awhile: the loop's arrays as host arrays (on a device they stay there: a host array

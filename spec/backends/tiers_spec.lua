@@ -218,6 +218,38 @@ describe("tiers", function()
     end
   end)
 
+  it("auto: a loop on the fast tier's kernels takes up the optimised build between turns",
+     function()
+    local cache = tmpdir()
+    local script = os.tmpname()
+    local fh = assert(io.open(script, "w"))
+    -- a loop of 6000 turns over 200000 elements: seconds on the fast tier, its cc builds
+    -- a fraction of that; the salt makes its kernels new
+    fh:write(([[
+      local lacc = require "lacc"
+      local n, T = 200000, 6000
+      local xs = lacc.fromtable({ %d }, "f64")
+      local s0 = lacc.generate({ n }, function(i) return lacc.cast(lacc.imod(i, 7), "f64") + xs[1] * 0 end)
+      local p = lacc.awhile(function(s) return lacc.lt(lacc.the(lacc.maximum(s)), T) end,
+        function(s) return lacc.map(function(v) return v + 1 end, s) end, s0)
+      local r = lacc.run(lacc.sum(p))
+      io.stdout:write("done ", string.format("%%.0f", r:get()), "\n")
+      io.stdout:flush()
+    ]]):format(salt))
+    fh:close()
+    local out = sh(child(("LACC_DETACH_BUILDS=0 LACC_VERBOSE=1 LACC_CACHE=%s"):format(quote(cache)),
+      "auto", script))
+    os.remove(script)
+    os.execute("rm -rf " .. quote(cache))
+    local n, T, want = 200000, 6000, 0
+    for i = 1, n do want = want + i % 7 + (T - 6) end
+    local switched = out:find("optimised kernels are loaded", 1, true)
+    local done = out:find("done " .. ("%.0f"):format(want), 1, true)
+    assert.truthy(out:find("runs on the fast tier's kernels", 1, true), out)
+    assert.truthy(done, out)
+    assert.truthy(switched and switched < done, out)
+  end)
+
   it("auto: a background build that fails leaves the program on the fast tier, counted",
      function()
     set { tier = "auto", cache = tmpdir(), cflags = "-fno-such-option-for-lacc" }
