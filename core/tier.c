@@ -8,6 +8,7 @@
  * Must not: build or run code itself (compile.c, the interpreter and exec.c do).
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -81,6 +82,41 @@ static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_st
     if (left + fast / OPT_GAIN < fast) rc = exec_tier(ctx, ops, P, WANT_OPT, how, &left);
   }
   return rc;
+}
+
+/* A run on the fast tier's kernels while cc builds the optimised ones: it stops between
+ * chunks as soon as they are ready and runs again on them (its work so far thrown away:
+ * a run is pure). Its inputs said it was small enough not to wait for cc, but its work may
+ * be far more than they say (a generate over a grid of shape tests: 6x the optimised
+ * run). The check is one atomic load a chunk; the lock only once a build has finished. */
+typedef struct {
+  const kplan *P;
+  atomic_long seen;
+} opt_watch;
+
+static int opt_ready(void *arg) {
+  opt_watch *w = arg;
+  long now = cpu_builds_done();
+  if (atomic_load(&w->seen) == now) return 0;
+  atomic_store(&w->seen, now);
+  return cpu_code_opt_ready(w->P->code);
+}
+
+/* The fast tier's run, giving way to the optimised kernels if they arrive meanwhile:
+ * *yielded set (no error left) when it stopped for them. */
+static int fast_yielding(lacc_ctx *ctx, const backend_ops *ops, kplan *P,
+                         lacc_array *const *args, lacc_array **out, int *yielded) {
+  opt_watch w = { .P = P };
+  atomic_init(&w.seen, cpu_builds_done());
+  ctx->run.yield = opt_ready;
+  ctx->run.yield_arg = &w;
+  atomic_store(&ctx->run.yielded, 0);
+  int rc = exec_plan(ctx, ops, P, args, out);
+  ctx->run.yield = NULL;
+  *yielded = rc != LACC_OK && atomic_load(&ctx->run.yielded);
+  atomic_store(&ctx->run.yielded, 0);
+  if (*yielded) ctx_clear(ctx);
+  return *yielded ? LACC_OK : rc;
 }
 
 static const char *tier_name(int how) {
@@ -172,7 +208,22 @@ int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, t
   if (how == TIER_OPT) return exec_plan(ctx, ops, P, args, out);
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  rc = how == RUN_INTERP ? interp_run(ctx, ast, args, out) : exec_plan(ctx, ops, P, args, out);
+  if (how == TIER_FAST && cpu_tier_mode() == TIER_MODE_AUTO && ctx->run.depth == 0) {
+    int yielded;
+    rc = fast_yielding(ctx, ops, P, args, out, &yielded);
+    if (yielded) {
+      double t;
+      if (verbose())
+        fprintf(stderr, "lacc: a program's optimised kernels are ready during its run on the "
+                "fast tier: it runs again on them\n");
+      rc = exec_tier(ctx, ops, P, WANT_POLL, &how, &t);
+      if (rc == LACC_OK) rc = exec_plan(ctx, ops, P, args, out);
+      ts->last = how;
+      return rc;
+    }
+  } else {
+    rc = how == RUN_INTERP ? interp_run(ctx, ast, args, out) : exec_plan(ctx, ops, P, args, out);
+  }
   double s = seconds_since(&t0), w = work > 0 ? (double)work : 1;
   if (how == RUN_INTERP) {
     ts->interp_s += s;

@@ -97,6 +97,9 @@ struct lacc_ctx {
     double budget;               /* seconds an interpreted run may take (tier.c), 0: any */
     struct timespec budget_from;
     int over_budget;             /* the interpreter stopped the run at its budget */
+    int (*yield)(void *);        /* better code is ready: stop to run again on it (tier.c) */
+    void *yield_arg;
+    _Atomic int yielded;         /* the run stopped so (set from any thread) */
   } run;
 };
 

@@ -74,7 +74,13 @@ void run_end(lacc_ctx *ctx) { ctx->run.depth--; }
 
 int run_stopped(void *arg) {
   lacc_ctx *ctx = arg;
-  return atomic_load(&ctx->run.stop) || atomic_load(&sigints) != ctx->run.sigints;
+  if (atomic_load(&ctx->run.stop) || atomic_load(&sigints) != ctx->run.sigints) return 1;
+  if (atomic_load(&ctx->run.yielded)) return 1;   /* for every thread, once one saw it */
+  if (ctx->run.yield != NULL && ctx->run.yield(ctx->run.yield_arg)) {
+    atomic_store(&ctx->run.yielded, 1);
+    return 1;
+  }
+  return 0;
 }
 
 int run_interrupted(lacc_ctx *ctx) {

@@ -531,6 +531,9 @@ static pthread_cond_t jobs_cond = PTHREAD_COND_INITIALIZER;
 static job *queue_head, *queue_tail, *building;
 static int workers, running;
 static atomic_int exiting;          /* the process is exiting: stop every compiler */
+static atomic_long builds_done;     /* jobs finished, built or failed */
+
+long cpu_builds_done(void) { return atomic_load(&builds_done); }
 static atomic_long tier_counts[NTIER_COUNTS];
 
 void cpu_tier_count(int which) { atomic_fetch_add(&tier_counts[which], 1); }
@@ -590,6 +593,7 @@ static void *worker(void *unused) {
     j->code = rc;
     if (rc != LACC_OK) snprintf(j->err, sizeof j->err, "%s", err);
     cpu_tier_count(rc == LACC_OK ? TC_BUILT : TC_BUILD_FAILED);
+    atomic_fetch_add(&builds_done, 1);
     job_release_locked(j);   /* the queue's */
     pthread_cond_broadcast(&jobs_cond);
   }
@@ -976,6 +980,17 @@ static int try_fast(lacc_ctx *ctx, cpu_code *c) {
   c->fns = c->fast;
   c->tier = TIER_FAST;
   return LACC_OK;
+}
+
+int cpu_code_opt_ready(const cpu_code *c) {
+  if (c == NULL) return 0;
+  if (c->tier == TIER_OPT) return 1;
+  int ready = 1;
+  pthread_mutex_lock(&jobs_lock);
+  for (int i = 0; i < c->nparts && ready; i++)
+    ready = c->parts[i].opt != NULL || (c->parts[i].job != NULL && c->parts[i].job->state == J_DONE);
+  pthread_mutex_unlock(&jobs_lock);
+  return ready;
 }
 
 static int pending(const cpu_code *c) {

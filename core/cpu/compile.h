@@ -29,6 +29,10 @@ void **cpu_code_fns(const cpu_code *c, int *atomics);
  * is under way; its failure is the error when no code is there). *tier: the code's tier
  * now; *left: the seconds its optimised build will likely still take (0: none). */
 int cpu_code_advance(lacc_ctx *ctx, cpu_code *c, int want, int *tier, double *left);
+/* Background builds finished so far, process-wide (lock-free: polled between chunks). */
+long cpu_builds_done(void);
+/* Whether every part of c's optimised build is finished and loaded or ready to be. */
+int cpu_code_opt_ready(const cpu_code *c);
 /* Whether the optimised builds of the nparts sources are in the caches (memory or disk). */
 int cpu_code_cached(lacc_ctx *ctx, char **srcs, int nparts, int64_t longest, int *cached);
 

@@ -83,7 +83,7 @@ local function until_(cond, seconds, fn)
   return cond()
 end
 
-describe("tiers", function()
+describe("tiers #opt", function()
   it("lacc.config{tier} takes auto, fast and opt, and nothing else", function()
     set { tier = "fast" }
     assert.are.equal("fast", lacc.config().tier)
@@ -248,6 +248,36 @@ describe("tiers", function()
     assert.truthy(out:find("runs on the fast tier's kernels", 1, true), out)
     assert.truthy(done, out)
     assert.truthy(switched and switched < done, out)
+  end)
+
+  it("auto: a long run on the fast tier's kernels stops once the optimised ones are ready " ..
+     "and runs again on them, with the same result", function()
+    local cache = tmpdir()
+    local script = os.tmpname()
+    local fh = assert(io.open(script, "w"))
+    -- small inputs, much work: seconds on tcc's code, its cc build a fraction of that
+    local L = 3000 + salt % 5
+    fh:write(([[
+      local lacc = require "lacc"
+      local k = lacc.fromtable({ 3 }, "i64")
+      local p = lacc.sum(lacc.generate({ 2500, 2500 }, function(i, j)
+        local v0 = i * 7 + j
+        return lacc.while_(function(x) return lacc.lt(x, v0 + %d) end,
+                           function(x) return x + k[1] end, v0)
+      end))
+      io.stdout:write("done ", string.format("%%.0f", lacc.run(p):get()), "\n")
+    ]]):format(L))
+    fh:close()
+    local out = sh(child(("LACC_DETACH_BUILDS=0 LACC_VERBOSE=1 LACC_CACHE=%s"):format(quote(cache)),
+      "auto", script))
+    os.remove(script)
+    os.execute("rm -rf " .. quote(cache))
+    -- each element: v0 + 3 * ceil(L / 3), v0 = 7i + j over 1-based i, j up to 2500
+    local n = 2500
+    local want = 8 * n * (n * (n + 1) / 2) + n * n * 3 * math.ceil(L / 3)
+    assert.truthy(out:find("runs on the fast tier's kernels", 1, true), out)
+    assert.truthy(out:find("optimised kernels are ready during its run on the fast tier", 1, true), out)
+    assert.truthy(out:find("done " .. ("%.0f"):format(want), 1, true), out)
   end)
 
   it("auto: a background build that fails leaves the program on the fast tier, counted",
