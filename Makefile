@@ -27,7 +27,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: FORCE all rock rock-install test test-opencl demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef install-lua bench fuzz
+.PHONY: FORCE all rock rock-install test check test-opencl demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef install-lua bench fuzz
 
 # MPI is optional, as OpenCL is: with mpicc (Open MPI) lacc.mpi's library and Lua 5.4 module
 # are built beside the core, which never needs MPI (docs/guide.md, "Many machines: MPI").
@@ -120,6 +120,12 @@ check-cdef:
 test: deps
 	@$(MAKE) --no-print-directory all
 	@B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
+
+# The quick tier (under 3 minutes on 2 cores): every spec under Lua 5.4 on interp and cpu,
+# kernels from the fast tier, the specs of the optimised build itself left to make test.
+check: deps
+	@$(MAKE) --no-print-directory all
+	@LACC_CHECK=1 B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
 
 # make test with every test on OpenCL too (make test samples the type sweeps there).
 test-opencl: deps

@@ -67,6 +67,37 @@ else
   echo "core: crashed"; failed=$((failed + 1))
 fi
 
+# make check: the quick tier. Every spec under Lua 5.4 on interp and cpu, the cpu
+# backend's kernels built by the fast tier (tcc: milliseconds a build where cc -O3 takes
+# a quarter of a second), but those tagged #opt, which test the optimised build itself
+# (the disk cache, tiers, -O2/-O0 choices, explain's golden texts): no MPI, LuaJIT,
+# OpenCL, lint, rock or second build. make test runs everything.
+if [ "${LACC_CHECK:-0}" = 1 ]; then
+  export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
+  export LUA_CPATH="$PWD/$B/?.so;;"
+  export LACC_LIB="$PWD/$B/liblacc.so"
+  export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
+  export LACC_TIER=fast LACC_DETACH_BUILDS=0 LACC_TEST_OPENCL=0
+  echo "== busted under $LUA54: interp and cpu on the fast tier (two processes), #opt left to make test"
+  b_log=$(mktemp)
+  # shellcheck disable=SC2086
+  { run "$LUA54" "$BUSTED" --ignore-lua -o TAP --exclude-tags=opt spec/front spec/surface spec/backends \
+      >"$b_log" 2>&1; echo $? > "$b_log.rc"; } &
+  b_pid=$!
+  run "$LUA54" "$BUSTED" --ignore-lua -o TAP --exclude-tags=opt spec/kernels spec/ast spec/errors spec/golden \
+    >"$log" 2>&1
+  rc=$?
+  wait $b_pid
+  count_busted "$LUA54 (spec/kernels spec/ast spec/errors spec/golden)" $rc
+  cp "$b_log" "$log"
+  count_busted "$LUA54 (spec/front spec/surface spec/backends)" "$(cat "$b_log.rc")"
+  rm -f "$b_log" "$b_log.rc"
+  elapsed
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+fi
+
 echo "== lint (make lint: luacheck and cppcheck)"
 if make -s --no-print-directory lint; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 

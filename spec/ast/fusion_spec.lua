@@ -293,7 +293,7 @@ describe("lacc.compile", function()
   end)
 end)
 
-describe("kernel cache", function()
+describe("kernel cache #opt", function()
   it("rebuilds a corrupted cache file instead of loading it", function()
     local dir = os.getenv("LACC_CACHE")
     if not dir then return end   -- runtests.sh always sets it

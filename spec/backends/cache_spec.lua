@@ -160,7 +160,7 @@ local function victim()
   return v
 end
 
-describe("kernel cache trust", function()
+describe("kernel cache trust #opt", function()
   teardown(function() for _, s in ipairs(scripts) do os.remove(s) end end)
 
   it("never loads a kernel file this user's lacc did not seal", function()
@@ -289,7 +289,7 @@ describe("kernel cache trust", function()
   end)
 end)
 
-describe("a cache that cannot be used", function()
+describe("a cache that cannot be used #opt", function()
   it("read-only, a file in its place, an unwritable HOME: results unchanged, one warning", function()
     local work = tmpdir("755")
     local file = work .. "/afile"
@@ -352,7 +352,7 @@ describe("a cache that cannot be used", function()
   end)
 end)
 
-describe("eviction and settings", function()
+describe("eviction and settings #opt", function()
   it("evicts only lacc's own files, and a bad LACC_CACHE_MB is no bound of 0", function()
     local dir = tmpdir()
     local user = { "keep_me.so", "model.clbin", "k0123456789abcdef.so", "notes.txt",
@@ -478,7 +478,7 @@ describe("eviction and settings", function()
   end)
 end)
 
-describe("programs too large to compile", function()
+describe("programs too large to compile #opt", function()
   -- match over 4096 constructors: 4.3 MB of C, which gcc takes a minute over at -O1
   local n = 4096
   local cons = {}

@@ -47,7 +47,7 @@ local function texts()
   return now
 end
 
-describe("explain golden texts", function()
+describe("explain golden texts #opt", function()
   local stored_names = G.stored_names(G.dir)
   local prelude = G.read_prelude(G.dir)
 

@@ -59,7 +59,7 @@ describe("lacc.config", function()
     end)
   end)
 
-  it("builds kernels with the flags it gives", function()
+  it("builds kernels with the flags it gives #opt", function()
     local p = lacc.map(function(x) return x * 3 + 1 end, lacc.fromtable({ 1, 2 }, "i64"))
     with({ cflags = "-O1 -DLACC_CONFIG_SPEC" }, function()
       assert.are.same({ 4, 7 }, lacc.run(p, { backend = "cpu" }):totable())
