@@ -236,6 +236,48 @@ run_overhead() {
   row overhead tiers_warm env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
     LACC_TIER=opt "$LUA54" bench/lacc/tiers.lua warm
   rm -rf "$cache"
+  # issue 41: per-call costs, many calls a sample (bench/lacc/percall.lua): a:get(i, j) on
+  # Lua 5.4 (overhead.lua's warm_compile and warm_run above are the other two there), and
+  # a compiled call, a saved program's lacc.run and a:get(i, j) on LuaJIT
+  ROWS="$ROWS get_ij percall_luajit"
+  row overhead get_ij env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
+    "$LUA54" bench/lacc/percall.lua "" get
+  if [ "$LUAJIT_LACC" = 1 ] && [ $HAVE_LUAJIT = 1 ]; then
+    row overhead percall_luajit env LUA_PATH="$LUA_PATH_B" LACC_LIB="$B/liblacc.so" LACC_CACHE="$cache" \
+      "$LUAJIT" bench/lacc/percall.lua _luajit
+  fi
+  rm -rf "$cache"
+  # issue 41: the first call of the programs a new user writes (bench/lacc/firstcall.lua),
+  # each in a process of its own with a fresh, empty cache, under LACC_TIER=auto (the
+  # default) and =opt; LACC_DETACH_BUILDS=0: builds left at exit stop, none runs on into
+  # the next row
+  for prog in pi raster kmeans_points captured life; do
+    for tier in auto opt; do
+      ROWS="$ROWS first_${prog}_$tier"
+      row overhead "first_${prog}_$tier" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
+        LACC_CACHE="$cache" LACC_TIER=$tier LACC_DETACH_BUILDS=0 "$LUA54" bench/lacc/firstcall.lua "$prog" "$tier"
+      rm -rf "$cache"
+    done
+  done
+  # a short script (pi) run three times back to back with one cache, LACC_TIER=auto: the
+  # first two as a user runs them (builds left at exit finished by lacc's detached
+  # builder), the third the row; its note says whether it ran on the optimised kernels
+  prog=pi
+  ROWS="$ROWS third_run_$prog"
+  earlier=
+  for k in 1 2; do
+    log=$LOGS/overhead_third_run_${prog}_$k
+    timeout "$TIMEOUT" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
+      LACC_TIER=auto "$LUA54" bench/lacc/firstcall.lua "$prog" warm > "$log.out" 2> "$log.err"
+    ms=$(awk '$1 == "RESULT" { printf "%.0f", $4 }' "$log.out")
+    earlier="$earlier${earlier:+, }${ms:-failed} ms"
+  done
+  row overhead "third_run_$prog" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
+    LACC_TIER=auto LACC_DETACH_BUILDS=0 BENCH_EARLIER="$earlier" "$LUA54" bench/lacc/firstcall.lua "$prog" warm
+  # a build the earlier runs detached may still be writing into the cache
+  k=0
+  while ls "$cache"/*.building > /dev/null 2>&1 && [ $k -lt 60 ]; do sleep 1; k=$((k + 1)); done
+  rm -rf "$cache"
 }
 
 # Tag encodings: one program, its input stored under each layout (bench/lacc/tags.lua).

@@ -1,0 +1,74 @@
+-- Per-call costs on either VM (issue 41): a warm lacc.compile'd call of overhead.lua's
+-- one-kernel program on 1 element, lacc.run of that program built once (a saved
+-- program), and a:get(i, j) of a 2-D f64 array. Each sample is CALLS calls (default
+-- 100000) after a warm-up sample; the row is the median of BENCH_REPS samples, per call.
+-- Usage: percall.lua SUFFIX [WHAT...]   (WHAT: compile run get, default all three; rows
+-- warm_compile<SUFFIX>, warm_run<SUFFIX>, get_ij<SUFFIX>). bench/run.sh runs `get` on
+-- Lua 5.4 (overhead.lua gives warm_compile and warm_run there) and all three on LuaJIT
+-- with SUFFIX _luajit.
+local lacc = require "lacc"
+local B = require "benchlib"
+local suffix = arg[1] or ""
+local what = {}
+for k = 2, #arg do what[arg[k]] = true end
+if #arg < 2 then what = { compile = true, run = true, get = true } end
+local calls = tonumber(os.getenv("BENCH_CALLS") or "") or 100000
+local vm = jit and jit.version or _VERSION
+
+-- sample() runs the calls (its loop written out, so no closure call is timed with them)
+local function per_call(sample)
+  local ms, reps = B.measure(sample)
+  return ms / calls, reps
+end
+local function us(ms) return ("%.3f us a call"):format(ms * 1e3) end
+
+-- overhead.lua's program (its kernel is in the cache after its rows).
+local function prog(x)
+  return lacc.map(function(v) return v * 3 + 7 end, x)
+end
+local xs = lacc.fromtable({ 2.5 }, "f32")
+
+if what.compile then
+  local f = lacc.compile(prog)
+  assert(f(xs):get(1) == 14.5, "wrong result")
+  local c, reps = per_call(function()
+    for _ = 1, calls do f(xs) end
+  end)
+  B.result("overhead", "warm_compile" .. suffix, c, 14.5, reps,
+    ("lacc.compile'd call, 1 element, %s, %d calls a sample: %s"):format(vm, calls, us(c)))
+end
+if what.run then
+  local p = prog(xs)
+  assert(lacc.run(p):get(1) == 14.5, "wrong result")
+  local run = lacc.run
+  local c, reps = per_call(function()
+    for _ = 1, calls do run(p) end
+  end)
+  B.result("overhead", "warm_run" .. suffix, c, 14.5, reps,
+    ("lacc.run of a built program, 1 element, %s, %d calls a sample: %s"):format(vm, calls, us(c)))
+end
+if what.get then
+  local n = 64
+  local t = {}
+  for i = 1, n do
+    local row = {}
+    for j = 1, n do row[j] = i * 1000 + j end
+    t[i] = row
+  end
+  local a = lacc.fromtable(t, "f64")
+  assert(a:get(3, 5) == 3005, "wrong element")
+  -- every element in turn, row by row (calls a multiple of n * n or not)
+  local sum = 0
+  local c, reps = per_call(function()
+    local i, j, s = 1, 1, 0
+    for _ = 1, calls do
+      s = s + a:get(i, j)
+      j = j + 1
+      if j > n then j, i = 1, i % n + 1 end
+    end
+    sum = s
+  end)
+  assert(sum > 0, "no elements read")
+  B.result("overhead", "get_ij" .. suffix, c, a:get(n, n), reps,
+    ("a:get(i, j) of a %dx%d f64 host array, %s, %d calls a sample: %s"):format(n, n, vm, calls, us(c)))
+end
