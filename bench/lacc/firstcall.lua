@@ -68,7 +68,8 @@ local function covers_lua(s, px, py)
   return false
 end
 P.raster = {
-  what = "raster: 300x270 pixels x 1000 shapes (Circle/Rect/Empty, lacc.data), lacc.match in a generate, summed per pixel: 81M tests",
+  what = "raster: 300x270 pixels x 1000 shapes (Circle/Rect/Empty, lacc.data), lacc.match in a " ..
+         "generate, summed per pixel: 81M tests",
   setup = function()
     local t = shapes_table()
     return { t = t, a = lacc.fromtable(t, Shape) }
@@ -193,7 +194,8 @@ local function life_lua(t)
   return live
 end
 P.life = {
-  what = "Game of Life, 256x256 u8, 100 steps: one lacc.awhile (step count in an extra column), lacc.stencil, then the live count",
+  what = "Game of Life, 256x256 u8, 100 steps: one lacc.awhile (step count in an extra column), " ..
+         "lacc.stencil, then the live count",
   setup = function()
     local t = board_table()
     return { t = t, a = lacc.fromtable(t, "u8") }
