@@ -109,6 +109,16 @@ ffi.cdef[[int fork(void); int waitpid(int, int *, int); void _exit(int);]] .. "]
 local f = lacc.compile(function(a) return lacc.sum(lacc.map(function(v) return v * 3 + 1 end, a)) end)
 print("parent", f(lacc.fromtable({ 1, 2, 3 }, "f64")):get())   -- starts the cc build
 io.stdout:flush()
+-- AddressSanitizer's allocator is not fork-safe (glibc's is): under it the fork waits for
+-- the build, every thread idle (test_core.c does the same)
+if os.getenv("ASAN_OPTIONS") then
+  ffi.cdef("int usleep(unsigned);")
+  for _ = 1, 6000 do
+    local t = lacc.tiers()
+    if t.builds + t.failed > 0 then break end
+    ffi.C.usleep(10000)
+  end
+end
 local pid = ffi.C.fork()
 if pid == 0 then
   local n = 3000000
