@@ -69,6 +69,10 @@ for _, be in ipairs(H.backends) do
         { { 10, 11 }, { 9, 9 }, "clamp" }, { { 4, 5, 6 }, { 5, 5, 3 }, "wrap" },
         { { 3, 4, 5 }, { 5, 5, 5 }, "mirror" },
       }
+      -- the stencils run 16 to a program (one build each, not one a stencil), each
+      -- result checked on its own
+      local batch = H.batch(function(list) return lacc.run(list, opts) end)
+      local checks = {}
       for _, c in ipairs(cases) do
         local sh, w = c[1], c[2]
         local xs, flat = H.random_array("i32", sh)
@@ -83,12 +87,15 @@ for _, be in ipairs(H.backends) do
             for i, v in ipairs { ... } do s = s + v * (i % 5 + 1) end
             return s
           end, b, -7, flat, sh, w)
-          local got = lacc.run(lacc.stencil(weigh, bd, xs, w), opts)
-          assert.are.same(sh, got:shape())
-          local ok, err = pcall(H.check_array, got, want)
-          if not ok then error(("%s %s window %s: %s"):format(b, table.concat(sh, "x"),
-            table.concat(w, "x"), err)) end
+          checks[#checks + 1] = { batch:add(lacc.stencil(weigh, bd, xs, w)), want, sh, w, b }
         end
+      end
+      for _, k in ipairs(checks) do
+        local got, want, sh, w, b = batch:get(k[1]), k[2], k[3], k[4], k[5]
+        assert.are.same(sh, got:shape())
+        local ok, err = pcall(H.check_array, got, want)
+        if not ok then error(("%s %s window %s: %s"):format(b, table.concat(sh, "x"),
+          table.concat(w, "x"), err)) end
       end
     end)
 
