@@ -4,6 +4,10 @@
 # counts come from its TAP output (-o TAP) and its exit status, not from its terminal text.
 # --ignore-lua: .busted names lua5.4 for plain busted, which would re-run a LuaJIT run there.
 B=${B:-build}
+# builds left at a test process's exit stop with it (tiers_spec tests the detached builder
+# itself): no builder outliving its test writes into a cache the test has removed, and
+# none outlives the suite
+export LACC_DETACH_BUILDS="${LACC_DETACH_BUILDS:-0}"
 LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 BUSTED=${BUSTED:-/usr/bin/busted}
@@ -77,7 +81,7 @@ if [ "${LACC_CHECK:-0}" = 1 ]; then
   export LUA_CPATH="$PWD/$B/?.so;;"
   export LACC_LIB="$PWD/$B/liblacc.so"
   export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
-  export LACC_TIER=fast LACC_DETACH_BUILDS=0 LACC_TEST_OPENCL=0
+  export LACC_TIER=fast LACC_TEST_OPENCL=0
   echo "== busted under $LUA54: interp and cpu on the fast tier (two processes), #opt left to make test"
   b_log=$(mktemp)
   # shellcheck disable=SC2086
@@ -110,9 +114,6 @@ export LACC_LIB="$PWD/$B/liblacc.so"
 export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
 # the specs test the cpu backend's optimised kernels; tiers_spec sets its own tiers
 export LACC_TIER="${LACC_TIER:-opt}"
-# builds left at a spec child's exit stop with it (tiers_spec tests the detached builder
-# itself): no builder outliving its test writes into a cache the test has removed
-export LACC_DETACH_BUILDS="${LACC_DETACH_BUILDS:-0}"
 elapsed
 echo "== embedding (examples/c): the C API, and Lua states in threads"
 for cmd in "$B/examples/saxpy cpu" "$B/examples/saxpy interp" "$B/examples/threads 8 cpu" \
