@@ -73,6 +73,27 @@ function H.sh(cmd)
 end
 H.quote = shq
 
+-- Runs the Lua source in a child process of this VM (a crash or a hang then fails a test
+-- instead of ending busted): its output (stdout and stderr) and its exit status (124 past
+-- `limit` seconds, default 300; 139 a crash). args: words after the script; vars:
+-- VAR=value words before it. Under make check-asan the child keeps the sanitizers, without
+-- leak checks (PoCL's threads upset LeakSanitizer's exit-time check in short processes).
+function H.child(source, args, vars, limit)
+  local asan = os.getenv("ASAN_OPTIONS")
+  local env = asan and ("ASAN_OPTIONS='%s:detect_leaks=0' "):format(asan) or ""
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(source)
+  f:close()
+  local h = io.popen(("%s%s timeout %d %s '%s' %s 2>&1; echo \"exit=$?\""):format(
+    env, vars or "", limit or 300, H.vm, path, args or ""))
+  local out = h:read("*a")
+  h:close()
+  os.remove(path)
+  local status = tonumber(out:match("exit=(%d+)%s*$"))
+  return out:gsub("exit=%d+%s*$", ""), status
+end
+
 -- A new empty directory of this test's own (remove it with rm -rf when done).
 function H.tmpdir()
   local d = os.tmpname()

@@ -14,21 +14,8 @@ local env = asan and ("ASAN_OPTIONS='%s:detect_leaks=0' "):format(asan) or ""
 local preload = os.getenv("LD_PRELOAD")
 local child_env = env .. (preload and ("LD_PRELOAD=%s "):format(H.quote(preload)) or "")
 
--- Runs source in a child of this VM with the given environment words: its output and
--- exit status (124: past the time limit, 139: a crash).
-local function child(source, vars, limit)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(source)
-  f:close()
-  local h = io.popen(("%s%s timeout %d %s %s 2>&1; echo \"exit=$?\""):format(
-    env, vars or "", limit or 120, H.vm, path))
-  local out = h:read("*a")
-  h:close()
-  os.remove(path)
-  local status = tonumber(out:match("exit=(%d+)%s*$"))
-  return out:gsub("exit=%d+%s*$", ""), status
-end
+-- source in a child of this VM (H.child) with the given environment words
+local function child(source, vars, limit) return H.child(source, nil, vars, limit or 120) end
 
 local tmpdir = H.tmpdir
 

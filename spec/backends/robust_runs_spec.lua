@@ -6,28 +6,9 @@
 -- crash fails its test instead of ending busted.
 local H = require "helper"
 
-local vm = H.vm
--- Under make check-asan the children inherit the sanitizers; PoCL's threads upset
--- LeakSanitizer's exit-time check in short processes (as in opencl_spec.lua).
-local asan = os.getenv("ASAN_OPTIONS")
-local env = asan and ("ASAN_OPTIONS='%s:detect_leaks=0' "):format(asan) or ""
-
--- Runs the Lua source in a child process with the given arguments: its output (stdout
--- and stderr) and its exit status (124 past the time limit: a run that read freed memory
--- may loop for ever).
-local function child(source, ...)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(source)
-  f:close()
-  local h = io.popen(("%stimeout 300 %s '%s' %s 2>&1; echo \"exit=$?\""):format(
-    env, vm, path, table.concat({ ... }, " ")))
-  local out = h:read("*a")
-  h:close()
-  os.remove(path)
-  local status = tonumber(out:match("exit=(%d+)%s*$"))
-  return out:gsub("exit=%d+%s*$", ""), status
-end
+-- The source in a child process with the given arguments (H.child: a run that read freed
+-- memory may loop for ever, 124 past the time limit).
+local function child(source, ...) return H.child(source, table.concat({ ... }, " ")) end
 
 local function expect_clean(out, status)
   assert.are.equal(0, status, out)

@@ -24,6 +24,14 @@ after_each(function()
 end)
 
 local function counts() return lacc.tiers() end
+-- A Lua script for a child process, in a file of its own (os.remove it when done).
+local function script_file(text)
+  local path = os.tmpname()
+  local fh = assert(io.open(path, "w"))
+  fh:write(text)
+  fh:close()
+  return path
+end
 -- Where tcc is missing (tools/deps.sh installs it), the fast tier is the interpreter.
 local have_tcc = (os.getenv("LACC_FAST_CC") or "") == "" and sh("command -v tcc"):find("tcc") ~= nil
 local first_tier = have_tcc and "fast" or "interp"
@@ -221,11 +229,9 @@ describe("tiers #opt", function()
   it("auto: a loop on the fast tier's kernels takes up the optimised build between turns",
      function()
     local cache = tmpdir()
-    local script = os.tmpname()
-    local fh = assert(io.open(script, "w"))
     -- a loop of 6000 turns over 200000 elements: seconds on the fast tier, its cc builds
     -- a fraction of that; the salt makes its kernels new
-    fh:write(([[
+    local script = script_file(([[
       local lacc = require "lacc"
       local n, T = 200000, 6000
       local xs = lacc.fromtable({ %d }, "f64")
@@ -236,7 +242,6 @@ describe("tiers #opt", function()
       io.stdout:write("done ", string.format("%%.0f", r:get()), "\n")
       io.stdout:flush()
     ]]):format(salt))
-    fh:close()
     local out = sh(child(("LACC_DETACH_BUILDS=0 LACC_VERBOSE=1 LACC_CACHE=%s"):format(quote(cache)),
       "auto", script))
     os.remove(script)
@@ -253,11 +258,9 @@ describe("tiers #opt", function()
   it("auto: a long run on the fast tier's kernels stops once the optimised ones are ready " ..
      "and runs again on them, with the same result", function()
     local cache = tmpdir()
-    local script = os.tmpname()
-    local fh = assert(io.open(script, "w"))
     -- small inputs, much work: seconds on tcc's code, its cc build a fraction of that
     local L = 3000 + salt % 5
-    fh:write(([[
+    local script = script_file(([[
       local lacc = require "lacc"
       local k = lacc.fromtable({ 3 }, "i64")
       local p = lacc.sum(lacc.generate({ 2500, 2500 }, function(i, j)
@@ -267,7 +270,6 @@ describe("tiers #opt", function()
       end))
       io.stdout:write("done ", string.format("%%.0f", lacc.run(p):get()), "\n")
     ]]):format(L))
-    fh:close()
     local out = sh(child(("LACC_DETACH_BUILDS=0 LACC_VERBOSE=1 LACC_CACHE=%s"):format(quote(cache)),
       "auto", script))
     os.remove(script)
@@ -305,9 +307,7 @@ describe("tiers #opt", function()
   it("auto without a fast tier: a failed background build leaves large runs on the " ..
      "interpreter, not an error", function()
     local cache = tmpdir()
-    local script = os.tmpname()
-    local fh = assert(io.open(script, "w"))
-    fh:write(([[
+    local script = script_file(([[
       local lacc = require "lacc"
       lacc.config { cflags = "-fno-such-option-for-lacc" }
       local t = {}
@@ -323,7 +323,6 @@ describe("tiers #opt", function()
       io.write(("interp>3 %%s fast %%d opt %%d failed %%d"):format(tostring(c.interp > 3), c.fast,
         c.opt, c.failed))
     ]]):format(salt + 5, salt + 5, salt + 5))
-    fh:close()
     local out = sh(child(("LACC_CACHE=%s LACC_FAST_CC=false"):format(quote(cache)), "auto", script))
     os.remove(script)
     os.execute("rm -rf " .. quote(cache))
@@ -334,9 +333,7 @@ describe("tiers #opt", function()
      "interpreter's results", function()
     local cores = tonumber(sh("nproc")) or 1
     local cache = tmpdir()
-    local script = os.tmpname()
-    local fh = assert(io.open(script, "w"))
-    fh:write(([[
+    local script = script_file(([[
       local lacc = require "lacc"
       local xs = lacc.fromtable({1, 2, 3, 4, 5, 6, 7, 8}, "f64")
       local ps = {}
@@ -357,7 +354,6 @@ describe("tiers #opt", function()
       end
       io.write("same")
     ]]):format(salt + 3))
-    fh:close()
     local out = sh(child(("LACC_CACHE=%s LACC_VERBOSE=1"):format(quote(cache)), "opt", script))
     os.remove(script)
     os.execute("rm -rf " .. quote(cache))
@@ -368,9 +364,7 @@ describe("tiers #opt", function()
 
   -- A short script: its first run on the interpreter, cc under way when it exits.
   local function short_script(k)
-    local script = os.tmpname()
-    local fh = assert(io.open(script, "w"))
-    fh:write(([[
+    local script = script_file(([[
       local lacc = require "lacc"
       local xs = lacc.fromtable({1, 2, 3}, "f64")
       local r = lacc.run(lacc.map(function(x) return x * %d + 0.5 end, xs))
@@ -379,7 +373,6 @@ describe("tiers #opt", function()
       while os.clock() - t0 < 0.05 do end   -- the compiler under way (it takes 0.15 s)
       os.exit(0, true)   -- closes the Lua state, then exits: the build is still running
     ]]):format(k))
-    fh:close()
     return script
   end
 
