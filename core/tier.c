@@ -102,22 +102,24 @@ static int opt_ready(void *arg) {
   return cpu_code_opt_ready(w->P->code);
 }
 
-/* The fast tier's run, giving way to the optimised kernels if they arrive meanwhile:
- * *yielded set (no error left) when it stopped for them. */
-static int fast_yielding(lacc_ctx *ctx, const backend_ops *ops, kplan *P,
-                         lacc_array *const *args, lacc_array **out, int *yielded) {
-  opt_watch w = { .P = P };
-  atomic_init(&w.seen, cpu_builds_done());
-  ctx->run.yield = opt_ready;
-  ctx->run.yield_arg = &w;
+/* A run (on the interpreter or the plan's code) that stops for yield(arg), checked with
+ * the stop requests (interrupt.c): *yielded set, no error left, when it stopped so. */
+static int run_yielding(lacc_ctx *ctx, int how, const backend_ops *ops, kplan *P,
+                        ast_arena *ast, int (*yield)(void *), void *arg,
+                        lacc_array *const *args, lacc_array **out, int *yielded) {
+  ctx->run.yield = yield;
+  ctx->run.yield_arg = arg;
   atomic_store(&ctx->run.yielded, 0);
-  int rc = exec_plan(ctx, ops, P, args, out);
+  int rc = how == RUN_INTERP ? interp_run(ctx, ast, args, out) : exec_plan(ctx, ops, P, args, out);
   ctx->run.yield = NULL;
   *yielded = rc != LACC_OK && atomic_load(&ctx->run.yielded);
   atomic_store(&ctx->run.yielded, 0);
   if (*yielded) ctx_clear(ctx);
   return *yielded ? LACC_OK : rc;
 }
+
+/* The interpreter's time is up (FAST_BUILD_S since arg, a start time). */
+static int past_budget(void *arg) { return seconds_since(arg) > FAST_BUILD_S; }
 
 static const char *tier_name(int how) {
   return how == RUN_INTERP ? "the interpreter" : how == TIER_FAST ? "the fast tier's kernels"
@@ -161,20 +163,6 @@ char *tier_describe(lacc_ctx *ctx, const kplan *P) {
   return text_finish(ctx, &b);
 }
 
-/* The interpreter on a run its inputs said was small, within FAST_BUILD_S: LACC_OK, an
- * error of the run, or (*over set, no error left) stopped at the budget. */
-static int interp_budgeted(lacc_ctx *ctx, ast_arena *ast, lacc_array *const *args,
-                           lacc_array **out, int *over) {
-  ctx->run.budget = FAST_BUILD_S;
-  ctx->run.over_budget = 0;
-  clock_gettime(CLOCK_MONOTONIC, &ctx->run.budget_from);
-  int rc = interp_run(ctx, ast, args, out);
-  ctx->run.budget = 0;
-  *over = rc != LACC_OK && ctx->run.over_budget;
-  if (*over) ctx_clear(ctx);
-  return *over ? LACC_OK : rc;
-}
-
 int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, tier_state *ts,
               int64_t work, int64_t span, lacc_array *const *args, lacc_array **out) {
   int how;
@@ -184,7 +172,7 @@ int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, t
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int over;
-    rc = interp_budgeted(ctx, ast, args, out, &over);
+    rc = run_yielding(ctx, RUN_INTERP, ops, P, ast, past_budget, &t0, args, out, &over);
     ts->interp_s += seconds_since(&t0);
     if (!over) {
       ts->interp_work += work > 0 ? (double)work : 1;
@@ -209,8 +197,10 @@ int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, t
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (how == TIER_FAST && cpu_tier_mode() == TIER_MODE_AUTO && ctx->run.depth == 0) {
+    opt_watch w = { .P = P };
+    atomic_init(&w.seen, cpu_builds_done());
     int yielded;
-    rc = fast_yielding(ctx, ops, P, args, out, &yielded);
+    rc = run_yielding(ctx, TIER_FAST, ops, P, ast, opt_ready, &w, args, out, &yielded);
     if (yielded) {
       double t;
       if (verbose())

@@ -54,18 +54,10 @@ static int eval(interp *I, const lacc_node *e, lacc_val *out);
  * stops if asked to (lacc_interrupt, SIGINT); the error unwinds like any other. */
 #define STOP_EVERY 4096
 
-/* Whether the run has used up the time the tier choice gave the interpreter (tier.c):
- * its work was more than its inputs said, and compiled code is to run it instead. */
-static int past_budget(lacc_ctx *ctx) {
-  if (ctx->run.budget <= 0 || seconds_since(&ctx->run.budget_from) <= ctx->run.budget) return 0;
-  ctx->run.over_budget = 1;
-  return 1;
-}
-
 /* Apply a function node to argument values laid out consecutively. */
 static int apply_fn(interp *I, const lacc_node *lam, const lacc_type *const *ptypes,
                     lacc_val *args, lacc_val *out) {
-  if (++I->calls % STOP_EVERY == 0 && (run_stopped(I->ctx) || past_budget(I->ctx)))
+  if (++I->calls % STOP_EVERY == 0 && run_stopped(I->ctx))
     return run_interrupted(I->ctx);
   int en = I->en;
   lacc_val *a = args;
@@ -648,7 +640,7 @@ static lacc_array *host_input(lacc_array *a) {
 }
 
 static lacc_array *eval_acc(interp *I, const lacc_node *a) {
-  if (run_stopped(I->ctx) || past_budget(I->ctx)) {
+  if (run_stopped(I->ctx)) {
     run_interrupted(I->ctx);
     return NULL;
   }

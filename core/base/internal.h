@@ -94,10 +94,8 @@ struct lacc_ctx {
     _Atomic int stop;            /* set from any thread; cleared as the outermost run starts */
     int depth;                   /* runs nested in it (awhile's programs) */
     unsigned long sigints;       /* SIGINTs seen by then */
-    double budget;               /* seconds an interpreted run may take (tier.c), 0: any */
-    struct timespec budget_from;
-    int over_budget;             /* the interpreter stopped the run at its budget */
-    int (*yield)(void *);        /* better code is ready: stop to run again on it (tier.c) */
+    int (*yield)(void *);        /* stop to run again on other code (tier.c): better code
+                                    is ready, or the interpreter's time is up */
     void *yield_arg;
     _Atomic int yielded;         /* the run stopped so (set from any thread) */
   } run;
