@@ -27,7 +27,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: FORCE all rock rock-install test check test-opencl demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef install-lua bench fuzz
+.PHONY: FORCE all rock rock-install test check test-opencl test-full demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef install-lua bench fuzz
 
 # MPI is optional, as OpenCL is: with mpicc (Open MPI) lacc.mpi's library and Lua 5.4 module
 # are built beside the core, which never needs MPI (docs/guide.md, "Many machines: MPI").
@@ -127,10 +127,18 @@ check: deps
 	@$(MAKE) --no-print-directory all
 	@LACC_CHECK=1 B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
 
-# make test with every test on OpenCL too (make test samples the type sweeps there).
+# make test with every type sweep whole, on every backend under both VMs (make test
+# samples them: spec/helper.lua), OpenCL included: on a new device, run this first.
 test-opencl: deps
 	@$(MAKE) --no-print-directory all
-	@LACC_TEST_OPENCL=all B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
+	@LACC_TEST_SWEEP=full B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) sh tools/runtests.sh
+
+# The exhaustive mode, for releases: test-opencl's whole sweeps, every cpu spec on the
+# optimised tier (make test runs them on the fast tier, the #opt specs on the optimised).
+test-full: deps
+	@$(MAKE) --no-print-directory all
+	@LACC_TEST_SWEEP=full LACC_TEST_TIER=opt B=$(B) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BUSTED=$(BUSTED) \
+	  sh tools/runtests.sh
 
 deps:
 	@sh tools/deps.sh

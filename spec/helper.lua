@@ -9,8 +9,9 @@ local H = { lacc = lacc }
 -- specs in a process of their own, beside the others. busted --run=cpu (.busted's tasks,
 -- through spec/profile.lua) picks one.
 H.backends = { "interp", "cpu" }
--- The cpu backend's specs test its optimised kernels: LACC_TIER=opt unless the
--- environment names a tier (tiers_spec sets its own).
+-- The cpu backend's specs run on its optimised kernels unless the environment names a
+-- tier (make test and make check run them on the fast tier, and the specs tagged #opt,
+-- spec/kernels/opt_pass_spec.lua among them, on the optimised one; tiers_spec sets its own).
 if (os.getenv("LACC_TIER") or "") == "" then lacc.config{ tier = "opt" } end
 if os.getenv("LACC_TEST_OPENCL") ~= "0" and #lacc.devices() > 0 then
   H.backends[#H.backends + 1] = "opencl"
@@ -24,6 +25,35 @@ if only and only ~= "" then
     if ("," .. only .. ","):find("," .. b .. ",", 1, true) then keep[#keep + 1] = b end
   end
   H.backends = keep
+end
+
+-- Type sweeps (a test repeated for each element type) run where LACC_TEST_SWEEP says,
+-- decided here and nowhere else:
+--   sample (the default; make test): every type on interp and cpu under each VM; on
+--     OpenCL each type under one VM, i32, f64 and tuples under Lua 5.4 and the other types
+--     under LuaJIT (the OpenCL C of a test differs between types only in a type's name,
+--     and not at all between VMs; tools/runtests.sh runs LuaJIT's OpenCL tests with
+--     --tags=sweep, every other OpenCL test under Lua 5.4);
+--   check (make check): f64 and i32 only, on every backend;
+--   full (make test-full, make test-opencl): every type on every backend under each VM.
+-- H.sweeper(it) gives sweep(t, b, name, fn): the test `name` (tagged #sweep) of type t
+-- (its name, as "u8" or "(f32,i32)") on backend b where this process runs it, else nothing.
+H.sweep_mode = os.getenv("LACC_TEST_SWEEP") or ""
+if H.sweep_mode == "" then H.sweep_mode = "sample" end
+assert(({ sample = true, check = true, full = true })[H.sweep_mode],
+  "LACC_TEST_SWEEP must be sample, check or full, got '" .. H.sweep_mode .. "'")
+local LUA54_SWEEP = { i32 = true, f64 = true }
+function H.sweeps(t, b)
+  if H.sweep_mode == "full" then return true end
+  if H.sweep_mode == "check" then return t == "f64" or t == "i32" end
+  if b ~= "opencl" then return true end
+  local lua54_type = LUA54_SWEEP[t] or t:sub(1, 1) == "("
+  return lua54_type == (type(jit) ~= "table")
+end
+function H.sweeper(it)
+  return function(t, b, name, fn)
+    if H.sweeps(t, b) then return it(name .. " #sweep", fn) end
+  end
 end
 
 -- The command that starts a child Lua process like this one: this interpreter, with this
@@ -72,6 +102,19 @@ function H.sh(cmd)
   return out
 end
 H.quote = shq
+
+-- "mpirun ... -n N": Open MPI's launcher for n ranks. Under make check-asan the ranks
+-- (not mpirun, whose LD_PRELOAD H.sh drops) get the sanitizers, without leak checks (Open
+-- MPI's own allocations outlive MPI_Finalize). --allow-run-as-root: CI runs as root; it
+-- changes nothing for other users.
+function H.mpirun(n)
+  local pre, asan = os.getenv("LD_PRELOAD"), os.getenv("ASAN_OPTIONS")
+  local san = ""
+  if pre and pre ~= "" and asan then
+    san = (" -x %s -x %s"):format(shq("LD_PRELOAD=" .. pre), shq("ASAN_OPTIONS=" .. asan .. ":detect_leaks=0"))
+  end
+  return ("mpirun --allow-run-as-root --oversubscribe%s -n %d"):format(san, n)
+end
 
 -- Runs the Lua source in a child process of this VM (a crash or a hang then fails a test
 -- instead of ending busted): its output (stdout and stderr) and its exit status (124 past

@@ -16,9 +16,11 @@ int err_index(lacc_ctx *ctx, int rank, const int64_t *ix, const int64_t *shape,
               const char *where) {
   char what[300];
   int len = snprintf(what, sizeof what, "index (");
+  /* ix is 0-based: the user's 1-based index minus 1, wrapped (index INT64_MIN is
+   * INT64_MAX here), so adding the 1 back wraps too: the message names the user's index */
   for (int k = 0; k < rank && len < 200; k++)
     len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",
-                    (long long)ix[k] + 1);
+                    (long long)(int64_t)((uint64_t)ix[k] + 1u));
   len += snprintf(what + len, sizeof what - (size_t)len, ") out of bounds for shape (");
   for (int k = 0; k < rank && len < 240; k++)
     len += snprintf(what + len, sizeof what - (size_t)len, "%s%lld", k ? ", " : "",

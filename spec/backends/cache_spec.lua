@@ -512,3 +512,170 @@ describe("programs too large to compile #opt", function()
     end
   end
 end)
+
+-- The kernel cache in use (issue 4): damaged files, LACC_CACHE_MB, LACC_VERBOSE, the -O2
+-- choice for long programs, and a missing compiler.
+local function seq(n, t, f)
+  local v = {}
+  for i = 1, n do v[i] = f(i) end
+  return lacc.fromtable(v, t)
+end
+
+describe("kernel cache #opt", function()
+  it("rebuilds a corrupted cache file instead of loading it", function()
+    local dir = os.getenv("LACC_CACHE")
+    if not dir then return end   -- runtests.sh always sets it
+    local x = seq(4, "i16", function(i) return i end)
+    local p = lacc.map(function(v) return v * 3 + 2 end, x)
+    local before = lacc.run(p):totable()
+    local n = 0
+    for name in io.popen('ls "' .. dir .. '"'):lines() do
+      if name:match("^k%x+%.kso$") then
+        -- replaced by rename, never rewritten in place: this process has it mapped
+        local tmp = dir .. "/corrupt.tmp"
+        local f = io.open(tmp, "wb")
+        f:write("not an ELF file")
+        f:close()
+        assert(os.rename(tmp, dir .. "/" .. name))
+        n = n + 1
+        if n > 20 then break end
+      end
+    end
+    assert.is_true(n > 0)
+    -- a fresh process sees only the disk cache
+    local cmd = ([[%s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
+      io.write(table.concat(lacc.run(lacc.map(function(v) return v * 3 + 2 end, x)):totable(), ","))']])
+      :format(H.vm)
+    local h = io.popen(cmd .. " 2>&1")
+    local out = h:read("a")
+    h:close()
+    assert.are.equal(table.concat(before, ","), out)
+  end)
+
+  it("keeps the disk cache within LACC_CACHE_MB, evicting the least recently used", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local function run_child(body, mb)
+      local cmd = ([[%sLACC_CACHE='%s' %s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i32");
+        io.write(table.concat(lacc.run(lacc.map(function(v) return %s end, x)):totable(), ","))' 2>&1]])
+        :format(mb and ("LACC_CACHE_MB=" .. mb .. " ") or "", dir, H.vm, body)
+      local h = io.popen(cmd)
+      local out = h:read("a")
+      h:close()
+      return out
+    end
+    local function kernels()
+      local files = {}
+      for name in io.popen(("ls '%s'"):format(dir)):lines() do
+        if name:match("^k%x+%.kso$") then
+          local h = io.popen(("stat -c %%s '%s/%s'"):format(dir, name))
+          files[name] = tonumber(h:read("a"))
+          h:close()
+        end
+      end
+      return files
+    end
+    local function names(t)
+      local r = {}
+      for k in pairs(t) do r[#r + 1] = k end
+      table.sort(r)
+      return r
+    end
+    assert.are.equal("5,8,11,14", run_child("v * 3 + 2"))          -- A
+    local a = names(kernels())
+    assert.are.equal(1, #a)
+    assert.are.equal("1,4,7,10", run_child("v * 3 - 2"))           -- B
+    local ab = kernels()
+    local b
+    for k in pairs(ab) do if k ~= a[1] then b = k end end
+    assert.truthy(b)
+    assert.are.equal("5,8,11,14", run_child("v * 3 + 2"))          -- A again: now the newer
+    -- C pushes the total past the limit: B, the least recently used, goes
+    local mb = (ab[a[1]] + ab[b] + 4096) / 1048576
+    assert.are.equal("6,12,18,24", run_child("v * 3 * 2", mb))
+    local left = kernels()
+    assert.truthy(left[a[1]], "A was used last before C: kept")
+    assert.is_nil(left[b], "B was the least recently used")
+    assert.are.equal(2, #names(left))
+    -- a limit of 0 keeps no kernel on disk; everything still runs
+    assert.are.equal("1,4,7,10", run_child("v * 3 - 2", 0))
+    assert.are.equal(0, #names(kernels()))
+    os.execute(("rm -rf '%s'"):format(dir))
+  end)
+
+  it("LACC_VERBOSE reports each first build, once, with the time it took", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local cmd = ([[LACC_VERBOSE=1 LACC_CACHE='%s' %s -e 'local lacc = require "lacc";
+      local x = lacc.fromtable({1,2,3,4}, "i16"); for _ = 1, 2 do
+      io.write(table.concat(lacc.run(lacc.map(function(v) return v * 5 - 1 end, x)):totable(), ","), ";") end' 2>&1]])
+      :format(dir, H.vm)
+    local function run_child()
+      local h = io.popen(cmd)
+      local out = h:read("a")
+      h:close()
+      return out
+    end
+    local first = run_child()
+    local _, n = first:gsub("lacc: compiled kernels %(%d+ bytes of C, the longest loop %d+ " ..
+                            "operations%) in [%d.]+ s", "")
+    assert.are.equal(1, n, first)
+    assert.truthy(first:find("4,9,14,19;4,9,14,19;", 1, true), first)
+    assert.are.equal("4,9,14,19;4,9,14,19;", run_child())   -- from the disk cache: nothing to say
+    os.execute(("rm -rf '%s'"):format(dir))
+  end)
+
+  it("compiles a program with a loop of over 800 operations at -O2, unless LACC_CFLAGS is set", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    -- a chain of 330 steps of four operations in the element loop: gcc's vectorisers at
+    -- -O3 take seconds
+    local prog = [[local lacc = require "lacc"; local x = lacc.fromtable({1, 2, 3}, "f64")
+      local p = lacc.map(function(v) local a, b = v, v * 0.5
+        for _ = 1, 330 do a, b = a * 1.0001 + b, b - a * 0.0001 end return a + b end, x)
+      io.write(string.format("%.17g;", lacc.run(p):get(2)))
+      io.write(string.format("%.17g;", lacc.run(p, { backend = "interp" }):get(2)))]]
+    local function run_child(env)
+      local h = io.popen(("%s LACC_VERBOSE=1 LACC_CACHE='%s' %s -e '%s' 2>&1"):format(env, dir, H.vm, prog))
+      local out = h:read("a")
+      h:close()
+      return out
+    end
+    local out = run_child("")
+    assert.truthy(out:find("the longest loop %d+ operations, at %-O2%) in"), out)
+    local got, want = out:match("([^;\n]+);([^;]+);$")
+    assert.are.equal(want, got, out)
+    out = run_child("LACC_CFLAGS=-O1")
+    assert.truthy(out:find("the longest loop %d+ operations%) in"), out)
+    assert.is_nil(out:find("-O2", 1, true), out)
+    assert.are.equal(want, out:match("([^;\n]+);[^;]+;$"), out)
+    os.execute(("rm -rf '%s'"):format(dir))
+  end)
+
+  it("a process whose Lua state closes after parallel work exits cleanly", function()
+    -- closing the state unloads the C module; the pool's workers must not be left
+    -- waiting in unmapped code (caught under make check-asan)
+    local cmd = ([[%s -e 'local lacc = require "lacc"
+      local a = lacc.run(lacc.generate({ 300000 }, function(i) return lacc.cast(i, "f64") end))
+      io.write(lacc.run(lacc.sum(a)):get()); os.exit(0, true)' 2>&1; echo " rc=$?"]])
+      :format(H.vm)
+    for _ = 1, 3 do
+      local h = io.popen(cmd)
+      local out = h:read("a")
+      h:close()
+      assert.truthy(out:find("^45000150000%.?0? rc=0\n$"), out)
+    end
+  end)
+
+  it("without a working compiler warns once and runs the interpreter", function()
+    local cmd = ([[LACC_CC=/nonexistent/cc %s -e 'local lacc = require "lacc"; local x = lacc.fromtable({1,2,3,4}, "i16");
+      for _ = 1, 2 do io.write(table.concat(lacc.run(lacc.map(function(v) return v * 3 + 2 end, x)):totable(), ","), ";") end']])
+      :format(H.vm)
+    local h = io.popen(cmd .. " 2>&1")
+    local out = h:read("a")
+    h:close()
+    local _, warnings = out:gsub("no C compiler %('/nonexistent/cc' failed%)", "")
+    assert.are.equal(1, warnings)
+    assert.truthy(out:find("5,8,11,14;5,8,11,14;", 1, true))
+  end)
+end)

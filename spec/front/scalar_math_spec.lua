@@ -4,6 +4,7 @@
 -- Annex F states them; elsewhere against textbook formulas evaluated in doubles, within
 -- a tolerance (the guide: libm within an ulp or two, OpenCL's built-ins within 4 ulp).
 local H = require "helper"
+local sweep = H.sweeper(it)   -- the type sweeps run where spec/helper.lua says
 local lacc = H.lacc
 
 local INF, NAN = math.huge, 0 / 0
@@ -110,7 +111,7 @@ for _, backend in ipairs(H.backends) do
   describe("scalar functions of issue 27 on " .. backend, function()
     for _, t in ipairs { "f32", "f64" } do
       for name in pairs(ends) do
-        it(name .. " on " .. t .. ": the ends exactly, the domain within a tolerance", function()
+        sweep(t, backend, name .. " on " .. t .. ": the ends exactly, the domain within a tolerance", function()
           local xs, want = {}, {}
           for i, e in ipairs(ends[name]) do xs[i], want[i] = fr(t, e[1]), fr(t, e[2]) end
           local got = run1(name, t, xs, backend)
@@ -128,7 +129,7 @@ for _, backend in ipairs(H.backends) do
         end)
       end
 
-      it("hypot on " .. t, function()
+      sweep(t, backend, "hypot on " .. t, function()
         local xs = { 3, 0, -0.0, 1e-3, -5, 1e20, INF, -INF, NAN, NAN, 0, 2.5, 1e-30 }
         local ys = { 4, 0, -0.0, -1e-3, 12, 1e20, NAN, 3, INF, 1, -7, -6, 1e-30 }
         local want = { 5, 0, 0, nil, 13, nil, INF, INF, INF, NAN, 7, 6.5, nil }
@@ -145,7 +146,7 @@ for _, backend in ipairs(H.backends) do
         end
       end)
 
-      it("round_even ties to even, round away from zero, on " .. t, function()
+      sweep(t, backend, "round_even ties to even, round away from zero, on " .. t, function()
         local xs = { 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.7, -3.2, 0, -0.0, INF, -INF, NAN,
                      4503599627370497, 1e30, 0.49999997 }
         local even = { 0, 2, 2, -0.0, -2, -2, 4, -3, 0, -0.0, INF, -INF, NAN, 4503599627370497, 1e30, 0 }
@@ -160,7 +161,7 @@ for _, backend in ipairs(H.backends) do
         end
       end)
 
-      it("isinf and isfinite on " .. t, function()
+      sweep(t, backend, "isinf and isfinite on " .. t, function()
         local xs = { 0, -0.0, 1, -1e30, INF, -INF, NAN, 1e-40 }
         local a = lacc.fromtable(xs, t)
         local gi = lacc.run(lacc.map(lacc.isinf, a), { backend = backend }):totable()

@@ -3,6 +3,7 @@
 local H = require "helper"
 local R = require "intref"
 local lacc = H.lacc
+local sweep = H.sweeper(it)   -- the type sweeps run where spec/helper.lua says
 local JIT = type(jit) == "table"
 
 local function run(p, backend) return lacc.run(p, { backend = backend }) end
@@ -101,7 +102,7 @@ for _, backend in ipairs(H.backends) do
       local function binary(name, f, ref, xs, ys, XS, YS)
         local g = XS and groups.nz or groups.all
         local k = g:add(lacc.zipWith(f, XS or X, YS or Y))
-        it(name .. " on " .. t, function()
+        sweep(t, backend, name .. " on " .. t, function()
           local r = g:get(k)
           local got, want = {}, {}
           xs, ys = xs or xa, ys or ya
@@ -134,7 +135,7 @@ for _, backend in ipairs(H.backends) do
       binary("quot", lacc.quot, function(a, b) return R.tdiv(t, a, b) end, nz_x, nz_y, NX, NY)
       binary("rem", lacc.rem, function(a, b) return R.trem(t, a, b) end, nz_x, nz_y, NX, NY)
 
-      it("shl and shr on " .. t, function()
+      sweep(t, backend, "shl and shr on " .. t, function()
         local xs, ns = {}, {}
         for _, x in ipairs(vals) do
           for _, n in ipairs { 0, 1, 3, R.bits[t] - 1, R.bits[t], R.bits[t] + 5 } do
@@ -154,7 +155,7 @@ for _, backend in ipairs(H.backends) do
         check_ints(t, gr, wr, "shr")
       end)
 
-      it("neg, abs, signum, bnot and weak constants on " .. t, function()
+      sweep(t, backend, "neg, abs, signum, bnot and weak constants on " .. t, function()
         local A = host(t, vals)
         local neg, abs, sig, bn, k = run({ lacc.map(function(x) return -x end, A), lacc.map(lacc.abs, A),
           lacc.map(lacc.signum, A), lacc.map(lacc.bnot, A), lacc.map(function(x) return x * 3 + 1 end, A) }, backend)
@@ -173,7 +174,7 @@ for _, backend in ipairs(H.backends) do
         end
       end)
 
-      it("division by zero is a run-time error on " .. t, function()
+      sweep(t, backend, "division by zero is a run-time error on " .. t, function()
         local A = host(t, { R.wrap(t, 5), R.wrap(t, 0) })
         for _, f in ipairs { lacc.idiv, lacc.imod, lacc.quot, lacc.rem } do
           local ok, err = pcall(run, lacc.zipWith(f, A, A), backend)
@@ -184,7 +185,7 @@ for _, backend in ipairs(H.backends) do
         check_ints(t, { r[1] }, { R.wrap(t, 6) }, "after an error")
       end)
 
-      it("/ and ^ give f64 on " .. t, function()
+      sweep(t, backend, "/ and ^ give f64 on " .. t, function()
         local A, B = host(t, nz_x), host(t, nz_y)
         local r = run(lacc.zipWith(function(x, y) return x / y end, A, B), backend)
         assert.are.equal("f64", r:type())
@@ -210,7 +211,7 @@ for _, backend in ipairs(H.backends) do
       local A = host(t, vals)
       local function binary(name, f, ref, tol)
         local k = bin:add(lacc.zipWith(f, X, Y))
-        it(name .. " on " .. t, function()
+        sweep(t, backend, name .. " on " .. t, function()
           local r = bin:get(k)
           local got, want = {}, {}
           for i = 1, #xa do
@@ -259,7 +260,7 @@ for _, backend in ipairs(H.backends) do
       }
       for _, u in ipairs(unary) do
         local k = un:add(lacc.map(u[2], A))
-        it(u[1] .. " on " .. t, function()
+        sweep(t, backend, u[1] .. " on " .. t, function()
           local r = un:get(k)
           local got, want = {}, {}
           for i, v in ipairs(vals) do
@@ -325,7 +326,7 @@ for _, backend in ipairs(H.backends) do
       return R.wrap(to, v)
     end
     for _, from in ipairs(all) do
-      it("from " .. from .. " to every type", function()
+      sweep(from, backend, "from " .. from .. " to every type", function()
         local vals = inputs(from)
         local A = host(from, vals)
         -- one run of every cast: one program to compile, not eleven

@@ -5,6 +5,7 @@
 -- No Lua 5.4-only operator syntax appears outside load() chunks (LuaJIT must parse this).
 local H = require "helper"
 local lacc = H.lacc
+local sweep = H.sweeper(it)   -- the type sweeps run where spec/helper.lua says
 local unpack = table.unpack or unpack
 
 local JIT = type(jit) == "table"
@@ -648,7 +649,7 @@ for _, backend in ipairs(H.backends) do
                 tols[#rts] = e.op.tol and e.op.tol[t]
               end
             end
-            it(table.concat(names, " ") .. " on " .. t, function()
+            sweep(t, backend, table.concat(names, " ") .. " on " .. t, function()
               local xs, ys = pairs_of(t, kind == "counts" and counts_for(t) or nil, 24)
               if kind == "nz" then     -- zero divisors have their own test
                 local fx, fy = {}, {}
@@ -693,7 +694,7 @@ for _, backend in ipairs(H.backends) do
     -- the others take the general shift, as counts from arrays do
     describe("shifts by constant counts", function()
       for _, t in ipairs(INTS) do
-        it("shl and shr by each constant count on " .. t, function()
+        sweep(t, backend, "shl and shr by each constant count on " .. t, function()
           local xs = pairs_of(t, nil, 8)
           local all = counts_for(t)
           for from = 1, #all, 8 do   -- 16 results a kernel at most
@@ -722,7 +723,7 @@ for _, backend in ipairs(H.backends) do
 
     describe("comparisons", function()
       for _, t in ipairs(ALL) do
-        it("eq ne lt le gt ge (functions and methods) on " .. t, function()
+        sweep(t, backend, "eq ne lt le gt ge (functions and methods) on " .. t, function()
           local xs, ys = pairs_of(t, nil, t == "bool" and 0 or 16)
           local f = function(x, y)
             local r = {}
@@ -788,7 +789,7 @@ for _, backend in ipairs(H.backends) do
           per_type[t] = per_type[t] or H.batch(function(list) return lacc.run(list, { backend = backend }) end)
           local xs = values(t, 24)
           local k = per_type[t]:add(lacc.map(op.fn, lacc.fromtable(xs, t)))
-          it(op.name .. " on " .. t, function()
+          sweep(t, backend, op.name .. " on " .. t, function()
             local n = nresults(op.fn, t, 1)
             local rt = op.rt and op.rt(t) or t
             local r = per_type[t]:get(k)
@@ -807,7 +808,7 @@ for _, backend in ipairs(H.backends) do
 
     describe("cond", function()
       for _, t in ipairs(ALL) do
-        it("selects per element on " .. t, function()
+        sweep(t, backend, "selects per element on " .. t, function()
           local xs, ys = pairs_of(t, nil, 8)
           local cs = {}
           for i = 1, #xs do cs[i] = (i % 3) ~= 0 end
@@ -876,7 +877,7 @@ for _, backend in ipairs(H.backends) do
           local k = casts:add(lacc.map(function(x)
             return lacc.cast(x, to), x:cast(to)
           end, lacc.fromtable(CAST_INPUTS[from], from)))
-          it(from .. " -> " .. to .. " (lacc.cast and x:cast)", function()
+          sweep(from, backend, from .. " -> " .. to .. " (lacc.cast and x:cast)", function()
             local xs = CAST_INPUTS[from]
             local r = casts:get(k)
             check_result(r, { to, to }, #xs, function(i)
@@ -905,7 +906,7 @@ for _, backend in ipairs(H.backends) do
 
     describe("weak constants", function()
       for _, t in ipairs(INTS) do
-        it("keep the integer type " .. t .. " and wrap", function()
+        sweep(t, backend, "keep the integer type " .. t .. " and wrap", function()
           local xs = values(t, 8)
           local c = function(n) return wrap(t, Z.of(n)) end
           local r = map_run(backend, function(x)
@@ -922,7 +923,7 @@ for _, backend in ipairs(H.backends) do
           end, function(i) return ("consts(%s) on %s"):format(show(xs[i]), t) end)
         end)
 
-        it("/ and ^ on " .. t .. " give f64", function()
+        sweep(t, backend, "/ and ^ on " .. t .. " give f64", function()
           local xs = values(t, 8)
           local r = map_run(backend, function(x) return x / 2, x ^ 2, 1 / x end, t, xs)
           check_result(r, { "f64", "f64", "f64" }, #xs, function(i)
@@ -933,7 +934,7 @@ for _, backend in ipairs(H.backends) do
           { nil, TF64, nil })
         end)
 
-        it("a fractional number with " .. t .. " is an error", function()
+        sweep(t, backend, "a fractional number with " .. t .. " is an error", function()
           local arr = lacc.fromtable({ 1, 2 }, t)
           local ok, err = pcall(lacc.map, function(x) return x + 0.5 end, arr)
           assert.is_false(ok)
@@ -948,7 +949,7 @@ for _, backend in ipairs(H.backends) do
       end
 
       for _, t in ipairs(FLOATS) do
-        it("keep the float type " .. t, function()
+        sweep(t, backend, "keep the float type " .. t, function()
           local xs = values(t, 8)
           local R = rounder(t)
           local r = map_run(backend, function(x)
@@ -1032,7 +1033,7 @@ for _, backend in ipairs(H.backends) do
         { "rem", function(x, y) return lacc.rem(x, y) end },
       }
       for _, t in ipairs(INTS) do
-        it("is a Lua error for idiv % quot rem on " .. t .. ", and lacc keeps working", function()
+        sweep(t, backend, "is a Lua error for idiv % quot rem on " .. t .. ", and lacc keeps working", function()
           for _, d in ipairs(DIVS) do
             local xs = { Z.of(7), INT[t].hi, INT[t].lo, Z.of(3) }
             local ys = { Z.of(2), Z1, Z0, Z.of(3) }
@@ -1048,7 +1049,7 @@ for _, backend in ipairs(H.backends) do
               function(i) return ("%s(%s, %s) after an error"):format(d[1], show(xs[i]), show(ys[i])) end)
           end
         end)
-        it("/ on " .. t .. " by zero gives f64 infinities, no error", function()
+        sweep(t, backend, "/ on " .. t .. " by zero gives f64 infinities, no error", function()
           local xs = { Z.of(1), wrap(t, Z.of(-1)), Z0, INT[t].hi }
           local r = zip_run(backend, function(x, y) return x / y end, t, xs, t, rep(Z0, 4))
           check_result(r, { "f64" }, 4, function(i) return { int_to_f64(t, xs[i]) / 0.0 } end,
@@ -1248,6 +1249,7 @@ for _, backend in ipairs(H.backends) do
           return function(x, y) return x // y, x % y, x & y, x | y, x ~ y, x << y, x >> y, ~x end
         ]], "=ops54"))()
         for _, t in ipairs(INTS) do
+          -- every type on every backend: LuaJIT, which runs some of the sweeps, has no test of these
           it("// % & | ~ << >> and unary ~ on " .. t, function()
             local xs, ys = pairs_of(t, counts_for(t), 8)
             local fx, fy = {}, {}

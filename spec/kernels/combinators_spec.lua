@@ -3,6 +3,7 @@
 -- Lua tables. Shapes are random and include empty arrays, rank 0 where allowed, odd
 -- extents and ranks 1-3; element types f64 f32 i32 i64 u8 bool and (f32,i32).
 local H = require "helper"
+local sweep = H.sweeper(it)   -- the type sweeps run where spec/helper.lua says
 local lacc = H.lacc
 local unpack = table.unpack or unpack
 
@@ -265,7 +266,8 @@ local function zval(T) return T.zfn and T.zfn() or T.z end
 
 -- The shapes of a sweep for type T: all of them for the first type, every other one for
 -- the rest (their kernels differ only in the element type's name; each shape's kernels
--- cost a compile: the full sweep of every type took minutes).
+-- cost a compile: the full sweep of every type took minutes); all of them for every type
+-- under LACC_TEST_SWEEP=full (spec/helper.lua).
 -- The ranks a type's sweep covers: every one for f64 on the cpu backend and the
 -- interpreter; the other types (and on OpenCL f64 too) every other rank of the list,
 -- alternating from type to type, so every rank still meets every combinator on several
@@ -275,7 +277,7 @@ local function zval(T) return T.zfn and T.zfn() or T.z end
 local function ranks_for(T, ranks, b)
   local k
   for i, U in ipairs(TYPES) do if U == T then k = i end end
-  if (k == 1 and b ~= "opencl") or #ranks == 1 then return ranks end
+  if H.sweep_mode == "full" or (k == 1 and b ~= "opencl") or #ranks == 1 then return ranks end
   local lesser = { [2] = 0, [4] = 1, [5] = 2, [6] = 3 }   -- f32, i64, u8, bool
   if b == "opencl" and lesser[k] then
     -- on OpenCL one rank each, in turn: their kernels are f64's and i32's with another
@@ -289,12 +291,13 @@ local function ranks_for(T, ranks, b)
   end
   return out
 end
-local function sweep(T, ranks, b) return shapes(ranks_for(T, ranks, b)) end
+local function sweep_shapes(T, ranks, b) return shapes(ranks_for(T, ranks, b)) end
 local function ranks_name(T, ranks, b) return table.concat(ranks_for(T, ranks, b), " ") end
 
 -- Every other shape of a sweep, the other half for the next type (reshape's kernels
 -- differ by target shape: all of them for every type came to 250 kernels).
 local function half_of(T, ranks)
+  if H.sweep_mode == "full" then return shapes(ranks) end
   local k, some = 1, {}
   for i, U in ipairs(TYPES) do if U == T then k = i end end
   for i, sh in ipairs(shapes(ranks)) do
@@ -305,7 +308,7 @@ end
 
 local function shapes_of(T, ranks, b)
   local all = shapes(ranks_for(T, ranks, b))
-  if T == TYPES[1] then return all end
+  if T == TYPES[1] or H.sweep_mode == "full" then return all end
   local some = {}
   for i = 1, #all, 2 do some[#some + 1] = all[i] end
   return some
@@ -355,8 +358,8 @@ local function gather(sh, flat, ix) return flat[lin(sh, ix)] end
 describe("introduction", function()
   for _, b in ipairs(H.backends) do
     for _, T in ipairs(TYPES) do
-      it(("use, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
-        for _, sh in ipairs(sweep(T, { 0, 1, 2, 3 }, b)) do
+      sweep(T.name, b, ("use, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
+        for _, sh in ipairs(sweep_shapes(T, { 0, 1, 2, 3 }, b)) do
           local flat = gen(T, size_of(sh))
           local a = host(T.t, sh, flat)
           later(lacc.use(a), b, sh, flat, nil, "use")
@@ -365,7 +368,7 @@ describe("introduction", function()
         flush()
       end)
 
-      it(("unit, fill, %s on %s"):format(T.name, b), function()
+      sweep(T.name, b, ("unit, fill, %s on %s"):format(T.name, b), function()
         local r = run(lacc.unit(T.const()), b)
         check(r, {}, { T.constr }, T.tol, "unit")
         for _, sh in ipairs(shapes_of(T, { 0, 1, 2, 3 }, b)) do
@@ -376,7 +379,7 @@ describe("introduction", function()
         flush()
       end)
 
-      it(("generate, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
+      sweep(T.name, b, ("generate, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
         for _, sh in ipairs(shapes_of(T, { 0, 1, 2, 3 }, b)) do
           local nargs
           local p = lacc.generate(sh, function(...)
@@ -409,8 +412,8 @@ end)
 describe("element-wise", function()
   for _, b in ipairs(H.backends) do
     for _, T in ipairs(TYPES) do
-      it(("map, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
-        for _, sh in ipairs(sweep(T, { 0, 1, 2, 3 }, b)) do
+      sweep(T.name, b, ("map, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
+        for _, sh in ipairs(sweep_shapes(T, { 0, 1, 2, 3 }, b)) do
           local flat = gen(T, size_of(sh))
           local exp = {}
           for i, x in ipairs(flat) do exp[i] = T.mapr(x) end
@@ -419,8 +422,8 @@ describe("element-wise", function()
         flush()
       end)
 
-      it(("imap, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
-        for _, sh in ipairs(sweep(T, { 0, 1, 2, 3 }, b)) do
+      sweep(T.name, b, ("imap, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
+        for _, sh in ipairs(sweep_shapes(T, { 0, 1, 2, 3 }, b)) do
           local flat = gen(T, size_of(sh))
           local nargs
           local p = lacc.imap(function(...)
@@ -439,8 +442,9 @@ describe("element-wise", function()
         flush()
       end)
 
-      it(("zipWith with intersecting shapes, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
-        for _, sh in ipairs(sweep(T, { 0, 1, 2, 3 }, b)) do
+      sweep(T.name, b,
+        ("zipWith with intersecting shapes, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
+        for _, sh in ipairs(sweep_shapes(T, { 0, 1, 2, 3 }, b)) do
           local sh2 = other_shape(sh)
           local fa, fb = gen(T, size_of(sh)), gen(T, size_of(sh2))
           local rs = shape_min(sh, sh2)
@@ -454,7 +458,7 @@ describe("element-wise", function()
         flush()
       end)
 
-      it(("zip and unzip, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
+      sweep(T.name, b, ("zip and unzip, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
         local I = TYPES[3]
         for _, sh in ipairs(shapes_of(T, { 0, 1, 2, 3 }, b)) do
           local sh2 = other_shape(sh)
@@ -515,8 +519,9 @@ end)
 describe("reductions", function()
   for _, b in ipairs(H.backends) do
     for _, T in ipairs(TYPES) do
-      it(("fold along the innermost dimension, ranks %s, %s on %s"):format(ranks_name(T, { 1, 2, 3 }, b), T.name, b), function()
-        for _, sh in ipairs(sweep(T, { 1, 2, 3 }, b)) do
+      sweep(T.name, b,
+        ("fold along the innermost dimension, ranks %s, %s on %s"):format(ranks_name(T, { 1, 2, 3 }, b), T.name, b), function()
+        for _, sh in ipairs(sweep_shapes(T, { 1, 2, 3 }, b)) do
           local flat = gen(T, size_of(sh), "genx")
           local rs, exp = ref_fold(sh, flat, T.foldr, T.zr)
           local p = lacc.fold(T.fold, zval(T), host(T.t, sh, flat))
@@ -525,8 +530,8 @@ describe("reductions", function()
         flush()
       end)
 
-      it(("fold1, ranks %s, %s on %s"):format(ranks_name(T, { 1, 2, 3 }, b), T.name, b), function()
-        for _, sh in ipairs(sweep(T, { 1, 2, 3 }, b)) do
+      sweep(T.name, b, ("fold1, ranks %s, %s on %s"):format(ranks_name(T, { 1, 2, 3 }, b), T.name, b), function()
+        for _, sh in ipairs(sweep_shapes(T, { 1, 2, 3 }, b)) do
           local flat = gen(T, size_of(sh), "genx")
           local p = lacc.fold1(T.fold, host(T.t, sh, flat))
           local rs, exp = ref_fold(sh, flat, T.foldr, nil)
@@ -580,7 +585,8 @@ describe("reductions", function()
     end)
 
     for _, T in ipairs(NUMERIC) do
-      it(("sum, product, maximum, minimum, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
+      sweep(T.name, b,
+        ("sum, product, maximum, minimum, ranks %s, %s on %s"):format(ranks_name(T, { 0, 1, 2, 3 }, b), T.name, b), function()
         for _, sh in ipairs(shapes_of(T, { 0, 1, 2, 3 }, b)) do
           local n = size_of(sh)
           local flat = gen(T, n, "genx")
@@ -631,7 +637,7 @@ end)
 describe("permutations", function()
   for _, b in ipairs(H.backends) do
     for _, T in ipairs(TYPES) do
-      it(("backpermute, %s on %s"):format(T.name, b), function()
+      sweep(T.name, b, ("backpermute, %s on %s"):format(T.name, b), function()
         -- rank 2 -> rank 1: the diagonal
         for _, sh in ipairs(shapes_of(T, { 2 }, b)) do
           local flat = gen(T, size_of(sh))
@@ -677,7 +683,7 @@ describe("permutations", function()
         flush()
       end)
 
-      it(("reshape, %s on %s"):format(T.name, b), function()
+      sweep(T.name, b, ("reshape, %s on %s"):format(T.name, b), function()
         for _, sh in ipairs(half_of(T, { 0, 1, 2, 3 })) do
           local n = size_of(sh)
           local flat = gen(T, n)
@@ -710,7 +716,7 @@ describe("permutations", function()
         flush()
       end)
 
-      it(("replicate with lacc.all, %s on %s"):format(T.name, b), function()
+      sweep(T.name, b, ("replicate with lacc.all, %s on %s"):format(T.name, b), function()
         local specs = {
           [0] = { { 4 }, { 2, 3 }, {}, { 0 } },
           [1] = { { lacc.all, 3 }, { 2, lacc.all }, { 0, lacc.all }, { lacc.all }, { 2, lacc.all, 3 } },
@@ -739,7 +745,7 @@ describe("permutations", function()
         flush()
       end)
 
-      it(("slice with lacc.all, %s on %s"):format(T.name, b), function()
+      sweep(T.name, b, ("slice with lacc.all, %s on %s"):format(T.name, b), function()
         for _, sh in ipairs(shapes_of(T, { 1, 2, 3 }, b)) do
           local flat = gen(T, size_of(sh))
           for _ = 1, 4 do
@@ -769,7 +775,7 @@ describe("permutations", function()
         flush()
       end)
 
-      it(("transpose, %s on %s"):format(T.name, b), function()
+      sweep(T.name, b, ("transpose, %s on %s"):format(T.name, b), function()
         for _, sh in ipairs(shapes { 2 }) do
           local flat = gen(T, size_of(sh))
           local rs = { sh[2], sh[1] }
@@ -780,7 +786,7 @@ describe("permutations", function()
         flush()
       end)
 
-      it(("reverse and rotate on the innermost dimension, %s on %s"):format(T.name, b), function()
+      sweep(T.name, b, ("reverse and rotate on the innermost dimension, %s on %s"):format(T.name, b), function()
         for _, sh in ipairs(shapes_of(T, { 1, 2, 3 }, b)) do
           local flat = gen(T, size_of(sh))
           local xs = host(T.t, sh, flat)
@@ -819,7 +825,7 @@ end)
 describe("arrays captured in lambdas", function()
   for _, b in ipairs(H.backends) do
     for _, T in ipairs { TYPES[1], TYPES[2], TYPES[3], TYPES[4], TYPES[7] } do
-      it(("xs[i], xs:at(i, j), lacc.shape, lacc.size, %s on %s"):format(T.name, b), function()
+      sweep(T.name, b, ("xs[i], xs:at(i, j), lacc.shape, lacc.size, %s on %s"):format(T.name, b), function()
         -- rank 1: reverse by hand, from a host array and from a program
         for _, sh in ipairs(shapes { 1 }) do
           local n = sh[1]

@@ -109,6 +109,11 @@ for _, b in ipairs(H.backends) do
         local ix = lacc.fromtable({ 2, x }, "i64")
         local p = lacc.map(function(v) return src[v] end, ix)
         check(p, opts, x >= 1 and x <= 3 and { 6, ({ 5, 6, 7 })[x] } or nil)
+        if x < 1 or x > 3 then   -- the message names the index as given, the ends too
+          local want = ("index (%s) out of bounds for shape (3)"):format(tostring(x))
+          local got = message(function() lacc.run(p, opts) end)
+          assert.truthy(got:find(want, 1, true), got)
+        end
       end
     end)
   end)

@@ -86,3 +86,56 @@ describe("compile's arguments, errors", function()
     assert.truthy(err:find("returned nothing", 1, true), err)
   end)
 end)
+
+-- lacc.compile with array arguments (issue 4): one trace for every call of the same kind
+local function seq(n, t, f)
+  local v = {}
+  for i = 1, n do v[i] = f(i) end
+  return lacc.fromtable(v, t)
+end
+local function plus1(x) return x + 1 end
+local function mul(a, b) return a * b end
+
+describe("lacc.compile", function()
+  it("runs the traced program on new arrays without tracing again", function()
+    local traced = 0
+    local dot = lacc.compile(function(a, b)
+      traced = traced + 1
+      return lacc.sum(lacc.zipWith(mul, a, b))
+    end)
+    local x = seq(5, "f32", function(i) return i end)
+    local y = seq(5, "f32", function(i) return 10 * i end)
+    assert.are.equal(550, dot(x, y):get())
+    assert.are.equal(550, dot(y, x):get())
+    local z = seq(3, "f32", function(i) return i end)
+    assert.are.equal(14, dot(z, z):get())
+    assert.are.equal(1, traced)
+    -- another element type is another program
+    local w = seq(3, "f64", function(i) return i end)
+    assert.are.equal(14, dot(w, w):get())
+    assert.are.equal(2, traced)
+  end)
+
+  it("returns several results and agrees with run on every backend", function()
+    local f = function(a) return { lacc.map(plus1, a), lacc.maximum(a) } end
+    local x = seq(7, "i32", function(i) return (i * 5) % 7 end)
+    for _, backend in ipairs { "cpu", "interp" } do
+      local g = lacc.compile(f, { backend = backend })
+      local r1, r2 = g(x)
+      local s1, s2 = lacc.run(f(x))
+      assert.are.same(s1:totable(), r1:totable())
+      assert.are.same(s2:totable(), r2:totable())
+    end
+  end)
+
+  it("rejects what is neither an array nor a scalar, and a scalar used as an array", function()
+    local g = lacc.compile(function(a) return lacc.map(plus1, a) end)
+    local ok, err = pcall(g, "three")
+    assert.is_false(ok)
+    assert.truthy(err:find("compiled function: argument 1 is string, expected a host array or a number (at ", 1, true), err)
+    ok, err = pcall(g, 3)   -- a number is a scalar parameter: map wants an array
+    assert.is_false(ok)
+    assert.truthy(err:find("map: expected an array, got a scalar expression", 1, true), err)
+    assert.has_error(function() lacc.compile(3) end)
+  end)
+end)

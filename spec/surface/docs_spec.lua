@@ -106,8 +106,7 @@ describe("documentation examples", function()
             f:write(code)
             f:close()
             local H = require "helper"
-            local text = H.sh(("timeout 120 mpirun --allow-run-as-root --oversubscribe -n %s %s %s")
-              :format(ranks, H.vm, file))
+            local text = H.sh(("timeout 120 %s %s %s"):format(H.mpirun(tonumber(ranks)), H.vm, file))
             os.remove(file)
             for line in text:gmatch("[^\n]+") do out[#out + 1] = line end
           end

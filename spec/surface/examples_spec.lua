@@ -74,8 +74,7 @@ describe("examples", function()
       return
     end
     local path = dir .. "/heat.png"
-    local out = H.sh(("W=24 STEPS=10 OUT='%s' timeout 120 mpirun --allow-run-as-root --oversubscribe -n 2 %s " ..
-      "examples/mpi_heat.lua"):format(path, lua))
+    local out = H.sh(("W=24 STEPS=10 OUT='%s' timeout 120 %s %s examples/mpi_heat.lua"):format(path, H.mpirun(2), lua))
     assert.are.same({ 24, 24 }, { png_size(path) })
     local heat, start, hottest = out:match("heat ([%d.e+]+) %(start ([%d.e+]+)%), hottest ([%d.]+)")
     assert.truthy(heat, out)

@@ -94,3 +94,28 @@ describe("memory of freed and collected arrays", function()
     end)
   end
 end)
+
+describe("recycled memory", function()
+  local N = 600001   -- 4.8 MB of f64: above the size whose freed buffers are kept
+
+  it("a freed kernel output's memory serves the next run, which overwrites all of it", function()
+    local a = lacc.run(lacc.generate({ N }, function(i) return lacc.cast(i, "f64") * 0.5 end))
+    local p = lacc.map(function(x) return x * 3 - 1 end, a)
+    for round = 1, 3 do
+      local r = lacc.run(p, { backend = "cpu" })
+      local t = r:totable()
+      for i = round, N, 4999 do assert.are.equal(i * 0.5 * 3 - 1, t[i]) end
+      assert.are.equal(N * 1.5 - 1, t[N])
+      r:free()
+    end
+  end)
+
+  it("a new host array is zeroed even when it reuses a freed buffer", function()
+    local r = lacc.run(lacc.generate({ N }, function(i) return lacc.cast(i, "f64") + 1 end))
+    r:free()
+    local z = lacc.array("f64", { N })
+    local t = z:totable()
+    for i = 1, N, 1009 do assert.are.equal(0, t[i]) end
+    assert.are.equal(0, t[N])
+  end)
+end)
