@@ -10,7 +10,11 @@
  *   - it is used once as an element-wise input, or indexed once from scalar code
  *     (not inside a loop body or a fold's combining function, which run many times);
  *     shape and size queries are free;
- *   - or it is cheap: a backpermute or reshape of a materialised array (one load).
+ *   - or it is cheap: a backpermute or reshape of a materialised array (one load);
+ *   - and, when scalar code over a space of higher rank indexes it, its elements cost
+ *     few operations: such an index reads each element many times (a matrix product's
+ *     generate reads each element of a row once per column, a bias added to a matrix
+ *     each once per row), and pulling repeats the work each time.
  * Otherwise it is materialised once and read by every user.
  * Must not: change the AST's meaning or shape; lowering (lower.c) follows the marks.
  */
@@ -28,19 +32,26 @@ static int is_producer(node_kind k) {
          k == K_APPEND || k == K_INTERLEAVE;
 }
 
+/* Scalar operations an element of a producer may cost before an index from scalar code
+ * materialises it: a random draw (Philox's rounds) is some 300, a scaled index or a
+ * bias add under 20. */
+#define COSTLY 64
+
 static int add_uses(int a, int b) { return a + b > MANY ? MANY : a + b; }
 
 static int count_exp(const lacc_node *e, int idx, int weight);
 
-/* Uses of array variable idx (de Bruijn, counted from t's scope) by an array term. */
-static int count_acc(const lacc_node *t, int idx) {
+/* Uses of array variable idx (de Bruijn, counted from t's scope) by an array term; with
+ * above >= 0, only the indexes from the scalar code of terms of rank above it. */
+static int count_uses(const lacc_node *t, int idx, int above) {
   switch (t->kind) {
-  case K_AVAR: return t->field == idx;
+  case K_AVAR: return above < 0 && t->field == idx;
   case K_USE: case K_PARAM: return 0;
-  case K_ALET: return add_uses(count_acc(t->kids[0], idx), count_acc(t->kids[1], idx + 1));
+  case K_ALET:
+    return add_uses(count_uses(t->kids[0], idx, above), count_uses(t->kids[1], idx + 1, above));
   case K_RESULTS: {
     int n = 0;
-    for (int i = 0; i < t->nkids; i++) n = add_uses(n, count_acc(t->kids[i], idx));
+    for (int i = 0; i < t->nkids; i++) n = add_uses(n, count_uses(t->kids[i], idx, above));
     return n;
   }
   default: break;
@@ -49,11 +60,25 @@ static int count_acc(const lacc_node *t, int idx) {
   int repeated = t->kind == K_FOLD || t->kind == K_FOLD1 || is_scan(t->kind) ||
                  t->kind == K_PERMUTE;
   /* a stencil reads each element of its array several times */
-  if (t->kind == K_STENCIL && count_acc(t->kids[1], idx) > 0) return MANY;
+  if (above < 0 && t->kind == K_STENCIL && count_uses(t->kids[1], idx, -1) > 0) return MANY;
   for (int i = 0; i < t->nkids; i++) {
     const lacc_node *k = t->kids[i];
-    if (node_level_of(k->kind) == L_ACC) n = add_uses(n, count_acc(k, idx));
-    else n = add_uses(n, count_exp(k, idx, repeated ? MANY : 1));
+    if (node_level_of(k->kind) == L_ACC) n = add_uses(n, count_uses(k, idx, above));
+    else if (above < 0 || t->rank > above) n = add_uses(n, count_exp(k, idx, repeated ? MANY : 1));
+  }
+  return n;
+}
+
+static int count_acc(const lacc_node *t, int idx) { return count_uses(t, idx, -1); }
+
+/* Scalar operations in a producer's own code and that of the delayed producers it pulls,
+ * up to limit (the arrays it reads, materialised, cost nothing here). Kids are marked. */
+static int cost_of(const lacc_node *t, int limit) {
+  int n = 0;
+  for (int i = 0; i < t->nkids && n < limit; i++) {
+    const lacc_node *k = t->kids[i];
+    if (node_level_of(k->kind) != L_ACC) n += 1 + cost_of(k, limit - n - 1);
+    else if (k->kind == K_ALET || (is_producer(k->kind) && !k->manifest)) n += cost_of(k, limit - n);
   }
   return n;
 }
@@ -129,7 +154,9 @@ static void mark(lacc_node *t, const fenv *env, int fuse, int top) {
     int uses = count_acc(t->kids[1], 0);
     mark(b, env, fuse, 0);
     lacc_node *e = end_of(b);
-    if (is_producer(e->kind)) e->manifest = !fuse || (uses > 1 && !end_cheap(b, env));
+    if (is_producer(e->kind))
+      e->manifest = !fuse || (uses > 1 && !end_cheap(b, env)) ||
+                    (count_uses(t->kids[1], 0, e->rank) > 0 && cost_of(e, COSTLY) >= COSTLY);
     fenv inner = { end_manifest(b, env), env };
     mark(t->kids[1], &inner, fuse, top);
     return;

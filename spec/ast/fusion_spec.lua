@@ -59,6 +59,32 @@ describe("fusion (explain)", function()
     assert.are.equal(0, st.intermediates)
   end)
 
+  it("a costly producer indexed over a larger space is materialised, a cheap one or one read " ..
+     "over its own space is pulled", function()
+    -- random matrices (Philox's rounds an element) into a matrix product, which reads each
+    -- element once per column or row: pulled, every multiply-add drew both numbers again
+    local a = lacc.random.uniform({ 6, 5 }, 1, "f64")
+    local b = lacc.random.uniform({ 5, 4 }, 2, "f64")
+    local p = lacc.matmul(a, b)
+    local _, st = lacc.explain(p)
+    assert.are.same({ 3, 2 }, { st.kernels, st.intermediates })
+    local ah, bh, got = lacc.run(a), lacc.run(b), lacc.run(p)
+    for i = 1, 6 do
+      for j = 1, 4 do
+        local want = 0
+        for k = 1, 5 do want = want + ah:get(i, k) * bh:get(k, j) end
+        assert.is_true(math.abs(got:get(i, j) - want) <= 1e-12, ("(%d, %d)"):format(i, j))
+      end
+    end
+    -- a cheap generate into the same product: pulled, one kernel
+    local c = lacc.generate({ 6, 5 }, function(i, k) return lacc.cast(i * 10 + k, "f64") end)
+    _, st = lacc.explain(lacc.matmul(c, b))
+    assert.are.same({ 2, 1 }, { st.kernels, st.intermediates })
+    -- the costly one read once an element, over its own shape: pulled into the fold
+    _, st = lacc.explain(lacc.sum(lacc.generate({ 6, 5 }, function(i, k) return a:at(7 - i, 6 - k) end)))
+    assert.are.same({ 1, 0 }, { st.kernels, st.intermediates })
+  end)
+
   it("fusion off gives a kernel per combinator and the same results", function()
     local p = lacc.fold(add, 0, lacc.zipWith(mul, lacc.map(plus1, xs), ys))
     local _, on = lacc.explain(p)
