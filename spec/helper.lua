@@ -214,6 +214,13 @@ function H.check_array(a, expected, tol)
   end
 end
 
+-- A host array of type t holding f(1), ..., f(n).
+function H.seq(n, t, f)
+  local v = {}
+  for i = 1, n do v[i] = f(i) end
+  return lacc.fromtable(v, t)
+end
+
 -- Shapes every combinator is tried on: rank 0, empty, odd sizes, ranks 1 to 3.
 H.shapes = { {}, { 0 }, { 1 }, { 7 }, { 13 }, { 3, 5 }, { 0, 4 }, { 4, 0 }, { 2, 3, 3 } }
 

@@ -3,13 +3,9 @@
 -- lacc.compile in spec/surface/compile_scalars_spec.lua, the kernel cache in
 -- spec/backends/cache_spec.lua.
 local lacc = require "lacc"
-require "helper"   -- the suite's backends and tier
+local H = require "helper"
 
-local function seq(n, t, f)
-  local v = {}
-  for i = 1, n do v[i] = f(i) end
-  return lacc.fromtable(v, t)
-end
+local seq = H.seq
 
 local function plus1(x) return x + 1 end
 local function add(a, b) return a + b end

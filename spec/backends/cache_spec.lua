@@ -515,11 +515,7 @@ end)
 
 -- The kernel cache in use (issue 4): damaged files, LACC_CACHE_MB, LACC_VERBOSE, the -O2
 -- choice for long programs, and a missing compiler.
-local function seq(n, t, f)
-  local v = {}
-  for i = 1, n do v[i] = f(i) end
-  return lacc.fromtable(v, t)
-end
+local seq = H.seq
 
 describe("kernel cache #opt", function()
   it("rebuilds a corrupted cache file instead of loading it", function()

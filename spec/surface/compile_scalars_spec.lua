@@ -88,11 +88,7 @@ describe("compile's arguments, errors", function()
 end)
 
 -- lacc.compile with array arguments (issue 4): one trace for every call of the same kind
-local function seq(n, t, f)
-  local v = {}
-  for i = 1, n do v[i] = f(i) end
-  return lacc.fromtable(v, t)
-end
+local seq = H.seq
 local function plus1(x) return x + 1 end
 local function mul(a, b) return a * b end
 
