@@ -273,8 +273,8 @@ os.execute("sleep 4 </dev/null >/dev/null 2>&1")]], "-x LACC_MPI_TIMEOUT=1.5")
     end)
 
     it("LACC_MPI_TIMEOUT must be a number of seconds", function()
-      local out = H.sh("LACC_MPI_TIMEOUT=soon " .. H.vm ..
-        [[ -e 'local ok, err = pcall(require("lacc").mpi.init) print(ok, err)' 2>&1]])
+      local out = H.child('local ok, err = pcall(require("lacc").mpi.init) print(ok, err)', "",
+        "LACC_MPI_TIMEOUT=soon ")
       local want = "false\tmpi.init: LACC_MPI_TIMEOUT must be a number of seconds (0: no bound), got 'soon'"
       assert.truthy(out:find(want, 1, true), out)
     end)
