@@ -81,8 +81,11 @@ local FAMILIES = {
   end },
   { "folds: sum, maximum, and rows of a matrix", function()
     local m = lacc.reshape({ 611, 321 }, lacc.take(611 * 321, f64s(N, 3)))
+    -- "the later one" is associative but not commutative: it keeps operands in order
+    local last = function(_, b) return b end
     return { lacc.sum(f64s(N, 4)), lacc.maximum(i32s(N, 5, 100003)), lacc.sum(m),
-             lacc.fold(add, 0, m, { dim = 1 }), lacc.argmax(f64s(N, 6)) }
+             lacc.fold(add, 0, m, { dim = 1 }), lacc.argmax(f64s(N, 6)),
+             lacc.fold1(last, m), lacc.fold1(last, lacc.flatten(m)) }
   end },
   { "scans: left, right, exclusive, inclusive", function()
     local xs = i32s(N, 7, 13)
