@@ -45,13 +45,21 @@ count_busted() {   # label, exit status: the counts of busted's TAP output in $l
   failed=$((failed + nok))
 }
 
+# The environment of the specs: this checkout's Lua files and build, and a kernel cache
+# in the build folder unless LACC_CACHE names one.
+spec_env() {
+  export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
+  export LUA_CPATH="$PWD/$B/?.so;;"
+  export LACC_LIB="$PWD/$B/liblacc.so"
+  export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
+}
+
 # The premise of the cache specs: a kernel cache this user's lacc trusts (it turns itself
 # off in a directory others may write, as a checkout made under umask 002 is). Said here,
 # in one line with the fix, not as failures of specs far from the cause.
-cache_dir="${LACC_CACHE:-$PWD/$B/kcache}"
-premise=$(run env LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;;" LUA_CPATH="$PWD/$B/?.so;;" \
-  LACC_LIB="$PWD/$B/liblacc.so" LACC_CACHE="$cache_dir" LACC_TIER=opt "$LUA54" -e \
-  'local lacc = require "lacc" lacc.run(lacc.sum(lacc.fromtable({ 1, 2 }, "f64")), { backend = "cpu" })' 2>&1)
+# (in a subshell: the rock's check, below, must not see this checkout's paths)
+premise=$( (spec_env; run env LACC_TIER=opt "$LUA54" -e \
+  'local lacc = require "lacc" lacc.run(lacc.sum(lacc.fromtable({ 1, 2 }, "f64")), { backend = "cpu" })') 2>&1)
 case "$premise" in
   *"not using the kernel cache"*)
     why=$(printf '%s\n' "$premise" | sed -n 's/.*not using the kernel cache \(.*\); kernels are.*/\1/p' | head -n 1)
@@ -93,10 +101,7 @@ fi
 # to f64 and i32 (LACC_TEST_SWEEP=check): no MPI, LuaJIT, OpenCL, lint, rock or second
 # build. make test runs everything.
 if [ "${LACC_CHECK:-0}" = 1 ]; then
-  export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
-  export LUA_CPATH="$PWD/$B/?.so;;"
-  export LACC_LIB="$PWD/$B/liblacc.so"
-  export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
+  spec_env
   export LACC_TIER=fast LACC_TEST_OPENCL=0 LACC_TEST_SWEEP="${LACC_TEST_SWEEP:-check}"
   echo "== busted under $LUA54: interp and cpu on the fast tier (two processes), type sweeps of f64 and i32, #opt left to make test"
   b_log=$(mktemp)
@@ -124,10 +129,7 @@ if make -s --no-print-directory lint; then passed=$((passed + 1)); else failed=$
 echo "== rock (luarocks make into a temporary tree)"
 if LUA54="$LUA54" LUAJIT="$LUAJIT" sh tools/rockcheck.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
-export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/spec/?.lua;;"
-export LUA_CPATH="$PWD/$B/?.so;;"
-export LACC_LIB="$PWD/$B/liblacc.so"
-export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
+spec_env
 # The cpu specs run on the fast tier (tcc compiles the same generated C as cc, in
 # milliseconds); those tagged #opt, which test the optimised build itself and include
 # spec/kernels/opt_pass_spec.lua (every combinator family's optimised kernels against the

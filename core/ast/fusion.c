@@ -156,7 +156,7 @@ static void mark(lacc_node *t, const fenv *env, int fuse, int top) {
     lacc_node *e = end_of(b);
     if (is_producer(e->kind))
       e->manifest = !fuse || (uses > 1 && !end_cheap(b, env)) ||
-                    (count_uses(t->kids[1], 0, e->rank) > 0 && cost_of(e, COSTLY) >= COSTLY);
+                    (cost_of(e, COSTLY) >= COSTLY && count_uses(t->kids[1], 0, e->rank) > 0);
     fenv inner = { end_manifest(b, env), env };
     mark(t->kids[1], &inner, fuse, top);
     return;

@@ -55,10 +55,8 @@ local function run_both(p, opts, where)
     return
   end
   assert.is_true(got[1], where .. ": " .. tostring(got[2]))
-  table.remove(want, 1); want.n = want.n - 1
-  table.remove(got, 1); got.n = got.n - 1
   assert.are.equal(want.n, got.n, where .. ": results")
-  for k = 1, want.n do same_result(want[k], got[k], where .. " result " .. k) end
+  for k = 2, want.n do same_result(want[k], got[k], where .. " result " .. k - 1) end
 end
 
 -- The programs of one family at a size the pool splits into parts: n is odd, and not a
