@@ -14,6 +14,7 @@
 #include <time.h>
 #include "tier.h"
 #include "cpu/compile.h"
+#include "cpu/pool.h"
 #include "base/text.h"
 
 /* Runs of at most this many elements go to the interpreter while a program has no code
@@ -87,19 +88,41 @@ static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_st
 /* A run on the fast tier's kernels while cc builds the optimised ones: it stops between
  * chunks as soon as they are ready and runs again on them (its work so far thrown away:
  * a run is pure). Its inputs said it was small enough not to wait for cc, but its work may
- * be far more than they say (a generate over a grid of shape tests: 6x the optimised
- * run). The check is one atomic load a chunk; the lock only once a build has finished. */
+ * be far more than they say (a generate over a grid of shape tests: 20x the optimised
+ * run): once the kernel under way has run a while, its pace so far says how long it has
+ * left, and where waiting for cc and running again on its code is quicker, the run stops
+ * to wait (and its thread helps build: the cores it held go to cc). The check is one
+ * atomic load a chunk, the clock every WATCH_S; the lock only once a build has finished
+ * or the run's pace says to look. */
+#define WATCH_S 0.01
 typedef struct {
   const kplan *P;
   atomic_long seen;
+  _Atomic double next_look;   /* the kernel's seconds at which its pace is looked at next */
+  atomic_int wait;            /* it stopped to wait for cc */
 } opt_watch;
+
+/* Whether the fast run's kernel under way, at its pace so far, would take longer to
+ * finish than cc's build and a run on its code (OPT_GAIN faster, from the start). */
+static int quicker_to_wait(opt_watch *w) {
+  double share, s;
+  if (!pool_progress(&share, &s) || s < atomic_load(&w->next_look)) return 0;
+  atomic_store(&w->next_look, s + WATCH_S);
+  if (share <= 0) return 0;
+  double left = s * (1 - share) / share, whole = s + left;
+  return cpu_code_opt_left(w->P->code) + whole / OPT_GAIN < left;
+}
 
 static int opt_ready(void *arg) {
   opt_watch *w = arg;
   long now = cpu_builds_done();
-  if (atomic_load(&w->seen) == now) return 0;
-  atomic_store(&w->seen, now);
-  return cpu_code_opt_ready(w->P->code);
+  if (atomic_load(&w->seen) != now) {
+    atomic_store(&w->seen, now);
+    if (cpu_code_opt_ready(w->P->code)) return 1;
+  }
+  if (!quicker_to_wait(w)) return 0;
+  atomic_store(&w->wait, 1);
+  return 1;
 }
 
 /* A run (on the interpreter or the plan's code) that stops for yield(arg), checked with
@@ -199,14 +222,18 @@ int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, t
   if (how == TIER_FAST && cpu_tier_mode() == TIER_MODE_AUTO && ctx->run.depth == 0) {
     opt_watch w = { .P = P };
     atomic_init(&w.seen, cpu_builds_done());
+    atomic_init(&w.next_look, WATCH_S);
+    atomic_init(&w.wait, 0);
     int yielded;
     rc = run_yielding(ctx, TIER_FAST, ops, P, ast, opt_ready, &w, args, out, &yielded);
     if (yielded) {
       double t;
+      int wait = atomic_load(&w.wait);
       if (verbose())
-        fprintf(stderr, "lacc: a program's optimised kernels are ready during its run on the "
-                "fast tier: it runs again on them\n");
-      rc = exec_tier(ctx, ops, P, WANT_POLL, &how, &t);
+        fprintf(stderr, "lacc: %s during its run on the fast tier: it runs again on them\n",
+                wait ? "a program's optimised kernels are quicker to wait for"
+                     : "a program's optimised kernels are ready");
+      rc = exec_tier(ctx, ops, P, wait ? WANT_OPT : WANT_POLL, &how, &t);
       if (rc == LACC_OK) rc = exec_plan(ctx, ops, P, args, out);
       ts->last = how;
       return rc;

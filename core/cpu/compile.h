@@ -33,6 +33,8 @@ int cpu_code_advance(lacc_ctx *ctx, cpu_code *c, int want, int *tier, double *le
 long cpu_builds_done(void);
 /* Whether every part of c's optimised build is finished and loaded or ready to be. */
 int cpu_code_opt_ready(const cpu_code *c);
+/* The seconds c's optimised builds under way will likely still take (0: none). */
+double cpu_code_opt_left(const cpu_code *c);
 /* Whether the optimised builds of the nparts sources are in the caches (memory or disk). */
 int cpu_code_cached(lacc_ctx *ctx, char **srcs, int nparts, int64_t longest, int *cached);
 

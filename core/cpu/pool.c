@@ -31,6 +31,7 @@ typedef struct job {
   uint64_t generation;
   int (*stop)(void *);           /* the submitter's stop test (pool_on_stop) */
   void *stop_arg;
+  struct timespec t0;            /* when it started, for its stop test (pool_progress) */
 } job;
 
 typedef struct {
@@ -61,6 +62,16 @@ static _Thread_local void (*tick_fn)(void *, double);
 static _Thread_local void *tick_arg;
 static _Thread_local int (*stop_fn)(void *);
 static _Thread_local void *stop_arg;
+static _Thread_local job *draining;   /* the job whose chunks this thread claims now */
+
+int pool_progress(double *share, double *seconds) {
+  const job *j = draining;
+  if (j == NULL || j->nchunks <= 0) return 0;
+  int64_t c = atomic_load(&j->next);
+  *share = (double)(c < j->nchunks ? c : j->nchunks) / (double)j->nchunks;
+  *seconds = seconds_since(&j->t0);
+  return 1;
+}
 
 void pool_on_tick(void (*tick)(void *arg, double done), void *arg) {
   tick_fn = tick;
@@ -84,14 +95,20 @@ static int64_t cut(job *j) {
  * call into the host). */
 static int64_t drain(job *j, int submitter) {
   int64_t ran = 0;
+  draining = j;
   for (;;) {
-    if (j->stop != NULL && j->stop(j->stop_arg)) return ran + cut(j);
+    if (j->stop != NULL && j->stop(j->stop_arg)) {
+      ran += cut(j);
+      break;
+    }
     int64_t c = atomic_fetch_add(&j->next, 1);
-    if (c >= j->nchunks) return ran;
+    if (c >= j->nchunks) break;
     j->fn(j->arg, c);
     ran++;
     if (submitter && tick_fn != NULL) tick_fn(tick_arg, (double)(c + 1) / (double)j->nchunks);
   }
+  draining = NULL;
+  return ran;
 }
 
 static void *worker(void *unused) {
@@ -168,16 +185,13 @@ int pool_threads_planned(int *started) {
 
 void pool_run(int64_t nchunks, pool_fn fn, void *arg) {
   if (nchunks <= 0) return;
-  if (nchunks == 1 || pool_threads() == 1 || pthread_mutex_trylock(&P.submit) != 0) {
-    for (int64_t c = 0; c < nchunks; c++) {
-      if (stop_fn != NULL && stop_fn(stop_arg)) return;
-      fn(arg, c);
-      if (tick_fn != NULL) tick_fn(tick_arg, (double)(c + 1) / (double)nchunks);
-    }
-    return;
-  }
   job j = { .fn = fn, .arg = arg, .nchunks = nchunks, .stop = stop_fn, .stop_arg = stop_arg };
   atomic_init(&j.next, 0);
+  if (stop_fn != NULL) clock_gettime(CLOCK_MONOTONIC, &j.t0);
+  if (nchunks == 1 || pool_threads() == 1 || pthread_mutex_trylock(&P.submit) != 0) {
+    drain(&j, 1);   /* on this thread alone */
+    return;
+  }
   pthread_mutex_lock(&P.lock);
   j.generation = ++P.generation;
   P.current = &j;
