@@ -3,7 +3,7 @@
 -- bench/run.sh runs each with a fresh, empty LACC_CACHE under LACC_TIER=auto (the
 -- default) and under LACC_TIER=opt, and one of them three times with one cache (the third
 -- run's row: whether it starts on the optimised kernels the earlier runs left).
--- Usage: firstcall.lua PROGRAM TAG   (PROGRAM: pi raster kmeans_points captured life;
+-- Usage: firstcall.lua PROGRAM TAG   (PROGRAM: pi raster kmeans_points captured life mlp;
 -- TAG: auto, opt or warm, which names the row: first_PROGRAM_TAG, or third_run_PROGRAM
 -- for warm). The inputs a program reads from the host are made before the clock starts;
 -- the checks run after it stops.
@@ -224,6 +224,71 @@ P.life = {
     local want = life_lua(s.t)
     assert(live == want, ("life: %d live cells, want %d"):format(live, want))
     return live
+  end,
+}
+
+-- A small MLP on opencl: 256 inputs of 64 features through a 128-unit relu layer and a
+-- 10-way softmax, the first build of its OpenCL program with PoCL's cache empty as well
+-- (bench/run.sh points POCL_CACHE_DIR at a fresh directory).
+local MB, MI, MH, MO = 256, 64, 128, 10
+local function mlp_table(r, c, seed)
+  local t = {}
+  for i = 1, r do
+    t[i] = {}
+    for j = 1, c do
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      t[i][j] = (seed % 2001 - 1000) / 4000   -- in [-0.25, 0.25]
+    end
+  end
+  return t
+end
+P.mlp = {
+  what = "a 2-layer MLP (256x64 inputs, 128 relu units, 10-way softmax) on opencl: " ..
+         "lacc.matmul, a bias by generate, relu, softmax along rows",
+  setup = function()
+    local t = { x = mlp_table(MB, MI, 1), w1 = mlp_table(MI, MH, 2), b1 = mlp_table(1, MH, 3)[1],
+                w2 = mlp_table(MH, MO, 4), b2 = mlp_table(1, MO, 5)[1] }
+    t.a = { x = lacc.fromtable(t.x, "f32"), w1 = lacc.fromtable(t.w1, "f32"),
+            b1 = lacc.fromtable(t.b1, "f32"), w2 = lacc.fromtable(t.w2, "f32"),
+            b2 = lacc.fromtable(t.b2, "f32") }
+    return t
+  end,
+  run = function(s)
+    local a = s.a
+    local function dense(x, w, b, n, act)
+      local y = lacc.matmul(x, w)
+      return lacc.generate({ MB, n }, function(i, j) return act(y:at(i, j) + b[j]) end)
+    end
+    local h = dense(a.x, a.w1, a.b1, MH, function(v) return lacc.max(v, 0) end)
+    local z = dense(h, a.w2, a.b2, MO, function(v) return v end)
+    local e = lacc.map(lacc.exp, z)
+    local tot = lacc.sum(e, 2)
+    local probs = lacc.generate({ MB, MO }, function(i, j) return e:at(i, j) / tot[i] end)
+    return lacc.run(probs, { backend = "opencl" })
+  end,
+  check = function(r, s)
+    local sum = 0
+    for _, i in ipairs { 1, 77, 256 } do
+      local h = {}
+      for k = 1, MH do
+        local v = s.b1[k]
+        for m = 1, MI do v = v + s.x[i][m] * s.w1[m][k] end
+        h[k] = math.max(v, 0)
+      end
+      local z, tot = {}, 0
+      for o = 1, MO do
+        local v = s.b2[o]
+        for k = 1, MH do v = v + h[k] * s.w2[k][o] end
+        z[o] = math.exp(v)
+        tot = tot + z[o]
+      end
+      for o = 1, MO do
+        local got, want = r:get(i, o), z[o] / tot
+        assert(math.abs(got - want) < 1e-4, ("mlp: (%d, %d) got %g, want %g"):format(i, o, got, want))
+        sum = sum + got
+      end
+    end
+    return sum
   end,
 }
 

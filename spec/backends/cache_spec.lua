@@ -204,6 +204,7 @@ describe("kernel cache trust #opt", function()
   -- (named "on opencl": tools/runtests.sh runs those in the OpenCL process)
   if have_opencl then it("refuses a swapped binary (header rewritten for another program) on opencl", function()
     local v = victim()
+    v.env.POCL_KERNEL_CACHE = "0"   -- PoCL caching nothing itself: lacc keeps binaries
     local cl = v.dir .. "/opencl/"
     assert.are.equal(expected(5, 1), child(program(5, 1, "opencl"), v.env, v.opts))
     local a = ls(cl, "%.clbin$")
@@ -222,6 +223,19 @@ describe("kernel cache trust #opt", function()
     -- truncated: rebuilt
     v.put(cl .. b, bbytes:sub(1, 200))
     assert.are.equal(expected(6, 2), child(program(6, 2, "opencl"), v.env, v.opts))
+    rm(v.work)
+  end) end
+
+  if have_opencl then it("keeps no binary where PoCL caches programs itself, and builds again right on opencl", function()
+    local v = victim()
+    local own = v.work .. "/pocl"
+    os.execute("mkdir -p " .. quote(own))
+    v.env.POCL_CACHE_DIR = own
+    if cross_user then os.execute(("chown %d %s"):format(VICTIM, quote(own))) end
+    for _ = 1, 2 do
+      assert.are.equal(expected(5, 3), child(program(5, 3, "opencl"), v.env, v.opts))
+      assert.are.equal(0, #ls(v.dir .. "/opencl/", "%.clbin$"))
+    end
     rm(v.work)
   end) end
 
