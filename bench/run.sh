@@ -259,6 +259,17 @@ run_overhead() {
       rm -rf "$cache"
     done
   done
+  # the first call of a small MLP on opencl, PoCL's own cache empty too (POCL_CACHE_DIR)
+  ROWS="$ROWS first_mlp_opencl"
+  if env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" "$LUA54" -e \
+       'os.exit(#require("lacc").devices() > 0 and 0 or 1)' > /dev/null 2>&1; then
+    pocl=$(mktemp -d)
+    row overhead first_mlp_opencl env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
+      LACC_CACHE="$cache" POCL_CACHE_DIR="$pocl" "$LUA54" bench/lacc/firstcall.lua mlp opencl
+    rm -rf "$pocl" "$cache"
+  else
+    echo "NA overhead first_mlp_opencl no OpenCL device" >> "$RES"
+  fi
   # a short script (pi) run three times back to back with one cache, LACC_TIER=auto: the
   # first two as a user runs them (builds left at exit finished by lacc's detached
   # builder), the third the row; its note says whether it ran on the optimised kernels

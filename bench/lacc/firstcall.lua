@@ -4,9 +4,9 @@
 -- default) and under LACC_TIER=opt, and one of them three times with one cache (the third
 -- run's row: whether it starts on the optimised kernels the earlier runs left).
 -- Usage: firstcall.lua PROGRAM TAG   (PROGRAM: pi raster kmeans_points captured life mlp;
--- TAG: auto, opt or warm, which names the row: first_PROGRAM_TAG, or third_run_PROGRAM
--- for warm). The inputs a program reads from the host are made before the clock starts;
--- the checks run after it stops.
+-- TAG: auto, opt, opencl or warm, which names the row: first_PROGRAM_TAG, or
+-- third_run_PROGRAM for warm). The inputs a program reads from the host are made before
+-- the clock starts; the checks run after it stops.
 local lacc = require "lacc"
 local B = require "benchlib"
 local prog, tag = arg[1] or "pi", arg[2] or "auto"
@@ -307,6 +307,9 @@ if tag == "warm" then
     ("%s; the third process with one cache, LACC_TIER=%s%s: %s (%s)"):format(p.what, lacc.config().tier,
       os.getenv("BENCH_EARLIER") and (" (the first two: " .. os.getenv("BENCH_EARLIER") .. ")") or "", runs,
       t.opt > 0 and "on the optimised kernels" or "NOT on the optimised kernels"))
+elseif tag == "opencl" then
+  B.result("overhead", "first_" .. prog .. "_" .. tag, ms, check, 1,
+    p.what .. "; first call, lacc's cache and PoCL's empty")
 else
   B.result("overhead", "first_" .. prog .. "_" .. tag, ms, check, 1,
     ("%s; first call, empty cache, LACC_TIER=%s: %s"):format(p.what, lacc.config().tier, runs))
