@@ -236,9 +236,10 @@ run_overhead() {
   row overhead tiers_warm env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
     LACC_TIER=opt "$LUA54" bench/lacc/tiers.lua warm
   rm -rf "$cache"
-  # issue 41: per-call costs, many calls a sample (bench/lacc/percall.lua): a:get(i, j) on
-  # Lua 5.4 (overhead.lua's warm_compile and warm_run above are the other two there), and
-  # a compiled call, a saved program's lacc.run and a:get(i, j) on LuaJIT
+  # issue 41: per-call costs, many calls a sample (bench/lacc/percall.lua): host element
+  # access (get, set, a[i], a tuple's a[i], and plain Lua tables beside them) on Lua 5.4
+  # (overhead.lua's warm_compile and warm_run above are the other two there), and a
+  # compiled call, a saved program's lacc.run and the same access rows on LuaJIT
   ROWS="$ROWS get_ij percall_luajit"
   row overhead get_ij env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" LACC_CACHE="$cache" \
     "$LUA54" bench/lacc/percall.lua "" get
