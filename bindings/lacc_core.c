@@ -866,6 +866,19 @@ static int l_tiers(lua_State *L) {
   return push_counts(L, 6, v);
 }
 
+/* tuning(i): the i-th (0-based) tuning's name, value, unit and what it decides, or
+ * nothing past the last. */
+static int l_tuning(lua_State *L) {
+  lacc_tuning_row r;
+  if (!lacc_tuning((int)luaL_checkinteger(L, 1), &r)) return 0;
+  lua_pushstring(L, r.name);
+  if (r.value == (double)(lua_Integer)r.value) lua_pushinteger(L, (lua_Integer)r.value);
+  else lua_pushnumber(L, r.value);
+  lua_pushstring(L, r.unit);
+  lua_pushstring(L, r.what);
+  return 4;
+}
+
 static int l_version(lua_State *L) {
   lua_pushinteger(L, LACC_VERSION_MAJOR);
   lua_pushinteger(L, LACC_VERSION_MINOR);
@@ -931,7 +944,7 @@ static const luaL_Reg funcs[] = {
   { "array_read_png", l_array_read_png }, { "config_get", l_config_get },
   { "config_set", l_config_set }, { "array_get1", l_array_get1 }, { "array_set1", l_array_set1 }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
-  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "device_memory", l_device_memory }, { "tiers", l_tiers }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
+  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "device_memory", l_device_memory }, { "tiers", l_tiers }, { "tuning", l_tuning }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "array_write_png", l_array_write_png }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
   { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node },
   { "set_option", l_set_option }, { "node_param", l_node_param },

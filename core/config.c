@@ -1,4 +1,5 @@
-/* config.c: lacc_config_set and lacc_config_get, the settings of lacc.config.
+/* config.c: lacc_config_set and lacc_config_get, the settings of lacc.config, and
+ * lacc_tuning, the table of base/tune.h.
  *
  * Owns: the names a host may set, the check of each value (a bad one is an error that
  * names the setting, where the environment's is a warning), and the report of every
@@ -127,4 +128,16 @@ char *lacc_config_get(lacc_ctx *ctx) {
   }
   free(v);
   return text;
+}
+
+#define TUNE_ROW(name, value, unit, what) { #name, (double)(value), unit, what },
+static const lacc_tuning_row tunings[] = {
+  LACC_TUNE_INTS(TUNE_ROW) LACC_TUNE_REALS(TUNE_ROW)
+};
+#undef TUNE_ROW
+
+int lacc_tuning(int i, lacc_tuning_row *out) {
+  if (i < 0 || (size_t)i >= sizeof tunings / sizeof tunings[0]) return 0;
+  *out = tunings[i];
+  return 1;
 }

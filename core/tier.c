@@ -17,24 +17,8 @@
 #include "cpu/pool.h"
 #include "base/text.h"
 
-/* Runs of at most this many elements go to the interpreter while a program has no code
- * (it takes 0.1-0.5 us an element here, a fast-tier build 20-40 ms). */
-#define INTERP_WORK 8192
-/* Interpreter time after which a program's runs are worth a fast-tier build; also the
- * budget of one run sent to the interpreter for its small inputs: its work may be far
- * more than they say (a large generate, a scalar argument, a loop), and past this it is
- * stopped and run again on compiled code. */
-#define FAST_BUILD_S 0.03
-/* The interpreter's seconds per element before a program has measured its own. */
-#define INTERP_PER 200e-9
-/* The fast tier's seconds per element of work before a program has measured its own
- * (tcc's code here: 1.3 ns an element of saxpy, 10 ns a step of the matrix product's
- * inner loop). */
-#define FAST_PER 5e-9
-/* How much faster the optimised build runs than the fast tier's, assumed (tcc's code
- * against gcc -O3's on the benchmarks: 3x on Black-Scholes, 6x saxpy, 60x the blur,
- * 500x the matrix product's tiles). */
-#define OPT_GAIN 3.0
+/* The thresholds (TUNE_INTERP_WORK, TUNE_FAST_BUILD_S, the paces and the gain) are
+ * base/tune.h's, with what each decides. */
 
 /* Whether P (or a loop's plan in it) folds or scans rows of a result of rank 1 or more:
  * each element is then a loop over a row, whose length the run's work does not count. */
@@ -59,9 +43,9 @@ static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_st
   if (rc != LACC_OK || tier == TIER_OPT) return rc;   /* the steady state: nothing more */
   int mode = cpu_tier_mode();
   if (mode == TIER_MODE_OPT) return exec_tier(ctx, ops, P, WANT_OPT, how, &left);
-  double per = ts->interp_work > 0 ? ts->interp_s / ts->interp_work : INTERP_PER;
-  if (mode == TIER_MODE_AUTO && tier == TIER_NONE && work >= 0 && work <= INTERP_WORK &&
-      ts->interp_s < FAST_BUILD_S && !ts->overran) {
+  double per = ts->interp_work > 0 ? ts->interp_s / ts->interp_work : TUNE_INTERP_PER;
+  if (mode == TIER_MODE_AUTO && tier == TIER_NONE && work >= 0 && work <= TUNE_INTERP_WORK &&
+      ts->interp_s < TUNE_FAST_BUILD_S && !ts->overran) {
     *how = RUN_INTERP;
     return LACC_OK;
   }
@@ -79,8 +63,9 @@ static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_st
   }
   if (mode == TIER_MODE_AUTO && work > 0) {   /* wait for cc where that is quicker */
     double fast = ts->fast_work > 0 ? ts->fast_s / ts->fast_work * (double)work
-                                    : FAST_PER * (double)work * (folds_rows(P) ? (double)span : 1);
-    if (left + fast / OPT_GAIN < fast) rc = exec_tier(ctx, ops, P, WANT_OPT, how, &left);
+                                    : TUNE_FAST_PER * (double)work *
+                                          (folds_rows(P) ? (double)span : 1);
+    if (left + fast / TUNE_OPT_GAIN < fast) rc = exec_tier(ctx, ops, P, WANT_OPT, how, &left);
   }
   return rc;
 }
@@ -92,9 +77,8 @@ static int choose(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const tier_st
  * run): once the kernel under way has run a while, its pace so far says how long it has
  * left, and where waiting for cc and running again on its code is quicker, the run stops
  * to wait (and its thread helps build: the cores it held go to cc). The check is one
- * atomic load a chunk, the clock every WATCH_S; the lock only once a build has finished
- * or the run's pace says to look. */
-#define WATCH_S 0.01
+ * atomic load a chunk, the clock every TUNE_WATCH_S; the lock only once a build has
+ * finished or the run's pace says to look. */
 typedef struct {
   const kplan *P;
   atomic_long seen;
@@ -103,14 +87,14 @@ typedef struct {
 } opt_watch;
 
 /* Whether the fast run's kernel under way, at its pace so far, would take longer to
- * finish than cc's build and a run on its code (OPT_GAIN faster, from the start). */
+ * finish than cc's build and a run on its code (TUNE_OPT_GAIN faster, from the start). */
 static int quicker_to_wait(opt_watch *w) {
   double share, s;
   if (!pool_progress(&share, &s) || s < atomic_load(&w->next_look)) return 0;
-  atomic_store(&w->next_look, s + WATCH_S);
+  atomic_store(&w->next_look, s + TUNE_WATCH_S);
   if (share <= 0) return 0;
   double left = s * (1 - share) / share, whole = s + left;
-  return cpu_code_opt_left(w->P->code) + whole / OPT_GAIN < left;
+  return cpu_code_opt_left(w->P->code) + whole / TUNE_OPT_GAIN < left;
 }
 
 static int opt_ready(void *arg) {
@@ -141,8 +125,8 @@ static int run_yielding(lacc_ctx *ctx, int how, const backend_ops *ops, kplan *P
   return *yielded ? LACC_OK : rc;
 }
 
-/* The interpreter's time is up (FAST_BUILD_S since arg, a start time). */
-static int past_budget(void *arg) { return seconds_since(arg) > FAST_BUILD_S; }
+/* The interpreter's time is up (TUNE_FAST_BUILD_S since arg, a start time). */
+static int past_budget(void *arg) { return seconds_since(arg) > TUNE_FAST_BUILD_S; }
 
 static const char *tier_name(int how) {
   return how == RUN_INTERP ? "the interpreter" : how == TIER_FAST ? "the fast tier's kernels"
@@ -182,7 +166,7 @@ char *tier_describe(lacc_ctx *ctx, const kplan *P) {
   else text_put(&b, "-- code: not in the cache: runs of up to %d input elements start on the "
                 "interpreter (for at most %.0f ms: past that on compiled code), larger ones on "
                 "the fast tier's kernels (tcc), while cc builds the optimised kernels in the "
-                "background (LACC_TIER=auto)\n", INTERP_WORK, FAST_BUILD_S * 1e3);
+                "background (LACC_TIER=auto)\n", TUNE_INTERP_WORK, TUNE_FAST_BUILD_S * 1e3);
   return text_finish(ctx, &b);
 }
 
@@ -206,7 +190,7 @@ int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, t
     ts->overran = 1;   /* its runs go to compiled code from now on */
     if (verbose())
       fprintf(stderr, "lacc: a program's run took the interpreter over %.0f ms: it runs on "
-              "compiled code instead\n", FAST_BUILD_S * 1e3);
+              "compiled code instead\n", TUNE_FAST_BUILD_S * 1e3);
     rc = choose(ctx, ops, P, ts, work, span, &how);
     if (rc != LACC_OK) return rc;
   }
@@ -222,7 +206,7 @@ int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, t
   if (how == TIER_FAST && cpu_tier_mode() == TIER_MODE_AUTO && ctx->run.depth == 0) {
     opt_watch w = { .P = P };
     atomic_init(&w.seen, cpu_builds_done());
-    atomic_init(&w.next_look, WATCH_S);
+    atomic_init(&w.next_look, TUNE_WATCH_S);
     atomic_init(&w.wait, 0);
     int yielded;
     rc = run_yielding(ctx, TIER_FAST, ops, P, ast, opt_ready, &w, args, out, &yielded);

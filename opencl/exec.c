@@ -514,10 +514,6 @@ static int launch_in(exec *X, int fn, int64_t nch, size_t local, int64_t p0, int
   return launch_part(X, fn, nch, 0, nch, local, p0, p1, p2, p3);
 }
 
-/* Elements one launch covers at most when a step is long: the host looks between
- * launches, to report progress and to stop a run asked to (lacc_interrupt, SIGINT). */
-#define BATCH_WORK (1 << 22)
-
 /* The work-items of a long launch in batches, each waited for; then progress, and the
  * stop request, if any, as the step's error. */
 static int launch_batches(exec *X, int fn, int64_t nch, int64_t nb, size_t local, int64_t p0,
@@ -535,7 +531,7 @@ static int launch_batches(exec *X, int fn, int64_t nch, int64_t nb, size_t local
 }
 
 /* Function fn over nch work-items covering `work` elements: in one launch, or in
- * batches of about BATCH_WORK elements (each keeping enough work-items to fill the
+ * batches of about TUNE_CL_BATCH_WORK elements (each keeping enough work-items to fill the
  * device). On a CPU device work-groups of one work-item: each takes a chunk anyway, and
  * PoCL compiles a kernel once per work-group size (a size of its choosing would vary
  * with the global size and cost a build each time). */
@@ -543,7 +539,7 @@ static int launch(exec *X, int fn, int64_t nch, int64_t work, int64_t p0, int64_
                   int64_t p2, int64_t p3) {
   size_t local = X->cp->info->is_cpu ? 1 : 0;
   int64_t fill = X->cp->info->is_cpu ? X->cp->info->compute_units : 256;
-  int64_t nb = work / BATCH_WORK, most = nch / (fill > 0 ? fill : 1);
+  int64_t nb = work / TUNE_CL_BATCH_WORK, most = nch / (fill > 0 ? fill : 1);
   if (nb > most) nb = most;
   if (nb <= 1) return launch_in(X, fn, nch, local, p0, p1, p2, p3);
   return launch_batches(X, fn, nch, nb, local, p0, p1, p2, p3);
@@ -658,26 +654,22 @@ static int alloc_out(exec *X, const pstep *st, int slot, const int64_t *ext) {
  * chunk (PoCL runs a work-item's loop vectorised), and more for long arrays so that
  * launches can be batched (launch); on a GPU one element each, up to a bound past which
  * work-items take several. */
-#define CPU_GRAIN 4096
-#define GPU_ITEMS (1 << 22)
-#define CHUNK_MOST (1 << 18)
-#define PARTS_MOST (1 << 16)
 static int64_t items_for(const exec *X, int64_t n) {
   if (n <= 0) return 0;
   if (X->serial) return 1;
-  if (!X->cp->info->is_cpu) return n < GPU_ITEMS ? n : GPU_ITEMS;
-  if (n <= CPU_GRAIN) return 1;
+  if (!X->cp->info->is_cpu) return n < TUNE_CL_GPU_ITEMS ? n : TUNE_CL_GPU_ITEMS;
+  if (n <= TUNE_CL_CPU_GRAIN) return 1;
   int64_t c = (int64_t)X->cp->info->compute_units * 8;
-  if (c < n / CHUNK_MOST) c = n / CHUNK_MOST;
-  return n / CPU_GRAIN < c ? n / CPU_GRAIN : c;
+  if (c < n / TUNE_CL_CHUNK_MOST) c = n / TUNE_CL_CHUNK_MOST;
+  return n / TUNE_CL_CPU_GRAIN < c ? n / TUNE_CL_CPU_GRAIN : c;
 }
 
 /* Chunks of a few long rows (fold partials, scan passes): as on the cpu backend. */
-#define PART_GRAIN 32768
 static int64_t parts_for(const exec *X, int64_t n) {
   int64_t c = (int64_t)(X->cp->info->is_cpu ? X->cp->info->compute_units * 4 : 1024);
-  if (c < n / CHUNK_MOST) c = n / CHUNK_MOST < PARTS_MOST ? n / CHUNK_MOST : PARTS_MOST;
-  return n / PART_GRAIN < c ? n / PART_GRAIN : c;
+  if (c < n / TUNE_CL_CHUNK_MOST)
+    c = n / TUNE_CL_CHUNK_MOST < TUNE_PARTS_MOST ? n / TUNE_CL_CHUNK_MOST : TUNE_PARTS_MOST;
+  return n / TUNE_PART_GRAIN < c ? n / TUNE_PART_GRAIN : c;
 }
 
 static int units(const exec *X) {
@@ -693,11 +685,6 @@ static int run_rows(exec *X, const pstep *st, int64_t R, int64_t work) {
   int rc = launch(X, st->fn_body, nch, work, 0, R, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
-
-/* Folds in work-groups (GPUs): many short chunks, a work-item each, whose partials one
- * work-group then combines in local memory (FN_GROUP). */
-#define GROUP_CHUNK 256
-#define GROUP_PARTS (1 << 16)
 
 /* A contraction in tiles of LACC_GTILE x LACC_GTILE outputs (FN_GTILE): a work-group
  * each, numbered row-major over each batch's Q rows of J outputs. */
@@ -738,12 +725,13 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
   if (!lanes && cp->tiles && st->fn_gtile >= 0 && !X->serial && R >= LACC_GROUP && n > 0)
     return run_gtiles(X, st, R);
   int grouped = cp->groups && st->fn_group >= 0 && !st->ordered && R < units(X) &&
-                n / GROUP_CHUNK >= (int64_t)cp->group_size;
-  int part = grouped || (n >= 2 * PART_GRAIN && !st->ordered && R < units(X));
+                n / TUNE_CL_GROUP_CHUNK >= (int64_t)cp->group_size;
+  int part = grouped || (n >= 2 * TUNE_PART_GRAIN && !st->ordered && R < units(X));
   if (!part && lanes) return run_tiles(X, st, R, n);
   if (!part || X->serial) return run_rows(X, st, R, R * (n + 1));
-  int64_t nch = !grouped ? parts_for(X, n) : n / GROUP_CHUNK < GROUP_PARTS ? n / GROUP_CHUNK
-                                                                          : GROUP_PARTS;
+  int64_t nch = !grouped ? parts_for(X, n)
+                 : n / TUNE_CL_GROUP_CHUNK < TUNE_CL_GROUP_PARTS ? n / TUNE_CL_GROUP_CHUNK
+                                                                 : TUNE_CL_GROUP_PARTS;
   int rc = alloc_out(X, st, st->partial, &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
     rc = launch(X, st->fn_part, nch, n, o, 0, n, 0);
@@ -762,7 +750,7 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
   int64_t m = X->d[st->out]->ext[st->rank - 1];
   int64_t R = m > 0 ? X->d[st->out]->size / m : 0;
   if (R == 0) return LACC_OK;
-  if (R >= units(X) || n < 2 * PART_GRAIN || st->ordered || X->serial)
+  if (R >= units(X) || n < 2 * TUNE_PART_GRAIN || st->ordered || X->serial)
     return run_rows(X, st, R, R * (n + 1));
   int64_t nch = parts_for(X, n);
   int rc = alloc_out(X, st, st->partial, &nch);
@@ -782,14 +770,13 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
  * ones need the device's 64-bit atomics) and, on a CPU device, the targets are many (as
  * on the cpu backend: on few, the cores would contend for the same lines), else in order
  * by one work-item. */
-#define PERMUTE_SPREAD (1 << 16)
 static int run_permute(exec *X, const pstep *st, int64_t nsrc) {
   int64_t size = X->d[st->out]->size;
   int rc = launch(X, st->fn_body, items_for(X, size), size, 0, size, 0, 0);
   if (rc != LACC_OK || nsrc == 0) return rc == LACC_OK ? checked(X) : rc;
   const pslot *ps = &X->P->slots[st->out];
   int wide = ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64;
-  int spread = (!X->cp->info->is_cpu || size >= PERMUTE_SPREAD) && !X->serial;
+  int spread = (!X->cp->info->is_cpu || size >= TUNE_PERMUTE_SPREAD) && !X->serial;
   if (st->atomic && spread && (!wide || X->cp->i64_atomics))
     rc = launch(X, st->fn_ascatter, items_for(X, nsrc), nsrc, 0, nsrc, 0, 0);
   else
@@ -985,10 +972,10 @@ static void describe_fold(text *b, const clprog *cp, const pstep *st) {
   if (cp->groups && st->fn_group >= 0)
     text_put(b, "    fewer rows than work-items can share, %d elements or more each: chunks "
              "of %d, a work-item each, combined in order by a work-group tree in local "
-             "memory\n", GROUP_CHUNK * LACC_GROUP, GROUP_CHUNK);
+             "memory\n", TUNE_CL_GROUP_CHUNK * LACC_GROUP, TUNE_CL_GROUP_CHUNK);
   else
     text_put(b, "    fewer rows than compute units, %d elements or more each: chunk partials, "
-             "then one work-item combines them in order\n", 2 * PART_GRAIN);
+             "then one work-item combines them in order\n", 2 * TUNE_PART_GRAIN);
   text_put(b, "    otherwise: a work-item's rows in order\n");
 }
 
@@ -1006,7 +993,7 @@ static void describe_step(text *b, const clprog *cp, const kplan *P, const pstep
   case SK_SCAN:
     text_put(b, "  a%d (scan): fewer rows than compute units, %d elements or more each: chunk "
              "totals, their scan, each chunk again from its start; otherwise a work-item's "
-             "rows in order\n", st->out, 2 * PART_GRAIN);
+             "rows in order\n", st->out, 2 * TUNE_PART_GRAIN);
     return;
   case SK_PERMUTE:
     text_put(b, "  a%d (permute): the defaults in %s; then the source scattered %s\n", st->out,

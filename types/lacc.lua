@@ -1220,4 +1220,9 @@ function lacc.device_memory() end
 ---@return {interp: integer, fast: integer, opt: integer, fast_builds: integer, builds: integer, failed: integer}
 function lacc.tiers() end
 
+---the thresholds and sizes that steer lacc's choices (core/base/tune.h): t[k] in a fixed
+---order, and t[name], each {name, value, unit, what}
+---@return table<integer|string, {name: string, value: number, unit: string, what: string}>
+function lacc.tuning() end
+
 return lacc

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "lacc.h"
+#include "base/tune.h"
 
 /* Largest element count: keeps every byte size and index computation far from overflow.
  * The other limits are public (lacc.h). */
@@ -23,8 +24,8 @@
 /* Generated code past LACC_OPT_SOURCE takes an optimising compiler minutes (gcc: 65 s at
  * -O1 for a 4.7 MB match of 4096 constructors, 6 s at -O0): it is compiled without
  * optimisation. Past LACC_MAX_SOURCE a program is refused rather than left to hang. */
-#define LACC_OPT_SOURCE ((size_t)2 << 20)
-#define LACC_MAX_SOURCE ((size_t)16 << 20)
+#define LACC_OPT_SOURCE ((size_t)TUNE_OPT_SOURCE)
+#define LACC_MAX_SOURCE ((size_t)TUNE_MAX_SOURCE)
 
 /* ---- scalars and values (type.c) ---- */
 typedef enum {

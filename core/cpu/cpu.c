@@ -78,34 +78,26 @@ static void run_part(void *arg, int64_t c) {
   l->fn(l->S, l->rt, l->seg, chunk_lo(l, c), chunk_lo(l, c + 1), c, NULL);
 }
 
-#define GRAIN 4096
-#define PART_GRAIN 32768
-/* The most elements of a chunk: a run stops (lacc_interrupt, SIGINT) only between
- * chunks; 2^14 elements take microseconds of simple code, milliseconds of heavy code
- * (a loop per element), and each chunk costs about as much as a few elements. */
-#define CHUNK_MOST (1 << 14)
-/* The most fold and scan partials of a row (their memory: 2^16 elements). */
-#define PARTS_MOST (1 << 16)
-
 /* Chunks for n elements: one below a grain (no thread hand-off for small work),
- * else several per thread so uneven elements balance, and none past CHUNK_MOST. */
+ * else several per thread so uneven elements balance, and none past TUNE_CPU_CHUNK_MOST. */
 static int64_t chunks_for(int64_t n, int64_t grain) {
   if (n <= grain) return 1;
   int64_t c = (int64_t)pool_threads() * 8;
-  if (c < n / CHUNK_MOST) c = n / CHUNK_MOST;
+  if (c < n / TUNE_CPU_CHUNK_MOST) c = n / TUNE_CPU_CHUNK_MOST;
   return n / grain < c ? n / grain : c;
 }
 
-/* Partials of a row of n elements (n >= 2 * PART_GRAIN): a few per thread, more for a
+/* Partials of a row of n elements (n >= 2 * TUNE_PART_GRAIN): a few per thread, more for a
  * long row so that it reaches a chunk boundary often. */
 static int64_t parts_for(int64_t n) {
   int64_t c = (int64_t)pool_threads() * 4;
-  if (c < n / CHUNK_MOST) c = n / CHUNK_MOST < PARTS_MOST ? n / CHUNK_MOST : PARTS_MOST;
-  return n / PART_GRAIN < c ? n / PART_GRAIN : c;
+  if (c < n / TUNE_CPU_CHUNK_MOST)
+    c = n / TUNE_CPU_CHUNK_MOST < TUNE_PARTS_MOST ? n / TUNE_CPU_CHUNK_MOST : TUNE_PARTS_MOST;
+  return n / TUNE_PART_GRAIN < c ? n / TUNE_PART_GRAIN : c;
 }
 
 static void parallel(const kslot *S, lacc_krt *rt, kfn_ptr fn, int64_t n) {
-  launch l = { S, rt, fn, n, chunks_for(n, GRAIN), 0 };
+  launch l = { S, rt, fn, n, chunks_for(n, TUNE_CPU_GRAIN), 0 };
   pool_run(l.nchunks, run_range, &l);
 }
 
@@ -152,20 +144,22 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   if (R == 0) return LACC_OK;
   /* Partials split a segment over the threads; with per-lane accumulators (st->lanes)
    * they also pay on one thread, and for a few long segments. */
-  int part = n >= 2 * PART_GRAIN && !st->ordered &&
+  int part = n >= 2 * TUNE_PART_GRAIN && !st->ordered &&
              ((R < threads && threads > 1) || (st->lanes && R <= 4 * threads));
   int64_t J = st->rank > 0 ? E->S[st->out].ext[st->rank - 1] : 0;
   if (!part && st->fn_tile >= 0 && J >= st->tile_lanes) {
     /* tiles of tile_lanes outputs, one per vector lane (lower_tile.c) */
     int64_t lw = st->tile_lanes, rows = st->tile_rows;
     int64_t tiles = (R / J + rows - 1) / rows * ((J + lw - 1) / lw);
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn_tile], tiles, chunks_for(R * (n + 1), GRAIN), 0 };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn_tile], tiles,
+                 chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
     if (l.nchunks > tiles) l.nchunks = tiles;
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
   }
   if (!part) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn_body], R,
+                 chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
     if (l.nchunks > R) l.nchunks = R;
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
@@ -195,8 +189,9 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   int64_t R = m > 0 ? E->S[st->out].size / m : 0;
   int threads = pool_threads();
   if (R == 0) return LACC_OK;
-  if (R >= threads || n < 2 * PART_GRAIN || threads == 1 || st->ordered) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn_body], R, chunks_for(R * (n + 1), GRAIN), 0 };
+  if (R >= threads || n < 2 * TUNE_PART_GRAIN || threads == 1 || st->ordered) {
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn_body], R,
+                 chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
     if (l.nchunks > R) l.nchunks = R;
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
@@ -219,9 +214,6 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   return rc;
 }
 
-/* Below this many targets, threads would mostly contend for the same cache lines. */
-#define PERMUTE_SPREAD (1 << 16)
-
 static int private_off(void) {
   return !setting_switch("LACC_PRIVATE", 1);
 }
@@ -241,7 +233,8 @@ static void run_merge(void *arg, int64_t c) {     /* targets, from seg copies */
  * then the copies are combined into the defaults in parallel over the targets. */
 static int permute_private(exec *E, const pstep *st, int64_t nsrc) {
   int64_t n = E->S[st->out].size, copies = pool_threads();
-  if (copies > nsrc / GRAIN) copies = nsrc / GRAIN > 1 ? nsrc / GRAIN : 1;
+  if (copies > nsrc / TUNE_CPU_GRAIN)
+    copies = nsrc / TUNE_CPU_GRAIN > 1 ? nsrc / TUNE_CPU_GRAIN : 1;
   int64_t ext = copies * (n + LACC_PRIVATE_GAP);
   int rc = alloc_out(E, st, st->partial, &ext);
   if (rc != LACC_OK) return rc;
@@ -249,7 +242,8 @@ static int permute_private(exec *E, const pstep *st, int64_t nsrc) {
   pool_run(copies, run_private, &l);
   rc = checked(E);
   if (rc == LACC_OK) {
-    launch m = { E->S, &E->rt.abi, E->fns[st->fn_pmerge], n, chunks_for(n * copies, GRAIN), copies };
+    launch m = { E->S, &E->rt.abi, E->fns[st->fn_pmerge], n,
+                 chunks_for(n * copies, TUNE_CPU_GRAIN), copies };
     pool_run(m.nchunks, run_merge, &m);
     rc = checked(E);
   }
@@ -267,16 +261,17 @@ static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
   int rc = checked(E);
   if (rc != LACC_OK || nsrc == 0) return rc;
   int64_t n = E->S[st->out].size;
-  if (st->fn_pscatter >= 0 && n < PERMUTE_SPREAD && nsrc >= 2 * n && nsrc >= 2 * GRAIN &&
+  if (st->fn_pscatter >= 0 && n < TUNE_PERMUTE_SPREAD && nsrc >= 2 * n &&
+      nsrc >= 2 * TUNE_CPU_GRAIN &&
       pool_threads() > 1 && !private_off())
     return permute_private(E, st, nsrc);
-  if (st->atomic && E->atomics && n >= PERMUTE_SPREAD && pool_threads() > 1) {
+  if (st->atomic && E->atomics && n >= TUNE_PERMUTE_SPREAD && pool_threads() > 1) {
     parallel(E->S, &E->rt.abi, E->fns[st->fn_ascatter], nsrc);
     return checked(E);
   }
   /* in order, a chunk at a time (a stop request is seen between them) */
-  for (int64_t lo = 0; lo < nsrc && rc == LACC_OK; lo += CHUNK_MOST) {
-    int64_t hi = nsrc - lo > CHUNK_MOST ? lo + CHUNK_MOST : nsrc;
+  for (int64_t lo = 0; lo < nsrc && rc == LACC_OK; lo += TUNE_CPU_CHUNK_MOST) {
+    int64_t hi = nsrc - lo > TUNE_CPU_CHUNK_MOST ? lo + TUNE_CPU_CHUNK_MOST : nsrc;
     E->fns[st->fn_scatter](E->S, &E->rt.abi, lo, hi, 0, 0, NULL);
     rc = checked(E);
   }

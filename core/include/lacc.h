@@ -88,6 +88,14 @@ typedef struct lacc_tiers {
   int64_t fast_builds, builds, failed;
 } lacc_tiers;
 
+/* One of the thresholds and sizes that steer lacc's choices (lacc_tuning): its name,
+ * value, unit and what it decides. */
+typedef struct lacc_tuning_row {
+  const char *name;
+  double value;
+  const char *unit, *what;
+} lacc_tuning_row;
+
 int lacc_abi_version(void);
 
 /* A context belongs to one thread at a time (one per Lua state). Handles made in a
@@ -206,6 +214,8 @@ char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
 char *lacc_devices(lacc_ctx *ctx);
 void lacc_device_memory(lacc_devmem *out);
 void lacc_tier_counts(lacc_tiers *out);
+/* The i-th (0-based) tuning into *out: 1, or 0 past the last. */
+int lacc_tuning(int i, lacc_tuning_row *out);
 /* The strategy for arrays made from now on in this context (default "compact"). */
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);

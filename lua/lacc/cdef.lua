@@ -46,6 +46,11 @@ typedef struct lacc_tiers {
   int64_t interp, fast, opt;
   int64_t fast_builds, builds, failed;
 } lacc_tiers;
+typedef struct lacc_tuning_row {
+  const char *name;
+  double value;
+  const char *unit, *what;
+} lacc_tuning_row;
 int lacc_abi_version(void);
 lacc_ctx *lacc_ctx_new(void);
 void lacc_ctx_release(lacc_ctx *ctx);
@@ -104,6 +109,7 @@ char *lacc_layout(lacc_ctx *ctx, const char *type, const char *strategy);
 char *lacc_devices(lacc_ctx *ctx);
 void lacc_device_memory(lacc_devmem *out);
 void lacc_tier_counts(lacc_tiers *out);
+int lacc_tuning(int i, lacc_tuning_row *out);
 int lacc_set_layout(lacc_ctx *ctx, const char *strategy);
 const char *lacc_array_layout(const lacc_array *a);
 int lacc_config_set(lacc_ctx *ctx, const char *name, const char *value);

@@ -138,6 +138,13 @@ function M.tiers()
          tonumber(t.builds), tonumber(t.failed)
 end
 
+local tuning_box = ffi.new("lacc_tuning_row[1]")
+function M.tuning(i)
+  if C.lacc_tuning(i, tuning_box) == 0 then return end
+  local r = tuning_box[0]
+  return ffi.string(r.name), tonumber(r.value), ffi.string(r.unit), ffi.string(r.what)
+end
+
 function M.array_new(t, shape)
   local rank = #shape
   if rank > MAX_RANK then

@@ -216,6 +216,19 @@ function F.tiers()
            builds = builds, failed = failed }
 end
 
+-- tuning() -> the thresholds and sizes that steer lacc's choices, in a fixed order:
+-- t[k] = { name =, value =, unit =, what = }, and t[name] the same record.
+function F.tuning()
+  local t, i = {}, 0
+  while true do
+    local name, value, unit, what = core.tuning(i)
+    if name == nil then return t end
+    local r = { name = name, value = value, unit = unit, what = what }
+    t[#t + 1], t[name] = r, r
+    i = i + 1
+  end
+end
+
 -- memory() -> bytes of host memory held by this Lua state's arrays (results, inputs and
 -- the arrays programs keep); it falls when arrays are freed or collected.
 function F.memory() return core.bytes() end

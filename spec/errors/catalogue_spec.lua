@@ -1171,7 +1171,7 @@ end)
 -- take anything or nothing.
 it("the catalogue misuses every function of lacc", function()
   local takes_anything = { devices = true, transfers = true, memory = true, device_memory = true,
-                           tiers = true,
+                           tiers = true, tuning = true,
                            is_collection = true,
                            ignore = true, _VERSION = true, binding = true }
   for _, t in ipairs { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64" } do

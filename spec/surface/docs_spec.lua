@@ -145,12 +145,39 @@ describe("documentation examples", function()
   end
 end)
 
+local function read_guide()
+  local f = assert(io.open("docs/guide.md"))
+  local text = f:read("a") or f:read("*a")
+  f:close()
+  return text
+end
+
+describe("the tunings table in docs/guide.md", function()
+  it("is lacc.tuning(), row by row, in its order", function()
+    local lacc = require "lacc"
+    local text = read_guide()
+    local rows = {}
+    local table_text = text:match("| name | value | unit | what it decides |\n  |%-+|%-+|%-+|%-+|\n(.-)\n\n")
+    assert.truthy(table_text, "no tunings table in the guide")
+    for name, value, unit, what in table_text:gmatch("| `([%w_]+)` | ([^|]-) | ([^|]-) | ([^|]-) |") do
+      rows[#rows + 1] = { name = name, value = tonumber(value), unit = unit, what = what }
+    end
+    local t = lacc.tuning()
+    assert.are.equal(#t, #rows)
+    for k, r in ipairs(t) do
+      assert.are.same({ name = r.name, value = r.value, unit = r.unit, what = r.what }, rows[k])
+      assert.are.equal(r, t[r.name])
+    end
+    -- the numbers the guide's prose gives for the tiers are the table's
+    assert.truthy(text:find("at most " .. t.INTERP_WORK.value .. " input elements", 1, true))
+    assert.truthy(text:find(("for\n  at most %.0f ms"):format(t.FAST_BUILD_S.value * 1e3), 1, true))
+  end)
+end)
+
 describe("the reference in docs/guide.md", function()
   it("names every function of lacc, and nothing else", function()
     local lacc = require "lacc"
-    local f = assert(io.open("docs/guide.md"))
-    local text = f:read("a") or f:read("*a")
-    f:close()
+    local text = read_guide()
     local ref = text:match("\n## Reference\n(.*)$")
     assert.truthy(ref, "docs/guide.md has a Reference section")
     local named = {}
