@@ -1053,8 +1053,21 @@ static int cl_is_cpu(lacc_ctx *ctx, const char *spec) {
 static void cl_release_code(kplan *P) { cl_release(P->code); }
 
 const backend_ops opencl_backend = {
-  "opencl", cl_compile, cl_release_code, cl_begin, NULL, cl_input, cl_step, cl_test,
-  cl_alias, cl_drop, cl_output, cl_finish, cl_end, NULL, cl_sort, cl_describe, cl_is_cpu, NULL,
+  .name = "opencl",
+  .compile = cl_compile,
+  .release = cl_release_code,
+  .begin = cl_begin,
+  .input = cl_input,
+  .step = cl_step,
+  .test = cl_test,
+  .alias = cl_alias,
+  .drop = cl_drop,
+  .output = cl_output,
+  .finish = cl_finish,
+  .end = cl_end,
+  .sort = cl_sort,
+  .describe = cl_describe,
+  .device_is_cpu = cl_is_cpu,
 };
 
 char *lacc_devices(lacc_ctx *ctx) {

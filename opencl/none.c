@@ -28,8 +28,10 @@ static void *none_begin(lacc_ctx *ctx, const kplan *P) {
 }
 
 const backend_ops opencl_backend = {
-  "opencl", none_compile, none_release, none_begin, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-  NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+  .name = "opencl",
+  .compile = none_compile,
+  .release = none_release,
+  .begin = none_begin,
 };
 
 char *lacc_devices(lacc_ctx *ctx) {

@@ -1,8 +1,10 @@
 /* cpu.c: the CPU backend: a plan's C (built by compile.c) run on the pool.
  *
- * Owns: executing a plan: shapes, allocation, parallel loops, fold partials, run-time
- * checks raised as errors after the kernel that failed, release of intermediates after
- * their last use; the backend's table of operations.
+ * Owns: a kernel step of a plan on the host: its shape, its output's allocation, its
+ * parallel loops (fold partials, private permute copies), its run-time checks raised as
+ * errors after the kernel that failed; the backend's table of operations. The walk over
+ * the plan's steps, and the release of intermediates after their last use, are
+ * kir/exec.c's.
  * Must not: compile or cache code (compile.c), lower or print code (lower.c, emit_c.c)
  * or decide what fuses.
  */
@@ -463,6 +465,19 @@ static int cpu_tier(lacc_ctx *ctx, kplan *P, int want, int *tier, double *left) 
 }
 
 const backend_ops cpu_backend = {
-  "cpu", cpu_compile, cpu_release, cpu_begin, cpu_hooks, cpu_input, cpu_step, cpu_test,
-  cpu_alias, cpu_drop, cpu_output, cpu_finish, cpu_end, pool_run, NULL, NULL, NULL, cpu_tier,
+  .name = "cpu",
+  .compile = cpu_compile,
+  .release = cpu_release,
+  .begin = cpu_begin,
+  .hooks = cpu_hooks,
+  .input = cpu_input,
+  .step = cpu_step,
+  .test = cpu_test,
+  .alias = cpu_alias,
+  .drop = cpu_drop,
+  .output = cpu_output,
+  .finish = cpu_finish,
+  .end = cpu_end,
+  .parallel = pool_run,
+  .tier = cpu_tier,
 };
