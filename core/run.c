@@ -17,6 +17,8 @@
 #include "base/vec.h"
 #include "base/settings.h"
 
+typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;  /* the backend a program is for */
+
 /* A program ready to run: its AST and, on a compiled backend, its plan (with its
  * kernels: plan.code, and its loops' nested plans). */
 struct lacc_program {
@@ -39,10 +41,13 @@ static const backend_ops *ops_of(backend_kind b) {
   return b == B_OPENCL ? &opencl_backend : &cpu_backend;
 }
 
-/* Whether backend b's kernels for `device` run on a CPU (lowering shapes code for it). */
-static int cpu_like(lacc_ctx *ctx, backend_kind b, const char *device) {
+/* What backend b's kernels for `device` can run (lowering asks): its table's, and
+ * cpu_like where the device is a CPU. */
+static kcaps caps_of(lacc_ctx *ctx, backend_kind b, const char *device) {
   const backend_ops *ops = ops_of(b);
-  return b == B_CPU || (ops->device_is_cpu != NULL && ops->device_is_cpu(ctx, device));
+  kcaps c = ops->caps;
+  if (!c.cpu_like && ops->device_is_cpu != NULL) c.cpu_like = ops->device_is_cpu(ctx, device);
+  return c;
 }
 
 /* The backend a name asks for; for "opencl:<device>" also the device (malloc'd). */
@@ -133,7 +138,8 @@ static int prepare(lacc_program *p) {
   if (rc != LACC_OK || p->backend == B_INTERP) return rc;
   fusion_mark(&p->ast, p->ctx->fusion);
   p->planned = 1;
-  rc = lower_plan(p->ctx, &p->ast, p->backend, cpu_like(p->ctx, p->backend, p->device), NULL,
+  kcaps caps = caps_of(p->ctx, p->backend, p->device);
+  rc = lower_plan(p->ctx, &p->ast, &caps, NULL,
                   &p->plan);
   return rc == LACC_OK ? exec_compile(p->ctx, ops_of(p->backend), p->device, &p->plan) : rc;
 }
@@ -336,7 +342,8 @@ char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node 
   fusion_mark(&ast, ctx->fusion);
   kplan P;
   char *s = NULL, *src = NULL, *launch = NULL;
-  int rc = lower_plan(ctx, &ast, bk, cpu_like(ctx, bk, device), NULL, &P);
+  kcaps caps = caps_of(ctx, bk, device);
+  int rc = lower_plan(ctx, &ast, &caps, NULL, &P);
   const backend_ops *ops = ops_of(bk);
   if (rc == LACC_OK && bk == B_OPENCL && ops->describe != NULL) {
     launch = ops->describe(ctx, device, &P);

@@ -1054,6 +1054,7 @@ static void cl_release_code(kplan *P) { cl_release(P->code); }
 
 const backend_ops opencl_backend = {
   .name = "opencl",
+  .caps = CL_CAPS,
   .compile = cl_compile,
   .release = cl_release_code,
   .begin = cl_begin,

@@ -7,4 +7,9 @@
 
 typedef struct clprog clprog;
 
+/* What the backend's kernels can run, with or without OpenCL built in (none.c): the same
+ * plans, so explain says the same. */
+#define CL_CAPS { .work_groups = 1, \
+                  .sort_where = "on the device (count, scan and scatter kernels per 8-bit digit)" }
+
 #endif

@@ -29,6 +29,7 @@ static void *none_begin(lacc_ctx *ctx, const kplan *P) {
 
 const backend_ops opencl_backend = {
   .name = "opencl",
+  .caps = CL_CAPS,
   .compile = none_compile,
   .release = none_release,
   .begin = none_begin,

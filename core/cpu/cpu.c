@@ -466,6 +466,8 @@ static int cpu_tier(lacc_ctx *ctx, kplan *P, int want, int *tier, double *left) 
 
 const backend_ops cpu_backend = {
   .name = "cpu",
+  .caps = { .cpu_like = 1, .lane_segments = 1, .private_scatter = 1,
+            .sort_where = "on the host in parallel chunks on the cpu backend's threads" },
   .compile = cpu_compile,
   .release = cpu_release,
   .begin = cpu_begin,

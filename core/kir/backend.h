@@ -23,6 +23,9 @@ enum { TIER_MODE_AUTO, TIER_MODE_FAST, TIER_MODE_OPT };
 
 typedef struct backend_ops {
   const char *name;
+  /* What its kernels can run (lowering asks this); cpu_like is also set for a device
+   * that device_is_cpu says is a CPU. */
+  kcaps caps;
   /* Build P's kernels (P->code) for the device named by `device` (NULL: the default). */
   int (*compile)(lacc_ctx *ctx, const char *device, kplan *P);
   /* Let go of P->code. */

@@ -68,9 +68,7 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
     text_put(b, "sort: a%d = %s of each row of a%d (%s keys), a radix sort %s (at %s)\n",
              st->out, st->sort_keys ? "the keys in order" : "the stable order",
              st->sort_in, P->slots[st->sort_in].type->sig,
-             P->backend == B_CPU ? "on the host in parallel chunks on the cpu backend's threads"
-             : P->backend == B_OPENCL ? "on the device (count, scan and scatter kernels per "
-             "8-bit digit)" : "on the host",
+             P->caps.sort_where != NULL ? P->caps.sort_where : "on the host",
              st->node->where != NULL ? st->node->where : "?");
     return;
   }

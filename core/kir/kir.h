@@ -12,7 +12,18 @@
 
 #include "ast/ast.h"
 
-typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;  /* the backend a plan is for */
+/* What the backend a plan is for can run: lowering asks this, never which backend it is
+ * (each backend's table holds its own: kir/backend.h). */
+typedef struct {
+  int cpu_like;          /* the kernels run on a CPU (the cpu backend, or an OpenCL CPU
+                            device): code shapes for vector units and caches (strips, lane
+                            tiles) are chosen */
+  int work_groups;       /* work-group functions: fold trees (FN_GROUP), contraction tiles
+                            (FN_GTILE) */
+  int lane_segments;     /* a long segment of a commutative fold in per-lane accumulators */
+  int private_scatter;   /* a permute into private copies of its targets, then merged */
+  const char *sort_where;  /* where a sort step runs, for explain (NULL: on the host) */
+} kcaps;
 
 /* ---- instructions: three-address code over variables declared at function level */
 typedef enum {
@@ -219,8 +230,7 @@ typedef struct kplan {
                               kernels' source (and the compile cache) does not vary */
   int nconsts, kcap;
   int nparams;
-  backend_kind backend;    /* that the plan is for (awhile's nested plans use it too) */
-  int cpu_like;            /* for a CPU (the cpu backend, or a CPU device): strips, lane tiles */
+  kcaps caps;              /* of the backend it is for (awhile's nested plans too) */
   void *code;              /* the backend's kernels for it (backend.h: compile, release) */
   int group_words;         /* local words per work-item FN_GROUP functions need */
   struct kblock *mem;      /* arena for IR arguments and lowering scratch */
@@ -231,11 +241,10 @@ void kplan_free(kplan *P);
 void *kplan_alloc(kplan *P, size_t n);
 
 
-/* Lowering (lower.c): the AST (after fusion_mark) into a plan; its nested ASTs (awhile)
- * into nested plans. cpu_like: the kernels run on a CPU (the cpu backend, or an OpenCL
- * CPU device): code shapes for vector units and caches (strips, lane tiles) are chosen.
- * layouts: each parameter's layout (NULL: the parameter nodes'). */
-int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend, int cpu_like,
+/* Lowering (lower.c): the AST (after fusion_mark) into a plan for a backend that can
+ * run what caps says; its nested ASTs (awhile) into nested plans. layouts: each
+ * parameter's layout (NULL: the parameter nodes'). */
+int lower_plan(lacc_ctx *ctx, const ast_arena *ast, const kcaps *caps,
                const layout_strategy *layouts, kplan *P);
 
 /* Check elimination (bounds.c): the comparisons of every function that always have one

@@ -98,11 +98,10 @@ static int plan_results(lower *L, lacc_node *t, const aenv *env) {
   return LACC_OK;
 }
 
-int lower_plan(lacc_ctx *ctx, const ast_arena *ast, backend_kind backend, int cpu_like,
+int lower_plan(lacc_ctx *ctx, const ast_arena *ast, const kcaps *caps,
                const layout_strategy *layouts, kplan *P) {
   kplan_init(P, ctx);
-  P->backend = backend;
-  P->cpu_like = cpu_like;
+  P->caps = *caps;
   lower *L = calloc(1, sizeof *L);
   if (L == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   L->ctx = ctx;

@@ -102,7 +102,7 @@ int lw_step_while(lower *L, lacc_node *t, const aenv *env) {
     /* the condition's and the body's ASTs, nested in this one, planned in turn */
     s->loop[i] = calloc(1, sizeof *s->loop[i]);
     if (s->loop[i] == NULL) oom(L);
-    if (lower_plan(L->ctx, &t->loop[i], L->P->backend, L->P->cpu_like, st, s->loop[i]) != LACC_OK)
+    if (lower_plan(L->ctx, &t->loop[i], &L->P->caps, st, s->loop[i]) != LACC_OK)
       oom(L);
     s = &L->P->steps[k];
   }

@@ -222,7 +222,7 @@ static void shape_facts(lower *L, const lacc_node *t, const aenv *env, const int
  * vectorises as well, without the copy) or the element's code is not straight-line even
  * so. Other ranks unravel the index with divisions, which no vector unit has. */
 static int map_strips(lower *L, const lacc_node *t, const aenv *env, int out, int lo, int hi) {
-  if (!L->P->cpu_like || t->rank != 1 || !strips_on()) return lo;
+  if (!L->P->caps.cpu_like || t->rank != 1 || !strips_on()) return lo;
   strip S;
   kindex k;
   k.lin = k.ix[0] = strip_open(L, &S, t->type, lo, hi);
@@ -326,7 +326,7 @@ void lw_fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
 static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int *sx,
                        const int *oix, int o, int lo, int hi, int *acc) {
   int described = L->describe;
-  if (L->P->cpu_like && strips_on()) {
+  if (L->P->caps.cpu_like && strips_on()) {
     int rest = fold_strips(L, a, env, sx, oix, o, lo, hi, acc);
     if (rest != lo) L->describe = 0;   /* the strips described the elements */
     lo = rest;
@@ -543,7 +543,7 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
     lw_assign(L, t, acc, lw_fold_elem(L, xs, env, sx, oix, o, lw_k_int(L, S_I64, 0)));
     j0 = lw_k_int(L, S_I64, 1);
   }
-  int lanes_seg = L->P->steps[st].lanes && L->P->backend == B_CPU && lanes_on();
+  int lanes_seg = L->P->steps[st].lanes && L->P->caps.lane_segments && lanes_on();
   if (lanes_seg) {   /* a long segment of a commutative primitive: per-lane accumulators */
     int len = lw_k_prim(L, P_SUB, sx[r - 1], j0);
     k_if(L, lw_k_prim(L, P_GE, len, lw_k_int(L, S_I64, 2 * lanes_for(t->scalar))));
@@ -596,7 +596,7 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   lw_accumulate(L, f, t, acc, lw_load_elem(L, part, c), env);
   k_end(L);
   lw_store_elem(L, out, 0, acc);
-  if (L->P->backend == B_OPENCL) fold_group(L, st, a, env);
+  if (L->P->caps.work_groups) fold_group(L, st, a, env);
   lw_fold_tiles(L, st, a, env);
   lw_fold_gtiles(L, st, a, env);
   return out;

@@ -35,7 +35,7 @@ static int marker(lower *L) {
  * stores nothing: every item meets every barrier. A tile never spans two batches, so
  * what varies with the batch alone is the same for the whole work-group. */
 void lw_fold_gtiles(lower *L, int st, const lacc_node *a, const aenv *env) {
-  if (L->P->backend != B_OPENCL || a->kind != K_FOLD) return;   /* fold1 has no kids[2] */
+  if (!L->P->caps.work_groups || a->kind != K_FOLD) return;   /* fold1 has no kids[2] */
   const lacc_node *xs = a->kids[2];
   const lacc_type *t = a->type;
   int r = xs->rank;

@@ -329,7 +329,7 @@ static int identity(lower *L, prim_op p, scalar_kind k) {
 static void permute_private(lower *L, int st, const lacc_node *a, const aenv *env) {
   const lacc_type *t = a->type;
   int p = lw_commutative(a->kids[0], t);
-  if (L->P->backend != B_CPU || p < 0) return;
+  if (!L->P->caps.private_scatter || p < 0) return;
   int out = L->P->steps[st].out;
   int part = lw_new_slot(L, SLOT_PARTIAL, t, 1, lw_out_plan(L, t));
   L->P->steps[st].partial = part;
