@@ -13,7 +13,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "cpu/cpu.h"
-#include "tier.h"
+#include "kir/backend.h"
 #include "base/vec.h"
 #include "base/settings.h"
 
@@ -30,7 +30,6 @@ struct lacc_program {
   int planned;                 /* plan valid */
   kplan plan;
   char *device;                /* opencl: the device asked for (NULL: the default) */
-  tier_state tiers;            /* cpu: what its runs measured, for the choice of code */
   const lacc_node **params;    /* each parameter's node (type, rank, layout) */
   const lacc_node **uses;      /* the lacc_acc_use nodes, one per array (runs hold them) */
   int nuses, ucap;
@@ -157,7 +156,6 @@ static lacc_program *program_alloc(lacc_ctx *ctx, backend_kind b, int nparams) {
   p->ctx = ctx;
   p->nparams = nparams;
   p->backend = b;
-  p->tiers.last = RUN_NONE;
   return p;
 }
 
@@ -257,16 +255,17 @@ static void hold_end(run_hold *h) {
   lacc_program_release(h->p);
 }
 
-/* Run a program on its backend (on the cpu backend, on the code tier.c chooses for the
- * run's arrays); no checks of the arguments. */
+/* Run a program on its backend (the backend's own run where it has one: the cpu
+ * backend's tiers choose the code for the run's arrays); no checks of the arguments. */
 static int program_exec(lacc_ctx *ctx, lacc_program *p, const run_hold *h, lacc_array **out) {
   lacc_array *const *args = h->held;
   if (p->backend == B_INTERP) return interp_run(ctx, &p->ast, args, out);
-  if (p->backend == B_CPU) {
+  const backend_ops *ops = ops_of(p->backend);
+  if (ops->run != NULL) {
     int64_t span, work = hold_work(h, &span);
-    return tier_exec(ctx, &cpu_backend, &p->plan, &p->ast, &p->tiers, work, span, args, out);
+    return ops->run(ctx, ops, &p->plan, &p->ast, work, span, args, out);
   }
-  return exec_plan(ctx, ops_of(p->backend), &p->plan, args, out);
+  return exec_plan(ctx, ops, &p->plan, args, out);
 }
 
 /* Tags written through raw pointers (lacc_array_leaf_data) are checked before any
@@ -345,11 +344,9 @@ char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node 
   kcaps caps = caps_of(ctx, bk, device);
   int rc = lower_plan(ctx, &ast, &caps, NULL, &P);
   const backend_ops *ops = ops_of(bk);
-  if (rc == LACC_OK && bk == B_OPENCL && ops->describe != NULL) {
+  /* the interpreter's explain shows the cpu's kernels but not the code they start on */
+  if (rc == LACC_OK && ops->describe != NULL && (bk == B_OPENCL || (!interp && cpu_available()))) {
     launch = ops->describe(ctx, device, &P);
-    if (launch == NULL) rc = ctx->errcode;
-  } else if (rc == LACC_OK && !interp && cpu_available()) {
-    launch = tier_describe(ctx, &P);
     if (launch == NULL) rc = ctx->errcode;
   }
   if (rc == LACC_OK) {

@@ -16,6 +16,14 @@ def part(obj):
     d = os.path.basename(os.path.dirname(obj))
     return d if d in RANK else "driver"
 
+def source(obj, build):
+    """The source an object file was built from (core/X.c, opencl/X.c for cl_X.o)."""
+    rel = os.path.relpath(obj, os.path.join(build, "obj"))
+    name = os.path.basename(rel)
+    if name.startswith("cl_"):
+        return os.path.join("opencl", name[3:-2] + ".c")
+    return os.path.join("core", rel[:-2] + ".c")
+
 def symbols(obj):
     out = subprocess.run(["nm", "-g", obj], capture_output=True, text=True, check=True).stdout
     defined, used = set(), set()
@@ -29,7 +37,9 @@ def symbols(obj):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    objs = sorted(glob.glob(os.path.join(build, "obj", "**", "*.o"), recursive=True))
+    # an object whose source is gone (a file moved or deleted) is not linked any more
+    objs = sorted(o for o in glob.glob(os.path.join(build, "obj", "**", "*.o"), recursive=True)
+                  if os.path.exists(source(o, build)))
     if not objs:
         print("layers: no object files under %s/obj" % build)
         return 1

@@ -822,7 +822,10 @@ struct cpu_code {
   int64_t longest;
   int nparts;
   part parts[CPU_MAX_PARTS];
+  tier_state tiers;            /* what its runs measured (tier.c) */
 };
+
+tier_state *cpu_code_tiers(cpu_code *c) { return &c->tiers; }
 
 int cpu_tier_mode(void) {
   char v[16];
@@ -924,6 +927,7 @@ int cpu_code_new(lacc_ctx *ctx, char **srcs, const int *first, int nparts, int64
   if (c == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
   c->nfns = first[nparts];
   c->longest = longest;
+  c->tiers.last = RUN_NONE;
   c->nparts = nparts;
   for (int i = 0; i < nparts; i++) {   /* the sources are the code's now */
     c->parts[i].lo = first[i];

@@ -4,6 +4,7 @@
 
 #include "cpu/cpu.h"
 #include "kir/backend.h"
+#include "cpu/tier.h"
 
 /* The code a plan's runs use (compile.c owns it). */
 typedef struct cpu_code cpu_code;
@@ -31,6 +32,8 @@ void **cpu_code_fns(const cpu_code *c, int *atomics);
 int cpu_code_advance(lacc_ctx *ctx, cpu_code *c, int want, int *tier, double *left);
 /* Background builds finished so far, process-wide (lock-free: polled between chunks). */
 long cpu_builds_done(void);
+/* What c's runs measured, for tier.c's choice of code. */
+tier_state *cpu_code_tiers(cpu_code *c);
 /* Whether every part of c's optimised build is finished and loaded or ready to be. */
 int cpu_code_opt_ready(const cpu_code *c);
 /* The seconds c's optimised builds under way will likely still take (0: none). */

@@ -481,5 +481,7 @@ const backend_ops cpu_backend = {
   .finish = cpu_finish,
   .end = cpu_end,
   .parallel = pool_run,
+  .describe = tier_describe,
   .tier = cpu_tier,
+  .run = tier_exec,
 };

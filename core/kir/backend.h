@@ -68,6 +68,12 @@ typedef struct backend_ops {
    * tier built, or the optimised build waited for; *tier: P's code now, *left: seconds
    * its optimised build will likely still take. NULL: compile's code is final. */
   int (*tier)(lacc_ctx *ctx, kplan *P, int want, int *tier, double *left);
+  /* A run of program (ast, P) from the driver, choosing its code itself (the cpu
+   * backend's tiers: the interpreter over ast, the fast tier or the optimised build);
+   * work: the elements of the arrays it reads (-1: none), span: their longest extent.
+   * NULL: exec_plan runs P's code. */
+  int (*run)(lacc_ctx *ctx, const struct backend_ops *ops, kplan *P, const ast_arena *ast,
+             int64_t work, int64_t span, lacc_array *const *args, lacc_array **out);
 } backend_ops;
 
 extern const backend_ops cpu_backend;

@@ -1,4 +1,5 @@
-/* tier.h: which code a run of a cpu program uses (tier.c). */
+/* tier.h: which code a run of a cpu program uses (cpu/tier.c): the cpu backend's `run`
+ * and `describe` (kir/backend.h). */
 #ifndef LACC_TIER_H
 #define LACC_TIER_H
 
@@ -16,13 +17,14 @@ typedef struct {
 enum { RUN_INTERP = -1, RUN_NONE = -2 };
 
 /* Runs program (ast, P) on the code this run should use: the interpreter, the fast tier
- * or the optimised build (tier.c says when); work: the elements of the arrays it reads
- * (-1: none), span: their longest extent. */
-int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, tier_state *ts,
+ * or the optimised build (tier.c says when, from what P's earlier runs measured, kept
+ * with its code); work: the elements of the arrays it reads (-1: none), span: their
+ * longest extent. */
+int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const ast_arena *ast,
               int64_t work, int64_t span, lacc_array *const *args, lacc_array **out);
 
 /* For explain on the cpu backend: the code P's runs would start on, as text (malloc'd;
- * empty under LACC_TIER=opt), or NULL with the error in ctx. */
-char *tier_describe(lacc_ctx *ctx, const kplan *P);
+ * empty under LACC_TIER=opt), or NULL with the error in ctx. device: unused. */
+char *tier_describe(lacc_ctx *ctx, const char *device, const kplan *P);
 
 #endif

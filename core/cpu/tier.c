@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "tier.h"
+#include "cpu/tier.h"
 #include "cpu/compile.h"
 #include "cpu/pool.h"
 #include "base/text.h"
@@ -112,7 +112,7 @@ static int opt_ready(void *arg) {
 /* A run (on the interpreter or the plan's code) that stops for yield(arg), checked with
  * the stop requests (interrupt.c): *yielded set, no error left, when it stopped so. */
 static int run_yielding(lacc_ctx *ctx, int how, const backend_ops *ops, kplan *P,
-                        ast_arena *ast, int (*yield)(void *), void *arg,
+                        const ast_arena *ast, int (*yield)(void *), void *arg,
                         lacc_array *const *args, lacc_array **out, int *yielded) {
   ctx->run.yield = yield;
   ctx->run.yield_arg = arg;
@@ -144,7 +144,8 @@ void lacc_tier_counts(lacc_tiers *out) {
   out->failed = n[TC_BUILD_FAILED];
 }
 
-char *tier_describe(lacc_ctx *ctx, const kplan *P) {
+char *tier_describe(lacc_ctx *ctx, const char *device, const kplan *P) {
+  (void)device;
   int mode = cpu_tier_mode(), cached = 0;
   text b = { 0 };
   if (mode == TIER_MODE_FAST) {
@@ -170,8 +171,9 @@ char *tier_describe(lacc_ctx *ctx, const kplan *P) {
   return text_finish(ctx, &b);
 }
 
-int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, ast_arena *ast, tier_state *ts,
+int tier_exec(lacc_ctx *ctx, const backend_ops *ops, kplan *P, const ast_arena *ast,
               int64_t work, int64_t span, lacc_array *const *args, lacc_array **out) {
+  tier_state *ts = cpu_code_tiers(P->code);
   int how;
   int rc = choose(ctx, ops, P, ts, work, span, &how);
   if (rc != LACC_OK) return rc;
