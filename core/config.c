@@ -13,8 +13,7 @@
 #include "base/internal.h"
 #include "base/settings.h"
 #include "base/diskcache.h"
-#include "cpu/compile.h"
-#include "cpu/pool.h"
+#include "kir/backend.h"
 
 typedef enum { V_THREADS, V_NUMBER, V_SWITCH, V_TEXT, V_BACKEND, V_TIER } value_kind;
 
@@ -49,7 +48,10 @@ static int check(lacc_ctx *ctx, int k, const char *value) {
   case V_THREADS: {
     if (!setting_parse_number(value, known[k].lo, known[k].hi, 1, &v, expected, sizeof expected))
       return bad(ctx, name, expected, value);
-    int started, n = pool_threads_planned(&started);
+    char now[32];
+    int started;
+    cpu_backend.setting("threads", now, sizeof now, &started);
+    int n = atoi(now);
     if (started && (int)v != n)
       return ctx_error(ctx, LACC_ERR_ARG, "config: threads: the thread pool has started with "
                        "%d threads (set threads before the first run, or LACC_THREADS)", n);
@@ -92,20 +94,13 @@ int lacc_config_set(lacc_ctx *ctx, const char *name, const char *value) {
 
 /* The value of setting k in force, as text: the owner's default where nothing is set. */
 static void in_force(int k, char *out, size_t cap) {
-  int started;
+  int fixed;
+  if (cpu_backend.setting(known[k].name, out, cap, &fixed)) return;   /* threads, cc, ... */
   switch (k) {
-  case 0: snprintf(out, cap, "%d", pool_threads_planned(&started)); return;
   case 1: if (diskcache_dir(out, cap) != 0) snprintf(out, cap, "%s", ""); return;
   case 2: snprintf(out, cap, "%.15g", setting_number("LACC_CACHE_MB", 512, 0, 1 << 24, 0)); return;
-  case 3: cpu_cc(out, cap); return;
-  case 4: cpu_cflags(out, cap); return;
   case 5: snprintf(out, cap, "%s", verbose() ? "true" : "false"); return;
   case 6: if (!setting_text("LACC_BACKEND", out, cap)) snprintf(out, cap, "cpu"); return;
-  case 8: {
-    static const char *const modes[] = { "auto", "fast", "opt" };
-    snprintf(out, cap, "%s", modes[cpu_tier_mode()]);
-    return;
-  }
   default: setting_text(known[k].env, out, cap); return;
   }
 }

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include "cpu/cpu.h"
 #include "kir/backend.h"
 #include "base/vec.h"
 #include "base/settings.h"
@@ -176,7 +175,9 @@ lacc_program *lacc_program_new(lacc_ctx *ctx, const char *backend, int nparams, 
   backend_kind b = B_CPU;
   char *device = NULL;
   if (pick_backend(ctx, backend, &b, &device) != LACC_OK) return NULL;
-  lacc_program *p = program_alloc(ctx, b == B_CPU && !cpu_available() ? B_INTERP : b, nparams);
+  const backend_ops *ops = b != B_INTERP ? ops_of(b) : NULL;
+  int unavailable = ops != NULL && ops->available != NULL && !ops->available();
+  lacc_program *p = program_alloc(ctx, unavailable ? B_INTERP : b, nparams);
   if (p == NULL) {
     free(device);
     return NULL;
@@ -345,7 +346,8 @@ char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node 
   int rc = lower_plan(ctx, &ast, &caps, NULL, &P);
   const backend_ops *ops = ops_of(bk);
   /* the interpreter's explain shows the cpu's kernels but not the code they start on */
-  if (rc == LACC_OK && ops->describe != NULL && (bk == B_OPENCL || (!interp && cpu_available()))) {
+  if (rc == LACC_OK && !interp && ops->describe != NULL &&
+      (ops->available == NULL || ops->available())) {
     launch = ops->describe(ctx, device, &P);
     if (launch == NULL) rc = ctx->errcode;
   }

@@ -3,12 +3,16 @@
 
 Reads the symbols each object file of BUILD/obj defines and uses (nm) and fails when a
 part calls into a later one: base < front < ast < kir < {cpu, opencl} < the driver
-(run.c); the two backends never call each other. Calls within a part are free. Also
-fails when a file of core/ includes a header of opencl/.
+(run.c); the two backends never call each other. Calls within a part are free. A
+backend is reached from outside its folder only through its table (cpu_backend,
+opencl_backend: kir/backend.h), never by another of its symbols. Also fails when a file
+of core/ includes a header of opencl/.
 """
 import glob, os, re, subprocess, sys
 
 RANK = {"base": 0, "front": 1, "ast": 2, "kir": 3, "cpu": 4, "opencl": 4, "driver": 5}
+BACKENDS = {"cpu", "opencl"}
+TABLES = {"cpu_backend", "opencl_backend"}
 
 def part(obj):
     if os.path.basename(obj).startswith("cl_"):
@@ -54,6 +58,9 @@ def main():
             a, b = part(o), part(t)
             if RANK[b] > RANK[a] or (a != b and RANK[a] == RANK[b]):
                 bad.append("%s (%s) calls %s in %s (%s)" % (o, a, s, t, b))
+            elif a != b and b in BACKENDS and s not in TABLES:
+                bad.append("%s (%s) uses %s of the %s backend, not through its table"
+                           % (o, a, s, b))
     for src in glob.glob("core/**/*.[ch]", recursive=True):
         for n, line in enumerate(open(src, encoding="utf-8"), 1):
             if re.match(r'\s*#\s*include\s+"[^"]*opencl/', line):
@@ -61,7 +68,7 @@ def main():
     for b in bad:
         print("layers: " + b)
     print("layers: %d object files, %s" % (len(objs), "forward only" if not bad else
-                                            "%d backward calls or includes" % len(bad)))
+                                            "%d calls or includes against the layers" % len(bad)))
     return 1 if bad else 0
 
 sys.exit(main())

@@ -464,8 +464,22 @@ static int cpu_tier(lacc_ctx *ctx, kplan *P, int want, int *tier, double *left) 
   return cpu_code_advance(ctx, P->code, want, tier, left);
 }
 
+/* lacc.config's settings this backend owns, in force (backend.h: setting). */
+static int cpu_setting(const char *name, char *out, size_t cap, int *fixed) {
+  static const char *const modes[] = { "auto", "fast", "opt" };
+  *fixed = 0;
+  if (strcmp(name, "threads") == 0) snprintf(out, cap, "%d", pool_threads_planned(fixed));
+  else if (strcmp(name, "cc") == 0) cpu_cc(out, cap);
+  else if (strcmp(name, "cflags") == 0) cpu_cflags(out, cap);
+  else if (strcmp(name, "tier") == 0) snprintf(out, cap, "%s", modes[cpu_tier_mode()]);
+  else return 0;
+  return 1;
+}
+
 const backend_ops cpu_backend = {
   .name = "cpu",
+  .available = cpu_available,
+  .setting = cpu_setting,
   .caps = { .cpu_like = 1, .lane_segments = 1, .private_scatter = 1,
             .sort_where = "on the host in parallel chunks on the cpu backend's threads" },
   .compile = cpu_compile,

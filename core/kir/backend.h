@@ -23,6 +23,13 @@ enum { TIER_MODE_AUTO, TIER_MODE_FAST, TIER_MODE_OPT };
 
 typedef struct backend_ops {
   const char *name;
+  /* Whether it can build kernels here (the cpu backend: a C compiler answers); NULL:
+   * compile says why not. */
+  int (*available)(void);
+  /* The value in force of a lacc.config setting it owns (the cpu backend: threads, cc,
+   * cflags, tier) as text: 1, or 0 where name is not its; *fixed: the value can no
+   * longer change (the thread pool has started). May be NULL. */
+  int (*setting)(const char *name, char *out, size_t cap, int *fixed);
   /* What its kernels can run (lowering asks this); cpu_like is also set for a device
    * that device_is_cpu says is a CPU. */
   kcaps caps;
