@@ -338,11 +338,8 @@ end
 
 -- The typed pointer to a rank-1 scalar array's elements when 1 <= i <= its size, else nil
 -- (the caller's general path words the errors).
-local function rank1_ptr(a, i, write)
-  if type(i) ~= "number" or C.lacc_array_rank(a) ~= 1 or i < 1 or i ~= math.floor(i)
-      or i > C.lacc_array_size(a) then
-    return nil
-  end
+-- A scalar array's data as a typed pointer, and its type, or nil.
+local function data_ptr(a, write)
   local t = ffi.string(C.lacc_array_type(a))
   local pt = elem_ptr[t]
   if pt == nil then return nil end
@@ -351,39 +348,87 @@ local function rank1_ptr(a, i, write)
   return ffi.cast(pt, p), t
 end
 
--- a:get(i) of a rank-1 scalar array (other ranks, and more indices, take the general path)
-function M.array_get1(b, i, ...)
-  if select("#", ...) > 0 or not M.array_alive(b) then return nil end
-  local p, t = rank1_ptr(b.a, i, false)
+local function rank1_ptr(a, i, write)
+  if type(i) ~= "number" or C.lacc_array_rank(a) ~= 1 or i < 1 or i ~= math.floor(i)
+      or i > C.lacc_array_size(a) then
+    return nil
+  end
+  return data_ptr(a, write)
+end
+
+-- The typed pointer, type and 0-based position of element (i, j) of a rank-2 scalar
+-- array, or nil (the general path then checks and says what is wrong).
+local function rank2_ptr(a, i, j, write)
+  if type(i) ~= "number" or type(j) ~= "number" or C.lacc_array_rank(a) ~= 2 or i < 1 or j < 1
+      or i ~= math.floor(i) or j ~= math.floor(j) then
+    return nil
+  end
+  local m = tonumber(C.lacc_array_extent(a, 1))
+  if i > tonumber(C.lacc_array_extent(a, 0)) or j > m then return nil end
+  local p, t = data_ptr(a, write)
   if p == nil then return nil end
-  if t == "f32" then return f32_at(p, ffi.cast(u32_ptr, p), i - 1) end
-  if t == "f64" then return f64_at(p, ffi.cast(u32_ptr, p), i - 1) end
-  local v = p[i - 1]
+  return p, t, (i - 1) * m + (j - 1)
+end
+
+local function elem_read(p, t, k)
+  if t == "f32" then return f32_at(p, ffi.cast(u32_ptr, p), k) end
+  if t == "f64" then return f64_at(p, ffi.cast(u32_ptr, p), k) end
+  local v = p[k]
   if t == "bool" then return v ~= 0 end
   if t == "i64" or t == "u64" then return num64(v) end
   if t == "u32" then return v + 0.0 end   -- as in array_row
   return tonumber(v)
 end
 
-function M.array_set1(b, i, v, ...)
-  if select("#", ...) > 0 or not M.array_alive(b) then return nil end
-  local p, t = rank1_ptr(b.a, i, true)
-  if p == nil then return nil end
+-- v into element k: true, or nil where v does not fit (the general path says why).
+local function elem_write(p, t, k, v)
   local tv = type(v)
   if t == "bool" then
     if tv ~= "boolean" then return nil end
-    p[i - 1] = v and 1 or 0
+    p[k] = v and 1 or 0
   elseif t == "f64" or t == "f32" then
     if tv ~= "number" then return nil end
-    p[i - 1] = v
+    p[k] = v
   elseif tv == "number" and v == math.floor(v) and v >= -2^63 and v < 2^63 then
-    p[i - 1] = ffi.cast("int64_t", v)
+    p[k] = ffi.cast("int64_t", v)
   elseif is_int64(v) then
-    p[i - 1] = v
+    p[k] = v
   else
     return nil
   end
   return true
+end
+
+-- a:get(i) of a rank-1 and a:get(i, j) of a rank-2 scalar array (other ranks, and other
+-- index counts, take the general path)
+function M.array_get1(b, ...)
+  local n = select("#", ...)
+  if n > 2 or not M.array_alive(b) then return nil end
+  local i, j = ...
+  local p, t, k
+  if n == 1 then
+    p, t = rank1_ptr(b.a, i, false)
+    k = p ~= nil and i - 1
+  else
+    p, t, k = rank2_ptr(b.a, i, j, false)
+  end
+  if p == nil then return nil end
+  return elem_read(p, t, k)
+end
+
+function M.array_set1(b, ...)
+  local n = select("#", ...)
+  if n < 2 or n > 3 or not M.array_alive(b) then return nil end
+  local i, j, v = ...
+  local p, t, k
+  if n == 2 then
+    p, t = rank1_ptr(b.a, i, true)
+    k, v = p ~= nil and i - 1, j
+  else
+    p, t, k = rank2_ptr(b.a, i, j, true)
+  end
+  if p == nil then return nil end
+  return elem_write(p, t, k, v)
 end
 
 M.maxn = table.maxn

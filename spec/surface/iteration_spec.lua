@@ -41,6 +41,37 @@ describe("iteration", function()
   end)
 end)
 
+describe("element access", function()
+  it("a:get(i, j) and a:set(i, j, v) of every scalar type (both VMs' direct paths) agree with totable", function()
+    local vals = { bool = { true, false }, f32 = { 1.5, -0.25 }, f64 = { 0.1, -1e300 },
+                   i8 = { -128, 127 }, u8 = { 0, 255 }, i16 = { -32768, 7 }, u16 = { 65535, 1 },
+                   i32 = { -2147483648, 5 }, u32 = { 4294967295, 3 }, i64 = { -2 ^ 53, 9 },
+                   u64 = { 2 ^ 53, 11 } }
+    for t, v in pairs(vals) do
+      local a = lacc.array(t, { 3, 4 }, v[2])
+      a:set(2, 3, v[1])
+      a:set(3, 4, v[1])
+      local tt = a:totable()
+      for i = 1, 3 do
+        for j = 1, 4 do
+          local want = ((i == 2 and j == 3) or (i == 3 and j == 4)) and v[1] or v[2]
+          assert.are.equal(want, a:get(i, j), t .. " " .. i .. "," .. j)
+          assert.are.equal(want, tt[i][j], t .. " " .. i .. "," .. j)
+        end
+      end
+      -- indices outside, fractions, a third index: the errors of the general path
+      for _, ix in ipairs { { 0, 1 }, { 4, 1 }, { 1, 5 }, { 1.5, 1 }, { 1, 1, 1 } } do
+        local ok, err = pcall(a.get, a, table.unpack and table.unpack(ix) or unpack(ix))
+        assert.is_false(ok, t)
+        assert.truthy(tostring(err):find("get: ", 1, true), tostring(err))
+      end
+      local ok, err = pcall(a.set, a, 1, 1, "x")
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("set: expected", 1, true), tostring(err))
+    end
+  end)
+end)
+
 describe("printing", function()
   it("is the same text on both VMs, with each type's shortest digits", function()
     local cases = {
