@@ -36,7 +36,17 @@
   X(INTERP_WORK, 8192, "input elements", \
     "auto tier: the most a run without code may read and go to the interpreter") \
   X(OPT_SOURCE, 2 << 20, "bytes", "generated code past this is compiled without optimisation") \
-  X(MAX_SOURCE, 16 << 20, "bytes", "generated code past this is refused")
+  X(MAX_SOURCE, 16 << 20, "bytes", "generated code past this is refused") \
+  X(FOLD_STRIP, 256, "elements", \
+    "cpu-like: a row fold's strip, its elements first computed into lane arrays, then folded") \
+  X(LANE_BYTES, 128, "bytes", \
+    "cpu-like: a commutative fold's per-lane accumulators (two 512-bit vectors' worth)") \
+  X(TILE_BYTES, 256, "bytes", \
+    "cpu-like: a contraction tile's accumulators over an element's fields (8 256-bit registers)") \
+  X(TILE_LANES_MOST, 64, "outputs", "cpu-like: the most outputs of a contraction tile") \
+  X(TILE_STREAM_BYTES, 1024, "bytes", "cpu-like: a tile's accumulators where its elements stream") \
+  X(TILE_STREAM_LANES_MOST, 256, "outputs", "cpu-like: the most outputs of a streaming tile") \
+  X(TILE_FIELDS, 4, "fields", "cpu-like: the most fields of a tuple a tile folds")
 
 /* The paces are this machine's (the interpreter 0.1-0.5 us an element; tcc's code 1.3 ns
  * an element of saxpy, 10 ns a step of the matrix product's inner loop), the gain tcc's

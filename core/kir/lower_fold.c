@@ -85,12 +85,10 @@ static int straight_since(lower *L, mark m) {
   return 1;
 }
 
-enum { STRIP = 256 };
-
-/* Strips: for s in [lo, hi) by STRIP, first for q in [0, STRIP) element s + q into lane
- * arrays, its matches and conds speculated (a loop with no branch and no store to an
- * array that might alias an input, which the C compiler vectorises), then for q again
- * with the element read back. */
+/* Strips: for s in [lo, hi) by TUNE_FOLD_STRIP, first for q in [0, TUNE_FOLD_STRIP)
+ * element s + q into lane arrays, its matches and conds speculated (a loop with no branch
+ * and no store to an array that might alias an input, which the C compiler vectorises),
+ * then for q again with the element read back. */
 typedef struct {
   mark m, inner;
   const lacc_type *t;
@@ -168,8 +166,8 @@ static int strip_open(lower *L, strip *S, const lacc_type *t, int lo, int hi) {
   S->s = lw_var(L, S_I64);
   S->q = lw_var(L, S_I64);
   S->zero = lw_k_int(L, S_I64, 0);
-  S->len = lw_k_int(L, S_I64, STRIP);
-  lw_k_for(L, S->s, lo, hi, STRIP);
+  S->len = lw_k_int(L, S_I64, TUNE_FOLD_STRIP);
+  lw_k_for(L, S->s, lo, hi, TUNE_FOLD_STRIP);
   lw_k_for(L, S->q, S->zero, S->len, 1);
   S->inner = mark_here(L);
   S->before = L->speculated;
@@ -186,7 +184,7 @@ static int *strip_fill(lower *L, strip *S, const int *x, int need_spec) {
   for (int l = 0; l < S->nl; l++) {
     again[l] = strip_remat(L, S, x[l], REMAT_DEPTH);
     if (again[l]) continue;
-    S->arr[l] = lw_lane_array(L, type_leaf(S->t, l), STRIP);
+    S->arr[l] = lw_lane_array(L, type_leaf(S->t, l), TUNE_FOLD_STRIP);
     lw_k_lset(L, S->arr[l], S->q, x[l]);
   }
   if ((need_spec && L->speculated == S->before) || !straight_since(L, S->inner)) {
@@ -365,11 +363,11 @@ int lw_commutative(const lacc_node *f, const lacc_type *t) {
   }
 }
 
-/* Lanes: two 512-bit vectors' worth, enough independent chains to hide the latency of
- * a vector add, and a multiple of every narrower vector width. */
+/* Lanes: TUNE_LANE_BYTES, enough independent chains to hide the latency of a vector
+ * add, and a multiple of every narrower vector width. */
 static int lanes_for(scalar_kind k) {
   size_t size = scalar_size(k);
-  return (int)(128 / (size ? size : 1));
+  return (int)(TUNE_LANE_BYTES / (size ? size : 1));
 }
 
 /* Elements [lo, hi) of segment o into acc through W per-lane accumulators (hi - lo >= 2W):

@@ -21,22 +21,21 @@ static int tiles_on(void) {
   return setting_switch("LACC_TILES", 1);
 }
 
-/* Lanes of a tile: 256 bytes of accumulators (eight 256-bit registers) over all of an
- * element's fields, at most 64; a kilobyte, at most 256, where the elements stream
- * (below). */
+/* Lanes of a tile: TUNE_TILE_BYTES of accumulators over all of an element's fields, at
+ * most TUNE_TILE_LANES_MOST; TUNE_TILE_STREAM_BYTES, at most TUNE_TILE_STREAM_LANES_MOST,
+ * where the elements stream (below). */
 static int tile_lanes(const lacc_type *t, int stream) {
-  int size = 0, most = stream ? 256 : 64;
+  int size = 0, most = stream ? TUNE_TILE_STREAM_LANES_MOST : TUNE_TILE_LANES_MOST;
   for (int i = 0; i < t->nleaves; i++) size += (int)scalar_size(type_leaf(t, i));
-  int n = (stream ? 1024 : 256) / (size > 0 ? size : 1);
+  int n = (stream ? TUNE_TILE_STREAM_BYTES : TUNE_TILE_BYTES) / (size > 0 ? size : 1);
   return n > most ? most : n < 4 ? 4 : n;
 }
 
 /* Fields a tile folds: a scalar's one, a tuple of scalars' each (an N-body step's two
- * accelerations), at most TILE_FIELDS; 0 for anything else. */
-enum { TILE_FIELDS = 4 };
+ * accelerations), at most TUNE_TILE_FIELDS; 0 for anything else. */
 static int tile_fields(const lacc_type *t) {
   if (t->kind == T_SCALAR) return 1;
-  return t->kind == T_TUPLE && !t->has_sum && t->nleaves <= TILE_FIELDS ? t->nleaves : 0;
+  return t->kind == T_TUPLE && !t->has_sum && t->nleaves <= TUNE_TILE_FIELDS ? t->nleaves : 0;
 }
 
 /* Whether array t is read from memory (materialised, or a name for such an array). */
@@ -162,7 +161,7 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   const lacc_type *t = T->a->type;
   const lacc_node *f = T->a->kids[0];
   int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1], nf = t->nleaves;
-  int acc[TILE_ROWS][TILE_FIELDS], cur[TILE_FIELDS];
+  int acc[TILE_ROWS][TUNE_TILE_FIELDS], cur[TUNE_TILE_FIELDS];
   for (int r = 0; r < nrows; r++)
     for (int i = 0; i < nf; i++) acc[r][i] = lw_lane_array(L, type_leaf(t, i), LW);
   int *z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env)) : NULL;
