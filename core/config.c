@@ -85,7 +85,7 @@ int lacc_config_set(lacc_ctx *ctx, const char *name, const char *value) {
     if (strcmp(name, known[k].name) != 0) continue;
     if (value != NULL && *value != '\0' && check(ctx, k, value) != LACC_OK) return ctx->errcode;
     if (setting_override(known[k].env, value != NULL && *value ? value : NULL) != 0)
-      return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+      return err_oom(ctx);
     return LACC_OK;
   }
   return ctx_error(ctx, LACC_ERR_ARG, "config: unknown setting %.60s (threads, cache, cache_mb, "
@@ -113,7 +113,7 @@ char *lacc_config_get(lacc_ctx *ctx) {
   if (text == NULL || v == NULL) {
     free(text);
     free(v);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   text[0] = '\0';

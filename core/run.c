@@ -66,7 +66,7 @@ static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out, c
     *out = B_OPENCL;
     if (backend[6] == ':' && backend[7] != '\0') {
       *device = strdup(backend + 7);
-      if (*device == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+      if (*device == NULL) return err_oom(ctx);
     }
     return LACC_OK;
   }
@@ -119,7 +119,7 @@ static int find_uses(lacc_program *p, const lacc_node *t) {
     for (int i = 0; i < p->nuses; i++)
       if (p->uses[i]->array == t->array) return LACC_OK;
     if (vec_reserve(&p->uses, &p->ucap, p->nuses + 1, 4, sizeof *p->uses) != 0)
-      return ctx_error(p->ctx, LACC_ERR_MEMORY, "out of memory");
+      return err_oom(p->ctx);
     p->uses[p->nuses++] = t;
   }
   for (int i = 0; i < t->nkids; i++)
@@ -223,7 +223,7 @@ static int hold_begin(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *con
   h->p = p;
   h->n = nargs + p->nuses;
   h->held = malloc(sizeof *h->held * (size_t)(h->n + p->ast.nroots + 1));
-  if (h->held == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (h->held == NULL) return err_oom(ctx);
   h->out = h->held + h->n;
   for (int i = 0; i < h->n; i++) {
     h->held[i] = i < nargs ? args[i] : p->uses[i - nargs]->array;

@@ -682,7 +682,7 @@ static int remember(lacc_ctx *ctx, int i, const char *src, const char *options, 
     free(c);
     free(s);
     free(o);
-    return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return err_oom(ctx);
   }
   c->dev = i;
   c->src = s;
@@ -744,7 +744,7 @@ int clrt_build(lacc_ctx *ctx, int i, const char *src, const char *options, cl_pr
   char *big = NULL;   /* options with -cl-opt-disable, for a program past LACC_OPT_SOURCE */
   if (len > LACC_OPT_SOURCE) {
     size_t n = strlen(options != NULL ? options : "") + 20;
-    if ((big = malloc(n)) == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    if ((big = malloc(n)) == NULL) return err_oom(ctx);
     snprintf(big, n, "%s -cl-opt-disable", options != NULL ? options : "");
   }
   pthread_mutex_lock(&lock);

@@ -168,7 +168,7 @@ static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
   lacc_ctx *ctx = X->ctx;
   darr *d = calloc(1, sizeof *d);
   if (d == NULL) {
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   d->base.ops = &darr_ops;
@@ -197,7 +197,7 @@ static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
     free(d->mem);
     free(d->bytes);
     free(d);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   for (int b = 0; b < d->nbufs; b++) {
@@ -385,9 +385,9 @@ static int write_extents(exec *X) {
 static int prepare_step(exec *X) {
   size_t bytes = sizeof(int64_t) * LACC_MAX_RANK * (size_t)X->P->nslots;
   if (vec_reserve(&X->snaps, &X->snapcap, X->nsnaps + 1, 4, sizeof *X->snaps) != 0)
-    return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+    return err_oom(X->ctx);
   int64_t *copy = malloc(bytes);
-  if (copy == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+  if (copy == NULL) return err_oom(X->ctx);
   X->drained = 0;
   memcpy(copy, X->E, bytes);
   X->snaps[X->nsnaps++] = copy;
@@ -406,7 +406,7 @@ static int stage_result(exec *X) {
     /* one block: the buffers' pointers, then a word each (no scalar is wider) */
     size_t n = (size_t)(d->nbufs > 0 ? d->nbufs : 1);
     d->host = malloc(n * (sizeof *d->host + sizeof(uint64_t)));
-    if (d->host == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+    if (d->host == NULL) return err_oom(X->ctx);
     uint64_t *words = (uint64_t *)(d->host + n);
     for (int b = 0; b < d->nbufs; b++) d->host[b] = &words[b];
   }
@@ -711,7 +711,7 @@ static void cl_end(void *R) {
 static void *cl_begin(lacc_ctx *ctx, const kplan *P) {
   exec *X = calloc(1, sizeof *X);
   if (X == NULL) {
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   X->ctx = ctx;
@@ -723,7 +723,7 @@ static void *cl_begin(lacc_ctx *ctx, const kplan *P) {
   size_t ns = (size_t)(P->nslots ? P->nslots : 1);
   X->d = calloc(ns, sizeof *X->d);
   X->E = calloc(ns * LACC_MAX_RANK, sizeof *X->E);
-  int rc = X->d == NULL || X->E == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory") : LACC_OK;
+  int rc = X->d == NULL || X->E == NULL ? err_oom(ctx) : LACC_OK;
   if (rc == LACC_OK) {
     X->dE = small_buffer(X, ns * LACC_MAX_RANK * sizeof(int64_t), &X->dE_bytes, &rc);
     X->F = small_buffer(X, (4 + 16) * sizeof(int64_t), &X->F_bytes, &rc);

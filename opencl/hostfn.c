@@ -26,7 +26,7 @@ static int link(lacc_ctx *ctx, prog *p) {
   p->els = malloc(sizeof *p->els * (size_t)(p->n + 1));
   if (stack == NULL || p->match == NULL || p->els == NULL) {
     free(stack);
-    return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return err_oom(ctx);
   }
   int sp = 0, rc = LACC_OK;
   for (int i = 0; i < p->n && rc == LACC_OK; i++) {
@@ -69,7 +69,7 @@ int hostfn_run(lacc_ctx *ctx, const kplan *P, int fn, const int64_t *E, hostfn_l
   p.n = F->pro.n + F->body.n;
   p.code = malloc(sizeof *p.code * (size_t)(p.n + 1));
   lacc_val *r = calloc((size_t)(F->nvars + 1), sizeof *r);
-  int rc = p.code == NULL || r == NULL ? ctx_error(ctx, LACC_ERR_MEMORY, "out of memory")
+  int rc = p.code == NULL || r == NULL ? err_oom(ctx)
                                        : LACC_OK;
   for (int i = 0; rc == LACC_OK && i < F->pro.n; i++) p.code[i] = &F->pro.v[i];
   for (int i = 0; rc == LACC_OK && i < F->body.n; i++) p.code[F->pro.n + i] = &F->body.v[i];

@@ -37,7 +37,7 @@ const backend_ops opencl_backend = {
 
 char *lacc_devices(lacc_ctx *ctx) {
   char *s = calloc(1, 1);
-  if (s == NULL) ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (s == NULL) err_oom(ctx);
   return s;
 }
 

@@ -129,7 +129,7 @@ int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
     cp->groups = cp->tiles = 0;
   char *src = rc == LACC_OK ? emit_cl(P, (cp->groups ? CL_TREES : 0) | (cp->tiles ? CL_TILES : 0))
                            : NULL;
-  if (rc == LACC_OK && src == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (rc == LACC_OK && src == NULL) rc = err_oom(ctx);
   if (rc == LACC_OK) {
     /* LACC_CL_OPTIONS: more build options (e.g. -cl-opt-disable: faster builds). -w: the
      * generated code may compare a value with itself and so on, as the Lua code did; the
@@ -155,7 +155,7 @@ int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
       int written = 0;
       if (!cl_kernel_buffer(P, s, b, &written)) continue;
       if (vec_reserve(&cp->bufs, &cap, 2 * cp->nbufs + 2, 16, sizeof *cp->bufs) != 0) {
-        rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+        rc = err_oom(ctx);
         break;
       }
       cp->bufs[2 * cp->nbufs] = s;
@@ -167,7 +167,7 @@ int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
     size_t n = P->nconsts > 0 ? (size_t)P->nconsts : 1;
     uint64_t *bits = calloc(n, sizeof *bits);
     cl_int err = CL_SUCCESS;
-    if (bits == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    if (bits == NULL) rc = err_oom(ctx);
     for (int i = 0; bits != NULL && i < P->nconsts; i++) bits[i] = P->consts[i].u;
     if (bits != NULL)
       cp->K = CL.CreateBuffer(cp->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,

@@ -217,7 +217,7 @@ char *explain_ast(lacc_ctx *ctx, const ast_arena *ast) {
   put(&b, "\n");
   if (b.t.oom || b.t.s == NULL) {
     free(b.t.s);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   return b.t.s;

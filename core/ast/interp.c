@@ -602,7 +602,7 @@ done:
 static int aenv_push(interp *I, lacc_array *d) {
   if (vec_reserve(&I->aenv, &I->acap, I->an + 1, 16, sizeof *I->aenv) != 0) {
     lacc_array_release(d);
-    return ctx_error(I->ctx, LACC_ERR_MEMORY, "out of memory");
+    return err_oom(I->ctx);
   }
   I->aenv[I->an++] = d;
   return LACC_OK;
@@ -621,7 +621,7 @@ static lacc_array *eval_awhile(interp *I, const lacc_node *a) {
   lacc_array **in = calloc((size_t)n, sizeof *in);
   lacc_array *r = NULL;
   int ok = in != NULL;
-  if (!ok) ctx_error(I->ctx, LACC_ERR_MEMORY, "out of memory");
+  if (!ok) err_oom(I->ctx);
   for (int i = 0; ok && i < n; i++) {
     in[i] = eval_acc(I, a->kids[i]);
     ok = in[i] != NULL;
@@ -729,7 +729,7 @@ int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array *const *params,
   I.stack = malloc(sizeof *I.stack * STACK_VALUES);
   I.env = malloc(sizeof *I.env * ENV_ENTRIES);
   int rc;
-  if (I.stack == NULL || I.env == NULL) rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (I.stack == NULL || I.env == NULL) rc = err_oom(ctx);
   else {
     run_begin(ctx);
     rc = eval_results(&I, ast->root, out);

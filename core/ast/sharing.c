@@ -31,7 +31,7 @@ void *ast_alloc(ast_arena *a, size_t n) {
     size_t cap = n > 65536 ? n : 65536;
     b = malloc(sizeof *b + cap);
     if (b == NULL) {
-      ctx_error(a->ctx, LACC_ERR_MEMORY, "out of memory");
+      err_oom(a->ctx);
       return NULL;
     }
     b->cap = cap;
@@ -72,7 +72,7 @@ typedef struct {
 
 static int vec_push(lacc_ctx *ctx, nodevec *s, lacc_node *x) {
   if (vec_reserve(&s->v, &s->cap, s->n + 1, 16, sizeof *s->v) != 0)
-    return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return err_oom(ctx);
   s->v[s->n++] = x;
   return LACC_OK;
 }
@@ -164,7 +164,7 @@ static int dag_visit(dag *g, lacc_node *x) {
     if (dag_visit(g, succ.v[i]) != LACC_OK) goto fail;
   for (int i = 0; i < refs.n; i++) g->e[refs.v[i]->tmp].forced = 1;
   if (vec_reserve(&g->e, &g->cap, g->n + 2, 64, sizeof *g->e) != 0) {
-    ctx_error(g->ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(g->ctx);
     goto fail;
   }
   entry *en = &g->e[g->n];
@@ -460,7 +460,7 @@ static int recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, int nboun
                        roots[i]->kind == K_LAM ? "a function" : "a scalar expression");
   }
   out->retained = malloc(sizeof *out->retained * (size_t)nroots);
-  if (out->retained == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (out->retained == NULL) return err_oom(ctx);
   for (int i = 0; i < nroots; i++) {
     out->retained[i] = roots[i];
     lacc_node_retain(roots[i]);
@@ -490,10 +490,10 @@ static int recover_loops(lacc_ctx *ctx, ast_arena *out, lacc_node *t) {
     if (recover_loops(ctx, out, t->kids[i]) != LACC_OK) return ctx->errcode;
   if (t->kind != K_AWHILE || t->loop != NULL) return LACC_OK;
   ast_arena **v = realloc(out->nested, sizeof *v * (size_t)(out->nnested + 1));
-  if (v == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (v == NULL) return err_oom(ctx);
   out->nested = v;
   ast_arena *pair = calloc(2, sizeof *pair);
-  if (pair == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (pair == NULL) return err_oom(ctx);
   out->nested[out->nnested++] = pair;
   for (int i = 0; i < 2; i++) {
     int rc = recover(ctx, 1, &t->sub[i], t->nkids, t->sub + 2, &pair[i]);

@@ -234,7 +234,7 @@ lacc_array *array_relayout(lacc_ctx *ctx, lacc_array *a, const layout_plan *plan
   lacc_val *v = nl <= 64 ? small : malloc(sizeof *v * (size_t)nl);
   if (r == NULL || v == NULL) {
     lacc_array_release(r);
-    if (r != NULL) ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    if (r != NULL) err_oom(ctx);
     return NULL;
   }
   for (int64_t i = 0; i < a->size; i++) {
@@ -406,7 +406,7 @@ static lacc_val leaf_get(const lacc_array *a, int leaf, int64_t i) {
 static int leaf_set(lacc_array *a, int leaf, int64_t i, lacc_val x) {
   lacc_val small[64];
   lacc_val *v = a->type->nleaves <= 64 ? small : malloc(sizeof *v * (size_t)a->type->nleaves);
-  if (v == NULL) return ctx_error(a->ctx, LACC_ERR_MEMORY, "out of memory");
+  if (v == NULL) return err_oom(a->ctx);
   array_load(a, i, v);
   v[leaf] = x;
   array_store(a, i, v);

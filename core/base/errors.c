@@ -54,6 +54,9 @@ int err_fold1_empty(lacc_ctx *ctx, const char *where) {
                    at(where));
 }
 
+/* A failed allocation, worded once for every part of lacc. */
+int err_oom(lacc_ctx *ctx) { return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory"); }
+
 /* Worded as array.c words an allocation past the limit, then named as node_alloc_error
  * names it. */
 int err_too_large(lacc_ctx *ctx, const char *what, const char *where) {

@@ -297,6 +297,7 @@ int err_permute(lacc_ctx *ctx, const char *where);
 int err_divzero(lacc_ctx *ctx, const char *prim, const char *where);
 int err_reshape(lacc_ctx *ctx, int64_t have, int64_t want, const char *where);
 int err_fold1_empty(lacc_ctx *ctx, const char *where);
+int err_oom(lacc_ctx *ctx);
 int err_too_large(lacc_ctx *ctx, const char *what, const char *where);
 int err_extent(lacc_ctx *ctx, const char *what, int64_t extent, int64_t dim,
                const char *where);

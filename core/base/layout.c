@@ -239,7 +239,7 @@ static layout_plan *build_plan(lacc_ctx *ctx, const lacc_type *t, layout_strateg
   return p;
 oom:
   layout_plan_free(p);
-  ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  err_oom(ctx);
   return NULL;
 }
 

@@ -24,7 +24,7 @@ static int advance(lacc_ctx *ctx, loop_runner run, void *ud, const layout_plan *
 int awhile_run(lacc_ctx *ctx, loop_runner run, void *ud, const layout_plan *state, int n,
                lacc_array *const *args, lacc_array **out) {
   lacc_array **in = malloc(sizeof *in * (size_t)n);
-  if (in == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (in == NULL) return err_oom(ctx);
   memcpy(in, args, sizeof *in * (size_t)n);
   in[0] = state != NULL ? array_relayout(ctx, args[0], state) : args[0];
   if (state == NULL) lacc_array_retain(in[0]);

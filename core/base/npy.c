@@ -298,7 +298,7 @@ static int read_preamble(lacc_ctx *ctx, FILE *f, const char *path, char **text) 
   if (len > NPY_MAX_HEADER)
     return ctx_error(ctx, LACC_ERR_ARG, "load: %s: a header of %u bytes", path, (unsigned)len);
   *text = malloc((size_t)len + 1);
-  if (*text == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (*text == NULL) return err_oom(ctx);
   r = read_exact(f, *text, len);
   if (r <= 0) {
     int err = errno;
@@ -346,7 +346,7 @@ static lacc_array *read_data(lacc_ctx *ctx, FILE *f, const char *path, const npy
   unsigned char *packed = direct ? a->buf[0] : malloc((size_t)want + 1);
   if (packed == NULL && want > 0) {
     lacc_array_release(a);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   int r = read_exact(f, packed, (size_t)want), err = errno;
@@ -446,14 +446,14 @@ static int write_npy(lacc_ctx *ctx, lacc_array *a, FILE *f, int *err) {
   int64_t eb = lacc_type_bytes(ctx, a->type->sig);
   size_t hl;
   char *h = make_header(a, 10, &hl);
-  if (h == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (h == NULL) return err_oom(ctx);
   int v2 = hl > 65535;
   unsigned char pre[12] = { 0x93, 'N', 'U', 'M', 'P', 'Y', v2 ? 2 : 1, 0 };
   size_t pl = 8;
   if (v2) {   /* the padding was for a 10-byte preamble: 2 more bytes of length */
     free(h);
     h = make_header(a, 12, &hl);
-    if (h == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    if (h == NULL) return err_oom(ctx);
     for (int i = 0; i < 4; i++) pre[pl++] = (unsigned char)(hl >> (8 * i));
   } else {
     pre[pl++] = (unsigned char)(hl & 255);
@@ -466,7 +466,7 @@ static int write_npy(lacc_ctx *ctx, lacc_array *a, FILE *f, int *err) {
     ok = write_all(f, a->buf[0], (size_t)want, err);
   } else if (ok && want > 0) {
     unsigned char *packed = malloc((size_t)want);
-    if (packed == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    if (packed == NULL) return err_oom(ctx);
     int rc = lacc_array_to_buffer(ctx, a, packed, want);
     ok = rc == LACC_OK && write_all(f, packed, (size_t)want, err);
     free(packed);

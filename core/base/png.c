@@ -70,7 +70,7 @@ int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path) {
   int rc = array_host(a);
   if (rc != LACC_OK) return rc;
   uint8_t *px = malloc((size_t)(h * w * channels));
-  if (px == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (px == NULL) return err_oom(ctx);
   lacc_val v[4];
   for (int64_t i = 0; i < h * w; i++) {
     array_load(a, i, v);

@@ -298,7 +298,7 @@ lacc_array *sort_rows(lacc_ctx *ctx, lacc_array *keys, sort_parallel par, int wa
   }
   if (atomic_load(&J.failed)) {
     lacc_array_release(out);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   return out;

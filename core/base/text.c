@@ -44,6 +44,6 @@ void text_put(text *t, const char *fmt, ...) {
 char *text_finish(lacc_ctx *ctx, text *t) {
   if (!t->oom && t->s != NULL) return t->s;
   free(t->s);
-  ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  err_oom(ctx);
   return NULL;
 }

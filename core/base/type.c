@@ -103,7 +103,7 @@ static const lacc_type *intern(lacc_ctx *ctx, lacc_type *proto, char *sig) {
   if (t == NULL) {
     free(sig);
     proto_free(proto);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   *t = *proto;
@@ -120,7 +120,7 @@ const lacc_type *type_scalar(lacc_ctx *ctx, scalar_kind k) {
   lacc_type proto = { .kind = T_SCALAR, .scalar = k, .nleaves = 1, .choices = 1 };
   char *sig = strdup(scalar_names[k]);
   if (sig == NULL) {
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   return intern(ctx, &proto, sig);
@@ -142,7 +142,7 @@ const lacc_type *type_tuple(lacc_ctx *ctx, int n, const lacc_type *const *fields
   if (sig == NULL || proto.fields == NULL) {
     free(sig);
     free(proto.fields);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   char *p = sig;
@@ -204,7 +204,7 @@ const lacc_type *type_sum(lacc_ctx *ctx, const char *name, int n, const char *co
   if (!ok) {
     free(sig);
     proto_free(&proto);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   return intern(ctx, &proto, sig);
@@ -294,7 +294,7 @@ static const lacc_type *parse_sum(lacc_ctx *ctx, const char **s, const char *nam
   p.cn = malloc(sizeof *p.cn * LACC_MAX_CONSTRUCTORS);
   p.pay = malloc(sizeof *p.pay * LACC_MAX_CONSTRUCTORS);
   const lacc_type *t = NULL;
-  if (p.names == NULL || p.cn == NULL || p.pay == NULL) ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (p.names == NULL || p.cn == NULL || p.pay == NULL) err_oom(ctx);
   else t = parse_constructors(ctx, s, name, depth, &p);
   free(p.names);
   free(p.cn);

@@ -500,7 +500,7 @@ static int obtain(const request *q, int how, int (*stop)(void *), void *arg, cha
  * go into ctx. */
 static int obtain_now(lacc_ctx *ctx, const char *src, int64_t longest, int how, void **dl) {
   request *q = request_new(src, longest, 0);
-  if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (q == NULL) return err_oom(ctx);
   char err[LACC_ERRMAX];
   run_begin(ctx);
   int rc = obtain(q, how, run_stopped, ctx, err, sizeof err, dl);
@@ -892,7 +892,7 @@ void cpu_code_free(cpu_code *c) {
 static int queue_part(lacc_ctx *ctx, cpu_code *c, int i) {
   request *q = request_new(c->parts[i].src, c->longest, 0);
   if (q == NULL || (c->parts[i].job = enqueue(q)) == NULL)
-    return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    return err_oom(ctx);
   return LACC_OK;
 }
 
@@ -924,7 +924,7 @@ int cpu_code_new(lacc_ctx *ctx, char **srcs, const int *first, int nparts, int64
   for (int i = 0; i < nparts; i++) bytes += strlen(srcs[i]);
   if (source_size_check(ctx, "cpu", "C", bytes) != LACC_OK) return ctx->errcode;
   cpu_code *c = calloc(1, sizeof *c);
-  if (c == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (c == NULL) return err_oom(ctx);
   c->nfns = first[nparts];
   c->longest = longest;
   c->tiers.last = RUN_NONE;
@@ -993,7 +993,7 @@ static int try_fast(lacc_ctx *ctx, cpu_code *c) {
   int rc = LACC_OK;
   for (int i = 0; i < c->nparts && rc == LACC_OK; i++) {
     request *q = request_new(c->parts[i].src, c->longest, 1);
-    if (q == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    if (q == NULL) return err_oom(ctx);
     run_begin(ctx);
     rc = obtain(q, FIND_OR_BUILD, run_stopped, ctx, err, sizeof err, &c->parts[i].fast);
     run_end(ctx);

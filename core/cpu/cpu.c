@@ -309,7 +309,7 @@ static void *cpu_begin(lacc_ctx *ctx, const kplan *P) {
       free(E->arrays);
     }
     free(E);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   E->ctx = ctx;
@@ -426,7 +426,7 @@ int64_t cpu_longest_loop(const kplan *P) {
 
 int cpu_sources(lacc_ctx *ctx, const kplan *P, char **srcs, int *first) {
   char *whole = emit_c(P);
-  if (whole == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (whole == NULL) return err_oom(ctx);
   int n = cpu_build_parts(strlen(whole), P->nfns);
   first[0] = 0;
   first[1] = P->nfns;
@@ -438,7 +438,7 @@ int cpu_sources(lacc_ctx *ctx, const kplan *P, char **srcs, int *first) {
     srcs[i] = emit_c_part(P, first[i], first[i + 1]);
     if (srcs[i] == NULL) {
       for (int j = 0; j < i; j++) free(srcs[j]);
-      ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+      err_oom(ctx);
       return -1;
     }
   }

@@ -48,7 +48,7 @@ static int collect(outside *o, lacc_node *x) {
   x->tmp |= SEEN;
   if (!d && node_level_of(x->kind) == L_ACC) {
     if (vec_reserve(&o->v, &o->cap, o->n + 1, 8, sizeof *o->v) != 0)
-      return ctx_error(o->ctx, LACC_ERR_MEMORY, "out of memory");
+      return err_oom(o->ctx);
     o->v[o->n++] = x;
     return LACC_OK;
   }

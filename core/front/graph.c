@@ -31,7 +31,7 @@ lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, in
     free(n->kids);
     free(n->where);
     free(n);
-    ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    err_oom(ctx);
     return NULL;
   }
   n->kind = k;

@@ -90,7 +90,7 @@ static int run_loop_part(void *ud, int which, lacc_array *const *args, lacc_arra
 static int while_step(run *X, const pstep *st) {
   int n = st->nloop_in, rc = LACC_OK;
   lacc_array **in = calloc((size_t)n, sizeof *in);
-  if (in == NULL) return ctx_error(X->ctx, LACC_ERR_MEMORY, "out of memory");
+  if (in == NULL) return err_oom(X->ctx);
   for (int i = 0; rc == LACC_OK && i < n; i++) rc = X->ops->output(X->R, st->loop_in[i], &in[i]);
   lacc_array *r = NULL;
   loop_part lp = { X, st };

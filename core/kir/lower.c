@@ -103,7 +103,7 @@ int lower_plan(lacc_ctx *ctx, const ast_arena *ast, const kcaps *caps,
   kplan_init(P, ctx);
   P->caps = *caps;
   lower *L = calloc(1, sizeof *L);
-  if (L == NULL) return ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+  if (L == NULL) return err_oom(ctx);
   L->ctx = ctx;
   L->layouts = layouts;
   L->P = P;
@@ -114,9 +114,9 @@ int lower_plan(lacc_ctx *ctx, const ast_arena *ast, const kcaps *caps,
     rc = bounds_plan(ctx, P);
     lw_tiles_keep(P);
     if (rc == LACC_OK && lw_gtiles_keep(P) != LACC_OK)
-      rc = ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+      rc = err_oom(ctx);
   } else {
-    rc = ctx->errcode ? ctx->errcode : ctx_error(ctx, LACC_ERR_MEMORY, "out of memory");
+    rc = ctx->errcode ? ctx->errcode : err_oom(ctx);
   }
   free(L->loads);
   free(L->placed);
