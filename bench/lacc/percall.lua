@@ -103,24 +103,20 @@ if what.get then
   local m, flat = 4096, {}
   for i = 1, m do flat[i] = i * 0.5 end
   local v = lacc.fromtable(flat, "f64")
-  c, reps = per_call(function()
-    local i, s = 1, 0
-    for _ = 1, calls do
-      s = s + v[i]
-      i = i % m + 1
+  local function walk(arr)   -- one sample: every element of arr in turn
+    return function()
+      local i, s = 1, 0
+      for _ = 1, calls do
+        s = s + arr[i]
+        i = i % m + 1
+      end
+      sum = s
     end
-    sum = s
-  end)
+  end
+  c, reps = per_call(walk(v))
   B.result("overhead", "index_i" .. suffix, c, v[m], reps,
     ("a[i] of a %d-element f64 host array, %s: %s"):format(m, vm, us(c)))
-  c, reps = per_call(function()
-    local i, s = 1, 0
-    for _ = 1, calls do
-      s = s + flat[i]
-      i = i % m + 1
-    end
-    sum = s
-  end)
+  c, reps = per_call(walk(flat))
   B.result("overhead", "table_i" .. suffix, c, flat[m], reps,
     ("t[i] of a Lua table of %d numbers, %s: %s"):format(m, vm, us(c)))
   -- a[i] of a tuple array: a table {x, y} each read

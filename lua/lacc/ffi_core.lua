@@ -408,11 +408,12 @@ function M.array_get1(b, ...)
   local p, t, k
   if n == 1 then
     p, t = rank1_ptr(b.a, i, false)
-    k = p ~= nil and i - 1
+    if p == nil then return nil end
+    k = i - 1
   else
     p, t, k = rank2_ptr(b.a, i, j, false)
+    if p == nil then return nil end
   end
-  if p == nil then return nil end
   return elem_read(p, t, k)
 end
 
@@ -421,13 +422,14 @@ function M.array_set1(b, ...)
   if n < 2 or n > 3 or not M.array_alive(b) then return nil end
   local i, j, v = ...
   local p, t, k
-  if n == 2 then
+  if n == 2 then   -- a:set(i, v)
     p, t = rank1_ptr(b.a, i, true)
-    k, v = p ~= nil and i - 1, j
+    if p == nil then return nil end
+    k, v = i - 1, j
   else
     p, t, k = rank2_ptr(b.a, i, j, true)
+    if p == nil then return nil end
   end
-  if p == nil then return nil end
   return elem_write(p, t, k, v)
 end
 
