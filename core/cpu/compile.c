@@ -433,7 +433,7 @@ static int build(const request *q, const char *tmp, int slot, int (*stop)(void *
             log != NULL && *log ? ":\n" : "", log != NULL ? log : "");
     free(log);
   }
-  *bytes = q->fast ? NULL : read_file(sofile, len);
+  *bytes = read_file(sofile, len);
   *dl = open_checked(sofile, q->id);
   if (*dl == NULL) {
     snprintf(err, cap, "cpu: cannot load the compiled kernels: %s", dlerror());
@@ -458,7 +458,7 @@ static int obtain(const request *q, int how, int (*stop)(void *), void *arg, cha
   }
   int slot = inflight_add(tmp);   /* removed, with the claim, if SIGTERM ends the process */
   diskcache dc;
-  int disk = !q->fast && diskcache_open(DC_KERNEL, &dc) == 0;
+  int disk = diskcache_open(DC_KERNEL, &dc) == 0;
   size_t len = 0;
   unsigned char *bytes = disk ? diskcache_read(&dc, DC_KERNEL, q->key, MAX_SO, &len) : NULL;
   void *dl = bytes != NULL ? load_bytes(tmp, bytes, len, q->id) : NULL;

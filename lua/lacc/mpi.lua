@@ -328,9 +328,17 @@ local function any_dist(args, n)
   return false
 end
 
+-- A rank's own count or offset inside a scalar function, as a value the kernel reads at
+-- run time whatever it is: lowering writes 0, 1 and -1 into the code (and lifts other
+-- constants), so ranks whose offsets are 0, 1 and 5 would each build a kernel of their own
+local function run_time(v, like)
+  local t = exp.is_exp(like) and like.t or "i64"
+  return exp.constant(v + 2, t) - exp.constant(2, t)
+end
+
 -- the 1-based indices of a function's arguments, the first shifted by lo rows
 local function shifted(f, lo)
-  return function(i, ...) return f(i + lo, ...) end
+  return function(i, ...) return f(i + run_time(lo, i), ...) end
 end
 
 local function i64(v)
@@ -1024,7 +1032,7 @@ H.backpermute = function(nd, vals, opts)
   local what = about(nd, vals, " into {" .. table.concat(nd.shape, ",") .. "}")
   local gs = together(what, function() return gshape_of(v, opts) end)
   local ls = local_shape(nd.shape, rows)
-  local lin = plain.generate(ls, function(i, ...) return linear({ nd.fn(i + lo, ...) }, gs) end)
+  local lin = plain.generate(ls, function(i, ...) return linear({ nd.fn(i + run_time(lo, i), ...) }, gs) end)
   local got = fetch(v, plain.reshape({ product(ls) }, lin), "backpermute", opts, what)
   return { acc = plain.reshape(ls, got), counts = counts }
 end
@@ -1536,7 +1544,7 @@ local function dist_sort_handler(name)
       local order = plain.argsort(blk, o)
       local vs = plain.gather(order, blk)
       local ks, kt = sorting.radix_keys(name, by and plain.map(by, vs) or vs, desc)
-      local ps = plain.map(function(i) return i + lo end, order)
+      local ps = plain.map(function(i) return i + run_time(lo, i) end, order)
       local run = { plain.run({ vs, ps, unpack(ks) }, opts.localopts) }
       local hv, hp = run[1], run[2]
       local hk = { unpack(run, 3) }

@@ -143,6 +143,48 @@ describe("tiers #opt", function()
     assert.are.equal(0, delta(before, after, "builds"))
   end)
 
+  it("fast: the fast tier's kernels are kept in the disk cache, where the next process " ..
+     "finds them (no second build, the same results), and processes that start together " ..
+     "build each once", function()
+    local cache = tmpdir()
+    local k = salt + 41
+    local script = script_file(([[
+      local lacc = require "lacc"
+      local xs = {}
+      for i = 1, 5000 do xs[i] = (i * 2654435761) %% 4294967296 end
+      local r = lacc.run(lacc.map(function(x) return x * 3 + lacc.shr(x, %d) end,
+        lacc.fromtable(xs, "u32"))):totable()
+      for i = 1, #xs do
+        local want = (xs[i] * 3 + math.floor(xs[i] / 2 ^ %d)) %% 4294967296
+        assert(r[i] == want, "element " .. i)
+      end
+      io.write("same ", lacc.tiers().fast, "\n")
+    ]]):format(k % 29 + 1, k % 29 + 1))
+    local run = child(("LACC_VERBOSE=1 LACC_CACHE=%s"):format(quote(cache)), "fast", script)
+    local function builds(out) return select(2, out:gsub("compiled kernels [^\n]*the fast tier's", "")) end
+    local first = sh(run)
+    if not have_tcc then   -- the fast tier is the interpreter: nothing built, nothing kept
+      assert.matches("same 0\n$", first)
+      assert.are.equal("secret\n", sh("ls " .. quote(cache)))
+      os.remove(script)
+      os.execute("rm -rf " .. quote(cache))
+      return
+    end
+    assert.matches("same 1\n$", first)
+    assert.are.equal(1, builds(first), first)
+    assert.are.equal(1, select(2, sh("ls " .. quote(cache)):gsub("%.kso%s", "")))
+    local second = sh(run)
+    assert.matches("same 1\n$", second)
+    assert.are.equal(0, builds(second), second)
+    -- two processes at once on an empty cache: one builds, the other waits for its file
+    os.execute("rm -rf " .. quote(cache) .. "/*")
+    local both = sh(("{ (%s) & (%s); wait; }"):format(run, run))
+    assert.are.equal(2, select(2, both:gsub("same 1\n", "")), both)
+    assert.are.equal(1, builds(both), both)
+    os.remove(script)
+    os.execute("rm -rf " .. quote(cache))
+  end)
+
   it("opt: the optimised kernels only", function()
     set { tier = "opt" }
     local f, ref = fresh_map()

@@ -94,6 +94,33 @@ describe("lacc.mpi", function()
     end)
   end
 
+  it("ranks build a local kernel once between them: their offsets are read at run time, " ..
+     "and the builder's file is the others' (fast tier and cc)", function()
+    for _, tier in ipairs { "fast", "opt" } do
+      local cache = H.sh("mktemp -d"):gsub("%s+$", "")
+      local path = os.tmpname()
+      local f = assert(io.open(path, "w"))
+      -- rows split 3/3/2 (offsets 0, 3 and 6): each rank's own rows of i * 7 + 1
+      f:write(([[
+        local lacc = require "lacc"
+        local rank = lacc.mpi.init()
+        lacc.config { tier = %q }
+        local r = lacc.mpi.generate({ 8 }, function(i) return i * 7 + 1 end):run():allgather()
+        local want = {}
+        for i = 1, 8 do want[i] = i * 7 + 1 end
+        assert(table.concat(r:totable(), ",") == table.concat(want, ","), "rank " .. rank)
+        print("rank " .. rank .. " same")
+      ]]):format(tier))
+      f:close()
+      local out = H.sh(("LACC_VERBOSE=1 LACC_CACHE=%s %s"):format(H.quote(cache), mpirun_cmd(3, path)))
+      os.remove(path)
+      os.execute("rm -rf " .. H.quote(cache))
+      for r = 1, 3 do assert.truthy(out:find("rank " .. r .. " same", 1, true), out) end
+      local _, builds = out:gsub("compiled kernels %(", "")
+      assert.are.equal(1, builds, tier .. ":\n" .. out)
+    end
+  end)
+
   describe("a rank that dies", function()
     local function job(body)
       local path = os.tmpname()
