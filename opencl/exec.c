@@ -24,7 +24,7 @@
 #include "base/settings.h"
 #include "base/text.h"
 #include "base/vec.h"
-#include "hostfn.h"
+#include "kir/hostfn.h"
 
 /* ---- device arrays */
 
@@ -454,7 +454,7 @@ static int load_one(void *arg, int slot, int buf, int64_t i, uint64_t *bits) {
 /* The step's output extents from its shape function, run on the host. */
 static int shape_of(exec *X, const pstep *st, int64_t *ext) {
   hostfn_fail f;
-  int rc = hostfn_run(X->ctx, X->P, st->fn_shape, X->E, load_one, X, ext, &f);
+  int rc = hostfn_run(X->ctx, X->P, st->fn[SF_SHAPE], X->E, load_one, X, ext, &f);
   if (rc == LACC_OK && f.failed) rc = plan_check_error(X->ctx, X->P, f.check, f.vals);
   return rc;
 }
@@ -499,7 +499,7 @@ static int units(const exec *X) {
 static int run_rows(exec *X, const pstep *st, int64_t R, int64_t work) {
   int64_t nch = items_for(X, work > R ? work : R);
   if (nch > R) nch = R;
-  int rc = launch(X, st->fn_body, nch, work, 0, R, 0, 0);
+  int rc = launch(X, st->fn[SF_BODY], nch, work, 0, R, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
 
@@ -509,7 +509,7 @@ static int run_gtiles(exec *X, const pstep *st, int64_t R) {
   const int64_t *ext = X->d[st->out]->ext;
   int64_t J = ext[st->rank - 1], Q = ext[st->rank - 2], T = LACC_GTILE;
   int64_t tiles = R / (Q * J) * ((Q + T - 1) / T) * ((J + T - 1) / T);
-  int rc = launch_in(X, st->fn_gtile, tiles * LACC_GROUP, LACC_GROUP, 0, 0, 0, 0);
+  int rc = launch_in(X, st->fn[SF_GTILE], tiles * LACC_GROUP, LACC_GROUP, 0, 0, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
 
@@ -527,7 +527,7 @@ static int run_tiles(exec *X, const pstep *st, int64_t R, int64_t n) {
   int64_t nch = items_for(X, R * (n + 1));
   int64_t most = X->cp->info->is_cpu ? (int64_t)X->cp->info->compute_units * 8 : nch;
   if (nch > most) nch = most;
-  int rc = launch(X, st->fn_tile, nch < tiles ? nch : tiles, R * (n + 1), 0, tiles, 0, 0);
+  int rc = launch(X, st->fn[SF_TILE], nch < tiles ? nch : tiles, R * (n + 1), 0, tiles, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
 
@@ -538,10 +538,10 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
   if (R == 0) return LACC_OK;
   const clprog *cp = X->cp;
   int64_t J = st->rank > 0 ? X->d[st->out]->ext[st->rank - 1] : 0;
-  int lanes = cp->lane_tiles && st->fn_tile >= 0 && J >= st->tile_lanes && !X->serial;
-  if (!lanes && cp->tiles && st->fn_gtile >= 0 && !X->serial && R >= LACC_GROUP && n > 0)
+  int lanes = cp->lane_tiles && st->fn[SF_TILE] >= 0 && J >= st->tile_lanes && !X->serial;
+  if (!lanes && cp->tiles && st->fn[SF_GTILE] >= 0 && !X->serial && R >= LACC_GROUP && n > 0)
     return run_gtiles(X, st, R);
-  int grouped = cp->groups && st->fn_group >= 0 && !st->ordered && R < units(X) &&
+  int grouped = cp->groups && st->fn[SF_GROUP] >= 0 && !st->ordered && R < units(X) &&
                 n / TUNE_CL_GROUP_CHUNK >= (int64_t)cp->group_size;
   int part = grouped || (n >= 2 * TUNE_PART_GRAIN && !st->ordered && R < units(X));
   if (!part && lanes) return run_tiles(X, st, R, n);
@@ -551,11 +551,11 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
                                                                  : TUNE_CL_GROUP_PARTS;
   int rc = alloc_out(X, st, st->partial, &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    rc = launch(X, st->fn_part, nch, n, o, 0, n, 0);
+    rc = launch(X, st->fn[SF_PART], nch, n, o, 0, n, 0);
     if (rc == LACC_OK && grouped)
-      rc = launch_in(X, st->fn_group, (int64_t)cp->group_size, cp->group_size, o, nch, 0, 0);
+      rc = launch_in(X, st->fn[SF_GROUP], (int64_t)cp->group_size, cp->group_size, o, nch, 0, 0);
     else if (rc == LACC_OK)
-      rc = launch(X, st->fn_combine, 1, nch, o, nch, 0, 0);
+      rc = launch(X, st->fn[SF_COMBINE], 1, nch, o, nch, 0, 0);
   }
   if (rc == LACC_OK) rc = checked(X);
   darr_put(X, X->d[st->partial]);
@@ -572,9 +572,9 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
   int64_t nch = parts_for(X, n);
   int rc = alloc_out(X, st, st->partial, &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    rc = launch(X, st->fn_part, nch, n, o, 0, n, 0);
-    if (rc == LACC_OK) rc = launch(X, st->fn_combine, 1, nch, o, nch, 0, 0);
-    if (rc == LACC_OK) rc = launch(X, st->fn_chunk, nch, n, o, 0, n, 0);
+    rc = launch(X, st->fn[SF_PART], nch, n, o, 0, n, 0);
+    if (rc == LACC_OK) rc = launch(X, st->fn[SF_COMBINE], 1, nch, o, nch, 0, 0);
+    if (rc == LACC_OK) rc = launch(X, st->fn[SF_CHUNK], nch, n, o, 0, n, 0);
   }
   if (rc == LACC_OK) rc = checked(X);
   darr_put(X, X->d[st->partial]);
@@ -589,15 +589,15 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
  * by one work-item. */
 static int run_permute(exec *X, const pstep *st, int64_t nsrc) {
   int64_t size = X->d[st->out]->size;
-  int rc = launch(X, st->fn_body, items_for(X, size), size, 0, size, 0, 0);
+  int rc = launch(X, st->fn[SF_BODY], items_for(X, size), size, 0, size, 0, 0);
   if (rc != LACC_OK || nsrc == 0) return rc == LACC_OK ? checked(X) : rc;
   const pslot *ps = &X->P->slots[st->out];
   int wide = ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64;
   int spread = (!X->cp->info->is_cpu || size >= TUNE_PERMUTE_SPREAD) && !X->serial;
   if (st->atomic && spread && (!wide || X->cp->i64_atomics))
-    rc = launch(X, st->fn_ascatter, items_for(X, nsrc), nsrc, 0, nsrc, 0, 0);
+    rc = launch(X, st->fn[SF_ASCATTER], items_for(X, nsrc), nsrc, 0, nsrc, 0, 0);
   else
-    rc = launch(X, st->fn_scatter, 1, nsrc, 0, nsrc, 0, 0);
+    rc = launch(X, st->fn[SF_SCATTER], 1, nsrc, 0, nsrc, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
 

@@ -79,10 +79,10 @@ static void report_tiles(const kplan *P, const clprog *cp) {
     const pstep *st = &P->steps[s];
     const char *at = st->node->where != NULL ? st->node->where : "?";
     if (st->kind != SK_FOLD) continue;
-    if (cp->lane_tiles && st->fn_tile >= 0)
+    if (cp->lane_tiles && st->fn[SF_TILE] >= 0)
       fprintf(stderr, "lacc: opencl: the fold at %s runs in tiles of %d outputs, one per "
               "vector lane, a chunk of tiles a work-item\n", at, st->tile_lanes);
-    else if (cp->tiles && st->fn_gtile >= 0)
+    else if (cp->tiles && st->fn[SF_GTILE] >= 0)
       fprintf(stderr, "lacc: opencl: the fold at %s runs in %dx%d work-group tiles, its "
               "operands staged in local memory\n", at, LACC_GTILE, LACC_GTILE);
   }
@@ -187,18 +187,18 @@ int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
  * run_permute, run_rows and cl_sort above, as rules of the sizes a run meets) */
 
 static void describe_fold(text *b, const clprog *cp, const pstep *st) {
-  if (cp->lane_tiles && st->fn_tile >= 0)
+  if (cp->lane_tiles && st->fn[SF_TILE] >= 0)
     text_put(b, "    rows of %d outputs or more: the cpu backend's tiles, one output per "
              "vector lane, a chunk of tiles a work-item\n", st->tile_lanes);
-  if (cp->tiles && st->fn_gtile >= 0)
+  if (cp->tiles && st->fn[SF_GTILE] >= 0)
     text_put(b, "    %s256 outputs or more: %dx%d work-group tiles, operands staged in local "
-             "memory\n", cp->lane_tiles && st->fn_tile >= 0 ? "else " : "", LACC_GTILE,
+             "memory\n", cp->lane_tiles && st->fn[SF_TILE] >= 0 ? "else " : "", LACC_GTILE,
              LACC_GTILE);
   if (st->ordered) {
     text_put(b, "    a work-item's rows in order (an ordered fold)\n");
     return;
   }
-  if (cp->groups && st->fn_group >= 0)
+  if (cp->groups && st->fn[SF_GROUP] >= 0)
     text_put(b, "    fewer rows than work-items can share, %d elements or more each: chunks "
              "of %d, a work-item each, combined in order by a work-group tree in local "
              "memory\n", TUNE_CL_GROUP_CHUNK * LACC_GROUP, TUNE_CL_GROUP_CHUNK);

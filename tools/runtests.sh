@@ -52,6 +52,8 @@ spec_env() {
   export LUA_CPATH="$PWD/$B/?.so;;"
   export LACC_LIB="$PWD/$B/liblacc.so"
   export LACC_CACHE="${LACC_CACHE:-$PWD/$B/kcache}"
+  # the kernel IR checked after lowering and after each pass (core/kir/verify.c)
+  export LACC_VERIFY="${LACC_VERIFY:-1}"
 }
 
 # The premise of the cache specs: a kernel cache this user's lacc trusts (it turns itself

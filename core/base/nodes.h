@@ -187,6 +187,7 @@ typedef enum {
 } prim_op;
 
 const char *prim_name(prim_op p);
+int prim_arity(prim_op p);
 int prim_lookup(const char *name, prim_op *out);
 int prim_has(prim_op p, int flag);     /* one of the PF_ flags */
 

@@ -28,6 +28,7 @@ static const prim_info prims[P_NPRIMS] = {
 };
 
 const char *prim_name(prim_op p) { return prims[p].name; }
+int prim_arity(prim_op p) { return prims[p].arity; }
 int prim_has(prim_op p, int flag) { return (prims[p].flags & flag) != 0; }
 
 int prim_lookup(const char *name, prim_op *out) {

@@ -149,18 +149,18 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int part = n >= 2 * TUNE_PART_GRAIN && !st->ordered &&
              ((R < threads && threads > 1) || (st->lanes && R <= 4 * threads));
   int64_t J = st->rank > 0 ? E->S[st->out].ext[st->rank - 1] : 0;
-  if (!part && st->fn_tile >= 0 && J >= st->tile_lanes) {
+  if (!part && st->fn[SF_TILE] >= 0 && J >= st->tile_lanes) {
     /* tiles of tile_lanes outputs, one per vector lane (lower_tile.c) */
     int64_t lw = st->tile_lanes, rows = st->tile_rows;
     int64_t tiles = (R / J + rows - 1) / rows * ((J + lw - 1) / lw);
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn_tile], tiles,
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_TILE]], tiles,
                  chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
     if (l.nchunks > tiles) l.nchunks = tiles;
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
   }
   if (!part) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn_body], R,
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], R,
                  chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
     if (l.nchunks > R) l.nchunks = R;
     pool_run(l.nchunks, run_range, &l);
@@ -171,10 +171,10 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int rc = alloc_out(E, st, st->partial, &one);
   if (rc != LACC_OK) return rc;
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn_part], n, nch, o };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PART]], n, nch, o };
     pool_run(nch, run_part, &l);
     if (run_stopped(E->ctx)) break;   /* partials missing: nothing to combine */
-    E->fns[st->fn_combine](E->S, &E->rt.abi, o, nch, 0, 0, NULL);
+    E->fns[st->fn[SF_COMBINE]](E->S, &E->rt.abi, o, nch, 0, 0, NULL);
     rc = checked(E);
   }
   if (rc == LACC_OK) rc = checked(E);
@@ -192,7 +192,7 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   int threads = pool_threads();
   if (R == 0) return LACC_OK;
   if (R >= threads || n < 2 * TUNE_PART_GRAIN || threads == 1 || st->ordered) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn_body], R,
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], R,
                  chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
     if (l.nchunks > R) l.nchunks = R;
     pool_run(l.nchunks, run_range, &l);
@@ -202,12 +202,12 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   int rc = alloc_out(E, st, st->partial, &nch);
   if (rc != LACC_OK) return rc;
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn_part], n, nch, o };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PART]], n, nch, o };
     pool_run(nch, run_part, &l);
     rc = checked(E);
     if (rc != LACC_OK) break;
-    E->fns[st->fn_combine](E->S, &E->rt.abi, o, nch, 0, 0, NULL);
-    l.fn = E->fns[st->fn_chunk];
+    E->fns[st->fn[SF_COMBINE]](E->S, &E->rt.abi, o, nch, 0, 0, NULL);
+    l.fn = E->fns[st->fn[SF_CHUNK]];
     pool_run(nch, run_part, &l);
     rc = checked(E);
   }
@@ -240,11 +240,11 @@ static int permute_private(exec *E, const pstep *st, int64_t nsrc) {
   int64_t ext = copies * (n + LACC_PRIVATE_GAP);
   int rc = alloc_out(E, st, st->partial, &ext);
   if (rc != LACC_OK) return rc;
-  launch l = { E->S, &E->rt.abi, E->fns[st->fn_pscatter], nsrc, copies, 0 };
+  launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PSCATTER]], nsrc, copies, 0 };
   pool_run(copies, run_private, &l);
   rc = checked(E);
   if (rc == LACC_OK) {
-    launch m = { E->S, &E->rt.abi, E->fns[st->fn_pmerge], n,
+    launch m = { E->S, &E->rt.abi, E->fns[st->fn[SF_PMERGE]], n,
                  chunks_for(n * copies, TUNE_CPU_GRAIN), copies };
     pool_run(m.nchunks, run_merge, &m);
     rc = checked(E);
@@ -259,22 +259,22 @@ static int permute_private(exec *E, const pstep *st, int64_t nsrc) {
  * compare-and-swap loops), else in order on one thread, which is safe for tuples and
  * sums and, on few targets, faster than threads contending for them. */
 static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
-  parallel(E->S, &E->rt.abi, E->fns[st->fn_body], E->S[st->out].size);
+  parallel(E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], E->S[st->out].size);
   int rc = checked(E);
   if (rc != LACC_OK || nsrc == 0) return rc;
   int64_t n = E->S[st->out].size;
-  if (st->fn_pscatter >= 0 && n < TUNE_PERMUTE_SPREAD && nsrc >= 2 * n &&
+  if (st->fn[SF_PSCATTER] >= 0 && n < TUNE_PERMUTE_SPREAD && nsrc >= 2 * n &&
       nsrc >= 2 * TUNE_CPU_GRAIN &&
       pool_threads() > 1 && !private_off())
     return permute_private(E, st, nsrc);
   if (st->atomic && E->atomics && n >= TUNE_PERMUTE_SPREAD && pool_threads() > 1) {
-    parallel(E->S, &E->rt.abi, E->fns[st->fn_ascatter], nsrc);
+    parallel(E->S, &E->rt.abi, E->fns[st->fn[SF_ASCATTER]], nsrc);
     return checked(E);
   }
   /* in order, a chunk at a time (a stop request is seen between them) */
   for (int64_t lo = 0; lo < nsrc && rc == LACC_OK; lo += TUNE_CPU_CHUNK_MOST) {
     int64_t hi = nsrc - lo > TUNE_CPU_CHUNK_MOST ? lo + TUNE_CPU_CHUNK_MOST : nsrc;
-    E->fns[st->fn_scatter](E->S, &E->rt.abi, lo, hi, 0, 0, NULL);
+    E->fns[st->fn[SF_SCATTER]](E->S, &E->rt.abi, lo, hi, 0, 0, NULL);
     rc = checked(E);
   }
   return rc;
@@ -285,14 +285,14 @@ static int cpu_step(void *R, int k) {
   exec *E = R;
   const pstep *st = &E->P->steps[k];
   int64_t ext[LACC_MAX_RANK + 1] = { 0 };
-  E->fns[st->fn_shape](E->S, &E->rt.abi, 0, 0, 0, 0, ext);
+  E->fns[st->fn[SF_SHAPE]](E->S, &E->rt.abi, 0, 0, 0, 0, ext);
   int rc = checked(E);
   if (rc == LACC_OK) rc = alloc_out(E, st, st->out, ext);
   if (rc != LACC_OK) return rc;
   if (st->kind == SK_FOLD) return run_fold(E, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(E, st, ext[st->rank]);
   if (st->kind == SK_PERMUTE) return run_permute(E, st, ext[st->rank]);
-  parallel(E->S, &E->rt.abi, E->fns[st->fn_body], E->S[st->out].size);
+  parallel(E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], E->S[st->out].size);
   return checked(E);
 }
 

@@ -14,8 +14,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "kir/bounds.h"
-#include "base/settings.h"
+#include "kir/analysis.h"
+#include "kir/passes.h"
 
 enum {
   ZERO = -2,                 /* the node of the number 0 */
@@ -533,7 +533,8 @@ static void compact(klist *l, const unsigned char *dead) {
   l->n = k;
 }
 
-int bx_fold_fn(kfn *F) {
+int pass_fold(kplan *P, kfn *F) {
+  (void)P;
   bctx B;
   int rc = bx_build(&B, F);
   unsigned char *dead = calloc((size_t)B.n + 1, 1);
@@ -584,7 +585,7 @@ static int mark_checks(const kplan *P, unsigned char *seen) {
 }
 
 /* Steps' check counts: before the passes (checks) or after (left, hoisted). */
-static int count_checks(kplan *P, int after) {
+int plan_count_checks(kplan *P, int after) {
   size_t n = (size_t)P->nsteps * (size_t)P->nchecks;
   unsigned char *seen = calloc(n + 1, 1);
   if (seen == NULL || mark_checks(P, seen) != LACC_OK) {
@@ -605,20 +606,5 @@ static int count_checks(kplan *P, int after) {
     }
   }
   free(seen);
-  return LACC_OK;
-}
-
-int bounds_plan(lacc_ctx *ctx, kplan *P) {
-  int rc = count_checks(P, 0), on = setting_switch("LACC_BOUNDS", 1);
-  for (int f = 0; rc == LACC_OK && on && f < P->nfns; f++) {
-    rc = bx_fold_fn(&P->fns[f]);
-    if (rc == LACC_OK) rc = hoist_fn(P, &P->fns[f]);
-    if (rc == LACC_OK) rc = bx_fold_fn(&P->fns[f]);
-    if (rc == LACC_OK) rc = ranges_fn(&P->fns[f]);
-  }
-  if (rc == LACC_OK) rc = count_checks(P, 1);
-  if (rc != LACC_OK)
-    return ctx_error(ctx, rc, rc == LACC_ERR_MEMORY ? "out of memory"
-                                                    : "bounds: malformed kernel function");
   return LACC_OK;
 }

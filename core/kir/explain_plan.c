@@ -79,7 +79,7 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
     if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) text_put(b, "%c", *c);
   text_put(b, "\n");
-  if (st->kind == SK_FOLD && st->fn_tile >= 0)
+  if (st->kind == SK_FOLD && st->fn[SF_TILE] >= 0)
     text_put(b, "  rows of %d outputs or more: in tiles of that many, one output per vector lane\n",
              st->tile_lanes);
   if (st->checks > 0)

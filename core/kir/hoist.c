@@ -14,7 +14,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "kir/bounds.h"
+#include "kir/analysis.h"
+#include "kir/passes.h"
 #include "base/vec.h"
 
 enum { MAXV = 2, MAXLEAVES = 64 };
@@ -338,7 +339,7 @@ static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
   return a + W.out.n;
 }
 
-int hoist_fn(kplan *P, kfn *F) {
+int pass_hoist(kplan *P, kfn *F) {
   for (int at = 0; at < F->body.n;) {
     bctx B;
     int rc = bx_build(&B, F), next = -1;

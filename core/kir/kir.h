@@ -26,37 +26,73 @@ typedef struct {
 } kcaps;
 
 /* ---- instructions: three-address code over variables declared at function level */
+
+/* What an operation's fields are (kop_flags): it writes dst (KF_DST), reads a or b
+ * (KF_A, KF_B: variables), addresses slot and buf (KF_SLOT), reads args[] (KF_ARGS),
+ * opens a block that KO_END closes (KF_OPEN), stands in the prologue only (KF_PRO). */
+enum { KF_DST = 1, KF_A = 2, KF_B = 4, KF_SLOT = 8, KF_ARGS = 16, KF_OPEN = 32, KF_PRO = 64 };
+
+/* _(ENUM, name, fields): the operations, defined once; name is what LACC_DUMP prints. */
+#define KIR_OPS(_) \
+  _(CONST,      "const",      KF_DST)                 /* dst = imm (dst's type) */ \
+  _(MOV,        "mov",        KF_DST | KF_A)          /* dst = a */ \
+  _(PRIM,       "prim",       KF_DST | KF_A)          /* dst = prim(a [, b] [, args[0]]) on a's \
+                                                         type; integer division is total (0 on 0); \
+                                                         b is read when the primitive has two \
+                                                         operands or more, args[0] for three */ \
+  _(CAST,       "cast",       KF_DST | KF_A)          /* dst = a converted with val_cast semantics */ \
+  _(TOBITS,     "tobits",     KF_DST | KF_A)          /* dst (u64) = the bits of a */ \
+  _(FROMBITS,   "frombits",   KF_DST | KF_A)          /* dst = the value whose bits are a (u64) */ \
+  _(LOAD,       "load",       KF_DST | KF_A | KF_SLOT) /* dst = S[slot].buf[buf][a] (dst has the \
+                                                          buffer's kind) */ \
+  _(STORE,      "store",      KF_A | KF_B | KF_SLOT)  /* S[slot].buf[buf][a] = b */ \
+  _(EXTENT,     "extent",     KF_DST | KF_SLOT)       /* dst = S[slot].ext[imm.i] */ \
+  _(OUT,        "out",        KF_A)                   /* out[imm.i] = a (shape functions) */ \
+  _(IF,         "if",         KF_A | KF_OPEN)         /* if (a) { */ \
+  _(ELSE,       "else",       0)                      /* } else { */ \
+  _(END,        "end",        0)                      /* } */ \
+  _(FOR,        "for",        KF_DST | KF_A | KF_B | KF_OPEN) /* for (dst = a; dst + imm.i <= b; \
+                                                                 dst += imm.i) { */ \
+  _(LOOP,       "loop",       KF_OPEN)                /* for (;;) { */ \
+  _(BREAKIFNOT, "breakifnot", KF_A)                   /* if (!a) break; */ \
+  _(FAIL,       "fail",       KF_ARGS)                /* report check `check` at element a (or \
+                                                         -1) with the values args[0..nargs-1] */ \
+  _(RETURN,     "return",     0)                      /* leave the function (after a FAIL in a \
+                                                         prologue: the shapes are wrong, and \
+                                                         nothing after may assume them right) */ \
+  _(KCONST,     "kconst",     KF_DST | KF_PRO)        /* dst = the program constant K[imm.i] */ \
+  _(LGET,       "lget",       KF_DST | KF_A | KF_B)   /* dst = a[b], a a lane array */ \
+  _(LSET,       "lset",       KF_DST | KF_A | KF_B)   /* dst[a] = b, dst a lane array */ \
+  _(ALOAD,      "aload",      KF_DST | KF_A | KF_SLOT) /* dst = S[slot].buf[buf][a], read \
+                                                          atomically */ \
+  _(CAS,        "cas",        KF_DST | KF_A | KF_B | KF_SLOT | KF_ARGS) /* dst (bool) = \
+                    compare-and-swap of S[slot].buf[buf][a] from args[0] to b, comparing bits */ \
+  /* work-group functions only (FN_GROUP, OpenCL): */ \
+  _(LMSTORE,    "lmstore",    KF_A | KF_B)            /* the work-group's local word a = b (u64) */ \
+  _(LMLOAD,     "lmload",     KF_DST | KF_A)          /* dst (u64) = the work-group's local word a */ \
+  _(BARRIER,    "barrier",    0)                      /* every work-item of the group arrives \
+                                                         before any goes on */
+
 typedef enum {
-  KO_CONST,      /* dst = imm (dst's type) */
-  KO_MOV,        /* dst = a */
-  KO_PRIM,       /* dst = prim(a [, b]) on a's type; integer division is total (0 on 0) */
-  KO_CAST,       /* dst = a converted with val_cast semantics */
-  KO_TOBITS,     /* dst (u64) = the bits of a */
-  KO_FROMBITS,   /* dst = the value whose bits are a (u64) */
-  KO_LOAD,       /* dst = S[slot].buf[buf][a] (dst has the buffer's kind) */
-  KO_STORE,      /* S[slot].buf[buf][a] = b */
-  KO_EXTENT,     /* dst = S[slot].ext[imm.i] */
-  KO_OUT,        /* out[imm.i] = a (shape functions) */
-  KO_IF,         /* if (a) { */
-  KO_ELSE,       /* } else { */
-  KO_END,        /* } */
-  KO_FOR,        /* for (dst = a; dst + imm.i <= b; dst += imm.i) { */
-  KO_LOOP,       /* for (;;) { */
-  KO_BREAKIFNOT, /* if (!a) break; */
-  KO_FAIL,       /* report check `check` at element a with the values args[0..nargs-1] */
-  KO_RETURN,     /* leave the function (after a FAIL in a prologue: the shapes are wrong,
-                    and nothing after may assume them right) */
-  KO_KCONST,     /* dst = the program constant K[imm.i] (prologue only) */
-  KO_LGET,       /* dst = a[b], a a lane array */
-  KO_LSET,       /* dst[a] = b, dst a lane array */
-  KO_ALOAD,      /* dst = S[slot].buf[buf][a], read atomically */
-  KO_CAS,        /* dst (bool) = compare-and-swap of S[slot].buf[buf][a] from args[0] to b,
-                    comparing bits */
-  /* work-group functions only (FN_GROUP, OpenCL): */
-  KO_LMSTORE,    /* the work-group's local word a = b (u64) */
-  KO_LMLOAD,     /* dst (u64) = the work-group's local word a */
-  KO_BARRIER     /* every work-item of the group arrives before any goes on */
+#define KOP_ENUM(e, name, fields) KO_##e,
+  KIR_OPS(KOP_ENUM)
+#undef KOP_ENUM
 } kop;
+/* how many (outside kop: switches over kop need not name it) */
+enum {
+#define KOP_ONE(e, name, fields) + 1
+  KO_NOPS = 0 KIR_OPS(KOP_ONE)
+#undef KOP_ONE
+};
+
+static inline unsigned kop_flags(kop op) {
+  switch (op) {
+#define KOP_FLAGS(e, name, fields) case KO_##e: return fields;
+  KIR_OPS(KOP_FLAGS)
+#undef KOP_FLAGS
+  default: return 0;
+  }
+}
 
 typedef struct {
   kop op;
@@ -85,15 +121,7 @@ typedef struct {
 } klist;
 
 /* The variable an instruction writes (a lane array for KO_LSET), or -1. */
-static inline int kinst_def(const kinst *in) {
-  switch (in->op) {
-  case KO_CONST: case KO_MOV: case KO_PRIM: case KO_CAST: case KO_TOBITS: case KO_FROMBITS:
-  case KO_LOAD: case KO_EXTENT: case KO_KCONST: case KO_LGET: case KO_LSET: case KO_ALOAD:
-  case KO_CAS: case KO_LMLOAD: case KO_FOR:
-    return in->dst;
-  default: return -1;
-  }
-}
+static inline int kinst_def(const kinst *in) { return kop_flags(in->op) & KF_DST ? in->dst : -1; }
 
 /* Every function has the same C signature:
  *   void f(const lacc_kslot *S, lacc_krt *rt, int64_t p0, p1, p2, p3, int64_t *out)
@@ -167,6 +195,24 @@ typedef struct {
  * sorted, in its output (base/sort.c, on the backend's threads). */
 typedef enum { SK_MAP, SK_FOLD, SK_SCAN, SK_PERMUTE, SK_TEST, SK_SELECT, SK_WHILE, SK_SORT } step_kind;
 
+/* A step's functions, by what each does for it (pstep.fn). */
+typedef enum {
+  SF_SHAPE,      /* FN_SHAPE: the step's extents */
+  SF_BODY,       /* FN_BODY, or a fold's FN_SEG: every element or segment */
+  SF_PART,       /* fold, scan: FN_PART, a chunk of a segment into a partial */
+  SF_COMBINE,    /* fold, scan: FN_COMBINE, the partials of a segment */
+  SF_CHUNK,      /* scan: FN_CHUNK, a chunk from its carry-in */
+  SF_SCATTER,    /* permute: FN_SCATTER, in order */
+  SF_ASCATTER,   /* permute: FN_SCATTER with compare-and-swap (atomic) */
+  SF_PSCATTER,   /* permute (cpu): into private copies of the targets (partial), copy c at
+                    c * (targets + LACC_PRIVATE_GAP), */
+  SF_PMERGE,     /* then the copies merged */
+  SF_GROUP,      /* fold on OpenCL: FN_GROUP */
+  SF_GTILE,      /* fold on OpenCL: FN_GTILE */
+  SF_TILE,       /* fold on the cpu: FN_TILE */
+  SF_COUNT
+} step_fn;
+
 /* A step runs only if its guard chain holds: slot's bool == want, then the parent's. */
 typedef struct {
   int slot, want, parent;
@@ -176,16 +222,12 @@ typedef struct {
   step_kind kind;
   const lacc_node *node;   /* the AST node it computes (explain, messages) */
   int out, partial;        /* slots */
-  int fn_shape, fn_body, fn_part, fn_combine, fn_chunk, fn_scatter, fn_ascatter;
-  int fn_group;            /* fold on the opencl backend: FN_GROUP, else -1 */
-  int fn_gtile;            /* fold on the opencl backend: FN_GTILE, else -1 */
-  int fn_tile, tile_lanes; /* fold on the cpu backend: FN_TILE and its LW, else -1; */
+  int fn[SF_COUNT];        /* its functions by what each does for it, -1 where none */
+  int tile_lanes;          /* fold on the cpu backend with an SF_TILE: its LW, */
   int tile_rows;           /* and how many outer rows a tile takes */
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
-  int atomic;              /* permute: fn_ascatter updates targets with compare-and-swap */
-  int fn_pscatter, fn_pmerge; /* permute (cpu): into private copies (partial), merged;
-                              copy c at c * (targets + LACC_PRIVATE_GAP) */
+  int atomic;              /* permute: SF_ASCATTER updates targets with compare-and-swap */
   int ordered;             /* fold/scan: rows only in order (no chunks: float min/max) */
   int guard;               /* index into the plan's guards, -1: always runs */
   int sel_test, sel_then, sel_else;  /* SK_SELECT: slots */
@@ -247,10 +289,9 @@ void *kplan_alloc(kplan *P, size_t n);
 int lower_plan(lacc_ctx *ctx, const ast_arena *ast, const kcaps *caps,
                const layout_strategy *layouts, kplan *P);
 
-/* Check elimination (bounds.c): the comparisons of every function that always have one
- * value replaced by it, and the branches they decide removed; steps' check counts set.
- * LACC_BOUNDS=0 leaves every check in. */
-int bounds_plan(lacc_ctx *ctx, kplan *P);
+/* The passes after lowering (passes.c: its table is their order): checks proved and
+ * removed or hoisted, tiles kept or dropped; steps' check counts set. Errors go into ctx. */
+int kir_passes(lacc_ctx *ctx, kplan *P);
 
 /* C printing (emit_c.c): the whole plan as one translation unit (malloc'd text).
  * Function k is named lacc_f<k>. */

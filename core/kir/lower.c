@@ -111,10 +111,7 @@ int lower_plan(lacc_ctx *ctx, const ast_arena *ast, const kcaps *caps,
   int rc = LACC_OK;
   if (setjmp(L->oom) == 0) {
     plan_results(L, ast->root, NULL);
-    rc = bounds_plan(ctx, P);
-    lw_tiles_keep(P);
-    if (rc == LACC_OK && lw_gtiles_keep(P) != LACC_OK)
-      rc = err_oom(ctx);
+    rc = kir_passes(ctx, P);
   } else {
     rc = ctx->errcode ? ctx->errcode : err_oom(ctx);
   }

@@ -168,11 +168,9 @@ void lw_fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
 
 /* lower_tile.c */
 void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env);
-void lw_tiles_keep(kplan *P);
 
 /* lower_gtile.c */
 void lw_fold_gtiles(lower *L, int st, const lacc_node *a, const aenv *env);
-int lw_gtiles_keep(kplan *P);
 int lw_step_fold(lower *L, const lacc_node *a, const aenv *env);
 
 /* lower_scan.c */

@@ -15,8 +15,8 @@ static int step_test(lower *L, const lacc_node *t, const aenv *env) {
   int st = lw_new_step(L, SK_TEST, t, 0);
   int out = lw_new_slot(L, SLOT_KERNEL, b, 0, lw_out_plan(L, b));
   L->P->steps[st].out = out;
-  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
-  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
+  L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
   int i = lw_var(L, S_I64);
   lw_k_for(L, i, 0, 1, 1);
   L->key = i;
@@ -38,14 +38,14 @@ static int step_copy(lower *L, const lacc_node *t, int src) {
   int r = ps->rank, st = lw_new_step(L, SK_MAP, t, r);
   int out = lw_new_slot(L, SLOT_KERNEL, ps->type, r, lw_out_plan(L, ps->type));
   L->P->steps[st].out = out;
-  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
   int *ext = lw_slot_ext(L, src);
   for (int d = 0; d < r; d++) {
     kinst *in = lw_emit(L, KO_OUT);
     in->a = ext[d];
     in->imm.i = d;
   }
-  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
   int i = lw_var(L, S_I64);
   lw_k_for(L, i, 0, 1, 1);
   L->key = i;

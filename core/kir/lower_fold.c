@@ -18,9 +18,7 @@ int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->kind = kind;
   s->node = node;
   s->rank = rank;
-  s->fn_part = s->fn_combine = s->fn_chunk = s->fn_scatter = s->fn_ascatter = -1;
-  s->fn_pscatter = s->fn_pmerge = -1;
-  s->fn_group = s->fn_gtile = s->fn_tile = -1;
+  for (int f = 0; f < SF_COUNT; f++) s->fn[f] = -1;
   s->guard = L->guard;
   L->step = P->nsteps;
   return P->nsteps++;
@@ -237,14 +235,14 @@ int lw_step_map(lower *L, const lacc_node *t, const aenv *env) {
   int st = lw_new_step(L, SK_MAP, t, t->rank);
   int out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
   L->P->steps[st].out = out;
-  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
   int *ext = lw_shape_of(L, t, env);
   for (int d = 0; d < t->rank; d++) {
     kinst *in = lw_emit(L, KO_OUT);
     in->a = ext[d];
     in->imm.i = d;
   }
-  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
   int *oext = lw_slot_ext(L, out);
   lw_start_desc(L);
   int lo = map_strips(L, t, env, out, 0, 1);
@@ -424,7 +422,7 @@ static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
   const lacc_node *f = a->kids[0];
   int part = L->P->steps[st].partial, out = L->P->steps[st].out, nl = t->nleaves;
   if (nl > L->P->group_words) L->P->group_words = nl;
-  L->P->steps[st].fn_group = lw_new_fn(L, FN_GROUP);
+  L->P->steps[st].fn[SF_GROUP] = lw_new_fn(L, FN_GROUP);
   int one = lw_k_int(L, S_I64, 1), zero = lw_k_int(L, S_I64, 0);
   int lo = lw_k_prim(L, P_QUOT, lw_k_prim(L, P_MUL, 1, 2), 3);
   int hi = lw_k_prim(L, P_QUOT, lw_k_prim(L, P_MUL, 1, lw_k_prim(L, P_ADD, 2, one)), 3);
@@ -517,7 +515,7 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   s->lanes = lw_commutative(f, t) >= 0;
   s->ordered = lw_ordered_only(f, t);
 
-  s->fn_shape = lw_new_fn(L, FN_SHAPE);
+  s->fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
   int *sx = lw_shape_of(L, xs, env);
   for (int d = 0; d < r; d++) {
     kinst *in = lw_emit(L, KO_OUT);
@@ -526,7 +524,7 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   }
 
   /* segments in order, each sequential: the interpreter's order exactly */
-  L->P->steps[st].fn_body = lw_new_fn(L, FN_SEG);
+  L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_SEG);
   sx = lw_shape_of(L, xs, env);
   int o = lw_var(L, S_I64);
   lw_k_for(L, o, 0, 1, 1);
@@ -558,7 +556,7 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   k_end(L);
 
   /* one chunk of one segment into a partial; lanes reassociate commutative functions */
-  L->P->steps[st].fn_part = lw_new_fn(L, FN_PART);
+  L->P->steps[st].fn[SF_PART] = lw_new_fn(L, FN_PART);
   sx = lw_shape_of(L, xs, env);
   o = 0;
   lw_unravel_in(L, r - 1, sx, o, oix);
@@ -579,7 +577,7 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
   lw_store_elem(L, part, 3, acc);
 
   /* the partials of a segment, in order */
-  L->P->steps[st].fn_combine = lw_new_fn(L, FN_COMBINE);
+  L->P->steps[st].fn[SF_COMBINE] = lw_new_fn(L, FN_COMBINE);
   acc = lw_fresh(L, t);
   int c0;
   if (with_z) {

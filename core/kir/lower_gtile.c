@@ -8,7 +8,7 @@
  * each operand into local memory, and after a barrier each folds its output over the
  * block from there, in order (so any combining function gives the interpreter's result
  * exactly). The lowering writes the function with the element's code as it is, between
- * markers (lw_fold_gtiles); after bounds.c, lw_gtiles_keep classifies the element's
+ * markers (lw_fold_gtiles); after bounds.c, pass_gtiles classifies the element's
  * reads by what their indices vary with, copies the code of each operand's index to the
  * staging point and turns the reads into local-memory reads, or drops the function where
  * the element's code is not straight-line (a check left, a branch) or a read varies with
@@ -17,6 +17,7 @@
  * whether to launch it (GPUs, or LACC_CL_TILES=1).
  */
 #include "kir/lower.h"
+#include "kir/passes.h"
 #include "base/vec.h"
 
 /* ---- the function, as the lowering writes it */
@@ -99,7 +100,7 @@ void lw_fold_gtiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   k_if(L, lw_k_prim(L, P_LAND, G->inq, G->inj));
   lw_store_elem(L, L->P->steps[st].out, o, acc);
   k_end(L);
-  L->P->steps[st].fn_gtile = fi;
+  L->P->steps[st].fn[SF_GTILE] = fi;
 }
 
 /* ---- after bounds.c: the operands staged, or the function dropped */
@@ -417,16 +418,16 @@ static int gtile_fn(kplan *P, kfn *F) {
 }
 
 static void drop(kplan *P, pstep *st) {
-  kfn *F = &P->fns[st->fn_gtile];
+  kfn *F = &P->fns[st->fn[SF_GTILE]];
   F->pro.n = F->body.n = 0;
-  st->fn_gtile = -1;
+  st->fn[SF_GTILE] = -1;
 }
 
-int lw_gtiles_keep(kplan *P) {
+int pass_gtiles(kplan *P) {
   for (int s = 0; s < P->nsteps; s++) {
     pstep *st = &P->steps[s];
-    if (st->kind != SK_FOLD || st->fn_gtile < 0) continue;
-    int rc = gtile_fn(P, &P->fns[st->fn_gtile]);
+    if (st->kind != SK_FOLD || st->fn[SF_GTILE] < 0) continue;
+    int rc = gtile_fn(P, &P->fns[st->fn[SF_GTILE]]);
     if (rc < 0) return LACC_ERR_MEMORY;
     if (rc == 0) drop(P, st);
   }

@@ -64,7 +64,7 @@ int lw_step_push(lower *L, const lacc_node *t, const aenv *env) {
   int st = lw_new_step(L, SK_MAP, t, r);
   int out = lw_new_slot(L, SLOT_KERNEL, t->type, r, lw_out_plan(L, t->type));
   L->P->steps[st].out = out;
-  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
   int *ext = lw_shape_of(L, t, env);
   for (int d = 0; d < r; d++) {
     kinst *in = lw_emit(L, KO_OUT);
@@ -72,7 +72,7 @@ int lw_step_push(lower *L, const lacc_node *t, const aenv *env) {
     in->imm.i = d;
   }
   /* elements p0 <= i < p1 of the output: the rows they touch, each clipped */
-  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
   int *oext = lw_slot_ext(L, out);
   pusher P = { .out = out, .r = r, .m = oext[r - 1] };
   int zero = lw_k_int(L, S_I64, 0);
@@ -180,14 +180,14 @@ int lw_step_stencil(lower *L, const lacc_node *a, const aenv *env) {
   int st = lw_new_step(L, SK_MAP, a, r);
   S->out = lw_new_slot(L, SLOT_KERNEL, a->type, r, lw_out_plan(L, a->type));
   L->P->steps[st].out = S->out;
-  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
   int *ext = lw_shape_of(L, S->xs, env);
   for (int d = 0; d < r; d++) {
     kinst *in = lw_emit(L, KO_OUT);
     in->a = ext[d];
     in->imm.i = d;
   }
-  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
   S->ext = lw_shape_of(L, S->xs, env);
   if (S->b == B_CONSTANT) S->cval = lw_copy(L, S->xs->type, lw_lower_exp(L, a->kids[2], NULL, env));
   int zero = lw_k_int(L, S_I64, 0), m = S->ext[r - 1];
@@ -333,7 +333,7 @@ static void permute_private(lower *L, int st, const lacc_node *a, const aenv *en
   int out = L->P->steps[st].out;
   int part = lw_new_slot(L, SLOT_PARTIAL, t, 1, lw_out_plan(L, t));
   L->P->steps[st].partial = part;
-  L->P->steps[st].fn_pscatter = lw_new_fn(L, FN_SCATTER);
+  L->P->steps[st].fn[SF_PSCATTER] = lw_new_fn(L, FN_SCATTER);
   int n = lw_size_of(L, a->rank, lw_slot_ext(L, out));
   int stride = lw_k_prim(L, P_ADD, n, lw_k_int(L, S_I64, LACC_PRIVATE_GAP));
   int base = lw_k_prim(L, P_MUL, 3, stride), id = identity(L, (prim_op)p, t->scalar);
@@ -343,7 +343,7 @@ static void permute_private(lower *L, int st, const lacc_node *a, const aenv *en
   k_end(L);
   scatter(L, a, env, out, 0, part, base);
 
-  L->P->steps[st].fn_pmerge = lw_new_fn(L, FN_BODY);
+  L->P->steps[st].fn[SF_PMERGE] = lw_new_fn(L, FN_BODY);
   n = lw_size_of(L, a->rank, lw_slot_ext(L, out));
   stride = lw_k_prim(L, P_ADD, n, lw_k_int(L, S_I64, LACC_PRIVATE_GAP));
   int i = lw_var(L, S_I64);
@@ -369,7 +369,7 @@ int lw_step_permute(lower *L, const lacc_node *a, const aenv *env) {
   L->P->steps[st].atomic = a->type->kind == T_SCALAR && !op->raw && op->leaf_buf[0] >= 0;
 
   /* shape: the defaults'; then the number of source elements */
-  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
   int *ext = lw_shape_of(L, def, env);
   for (int d = 0; d < a->rank; d++) {
     kinst *in = lw_emit(L, KO_OUT);
@@ -381,7 +381,7 @@ int lw_step_permute(lower *L, const lacc_node *a, const aenv *env) {
   in->a = nsrc;
   in->imm.i = a->rank;
 
-  L->P->steps[st].fn_body = lw_new_fn(L, FN_BODY);
+  L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
   int *oext = lw_slot_ext(L, out);
   int i = lw_var(L, S_I64);
   lw_k_for(L, i, 0, 1, 1);
@@ -392,10 +392,10 @@ int lw_step_permute(lower *L, const lacc_node *a, const aenv *env) {
   lw_store_elem(L, out, i, lw_elem(L, def, env, &k));
   k_end(L);
 
-  L->P->steps[st].fn_scatter = lw_new_fn(L, FN_SCATTER);
+  L->P->steps[st].fn[SF_SCATTER] = lw_new_fn(L, FN_SCATTER);
   scatter(L, a, env, out, 0, -1, -1);
   if (L->P->steps[st].atomic) {
-    L->P->steps[st].fn_ascatter = lw_new_fn(L, FN_SCATTER);
+    L->P->steps[st].fn[SF_ASCATTER] = lw_new_fn(L, FN_SCATTER);
     scatter(L, a, env, out, 1, -1, -1);
   }
   permute_private(L, st, a, env);

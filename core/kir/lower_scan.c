@@ -121,7 +121,7 @@ int lw_step_scan(lower *L, const lacc_node *a, const aenv *env) {
   L->P->steps[st].ordered = lw_ordered_only(S->f, S->t);
 
   /* shape: the input's, one more inner element with a start value; then the inner n */
-  L->P->steps[st].fn_shape = lw_new_fn(L, FN_SHAPE);
+  L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
   scan_begin(L, S, lw_k_int(L, S_I64, 0));
   for (int d = 0; d <= r; d++) {
     kinst *in = lw_emit(L, KO_OUT);
@@ -130,7 +130,7 @@ int lw_step_scan(lower *L, const lacc_node *a, const aenv *env) {
   }
 
   /* rows p0 <= o < p1, each in order */
-  L->P->steps[st].fn_body = lw_new_fn(L, FN_SEG);
+  L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_SEG);
   int o = lw_var(L, S_I64);
   lw_k_for(L, o, 0, 1, 1);
   L->key = o;
@@ -141,7 +141,7 @@ int lw_step_scan(lower *L, const lacc_node *a, const aenv *env) {
   k_end(L);
 
   /* a chunk of row p0 reduced in order into partial p3 */
-  L->P->steps[st].fn_part = lw_new_fn(L, FN_PART);
+  L->P->steps[st].fn[SF_PART] = lw_new_fn(L, FN_PART);
   L->key = 1;
   scan_begin(L, S, 0);
   int *acc = lw_fresh(L, S->t);
@@ -149,7 +149,7 @@ int lw_step_scan(lower *L, const lacc_node *a, const aenv *env) {
   lw_store_elem(L, S->part, 3, acc);
 
   /* partials 0 <= c < p1 of row p0 become carries: each chunk's start value */
-  L->P->steps[st].fn_combine = lw_new_fn(L, FN_COMBINE);
+  L->P->steps[st].fn[SF_COMBINE] = lw_new_fn(L, FN_COMBINE);
   L->key = lw_k_int(L, S_I64, -1);
   scan_begin(L, S, 0);
   acc = lw_fresh(L, S->t);
@@ -171,7 +171,7 @@ int lw_step_scan(lower *L, const lacc_node *a, const aenv *env) {
   k_end(L);
 
   /* chunk p3 = [p1, p2) of row p0 from its carry */
-  L->P->steps[st].fn_chunk = lw_new_fn(L, FN_CHUNK);
+  L->P->steps[st].fn[SF_CHUNK] = lw_new_fn(L, FN_CHUNK);
   L->key = 1;
   scan_begin(L, S, 0);
   acc = lw_fresh(L, S->t);

@@ -8,12 +8,13 @@
  * interpreter's result exactly, while the C compiler keeps the lanes in vector
  * registers. Tiles are numbered block-major (tile jb of every outer row before jb + LW),
  * so that a chunk of tiles rereads one block of the operands from cache. The function
- * is kept (lw_tiles_keep, after bounds.c) only where every read of a lane is the same
+ * is kept (pass_tiles, after bounds.c) only where every read of a lane is the same
  * for all lanes or its neighbour's next element (else the plain segments vectorise
  * better, along the row), and where bounds.c left no check in it.
  * Must not: change what a fold computes.
  */
 #include "kir/lower.h"
+#include "kir/passes.h"
 
 enum { TILE_ROWS = 2 };   /* outer rows per tile: each read of b serves both */
 
@@ -122,13 +123,14 @@ static int tile_good(const kfn *F) {
 
 /* After bounds.c: each fold's FN_TILE kept where it is good, else emptied and unused (the
  * segments vectorise along the row instead, or keep the order of a check's reports). */
-void lw_tiles_keep(kplan *P) {
+int pass_tiles(kplan *P) {
   for (int s = 0; s < P->nsteps; s++) {
     pstep *st = &P->steps[s];
-    if (st->kind != SK_FOLD || st->fn_tile < 0 || tile_good(&P->fns[st->fn_tile])) continue;
-    P->fns[st->fn_tile].pro.n = P->fns[st->fn_tile].body.n = 0;
-    st->fn_tile = -1;
+    if (st->kind != SK_FOLD || st->fn[SF_TILE] < 0 || tile_good(&P->fns[st->fn[SF_TILE]])) continue;
+    P->fns[st->fn[SF_TILE]].pro.n = P->fns[st->fn[SF_TILE]].body.n = 0;
+    st->fn[SF_TILE] = -1;
   }
+  return LACC_OK;
 }
 
 /* ---- the tile function */
@@ -272,7 +274,7 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   k_end(L);
   k_end(L);
   pstep *s = &L->P->steps[st];
-  s->fn_tile = fi;
+  s->fn[SF_TILE] = fi;
   s->tile_lanes = LW;
   s->tile_rows = TILE_ROWS;
 }

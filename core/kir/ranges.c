@@ -13,7 +13,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "kir/bounds.h"
+#include "kir/analysis.h"
+#include "kir/passes.h"
 #include "base/vec.h"
 
 /* The x of `x >= 0` (or `0 <= x`) defined once by c, usable at pos, else -1. */
@@ -181,7 +182,8 @@ static int rewrite(kfn *F, klist *l, int base, const rtest *T, int nt) {
   return LACC_OK;
 }
 
-int ranges_fn(kfn *F) {
+int pass_ranges(kplan *P, kfn *F) {
+  (void)P;
   if (F->role == FN_SHAPE) return LACC_OK;
   bctx B;
   int rc = bx_build(&B, F), nt = 0;

@@ -2,7 +2,8 @@
  * Covers sharing recovery (the paper's example, long chains), typing errors, the
  * interpreter's run-time errors, values of one context used in another, what a run holds
  * (its program and arguments, dropped or written from a progress callback), invalid
- * constructor tags written by the host and the interning of types. Prints
+ * constructor tags written by the host, the interning of types and the kernel IR
+ * verifier (kir/verify.c) on functions broken by hand. Prints
  * "N passed, N failed" last.
  */
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include "lacc.h"
 #include "base/sha256.h"
+#include "kir/passes.h"
 
 static int passed, failed;
 
@@ -509,6 +511,55 @@ static void test_fork(void) {
   check(system(cmd) == 0, "fork: the cache directory removed");
 }
 
+/* The verifier passes a well-formed function and names what is wrong in one broken by
+ * hand, a rule at a time. */
+static int verify_says(const kplan *P, const char *want) {
+  char why[256];
+  if (kir_verify(P, why, sizeof why) == 0) return want == NULL;
+  if (want == NULL || strstr(why, want) == NULL) printf("verify said: %s\n", why);
+  return want != NULL && strstr(why, want) != NULL;
+}
+
+static void test_verify(void) {
+  scalar_kind vt[3] = { S_I64, S_I64, S_BOOL };
+  kinst code[5] = {
+    { .op = KO_CONST, .dst = 0 },
+    { .op = KO_PRIM, .prim = P_LT, .dst = 2, .a = 0, .b = 1 },
+    { .op = KO_IF, .a = 2 },
+    { .op = KO_MOV, .dst = 1, .a = 0 },
+    { .op = KO_END },
+  };
+  kinst pro[1] = { { .op = KO_KCONST, .dst = 1, .imm = { .i = 0 } } };
+  lacc_val consts[1] = { { .i = 5 } };
+  kfn F = { .role = FN_BODY, .step = -1, .vt = vt, .nvars = 3, .pro = { pro, 1, 1 },
+            .body = { code, 5, 5 } };
+  kplan P = { .fns = &F, .nfns = 1, .consts = consts, .nconsts = 1 };
+  check(verify_says(&P, NULL), "verify: a well-formed function");
+  code[3].a = 7;
+  check(verify_says(&P, "body instruction 3: reads a = v7, not a variable"), "verify: a variable");
+  code[3].a = 0;
+  code[1].b = -1;
+  check(verify_says(&P, "reads b = v-1"), "verify: a binary primitive's second operand");
+  code[1].b = 1;
+  code[4].op = KO_ELSE;
+  check(verify_says(&P, "body: 1 blocks left open"), "verify: a block left open");
+  code[4].op = KO_BREAKIFNOT;
+  code[4].a = 2;
+  check(verify_says(&P, "break outside a loop"), "verify: a break outside a loop");
+  code[4].op = KO_END;
+  code[0].op = KO_KCONST;
+  check(verify_says(&P, "a program constant read outside the prologue"), "verify: K in the body");
+  code[0].op = KO_CONST;
+  pro[0].imm.i = 1;
+  check(verify_says(&P, "program constant 1 of 1"), "verify: a constant that is not there");
+  pro[0].imm.i = 0;
+  code[3].op = KO_LOAD;
+  code[3].slot = 0;
+  check(verify_says(&P, "slot 0 of 0"), "verify: a slot that is not there");
+  code[3].op = KO_MOV;
+  check(verify_says(&P, NULL), "verify: well formed again");
+}
+
 int main(void) {
   check(lacc_abi_version() == LACC_ABI_VERSION, "abi version");
   test_seed_example();
@@ -522,6 +573,7 @@ int main(void) {
   test_interning();
   test_sha256();
   test_fork();
+  test_verify();
   printf("core: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

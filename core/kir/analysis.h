@@ -1,12 +1,13 @@
-/* bounds.h: what bounds.c (checks proved) shares with hoist.c (checks tested before
- * their loop): a kernel function's structure as the proofs see it.
+/* analysis.h: the analysis the passes after lowering share (bounds.c builds it; hoist.c
+ * and ranges.c ask it too): a kernel function's structure as the proofs see it.
  *
  * Owns: bctx (where each variable is defined, and whether its value at a place is the
- * one its single definition gave it) and the few questions both files ask of it.
- * Must not: be included outside core/kir/bounds.c, hoist.c and ranges.c.
+ * one its single definition gave it) and the few questions the passes ask of it.
+ * Must not: be included outside the passes of core/kir (passes.h lists them); the
+ * lowering and the backends see only the finished plan.
  */
-#ifndef LACC_BOUNDS_H
-#define LACC_BOUNDS_H
+#ifndef LACC_ANALYSIS_H
+#define LACC_ANALYSIS_H
 
 #include "kir/kir.h"
 
@@ -37,12 +38,5 @@ int bx_int_const(const bctx *B, int v, int64_t *k);
 int bx_known(const bctx *B, int v, int pos);
 /* Whether v >= 0 is proved at pos. */
 int bx_nonneg(bctx *B, int v, int pos);
-/* Comparisons proved replaced by their values and the branches they decide removed. */
-int bx_fold_fn(kfn *F);
-
-/* hoist.c: loops whose remaining checks a test before them decides, versioned. */
-int hoist_fn(kplan *P, kfn *F);
-/* ranges.c: range tests 0 <= x < n left made one unsigned comparison. */
-int ranges_fn(kfn *F);
 
 #endif

@@ -1,4 +1,4 @@
-/* hostfn.c: a plan's shape functions run on the host, for the OpenCL backend.
+/* hostfn.c: a plan's shape functions run on the host, for device backends (OpenCL).
  *
  * Owns: an evaluator of one kernel-IR function over lacc_val registers, with prim.c's
  * semantics (the reference the kernels are tested against), reading device elements one
@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "hostfn.h"
+#include "kir/hostfn.h"
 
 /* Where control goes from each structured instruction: the matching END (IF, ELSE,
  * FOR, LOOP), the ELSE of an IF, the opening of an END, the loop a BREAKIFNOT leaves. */

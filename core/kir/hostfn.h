@@ -1,4 +1,4 @@
-/* hostfn.h: evaluating a kernel-IR function on the host (opencl/hostfn.c). */
+/* hostfn.h: evaluating a kernel-IR function on the host (kir/hostfn.c). */
 #ifndef LACC_HOSTFN_H
 #define LACC_HOSTFN_H
 
