@@ -423,22 +423,29 @@ static lacc_array *live_array_or_null(lua_State *L, int i) {
   return b != NULL ? b->a : NULL;
 }
 
+/* Whether the integers at 2 .. nidx+1 are 1-based indices of an element of a, whose rank
+ * is nidx (*lin: its 0-based row-major position). */
+static int index_at(lua_State *L, lacc_array *a, int nidx, int64_t *lin) {
+  if (lacc_array_rank(a) != nidx) return 0;
+  int64_t at = 0;
+  for (int d = 0; d < nidx; d++) {
+    int ok;
+    lua_Integer k = lua_tointegerx(L, 2 + d, &ok);
+    int64_t n = lacc_array_extent(a, d);
+    if (!ok || k < 1 || k > n) return 0;
+    at = at * n + (k - 1);
+  }
+  *lin = at;
+  return 1;
+}
+
 /* The array at 1 when it is a live array of a scalar type whose rank is nidx and the
  * integers at 2 .. nidx+1 are 1-based indices of one of its elements (*i: its 0-based
  * row-major position), else NULL (the caller's general path words the errors). */
 static lacc_array *scalar_at(lua_State *L, int nidx, int64_t *i) {
   lacc_array *a = live_array_or_null(L, 1);
-  if (a == NULL || nidx < 1 || lacc_array_rank(a) != nidx || elem_of(lacc_array_type(a)) == E_NONE)
+  if (a == NULL || nidx < 1 || elem_of(lacc_array_type(a)) == E_NONE || !index_at(L, a, nidx, i))
     return NULL;
-  int64_t lin = 0;
-  for (int d = 0; d < nidx; d++) {
-    int ok;
-    lua_Integer k = lua_tointegerx(L, 2 + d, &ok);
-    int64_t n = lacc_array_extent(a, d);
-    if (!ok || k < 1 || k > n) return NULL;
-    lin = lin * n + (k - 1);
-  }
-  *i = lin;
   return a;
 }
 
@@ -450,6 +457,60 @@ static int l_array_get1(lua_State *L) {
   const void *p = a != NULL ? lacc_array_data_read(a) : NULL;
   if (p == NULL) return 0;
   push_elem(L, elem_of(lacc_array_type(a)), p, i);
+  return 1;
+}
+
+/* The live array at 1 when its element has no sum (a sum's signature names its
+ * constructors in <...>) and every leaf a buffer of its own (not rtu or compact), and
+ * the nidx integers after it index one of its elements (*lin), else NULL. */
+static lacc_array *fields_at(lua_State *L, int nidx, int64_t *lin) {
+  lacc_array *a = live_array_or_null(L, 1);
+  if (a == NULL || nidx < 0 || strchr(lacc_array_type(a), '<') != NULL || !index_at(L, a, nidx, lin))
+    return NULL;
+  return a;
+}
+
+/* a:fields(i, ...): the element's leaves, or nil and then the indices (the general path,
+ * lua/lacc/array.lua, words the errors). */
+static int l_array_fields(lua_State *L) {
+  int top = lua_gettop(L);
+  int64_t lin;
+  lacc_array *a = fields_at(L, top - 1, &lin);
+  int n = a != NULL ? lacc_array_nleaves(a) : 0;
+  luaL_checkstack(L, n + 1, "fields");
+  for (int leaf = 0; leaf < n; leaf++) {
+    const void *p = lacc_array_leaf_data(a, leaf);
+    if (p == NULL) break;
+    push_elem(L, elem_of(lacc_array_leaf_type(a, leaf)), p, lin);
+    if (leaf == n - 1) return n;
+  }
+  lua_settop(L, top);
+  lua_pushnil(L);
+  lua_rotate(L, 2, 1);
+  return top;
+}
+
+/* a:set_fields(i, ..., x, ...): true, or nothing for the general path. Values are checked
+ * before any is written. */
+static int l_array_set_fields(lua_State *L) {
+  int top = lua_gettop(L);
+  lacc_array *a = live_array_or_null(L, 1);
+  int n = a != NULL ? lacc_array_nleaves(a) : 0, nidx = top - 1 - n;
+  int64_t lin;
+  if (a == NULL || fields_at(L, nidx, &lin) == NULL) return 0;
+  for (int leaf = 0; leaf < n; leaf++) {
+    uint64_t u;
+    elem_kind k = elem_of(lacc_array_leaf_type(a, leaf));
+    int at = 2 + nidx + leaf, t = lua_type(L, at);
+    if (k == E_BOOL ? t != LUA_TBOOLEAN : k == E_F32 || k == E_F64 ? t != LUA_TNUMBER : !int_bits(L, at, &u))
+      return 0;
+  }
+  for (int leaf = 0; leaf < n; leaf++) {
+    void *p = lacc_array_leaf_data(a, leaf);
+    if (p == NULL || !store_elem(L, elem_of(lacc_array_leaf_type(a, leaf)), p, lin, 2 + nidx + leaf))
+      return 0;
+  }
+  lua_pushboolean(L, 1);
   return 1;
 }
 
@@ -942,7 +1003,7 @@ static const luaL_Reg funcs[] = {
   { "array_write_bytes", l_array_write_bytes }, { "array_fill", l_array_fill }, { "array_row", l_array_row },
   { "maxn", l_maxn }, { "array_load_npy", l_array_load_npy }, { "array_save_npy", l_array_save_npy },
   { "array_read_png", l_array_read_png }, { "config_get", l_config_get },
-  { "config_set", l_config_set }, { "array_get1", l_array_get1 }, { "array_set1", l_array_set1 }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
+  { "config_set", l_config_set }, { "array_get1", l_array_get1 }, { "array_set1", l_array_set1 }, { "array_fields", l_array_fields }, { "array_set_fields", l_array_set_fields }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
   { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
   { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "device_memory", l_device_memory }, { "tiers", l_tiers }, { "tuning", l_tuning }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
   { "array_layout", l_array_layout }, { "array_write_png", l_array_write_png }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },

@@ -17,6 +17,12 @@ local Array = {}
 ---@param ... integer|any  1-based indices, then (for set) the value
 function Array:get(...) end
 function Array:set(...) end
+---An element's fields as values (nested tuples' fields in order), no table made
+---@param ... integer  1-based indices
+---@return any ...
+function Array:fields(...) end
+---@param ... any  1-based indices, then one value per field
+function Array:set_fields(...) end
 ---@param lin integer 0-based linear index
 function Array:at_linear(lin) end
 ---@return table

@@ -1,13 +1,14 @@
 -- Per-call costs on either VM (issue 41): a warm lacc.compile'd call of overhead.lua's
 -- one-kernel program on 1 element, lacc.run of that program built once (a saved
 -- program), and host element access: a:get(i, j) of a 2-D f64 array, a[i] of a 1-D one,
--- a:set(i, j, v), a[i] of a (f64,i32) tuple array, and the same reads from plain Lua
+-- a:set(i, j, v), a[i], a:fields(i) and a:set_fields(i, x, y) of a (f64,i32) tuple
+-- array, and the same reads from plain Lua
 -- tables (the rows the access rows are held against). Each sample is CALLS calls
 -- (default 100000) after a warm-up sample; the row is the median of BENCH_REPS samples,
 -- per call.
 -- Usage: percall.lua SUFFIX [WHAT...]   (WHAT: compile run get, default all three; rows
 -- warm_compile<SUFFIX>, warm_run<SUFFIX>, and for get: get_ij, index_i, set_ij,
--- tuple_i, table_ij, table_i, each with SUFFIX). bench/run.sh runs `get` on Lua 5.4
+-- tuple_i, fields_i, set_fields_i, table_ij, table_i, each with SUFFIX). bench/run.sh runs `get` on Lua 5.4
 -- (overhead.lua gives warm_compile and warm_run there) and all three on LuaJIT with
 -- SUFFIX _luajit.
 local lacc = require "lacc"
@@ -135,4 +136,25 @@ if what.get then
   assert(sum > 0, "no tuples read")
   B.result("overhead", "tuple_i" .. suffix, c, pa[m][2], reps,
     ("a[i] of a %d-element (f64,i32) host array, both fields read, %s: %s"):format(m, vm, us(c)))
+  -- the same fields as values, no table: a:fields(i), and a:set_fields(i, x, y)
+  c, reps = per_call(function()
+    local i, s = 1, 0
+    for _ = 1, calls do
+      local x, y = pa:fields(i)
+      s = s + x + y
+      i = i % m + 1
+    end
+    sum = s
+  end)
+  B.result("overhead", "fields_i" .. suffix, c, sum, reps,
+    ("a:fields(i) of a %d-element (f64,i32) host array, %s: %s"):format(m, vm, us(c)))
+  c, reps = per_call(function()
+    local i = 1
+    for k = 1, calls do
+      pa:set_fields(i, k * 0.5, k)
+      i = i % m + 1
+    end
+  end)
+  B.result("overhead", "set_fields_i" .. suffix, c, pa:get(1)[2], reps,
+    ("a:set_fields(i, x, y) of a %d-element (f64,i32) host array, %s: %s"):format(m, vm, us(c)))
 end

@@ -23,6 +23,14 @@ M.alive = alive
 
 local function shape_of(a) return core.array_shape(a) end
 
+-- The first n of the arguments after n.
+local function select_n(n, ...)
+  if n == 0 then return end
+  if n == 1 then return (...) end
+  local t = { ... }
+  return (table.unpack or unpack)(t, 1, n)
+end
+
 -- Linear 0-based index of 1-based indices (what: the method, for messages).
 local function linear(what, shape, ...)
   local n = select("#", ...)
@@ -111,6 +119,30 @@ end
 
 local function elem_type(a) return types.parse(core.array_type(a)) end
 
+-- An array's element type, shape and leaf types, asked of the core once per array (an
+-- array's type and shape never change): the general element paths read them each call.
+local known = setmetatable({}, { __mode = "k" })
+local function leaf_names(t, out)
+  if t.kind == "scalar" then out[#out + 1] = t.name
+  else for _, f in ipairs(t.fields) do leaf_names(f, out) end end
+  return out
+end
+local function facts(a)
+  local k = known[a]
+  if k == nil then
+    local t = elem_type(a)
+    k = { t = t, shape = shape_of(a), leaves = t.kind ~= "sum" and leaf_names(t, {}) or nil }
+    known[a] = k
+  end
+  return k
+end
+
+-- leaves k .. n - 1 of the element at lin, as values
+local function leaves_from(a, lin, k, n)
+  if k == n then return end
+  return core.array_get(a, k, lin), leaves_from(a, lin, k + 1, n)
+end
+
 function methods.shape(a) return shape_of(alive(a, "shape")) end
 function methods.type(a) return core.array_type(alive(a, "type")) end
 function methods.size(a) return core.array_size(alive(a, "size")) end
@@ -128,7 +160,43 @@ function methods.get(a, ...)
   local v = core.array_get1(a, ...)   -- a scalar array: straight from its buffer
   if v ~= nil then return v end
   alive(a, "get")
-  return (read(a, elem_type(a), linear("get", shape_of(a), ...), 0))
+  local k = facts(a)
+  return (read(a, k.t, linear("get", k.shape, ...), 0))
+end
+
+-- x, y = a:fields(i, ...): the element's fields as values, nested tuples' fields in
+-- order (no table made: a loop over a tuple array's elements allocates nothing). The
+-- core reads them at once where it can; else it gives nil and the indices back, and the
+-- path below checks them and words what is wrong.
+local function fields_slow(a, ...)
+  alive(a, "fields")
+  local k = facts(a)
+  if not k.leaves then fail("fields: the elements of %s are variants: read them with get", k.t.sig) end
+  return leaves_from(a, linear("fields", k.shape, ...), 0, #k.leaves)
+end
+local function fields_or_slow(a, first, ...)
+  if first ~= nil then return first, ... end
+  return fields_slow(a, ...)
+end
+function methods.fields(a, ...) return fields_or_slow(a, core.array_fields(a, ...)) end
+
+-- a:set_fields(i, ..., x, y): the element's fields from values (as a:fields gives them)
+function methods.set_fields(a, ...)
+  if core.array_set_fields(a, ...) then return end
+  alive(a, "set_fields")
+  local k = facts(a)
+  if not k.leaves then fail("set_fields: the elements of %s are variants: write them with set", k.t.sig) end
+  local rank, nl, n = #k.shape, #k.leaves, select("#", ...)
+  if n ~= rank + nl then
+    fail("set_fields: expected %d indices and %d values for an array of rank %d of %s, got %d arguments",
+      rank, nl, rank, k.t.sig, n)
+  end
+  local lin = linear("set_fields", k.shape, select_n(rank, ...))
+  for leaf = 1, nl do
+    local v = select(rank + leaf, ...)
+    check_scalar("set_fields", k.leaves[leaf], v)
+    core.array_set(a, leaf - 1, lin, v)
+  end
 end
 
 function methods.set(a, ...)
@@ -136,11 +204,8 @@ function methods.set(a, ...)
   if n >= 2 and core.array_set1(a, ...) then return end
   alive(a, "set")
   if n == 0 then fail("set: expected the indices and a value, got nothing") end
-  local v = select(n, ...)
-  local idx = { ... }
-  idx[n] = nil
-  write(a, elem_type(a), linear("set", shape_of(a), (table.unpack or unpack)(idx, 1, n - 1)), 0, v,
-        "set")
+  local k = facts(a)
+  write(a, k.t, linear("set", k.shape, select_n(n - 1, ...)), 0, select(n, ...), "set")
 end
 
 -- set_int64("number" | "cdata"): how LuaJIT gives i64 and u64 elements (numbers where

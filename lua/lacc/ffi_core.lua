@@ -433,6 +433,86 @@ function M.array_set1(b, ...)
   return elem_write(p, t, k, v)
 end
 
+-- An array's leaves' types, and whether its element has a sum (whose signature names its
+-- constructors in <...>), asked once per array: its type never changes.
+local leaf_facts = setmetatable({}, { __mode = "k" })
+local function leaves_of(b)
+  local f = leaf_facts[b]
+  if f == nil then
+    local a = b.a
+    f = { sum = ffi.string(C.lacc_array_type(a)):find("<", 1, true) ~= nil }
+    for k = 0, C.lacc_array_nleaves(a) - 1 do f[k + 1] = ffi.string(C.lacc_array_leaf_type(a, k)) end
+    leaf_facts[b] = f
+  end
+  return f
+end
+
+-- The first n of the arguments after n.
+local function select_first(n, ...)
+  if n == 1 then return (...) end
+  if n == 2 then
+    local x, y = ...
+    return x, y
+  end
+  return unpack({ ... }, 1, n)
+end
+
+-- The 0-based position of the element at 1-based indices ... of a, or nil.
+local function position(a, ...)
+  local n = select("#", ...)
+  if C.lacc_array_rank(a) ~= n then return nil end
+  local lin = 0
+  for d = 1, n do
+    local i = select(d, ...)
+    local e = tonumber(C.lacc_array_extent(a, d - 1))
+    if type(i) ~= "number" or i < 1 or i > e or i ~= math.floor(i) then return nil end
+    lin = lin * e + (i - 1)
+  end
+  return lin
+end
+
+local function leaves_at(a, f, lin, k)
+  local t = f[k + 1]
+  if t == nil then return end
+  local p = C.lacc_array_leaf_data(a, k)
+  if p == nil then raise() end
+  return elem_read(ffi.cast(elem_ptr[t], p), t, lin), leaves_at(a, f, lin, k + 1)
+end
+
+-- a:fields(i, ...): the element's leaves, or nil and then the indices (the general path,
+-- lua/lacc/array.lua, words the errors)
+function M.array_fields(b, ...)
+  local f = M.array_alive(b) and leaves_of(b)
+  local lin = f and not f.sum and f[1] and position(b.a, ...)
+  if not lin then return nil, ... end
+  return leaves_at(b.a, f, lin, 0)
+end
+
+-- a:set_fields(i, ..., x, ...): true, or nil for the general path; values checked first
+function M.array_set_fields(b, ...)
+  local f = M.array_alive(b) and leaves_of(b)
+  if not f or f.sum or not f[1] then return nil end
+  local n, nl = select("#", ...), #f
+  local lin = n > nl and position(b.a, select_first(n - nl, ...))
+  if not lin then return nil end
+  for k = 1, nl do
+    local v, t = select(n - nl + k, ...), f[k]
+    local tv = type(v)
+    if t == "bool" then
+      if tv ~= "boolean" then return nil end
+    elseif t == "f32" or t == "f64" then
+      if tv ~= "number" then return nil end
+    elseif not (tv == "number" and v == math.floor(v) and v >= -2^63 and v < 2^63) and not is_int64(v) then
+      return nil
+    end
+  end
+  for k = 1, nl do
+    local p, v = C.lacc_array_leaf_data(b.a, k - 1), (select(n - nl + k, ...))
+    if p == nil or not elem_write(ffi.cast(elem_ptr[f[k]], p), f[k], lin, v) then return nil end
+  end
+  return true
+end
+
 M.maxn = table.maxn
 
 function M.array_load_npy(path)

@@ -70,6 +70,74 @@ describe("element access", function()
       assert.truthy(tostring(err):find("set: expected", 1, true), tostring(err))
     end
   end)
+
+  it("a:fields(i, ...) gives an element's fields as values and a:set_fields(i, ..., x, ...) " ..
+     "writes them, nested tuples' fields in order, as get and totable see them", function()
+    local big = JIT and 9007199254740992 or math.maxinteger
+    local T = "(i64,(f64,bool),u8,f32)"
+    local rows = {
+      { { big, { 0.5, true }, 255, -1.5 }, { -big, { -0.0, false }, 0, 2 ^ 100 } },
+      { { 0, { 1 / 0, true }, 7, 0.25 }, { 5, { -1 / 0, false }, 128, -0.0 } },
+      { { -1, { 2.5, false }, 1, 3 }, { 42, { 1e-300, true }, 99, 8 } },
+    }
+    local a = lacc.fromtable(rows, T)
+    for i = 1, 3 do
+      for j = 1, 2 do
+        local r = rows[i][j]
+        assert.are.same({ r[1], r[2][1], r[2][2], r[3], r[4] }, { a:fields(i, j) })
+        local g = a:get(i, j)
+        assert.are.same({ g[1], g[2][1], g[2][2], g[3], g[4] }, { a:fields(i, j) })
+      end
+    end
+    -- NaN, extremes and signs written as fields, read back by get and totable
+    a:set_fields(2, 1, -big, 0 / 0, true, 255, -3.5)
+    local g = a:get(2, 1)
+    assert.are.equal(-big, g[1])
+    assert.is_true(g[2][1] ~= g[2][1])
+    assert.are.same({ true, 255, -3.5 }, { g[2][2], g[3], g[4] })
+    local x, y = a:fields(2, 1)
+    assert.are.equal(-big, x)
+    assert.is_true(y ~= y)
+    assert.are.same(a:totable()[2][1][3], 255)
+    -- the other elements untouched
+    assert.are.same({ 42, 1e-300, true, 99, 8 }, { a:fields(3, 2) })
+    -- a scalar array's field is its element; rank 0 takes no index; an empty tuple none
+    local s = lacc.fromtable({ 3, 1, 4 }, "i32")
+    assert.are.same({ 4 }, { s:fields(3) })
+    s:set_fields(1, -2147483648)
+    assert.are.same({ -2147483648, 1, 4 }, s:totable())
+    local z = lacc.fromtable({ 9, 0.5 }, lacc.tuple("u16", "f64"))
+    assert.are.same({ 9, 0.5 }, { z:fields() })
+    z:set_fields(65535, -0.25)
+    assert.are.same({ 65535, -0.25 }, z:get())
+  end)
+
+  it("a:fields and a:set_fields say what is wrong: indices, counts, types, variants, freed " ..
+     "arrays", function()
+    local a = lacc.fromtable({ { 1, 0.5 }, { 2, 1.5 } }, lacc.tuple("i32", "f64"))
+    local function err(f, ...)
+      local ok, e = pcall(f, ...)
+      assert.is_false(ok)
+      return tostring(e)
+    end
+    assert.matches("fields: index 1 out of bounds: 3 not in 1..2", err(a.fields, a, 3), 1, true)
+    assert.matches("fields: expected 1 indices for an array of rank 1, got 2", err(a.fields, a, 1, 1), 1, true)
+    assert.matches("fields: index 1 is not an integer (got 1.5)", err(a.fields, a, 1.5), 1, true)
+    assert.matches("set_fields: expected 1 indices and 2 values for an array of rank 1 of (i32,f64), " ..
+      "got 2 arguments", err(a.set_fields, a, 1, 5), 1, true)
+    assert.matches("set_fields: expected an integer for i32, got 0.5", err(a.set_fields, a, 1, 0.5, 1), 1, true)
+    assert.matches("set_fields: expected a number for f64, got string", err(a.set_fields, a, 1, 1, "x"), 1, true)
+    assert.matches("set_fields: index 1 out of bounds: 0 not in 1..2", err(a.set_fields, a, 0, 1, 1.0), 1, true)
+    assert.are.same({ { 1, 0.5 }, { 2, 1.5 } }, a:totable())   -- nothing written by a failed call
+    local m = lacc.fromtable({ { tag = "Just", 2.5 }, { tag = "Nothing" } }, lacc.Maybe("f64"))
+    assert.matches("fields: the elements of Maybe<Nothing|Just(f64)> are variants: read them with get",
+      err(m.fields, m, 1), 1, true)
+    assert.matches("set_fields: the elements of Maybe<Nothing|Just(f64)> are variants: write them with set",
+      err(m.set_fields, m, 1, 2.5), 1, true)
+    a:free()
+    assert.matches("fields: array used after free()", err(a.fields, a, 1), 1, true)
+    assert.matches("set_fields: array used after free()", err(a.set_fields, a, 1, 1, 1.0), 1, true)
+  end)
 end)
 
 describe("printing", function()
