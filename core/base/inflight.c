@@ -10,7 +10,7 @@
  * directory is listed with getdents64, not readdir (which may allocate).
  * A SIGKILL leaves the files; claims then expire (diskcache.c: the process is gone, or
  * past the build's time limit).
- * Must not: start, wait for or judge builds (cpu/compile.c does).
+ * Must not: start, wait for or judge builds (cpu/kcache.c and cpu/builds.c do).
  */
 #define _GNU_SOURCE   /* syscall, getdents64's record */
 #include <dirent.h>

@@ -1,11 +1,11 @@
-/* cpu.c: the CPU backend: a plan's C (built by compile.c) run on the pool.
+/* cpu.c: the CPU backend: a plan's C (built by kcache.c, chosen by code.c) run on the pool.
  *
  * Owns: a kernel step of a plan on the host: its shape, its output's allocation, its
  * parallel loops (fold partials, private permute copies), its run-time checks raised as
  * errors after the kernel that failed; the backend's table of operations. The walk over
  * the plan's steps, and the release of intermediates after their last use, are
  * kir/exec.c's.
- * Must not: compile or cache code (compile.c), lower or print code (lower.c, emit_c.c)
+ * Must not: compile or cache code (kcache.c, builds.c, code.c), lower or print code (lower.c, emit_c.c)
  * or decide what fuses.
  */
 #include <inttypes.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cpu/compile.h"
+#include "cpu/code.h"
 #include "kir/backend.h"
 #include "cpu/pool.h"
 #include "base/settings.h"

@@ -12,7 +12,7 @@ void cpu_cflags(char *out, size_t cap);
 
 /* The most operations of one loop of P's functions (the choice of optimisation level). */
 int64_t cpu_longest_loop(const kplan *P);
-/* P's C in parts (compile.h: cpu_build_parts) into srcs (malloc'd), part i holding
+/* P's C in parts (code.h: cpu_build_parts) into srcs (malloc'd), part i holding
  * functions first[i]..first[i+1]-1: their number, or -1 with the error in ctx. */
 int cpu_sources(lacc_ctx *ctx, const kplan *P, char **srcs, int *first);
 

@@ -5,7 +5,7 @@
  * auto), waiting for that build only when waiting saves time; what the runs of a program
  * measured for the choice (tier_state); the reports of a program's switches
  * (LACC_VERBOSE) and the run counts of lacc_tiers.
- * Must not: build or run code itself (compile.c, the interpreter and exec.c do).
+ * Must not: build or run code itself (code.c, the interpreter and exec.c do).
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "cpu/tier.h"
-#include "cpu/compile.h"
+#include "cpu/code.h"
 #include "cpu/pool.h"
 #include "base/text.h"
 

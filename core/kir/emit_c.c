@@ -87,7 +87,7 @@ static const char *const prelude =
   " memcpy(&f, &b, 4); return f; }\n"
   "static inline double lacc_f64_bits(uint64_t x) { double f; memcpy(&f, &x, 8); return f; }\n"
   /* tcc (the cpu backend's fast tier) has no atomic builtins: its build of a parallel
-   * permute's scatter is plain code the executor never runs (compile.c: atomics) */
+   * permute's scatter is plain code the executor never runs (cpu/code.c: atomics) */
   "#ifdef __TINYC__\n"
   "#define LACC_ALOAD(p) (*(p))\n"
   "#define LACC_CAS(p, e, d) (*(p) == *(e) ? (*(p) = (d), 1) : (*(e) = *(p), 0))\n"

@@ -131,7 +131,8 @@ local function facts(a)
   local k = known[a]
   if k == nil then
     local t = elem_type(a)
-    k = { t = t, shape = shape_of(a), leaves = t.kind ~= "sum" and leaf_names(t, {}) or nil }
+    local flat = t.kind == "scalar" or (t.kind == "tuple" and not t.has_sum)
+    k = { t = t, shape = shape_of(a), leaves = flat and leaf_names(t, {}) or nil }
     known[a] = k
   end
   return k
@@ -171,7 +172,7 @@ end
 local function fields_slow(a, ...)
   alive(a, "fields")
   local k = facts(a)
-  if not k.leaves then fail("fields: the elements of %s are variants: read them with get", k.t.sig) end
+  if not k.leaves then fail("fields: the elements of %s hold variants: read them with get", k.t.sig) end
   return leaves_from(a, linear("fields", k.shape, ...), 0, #k.leaves)
 end
 local function fields_or_slow(a, first, ...)
@@ -185,7 +186,7 @@ function methods.set_fields(a, ...)
   if core.array_set_fields(a, ...) then return end
   alive(a, "set_fields")
   local k = facts(a)
-  if not k.leaves then fail("set_fields: the elements of %s are variants: write them with set", k.t.sig) end
+  if not k.leaves then fail("set_fields: the elements of %s hold variants: write them with set", k.t.sig) end
   local rank, nl, n = #k.shape, #k.leaves, select("#", ...)
   if n ~= rank + nl then
     fail("set_fields: expected %d indices and %d values for an array of rank %d of %s, got %d arguments",

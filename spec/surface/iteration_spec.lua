@@ -130,10 +130,14 @@ describe("element access", function()
     assert.matches("set_fields: index 1 out of bounds: 0 not in 1..2", err(a.set_fields, a, 0, 1, 1.0), 1, true)
     assert.are.same({ { 1, 0.5 }, { 2, 1.5 } }, a:totable())   -- nothing written by a failed call
     local m = lacc.fromtable({ { tag = "Just", 2.5 }, { tag = "Nothing" } }, lacc.Maybe("f64"))
-    assert.matches("fields: the elements of Maybe<Nothing|Just(f64)> are variants: read them with get",
+    assert.matches("fields: the elements of Maybe<Nothing|Just(f64)> hold variants: read them with get",
       err(m.fields, m, 1), 1, true)
-    assert.matches("set_fields: the elements of Maybe<Nothing|Just(f64)> are variants: write them with set",
+    assert.matches("set_fields: the elements of Maybe<Nothing|Just(f64)> hold variants: write them with set",
       err(m.set_fields, m, 1, 2.5), 1, true)
+    local tm = lacc.fromtable({ { 1, { tag = "Just", 2.5 } } }, lacc.tuple("i32", lacc.Maybe("f64")))
+    assert.matches("fields: the elements of (i32,Maybe<Nothing|Just(f64)>) hold variants: read them with get",
+      err(tm.fields, tm, 1), 1, true)
+    assert.are.same({ 1, { tag = "Just", 2.5 } }, tm:get(1))
     a:free()
     assert.matches("fields: array used after free()", err(a.fields, a, 1), 1, true)
     assert.matches("set_fields: array used after free()", err(a.set_fields, a, 1, 1, 1.0), 1, true)

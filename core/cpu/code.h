@@ -1,12 +1,13 @@
-/* compile.h: the cpu backend's builds (compile.c): a plan's code, its tiers, the counts. */
-#ifndef LACC_COMPILE_H
-#define LACC_COMPILE_H
+/* code.h: the cpu backend's builds as its runs see them (code.c, builds.c): a plan's code, its
+ * tiers, the counts. */
+#ifndef LACC_CODE_H
+#define LACC_CODE_H
 
 #include "cpu/cpu.h"
 #include "kir/backend.h"
 #include "cpu/tier.h"
 
-/* The code a plan's runs use (compile.c owns it). */
+/* The code a plan's runs use (code.c owns it). */
 typedef struct cpu_code cpu_code;
 
 /* A program's code in up to CPU_MAX_PARTS translation units, compiled at once: the
