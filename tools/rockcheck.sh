@@ -24,7 +24,7 @@ stale=$(ls rockspec | grep -v "^lacc-scm-1.rockspec$" | grep -v "^lacc-$v-1.rock
 if [ -n "$stale" ]; then echo "rock: rockspecs of another version: $stale"; exit 1; fi
 # every Lua file of the module is installed
 missing=""
-for f in lua/lacc/*.lua; do
+for f in lua/lacc/*.lua lua/lacc/*/*.lua; do
   grep -q "\"$f\"" "$scm" || missing="$missing $f"
 done
 if [ -n "$missing" ]; then echo "rock: $scm does not install:$missing"; exit 1; fi

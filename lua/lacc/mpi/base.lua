@@ -1,0 +1,633 @@
+-- lacc.mpi.base: what the parts of lacc.mpi share (lacc/mpi.lua is the module).
+-- Owns: MPI itself through the binding (lacc.mpi_core on Lua 5.4, lacc.mpi_ffi on LuaJIT),
+-- the ranks' agreement before every exchange, the byte collectives, distributions (rows
+-- per rank), distributed host arrays and programs (recorded combinators), a node's
+-- run-time values and local programs, and running a distributed program: each node by
+-- its combinator's handler (H, filled by lacc/mpi/*.lua), with the description explain
+-- prints (DESC).
+-- Must not: know a combinator's communication (its handler's file does).
+local util = require "lacc.util"
+local exp = require "lacc.exp"
+local array = require "lacc.array"
+local collection = require "lacc.collection"
+local sorting = require "lacc.sort"
+local types = require "lacc.types"
+local fail = util.fail
+local unpack = table.unpack or unpack
+local floor = math.floor
+-- table.pack where LuaJIT lacks it
+local function pack(...) return { n = select("#", ...), ... } end
+
+local M = {}
+local L            -- lacc itself (install)
+local plain = {}   -- lacc's functions before this module wrapped them
+local B            -- the binding, once init has run
+
+local C = {}
+
+-- lacc itself, for the handlers: through C.L, which reads the module installed (install)
+function C.set_lacc(lacc) L = lacc end
+C.L = setmetatable({}, { __index = function(_, k) return L[k] end })
+
+-- ---- MPI itself
+
+local function binding(what)
+  if B then return B end
+  local name = type(jit) == "table" and "lacc.mpi_ffi" or "lacc.mpi_core"
+  local ok, b = pcall(require, name)
+  if not ok then
+    local why = tostring(b):match("module '[^']*' not found") or tostring(b):match("^[^\n]*")
+    fail("mpi.%s: this lacc was built without MPI (%s; build it where mpicc and the MPI " ..
+         "headers are installed: tools/deps.sh installs Open MPI)", what, why)
+  end
+  B = b
+  return b
+end
+
+local function started(what)
+  local b = binding(what)
+  if not b.initialized() then fail("mpi.%s: MPI is not running: call lacc.mpi.init() first", what) end
+  return b
+end
+
+function M.available() return (pcall(binding, "available")) end
+function M.init()
+  local ok, err = pcall(binding("init").init)
+  if not ok then fail("mpi.init: %s", tostring(err)) end
+  return B.rank() + 1, B.size()
+end
+function M.rank() return started("rank").rank() + 1 end
+function M.size() return started("size").size() end
+local agree_on
+function M.barrier()
+  started("barrier")
+  agree_on("lacc.mpi.barrier")
+end
+function M.wtime() return started("wtime").wtime() end
+function M.stats() return started("stats").stats() end
+function M.reset_stats() started("reset_stats").reset_stats() end
+function M.abort(status) started("abort").abort(status or 1) end
+-- agree(err): collective; nothing when every rank passes nil, else the first rank (1-based)
+-- that passed a message, and its message, on every rank
+function M.agree(err)
+  if err ~= nil and type(err) ~= "string" then fail("mpi.agree: expected nil or a message, got %s", util.describe(err)) end
+  started("agree")
+  return agree_on("lacc.mpi.agree", err ~= nil, err)
+end
+
+local function me() return B.rank() end        -- 0-based
+local function nranks() return B.size() end
+-- the byte collectives (after an agreement: agree_on), for the handlers
+local function allgather(s) return B.allgather(s) end
+local function alltoall(parts) return B.alltoall(parts) end
+
+-- The ranks' agreement (collective) on what each is about to do (`what`: a description
+-- that ranks in step give alike, say "sum of f64 {100}") and on whether one failed
+-- (`failed`, its message `msg`): nothing, or the first failing rank (1-based) and its
+-- message on every rank. Ranks whose descriptions differ, or that do not all arrive
+-- within LACC_MPI_TIMEOUT seconds, all raise ("mpi: ranks disagree on the next step:
+-- rank 1 runs ...; rank 2 runs ..."). Every exchange follows one, and nothing between
+-- the two can fail on one rank alone, so that the ranks meet each collective in step.
+function agree_on(what, failed, msg)
+  local ok, first, text = pcall(B.agree, failed == true, msg, what)
+  if not ok then error("mpi: " .. tostring(first), 0) end
+  return first, text
+end
+
+-- f(...) on this rank, about to do `what` (agree_on); a failure on any rank becomes the
+-- same error on every rank.
+local function together(what, f, ...)
+  local res = pack(pcall(f, ...))
+  local msg = not res[1] and tostring(res[2]) or nil
+  local first, text = agree_on(what, not res[1], msg)
+  if first then
+    if nranks() > 1 then text = ("%s [rank %d of %d]"):format(text, first, nranks()) end
+    error(text, 0)
+  end
+  return unpack(res, 2, res.n)
+end
+
+local function key_bytes(kt) return kt == "u64" and 8 or 4 end
+
+-- ---- distributions: rows per rank
+
+local function balanced(n, p)
+  local c = {}
+  for r = 0, p - 1 do c[r + 1] = floor((r + 1) * n / p) - floor(r * n / p) end
+  return c
+end
+local function rows_before(counts, r)   -- r 0-based
+  local s = 0
+  for q = 1, r do s = s + counts[q] end
+  return s
+end
+local function total(counts) return rows_before(counts, #counts) end
+local function same_counts(a, b)
+  for q = 1, #a do if a[q] ~= b[q] then return false end end
+  return true
+end
+local function product(t, from)
+  local p = 1
+  for d = from or 1, #t do p = p * t[d] end
+  return p
+end
+
+-- ---- distributed host arrays (a run's result, scatter, load)
+
+local DA = {}       -- metatable
+local DN = {}       -- metatable of distributed programs
+local function is_da(x) return getmetatable(x) == DA end
+local function is_dn(x) return getmetatable(x) == DN end
+local function is_dist(x) return is_da(x) or is_dn(x) end
+M.is_distributed = is_dist
+
+local damethods, dnmethods = {}, {}
+
+local function new_da(block, counts, t, rank)
+  -- (rows: the row counts; a field named counts would hide the method)
+  return setmetatable({ block = block, rows = counts, t = t, rank = rank }, DA)
+end
+
+-- The global shape: the row counts' total, then the block's other extents.
+function damethods.shape(self)
+  local sh = self.block:shape()
+  sh[1] = total(self.rows)
+  return sh
+end
+function damethods.type(self) return self.t end
+function damethods.counts(self) return { unpack(self.rows) } end
+function damethods.offset(self) return rows_before(self.rows, me()) end
+function damethods.free(self) self.block:free() end
+
+local function packed(a, what)
+  local ok, s = pcall(a.tobytes, a)
+  if not ok then fail("%s: %s", what, (tostring(s):gsub(" %(at [^)]*%)$", ""))) end
+  return s
+end
+
+-- the whole array on every rank (collective)
+-- (the block packed before the ranks agree: one that cannot pack it fails there, not alone)
+local operand_text
+function damethods.allgather(self)
+  started("allgather")
+  local s = together("allgather of " .. operand_text(self), packed, self.block, "allgather")
+  local parts = B.allgather(s)
+  return plain.frombytes(table.concat(parts), self.t, self:shape())
+end
+
+-- the whole array on rank `root` (1-based, default 1), nil on the others (collective)
+function damethods.gather(self, root)
+  started("gather")
+  root = root or 1
+  if not util.is_integer(root) or root < 1 or root > nranks() then
+    fail("gather: expected a rank from 1 to %d, got %s", nranks(), util.show(root))
+  end
+  local s = together(("gather to rank %d of %s"):format(root, operand_text(self)), packed, self.block, "gather")
+  local parts = {}
+  for q = 1, nranks() do parts[q] = q == root and s or "" end
+  local got = B.alltoall(parts)
+  if me() + 1 ~= root then return nil end
+  return plain.frombytes(table.concat(got), self.t, self:shape())
+end
+
+-- xs[i] / xs:at(i, ...) of a distributed array inside a function: while lacc.mpi traces
+-- a combinator's function (`tracing`: "record" while typing it on stand-ins, else the
+-- run's memo and options), a read of this rank's own rows; elsewhere an error.
+local tracing
+local value_of, stand
+local function read(self, ...)
+  if tracing == nil then
+    fail("index: a distributed array (lacc.mpi) read outside a distributed program's " ..
+         "function: run the program, or a:allgather() first")
+  end
+  if tracing == "record" then return L.index(stand(self), ...) end
+  local v = value_of(self, tracing.memo, tracing.opts)
+  if not v.counts then return L.index(v.acc, ...) end
+  local ix = { ... }
+  ix[1] = ix[1] - rows_before(v.counts, me())
+  return L.index(v.acc, unpack(ix, 1, select("#", ...)))
+end
+dnmethods.at = read
+local function index_meta(methods)
+  return function(self, k)
+    local m = methods[k] or dnmethods[k]
+    if m then return m end
+    if type(k) == "number" or exp.is_exp(k) then return read(self, k) end
+  end
+end
+DA.__index = index_meta(damethods)
+DA.__tostring = function(self)
+  return ("lacc.mpi.array<%s, rank %d, rows %d of %d on rank %d>"):format(self.t, self.rank,
+    self.rows[me() + 1], total(self.rows), me() + 1)
+end
+
+-- ---- distributed programs: recorded combinator applications
+
+-- A stand-in of x for typing: a program of x's type and rank with no elements.
+function stand(x)
+  if is_dn(x) then return x.stand end
+  if is_da(x) then
+    if not x.standin then
+      local z = {}
+      for d = 1, x.rank do z[d] = 0 end
+      x.standin = L.use(plain.array(x.t, z))
+    end
+    return x.standin
+  end
+  return x
+end
+
+local next_id = 0
+-- A node: op, its arguments (arrays among them as given), the plain combinator's result
+-- on stand-ins (its type and rank); nres > 1 for combinators of several results.
+local function node(op, args, n, res_index, stand_res)
+  next_id = next_id + 1
+  local s = stand_res
+  return setmetatable({ op = op, args = args, n = n, id = next_id, where = util.where(),
+                        stand = s, t = s.t, rank = s.rank, res = res_index }, DN)
+end
+
+DN.__index = index_meta({})
+DN.__tostring = function(self) return ("lacc.mpi.program<%s, rank %d>"):format(self.t, self.rank) end
+DN.__concat = function() fail("append: not yet distributed (lacc.mpi): gather the arrays first") end
+DN.__len = function() fail("# of a distributed program: run it first") end
+
+-- The same methods as array programs (acc.lua), calling through lacc.
+for _, name in ipairs { "map", "imap", "fold", "fold1", "sum", "product", "maximum", "minimum",
+                        "scanl", "scanl1", "scanr", "scanr1", "backpermute", "and_", "or_" } do
+  dnmethods[name] = function(self, ...)
+    local n = select("#", ...)
+    local args = { ... }
+    args[n + 1] = self
+    return L[name](unpack(args, 1, n + 1))
+  end
+end
+dnmethods.zipWith = function(self, f, ...) return L.zipWith(f, self, ...) end
+dnmethods.zip = function(self, ...) return L.zip(self, ...) end
+dnmethods.filter = function(self, p, opts) return L.filter(p, self, opts) end
+dnmethods.run = function(self, opts) return L.run(self, opts) end
+dnmethods.explain = function(self) return L.explain(self) end
+
+-- ---- what a rank is about to do, for the agreement before an exchange (agree_on)
+
+-- An operand (x as given, v its run-time value) as every rank in step knows it before
+-- running anything: its element type and global shape (a distributed operand's outer
+-- extent from its row counts, the other extents where a host array holds them; "..." for
+-- those a program has yet to make), never this rank's own rows. Never an error (a freed
+-- array says so): failures are the agreement's to tell.
+function operand_text(x, v)
+  local ok, text = pcall(function()
+    if is_da(x) or array.is_array(x) then
+      return ("%s {%s}"):format(x:type(), table.concat(x:shape(), ","))
+    end
+    local rank = x.rank or 0
+    if not (v and v.counts) then return ("%s of rank %d"):format(tostring(x.t), rank) end
+    return ("%s {%d%s}"):format(tostring(x.t), total(v.counts), rank > 1 and ",..." or "")
+  end)
+  if ok then return text end
+  local tok, t = pcall(function() return is_da(x) and x.t or x:type() end)
+  return ("%s (%s)"):format(tok and tostring(t) or "an array", (tostring(text):gsub(" %(at [^)]*%)$", "")))
+end
+
+-- "sum of f64 {100}": a node's combinator and its array operands (extra: what else the
+-- ranks must agree on, as " along dimension 2")
+local function about(nd, vals, extra)
+  local ops = {}
+  for i = 1, nd.n do
+    if vals[i] then ops[#ops + 1] = operand_text(nd.args[i], vals[i]) end
+  end
+  return ("%s of %s%s"):format((nd.op:gsub("_dist$", "")), table.concat(ops, ", "), extra or "")
+end
+
+-- ---- the combinators on distributed arrays
+
+local H = {}      -- op -> handler(node, values) at run time
+local DESC = {}   -- op -> what it costs, for explain
+
+local function traced(how, f, ...)
+  local saved = tracing
+  tracing = how
+  local res = pack(pcall(f, ...))
+  tracing = saved
+  if not res[1] then error(res[2], 0) end
+  return unpack(res, 2, res.n)
+end
+
+local function record(op, n_res, plainf, args, nargs)
+  local sargs = {}
+  for i = 1, nargs do sargs[i] = stand(args[i]) end
+  local res = { traced("record", plainf, unpack(sargs, 1, nargs)) }
+  if n_res == 1 then return node(op, args, nargs, nil, res[1]) end
+  local nodes = {}
+  local shared = { }
+  for i = 1, n_res do
+    nodes[i] = node(op, args, nargs, i, res[i])
+    nodes[i].group = shared
+  end
+  return unpack(nodes, 1, n_res)
+end
+
+local function any_dist(args, n)
+  for i = 1, n do if is_dist(args[i]) then return true end end
+  return false
+end
+
+-- A rank's own count or offset inside a scalar function, as a value the kernel reads at
+-- run time whatever it is: lowering writes 0, 1 and -1 into the code (and lifts other
+-- constants), so ranks whose offsets are 0, 1 and 5 would each build a kernel of their own
+local function run_time(v, like)
+  local t = exp.is_exp(like) and like.t or "i64"
+  return exp.constant(v + 2, t) - exp.constant(2, t)
+end
+
+-- the 1-based indices of a function's arguments, the first shifted by lo rows
+local function shifted(f, lo)
+  return function(i, ...) return f(i + run_time(lo, i), ...) end
+end
+
+local function i64(v)
+  if exp.is_exp(v) then return v.t == "i64" and v or L.cast(v, "i64") end
+  return exp.constant(v, "i64")
+end
+
+-- ---- run-time values: { acc = program or host array, counts = rows per rank | nil }
+-- (nil counts: the same on every rank, as a plain program)
+
+local function force(v, opts)
+  if not array.is_array(v.acc) then v.acc = plain.run(v.acc, opts.localopts) end
+  return v.acc
+end
+
+local function rank_of(acc) return array.is_array(acc) and #acc:shape() or acc.rank end
+
+-- rows [a, b) (0-based) of a replicated program or host array, as a program
+local function rows_of(acc, a, b)
+  local spec = { { a + 1, b } }
+  for d = 2, rank_of(acc) do spec[d] = L.all end
+  return plain.slice(acc, spec)
+end
+
+-- A program of a node built by build() from `inputs` (arrays, programs, strings,
+-- numbers): last run's program where the inputs are the same, so that a run of the same
+-- distributed program over the same arrays reuses its local programs' compiled kernels
+-- (a program built anew is traced, optimised and looked up again: about 0.3 ms).
+local function lazy(nd, tag, inputs, build)
+  local cache = nd.cache or {}
+  nd.cache = cache
+  local c = cache[tag]
+  if c and #c.inputs == #inputs then
+    local same = true
+    for i = 1, #inputs do
+      if not rawequal(c.inputs[i], inputs[i]) then same = false; break end
+    end
+    if same then return c.out end
+  end
+  local out = build()
+  cache[tag] = { inputs = inputs, out = out }
+  return out
+end
+local function key_of(counts) return counts and table.concat(counts, ",") .. "@" .. me() or "replicated" end
+
+-- v moved to rows per rank `counts` (same total): each rank sends the rows others own
+-- (what: the step, for the agreement)
+local function redistribute(v, counts, t, opts, what)
+  local block, s = together(what, function()
+    local b = force(v, opts)
+    return b, packed(b, "redistribute")
+  end)
+  local old = v.counts
+  local rowbytes = old[me() + 1] > 0 and #s / old[me() + 1] or 0
+  local lo, hi = rows_before(old, me()), rows_before(old, me() + 1)
+  local parts = {}
+  for q = 0, nranks() - 1 do
+    local a, b = math.max(lo, rows_before(counts, q)), math.min(hi, rows_before(counts, q + 1))
+    parts[q + 1] = b > a and s:sub((a - lo) * rowbytes + 1, (b - lo) * rowbytes) or ""
+  end
+  local got = table.concat(B.alltoall(parts))
+  local sh = block:shape()
+  sh[1] = counts[me() + 1]
+  return { acc = plain.frombytes(got, t, sh), counts = counts }
+end
+
+-- Element-wise combinators: aligned blocks, each rank alone.
+local function aligned(nd, vals, opts)
+  local target
+  for i = 1, nd.n do
+    local v = vals[i]
+    if v and v.counts then
+      if not target then target = v.counts
+      elseif total(v.counts) ~= total(target) then
+        fail("%s: distributed arrays of different outer extents (%d and %d rows): not yet " ..
+             "distributed (lacc.mpi); slice them to one extent first", nd.op, total(target), total(v.counts))
+      end
+    end
+  end
+  local args = {}
+  if not target then   -- every operand the same on every rank (a reduction's result)
+    for i = 1, nd.n do args[i] = vals[i] and vals[i].acc or nd.args[i] end
+    return args, nil, 0
+  end
+  local lo, hi = rows_before(target, me()), rows_before(target, me() + 1)
+  for i = 1, nd.n do
+    local v, a = vals[i], nd.args[i]
+    if not v then args[i] = a
+    elseif not v.counts then
+      args[i] = lazy(nd, "rows" .. i, { v.acc, lo, hi }, function() return rows_of(v.acc, lo, hi) end)
+    elseif same_counts(v.counts, target) then args[i] = v.acc
+    else args[i] = redistribute(v, target, a.t, opts, about(nd, vals, ", its operands' rows aligned")).acc end
+  end
+  return args, target, lo
+end
+
+local function elementwise(name, index_arg)
+  H[name] = function(nd, vals, opts)
+    local args, counts, lo = aligned(nd, vals, opts)
+    local key = { key_of(counts) }
+    for i = 1, nd.n do key[i + 1] = args[i] end
+    local out = lazy(nd, "out", key, function()
+      if index_arg then args[index_arg] = shifted(args[index_arg], lo) end
+      local r = { plain[name](unpack(args, 1, nd.n)) }
+      return r[nd.res or 1]
+    end)
+    return { acc = out, counts = counts }
+  end
+  DESC[name] = "local (element-wise, no communication)"
+end
+elementwise("map")
+elementwise("imap", 1)
+elementwise("zipWith")
+for k = 3, 9 do elementwise("zipWith" .. k) end
+elementwise("zip")
+elementwise("unzip")
+elementwise("where")
+elementwise("compute")
+
+-- generate / fill over a global shape, balanced rows
+local function outer_shape(shape, what)
+  if type(shape) == "number" then shape = { shape } end
+  if type(shape) ~= "table" or #shape < 1 then
+    fail("mpi.%s: expected a shape of Lua integers with an outer extent, got %s", what, util.describe(shape))
+  end
+  for d = 1, #shape do
+    if not util.is_integer(shape[d]) or shape[d] < 0 then
+      fail("mpi.%s: extent %d must be a non-negative Lua integer, got %s", what, d, util.show(shape[d]))
+    end
+  end
+  return shape
+end
+
+local function local_shape(shape, rows)
+  local s = { rows }
+  for d = 2, #shape do s[d] = shape[d] end
+  return s
+end
+
+function M.generate(shape, f)
+  shape = outer_shape(shape, "generate")
+  local nd = record("generate", 1, function() return plain.generate(local_shape(shape, 0), f) end, {}, 0)
+  nd.shape, nd.fn = shape, f
+  return nd
+end
+H.generate = function(nd)
+  local counts = balanced(nd.shape[1], nranks())
+  local lo = rows_before(counts, me())
+  return { acc = lazy(nd, "out", { key_of(counts) }, function()
+    return plain.generate(local_shape(nd.shape, counts[me() + 1]), shifted(nd.fn, lo))
+  end), counts = counts }
+end
+DESC.generate = "local (each rank generates its rows)"
+
+-- fill: a generate of the one value (its node says "generate" in explain)
+function M.fill(shape, e)
+  return M.generate(outer_shape(shape, "fill"), function() return e end)
+end
+
+-- ---- running
+
+local eval
+function value_of(x, memo, opts)
+  if is_dn(x) then return eval(x, memo, opts) end
+  if is_da(x) then return { acc = x.block, counts = x.rows } end
+  if array.is_array(x) or (type(x) == "table" and rawget(x, "node") ~= nil and rawget(x, "rank") ~= nil) then
+    return { acc = x }
+  end
+  return nil
+end
+
+eval = function(nd, memo, opts)
+  local hit = memo[nd]
+  if hit then return hit end
+  local vals = {}
+  for i = 1, nd.n do vals[i] = value_of(nd.args[i], memo, opts) end
+  local v = traced({ memo = memo, opts = opts }, H[nd.op], nd, vals, opts)
+  memo[nd] = v
+  return v
+end
+
+local function describe(nd, seen, out)
+  if seen[nd] then return end
+  seen[nd] = true
+  for i = 1, nd.n do if is_dn(nd.args[i]) then describe(nd.args[i], seen, out) end end
+  out[#out + 1] = ("%s (%s, rank %d) at %s: %s"):format(nd.op, nd.t, nd.rank, nd.where,
+    DESC[nd.op] or "local")
+end
+
+local function explain_dist(p)
+  local list = is_dist(p) and { p } or p
+  local out, seen = { "-- distributed over MPI ranks (lacc.mpi): each rank runs its rows " ..
+                      "on the cpu backend; communication where a step says so" }, {}
+  for _, x in ipairs(list) do if is_dn(x) then describe(x, seen, out) end end
+  return table.concat(out, "\n")
+end
+
+local function local_opts(opts)
+  local o = {}
+  if type(opts) == "table" then for k, v in pairs(opts) do o[k] = v end end
+  o.backend, o.exchange = "cpu", nil
+  return o
+end
+
+local function run_dist(p, opts)
+  started("run")
+  local list, single = p, false
+  if is_dist(p) then list, single = { p }, true end
+  local memo = {}
+  local how = type(opts) == "table" and opts.exchange or nil
+  if how ~= nil and how ~= "pairs" and how ~= "partials" then
+    fail("run: option exchange must be \"pairs\" or \"partials\", got %s", util.show(how))
+  end
+  local o = { localopts = local_opts(opts), memo = memo, exchange = how }
+  local vals, results, ends = {}, {}, {}
+  for i, x in ipairs(list) do
+    vals[i] = value_of(x, memo, o) or { acc = x }
+    local name = is_dn(x) and x.op:gsub("_dist$", "") or is_da(x) and "a distributed array" or "a replicated array"
+    ends[i] = name .. " -> " .. operand_text(x, vals[i])
+  end
+  -- the ranks agree on the results' types and global shapes too
+  together("the end of lacc.run (" .. table.concat(ends, ", ") .. ")", function()
+    for i, v in ipairs(vals) do
+      local a = force(v, o)
+      results[i] = v.counts and new_da(a, v.counts, a:type(), #a:shape()) or a
+    end
+  end)
+  if single then return results[1] end
+  return unpack(results, 1, #list)
+end
+
+local function has_dist(p)
+  if is_dist(p) then return true end
+  if type(p) == "table" and not getmetatable(p) then
+    for _, x in ipairs(p) do if is_dist(x) then return true end end
+  end
+  return false
+end
+
+
+-- ---- what the handlers (lacc/mpi/*.lua) use
+C.DESC = DESC
+C.H = H
+C.M = M
+C.about = about
+C.agree_on = agree_on
+C.aligned = aligned
+C.any_dist = any_dist
+C.array = array
+C.balanced = balanced
+C.collection = collection
+C.exp = exp
+C.explain_dist = explain_dist
+C.fail = fail
+C.floor = floor
+C.force = force
+C.has_dist = has_dist
+C.i64 = i64
+C.is_dist = is_dist
+C.key_bytes = key_bytes
+C.key_of = key_of
+C.lazy = lazy
+C.local_opts = local_opts
+C.local_shape = local_shape
+C.me = me
+C.new_da = new_da
+C.nranks = nranks
+C.outer_shape = outer_shape
+C.packed = packed
+C.plain = plain
+C.product = product
+C.record = record
+C.rows_before = rows_before
+C.rows_of = rows_of
+C.run_dist = run_dist
+C.run_time = run_time
+C.same_counts = same_counts
+C.sorting = sorting
+C.stand = stand
+C.started = started
+C.together = together
+C.total = total
+C.types = types
+C.unpack = unpack
+C.util = util
+C.allgather, C.alltoall = allgather, alltoall
+
+return C

@@ -1,0 +1,458 @@
+-- lacc.mpi.gather: reads and writes through computed indices over distributed arrays
+-- (lacc.mpi): backpermute and gather (two all-to-all rounds: requests, then values),
+-- permute and scatter (one round, or partials of few targets combined), filter.
+-- Owns: the owner of a row, packing requests and replies, the order of combination.
+-- Must not: send a rank rows it did not ask for.
+local C = require "lacc.mpi.base"
+local DESC, H, L, about, aligned, allgather = C.DESC, C.H, C.L, C.about, C.aligned, C.allgather
+local alltoall, balanced, collection, exp = C.alltoall, C.balanced, C.collection, C.exp
+local fail, force, i64, is_dist, lazy, local_shape = C.fail, C.force, C.i64, C.is_dist, C.lazy, C.local_shape
+local me, nranks, outer_shape, packed, plain = C.me, C.nranks, C.outer_shape, C.packed, C.plain
+local product, record, rows_before, rows_of = C.product, C.record, C.rows_before, C.rows_of
+local run_time, same_counts, together, total = C.run_time, C.same_counts, C.together, C.total
+local unpack, util, wrapped = C.unpack, C.util, C.wrapped
+
+-- ---- gathers and scatters with computed indices: requests to the owners, answers back
+
+-- The rank (0-based) owning 0-based row `row` (an i64 expression) under counts: a binary
+-- search of the ranks' first rows (a captured array), the same kernel for any rank count
+-- (at most 2^20 ranks).
+local SEARCH_LEVELS = 20
+local function owner_exp(row, counts)
+  local P = #counts
+  local starts = {}
+  for q = 1, P do starts[q] = rows_before(counts, q - 1) end
+  local st = plain.fromtable(starts, "i64")
+  local pos = exp.constant(0, "i64")
+  for level = SEARCH_LEVELS - 1, 0, -1 do
+    local step = 2 ^ level
+    local nxt = pos + step
+    local at = L.min(nxt, P - 1)
+    pos = L.cond(L.land(L.lt(nxt, P), L.le(st[at + 1], row)), nxt, pos)
+  end
+  return pos
+end
+
+-- Send element k of each program in `payload` (rank-1 programs of one length) to rank
+-- owner[k] + 1 (owner -1: nowhere), in a stable order (argsort of the owners): the parts
+-- for alltoall (per rank: payload 1's elements for it, then payload 2's, ...) and the
+-- order, a host array. Local work only: the caller agrees, then exchanges.
+local function outgoing(owner, payload, opts)
+  local P = nranks()
+  local order = plain.argsort(owner)
+  local per = plain.permute(function(a, b) return a + b end, plain.fill({ P }, exp.constant(0, "i64")),
+    function(k) return L.cond(L.ge(owner[k], 0), owner[k] + 1, L.ignore) end,
+    plain.map(function() return exp.constant(1, "i64") end, owner))
+  local progs = { per, order }
+  for i, p in ipairs(payload) do progs[i + 2] = plain.gather(order, p) end
+  local outs = { plain.run(progs, opts.localopts) }
+  local sent, owned = {}, 0
+  for q = 1, P do
+    sent[q] = outs[1]:get(q)
+    owned = owned + sent[q]
+  end
+  local n = outs[2]:size()
+  local strings, eb = {}, {}
+  for i = 1, #payload do
+    strings[i] = packed(outs[i + 2], "exchange")
+    eb[i] = n > 0 and #strings[i] / n or 0
+  end
+  local parts, at = {}, n - owned   -- the elements sent nowhere sort first
+  for q = 1, P do
+    local buf = {}
+    for i = 1, #payload do buf[i] = strings[i]:sub(at * eb[i] + 1, (at + sent[q]) * eb[i]) end
+    parts[q] = table.concat(buf)
+    at = at + sent[q]
+  end
+  return parts, outs[2]
+end
+
+-- what came from each rank, split into its payloads (element bytes ebytes): per payload
+-- one string of everything, in rank order, and the element count from each rank
+local function incoming(got, ebytes)
+  local per = 0
+  for _, b in ipairs(ebytes) do per = per + b end
+  local outs, counts = {}, {}
+  for i = 1, #ebytes do outs[i] = {} end
+  for q = 1, #got do
+    local k = per > 0 and #got[q] / per or 0
+    counts[q] = k
+    local at = 0
+    for i, b in ipairs(ebytes) do
+      outs[i][q] = got[q]:sub(at + 1, at + k * b)
+      at = at + k * b
+    end
+  end
+  for i = 1, #ebytes do outs[i] = table.concat(outs[i]) end
+  return outs, counts
+end
+
+-- The global 0-based linear index of a list of 1-based indices in shape gshape; -1 where
+-- one is outside.
+local function linear(ix, gshape)
+  local lin, ok = exp.constant(0, "i64"), nil
+  for d = 1, #gshape do
+    local i = i64(ix[d])
+    local inside = L.land(L.ge(i, 1), L.le(i, gshape[d]))
+    ok = ok and L.land(ok, inside) or inside
+    lin = lin * gshape[d] + (i - 1)
+  end
+  return L.cond(ok, lin, exp.constant(-1, "i64"))
+end
+
+-- the smallest of a rank-1 i64 program, 0 when it is empty (local)
+local function least(p, opts)
+  return plain.run(plain.minimum(plain.append(p, plain.fill({ 1 }, exp.constant(0, "i64")))), opts.localopts):get()
+end
+
+local function owners(lin, rowsize, counts)
+  return plain.map(function(j)
+    return L.cond(L.ge(j, 0), owner_exp(L.idiv(j, math.max(rowsize, 1)), counts), exp.constant(-1, "i64"))
+  end, lin)
+end
+
+-- The elements of distributed v at global linear indices lin (a rank-1 i64 program on
+-- this rank), as a rank-1 program in lin's order; -1 in lin is an index error. Two
+-- all-to-all rounds: the indices to their owners, the elements back. (what: the
+-- combinator's name; step: the agreement's description.)
+local function fetch(v, lin, what, opts, step)
+  local block, parts, order = together(step, function()
+    local blk = force(v, opts)
+    if least(lin, opts) < 0 then fail("%s: index function result out of bounds", what) end
+    local rowsize = product(blk:shape(), 2)
+    local pts, ord = outgoing(owners(lin, rowsize, v.counts), { lin }, opts)
+    return blk, pts, ord
+  end)
+  local reqs, counts = incoming(alltoall(parts), { 8 })
+  local t = block:type()
+  local back = together(step, function()
+    local lo = rows_before(v.counts, me()) * product(block:shape(), 2)
+    local req = plain.frombytes(reqs[1], "i64", { #reqs[1] / 8 })
+    local flat = plain.reshape({ block:size() }, block)
+    local s = packed(plain.run(plain.map(function(j) return flat[j - lo + 1] end, req), opts.localopts), what)
+    local eb, out, at = util.core.type_bytes(t), {}, 0
+    for q = 1, #counts do
+      out[q] = s:sub(at + 1, at + counts[q] * eb)
+      at = at + counts[q] * eb
+    end
+    return out
+  end)
+  local vals = plain.frombytes(table.concat(alltoall(back)), t, { order:size() })
+  return plain.scatter(vals, order, vals)
+end
+
+local function gshape_of(v, opts)
+  local sh = force(v, opts):shape()
+  sh[1] = total(v.counts)
+  return sh
+end
+
+wrapped.backpermute = function(args, n)
+  local shape, f, xs = args[1], args[2], args[3]
+  if is_dist(shape) or is_dist(f) or not is_dist(xs) then return nil end
+  shape = outer_shape(shape, "backpermute")
+  local nd = record("backpermute", 1, plain.backpermute, args, n)
+  nd.shape, nd.fn = shape, f
+  return nd
+end
+H.backpermute = function(nd, vals, opts)
+  local v = vals[3]
+  if not v.counts then   -- the source is the same on every rank: so is the result
+    return { acc = lazy(nd, "out", { v.acc }, function() return plain.backpermute(nd.shape, nd.fn, v.acc) end) }
+  end
+  local counts = balanced(nd.shape[1], nranks())
+  if nranks() == 1 then
+    return { acc = lazy(nd, "out", { v.acc }, function() return plain.backpermute(nd.shape, nd.fn, v.acc) end),
+             counts = counts }
+  end
+  local lo, rows = rows_before(counts, me()), counts[me() + 1]
+  local what = about(nd, vals, " into {" .. table.concat(nd.shape, ",") .. "}")
+  local gs = together(what, function() return gshape_of(v, opts) end)
+  local ls = local_shape(nd.shape, rows)
+  local lin = plain.generate(ls, function(i, ...) return linear({ nd.fn(i + run_time(lo, i), ...) }, gs) end)
+  local got = fetch(v, plain.reshape({ product(ls) }, lin), "backpermute", opts, what)
+  return { acc = plain.reshape(ls, got), counts = counts }
+end
+DESC.backpermute = "two all-to-all rounds: each rank sends the indices it reads to their " ..
+  "owners (8 bytes each), the owners send the elements back"
+
+-- an index element (an integer, or a tuple of rank integers) as a list of indices
+local function index_list(i, rank)
+  if rank == 1 then return { i } end
+  local list = {}
+  for d = 1, rank do list[d] = exp.prj(i, d) end
+  return list
+end
+
+wrapped.gather = function(args, n)
+  local idx, xs = args[1], args[2]
+  if not is_dist(xs) then
+    if is_dist(idx) then return record("gather_local", 1, plain.gather, args, n) end
+    return nil
+  end
+  return record("gather", 1, plain.gather, args, n)
+end
+H.gather_local = function(nd, vals, opts)
+  local args, counts = aligned(nd, vals, opts)
+  return { acc = plain.gather(unpack(args, 1, nd.n)), counts = counts }
+end
+DESC.gather_local = DESC.map
+H.gather = function(nd, vals, opts)
+  local vi, v = vals[1], vals[2]
+  local idx = vi and vi.acc or nd.args[1]
+  if not v.counts then   -- a replicated source: each rank gathers its indices' elements
+    return { acc = lazy(nd, "out", { idx, v.acc }, function() return plain.gather(idx, v.acc) end),
+             counts = vi and vi.counts }
+  end
+  if nranks() == 1 then
+    return { acc = lazy(nd, "out", { idx, v.acc }, function() return plain.gather(idx, v.acc) end),
+             counts = vi and vi.counts }
+  end
+  local what = about(nd, vals)
+  local gs, ishape = together(what, function() return gshape_of(v, opts), force({ acc = idx }, opts):shape() end)
+  local lin = plain.map(function(i) return linear(index_list(i, #gs), gs) end, idx)
+  local got = fetch(v, plain.flatten(lin), "gather", opts, what)
+  return { acc = plain.reshape(ishape, got), counts = vi and vi.counts }
+end
+DESC.gather = DESC.backpermute
+
+-- permute / scatter into distributed defaults: (target, value) pairs to the target's
+-- owner, combined there in rank order, each rank's in its order
+local function push_record(op, args, n, defaults_i, xs_i)
+  local nd = record(op, 1, plain[op], args, n)
+  nd.push = { d = defaults_i, x = xs_i }
+  return nd
+end
+wrapped.permute = function(args, n)
+  if is_dist(args[1]) or is_dist(args[3]) then return nil end
+  return push_record("permute", args, n, 2, 4)
+end
+wrapped.scatter = function(args, n) return push_record("scatter", args, n, 3, 1) end
+
+-- 0 in every index: dropped (-2); else the linear index, -1 outside
+local function target(list, gs)
+  local ign
+  for d = 1, #gs do
+    local z = L.eq(i64(list[d]), 0)
+    ign = ign and L.land(ign, z) or z
+  end
+  return L.cond(ign, exp.constant(-2, "i64"), linear(list, gs))
+end
+
+-- the outer extent of a program (run) or host array
+local function total_rows_of(acc, opts)
+  return force({ acc = acc }, opts):shape()[1]
+end
+
+-- the defaults as a distributed value: replicated ones keep each rank's balanced rows
+local function distributed_defaults(dv, opts)
+  if dv.counts then return dv end
+  local full = force(dv, opts)
+  local counts = balanced(full:shape()[1], nranks())
+  local lo = rows_before(counts, me())
+  return { acc = plain.run(rows_of(full, lo, lo + counts[me() + 1]), opts.localopts), counts = counts }
+end
+
+-- Onto few targets (a histogram) each rank first combines its own elements into a
+-- partial of every target, (value, touched) pairs, and sends each owner the partial of its
+-- rows: messages of the targets' size, not the elements'. Targets times ranks at most:
+local DENSE_TARGETS = 2 ^ 22
+
+-- this rank's partial of every target of shape gs: (value, touched) pairs
+local function dense_partial(op, nd, xs, idx, xlo, gs)
+  local t = nd.t
+  local yes = exp.constant(true, "bool")
+  local init = plain.fill(gs, exp.tuple(collection.zero_of(t), exp.constant(false, "bool")))
+  local marked = plain.map(function(x) return exp.tuple(x, yes) end, xs)
+  if op == "scatter" then return plain.scatter(marked, idx, init) end
+  local combine, f = nd.args[1], nd.args[3]
+  return plain.permute(function(x, o)
+    local xv = exp.prj(x, 1)
+    return L.cond(exp.prj(o, 2), exp.tuple(combine(xv, exp.prj(o, 1)), yes), exp.tuple(xv, yes))
+  end, init, function(i, ...) return f(i + xlo, ...) end, marked)
+end
+
+-- the owner's rows: its defaults, then each rank's partial in rank order (compiled once:
+-- the partials are new arrays each run)
+local function dense_combine(op, nd, dblock, got, pt, what)
+  local sh = dblock:shape()
+  local parts = {}
+  for q = 1, #got do parts[q] = plain.frombytes(got[q], pt, sh) end
+  nd.combine_parts = nd.combine_parts or plain.compile(function(d, ...)
+    local acc, combine = d, nd.args[1]
+    for _, part in ipairs { ... } do
+      acc = plain.zipWith(function(o, p)
+        local v = exp.prj(p, 1)
+        return L.cond(exp.prj(p, 2), op == "scatter" and v or combine(v, o), o)
+      end, acc, part)
+    end
+    return acc
+  end)
+  return together(what, nd.combine_parts, dblock, unpack(parts, 1, #got))
+end
+
+local function push_handler(op)
+  return function(nd, vals, opts)
+    local dv, xv = vals[nd.push.d], vals[nd.push.x]
+    local iv = op == "scatter" and vals[2] or nil
+    if not (dv and dv.counts) and not (xv and xv.counts) and not (iv and iv.counts) then
+      return { acc = plain[op](unpack(nd.args, 1, nd.n)) }
+    end
+    if nranks() == 1 then   -- every target is this rank's
+      local args = { unpack(nd.args, 1, nd.n) }
+      for i = 1, nd.n do if vals[i] then args[i] = vals[i].acc end end
+      local key = {}
+      for i = 1, nd.n do key[i] = args[i] end
+      local out = lazy(nd, "out", key, function() return plain[op](unpack(args, 1, nd.n)) end)
+      return { acc = out, counts = dv and dv.counts or { total_rows_of(args[nd.push.d], opts) } }
+    end
+    -- the sources (and scatter's indices) aligned; replicated ones sent by rank 1 alone
+    local src = { xv or { acc = nd.args[nd.push.x] } }
+    if op == "scatter" then src[2] = iv or { acc = nd.args[2] } end
+    local counts
+    for _, sv in ipairs(src) do if sv.counts then counts = counts or sv.counts end end
+    local xs, idx, xlo
+    local what = about(nd, vals)
+    local parts, t, dense = together(what, function()
+      local lsrc = {}
+      for i, sv in ipairs(src) do
+        if counts and not sv.counts then
+          local lo = rows_before(counts, me())
+          lsrc[i] = rows_of(sv.acc, lo, lo + counts[me() + 1])
+        elseif counts and not same_counts(sv.counts, counts) then
+          fail("%s: the values and indices are distributed differently: not yet distributed (lacc.mpi)", op)
+        elseif not counts and me() > 0 then
+          lsrc[i] = rows_of(sv.acc, 0, 0)
+        else
+          lsrc[i] = sv.acc
+        end
+      end
+      xs, idx = lsrc[1], lsrc[2]
+      xlo = counts and rows_before(counts, me()) or 0
+      local dd = distributed_defaults(dv or { acc = nd.args[nd.push.d] }, opts)
+      dv = dd
+      force(dd, opts)   -- here, not after the exchange: a failure is every rank's
+      local gs = gshape_of(dd, opts)
+      local tgt
+      if op == "permute" then
+        local f, r = nd.args[3], #gs
+        tgt = plain.imap(function(...)
+          local ix = { ... }
+          local k = #ix - 1
+          ix[1] = ix[1] + xlo
+          local res = { f(unpack(ix, 1, k)) }
+          if #res == 1 and rawequal(res[1], L.ignore) and r > 1 then
+            for d = 2, r do res[d] = L.ignore end
+          end
+          return target(res, gs)
+        end, xs)
+      else
+        tgt = plain.map(function(i) return target(index_list(i, #gs), gs) end, idx)
+      end
+      local how = opts.exchange
+      if how == "partials" or (how == nil and product(gs) * nranks() <= DENSE_TARGETS) then
+        local part = lazy(nd, "partial", { xs, idx or false, xlo, table.concat(gs, ",") }, function()
+          return dense_partial(op, nd, xs, idx, xlo, gs)
+        end)
+        local h = plain.run(part, opts.localopts)
+        local all = packed(h, op)
+        local rowbytes = #all / math.max(gs[1], 1)
+        local pts = {}
+        for q = 0, nranks() - 1 do
+          local a, b = rows_before(dd.counts, q), rows_before(dd.counts, q + 1)
+          pts[q + 1] = all:sub(a * rowbytes + 1, b * rowbytes)
+        end
+        return pts, h:type(), true
+      end
+      local ftgt, fval = plain.flatten(tgt), plain.flatten(xs)
+      local ch = plain.run(plain.minimum(plain.append(ftgt, plain.fill({ 1 }, exp.constant(0, "i64")))), opts.localopts)
+      if ch:get() == -1 then fail("%s: index function result out of bounds", op) end
+      local rowsize = product(gs, 2)
+      local pts = outgoing(owners(ftgt, rowsize, dd.counts), { ftgt, fval }, opts)
+      return pts, nd.t, false
+    end)
+    if dense then
+      local got = alltoall(parts)
+      local dblock = force(dv, opts)
+      return { acc = dense_combine(op, nd, dblock, got, t, what), counts = dv.counts }
+    end
+    local outs = incoming(alltoall(parts), { 8, util.core.type_bytes(t) })
+    local dblock = force(dv, opts)
+    local ls = dblock:shape()
+    local lo = rows_before(dv.counts, me()) * product(ls, 2)
+    local k = #outs[1] / 8
+    local tg = plain.frombytes(outs[1], "i64", { k })
+    local vs = plain.frombytes(outs[2], t, { k })
+    local function unravel(j)
+      local rel, ix = j - lo, {}
+      for d = #ls, 2, -1 do
+        ix[d] = L.mod(rel, ls[d]) + 1
+        rel = L.idiv(rel, ls[d])
+      end
+      ix[1] = rel + 1
+      return unpack(ix, 1, #ls)
+    end
+    local res
+    if op == "permute" then
+      res = plain.permute(nd.args[1], dblock, function(q) return unravel(tg[q]) end, vs)
+    else
+      local where = plain.map(function(j)
+        if #ls == 1 then return unravel(j) end
+        return exp.tuple(unravel(j))
+      end, tg)
+      res = plain.scatter(vs, where, dblock)
+    end
+    return { acc = res, counts = dv.counts }
+  end
+end
+H.permute = push_handler("permute")
+H.scatter = push_handler("scatter")
+DESC.permute = "one all-to-all round; onto few targets (targets x ranks up to 4M) each " ..
+  "rank combines its elements into a partial of every target, (value, touched) pairs, and " ..
+  "sends each owner the partial of its rows, which it combines in rank order; onto more, " ..
+  "each rank sends (target, value) pairs to the targets' owners, combined there in rank order"
+DESC.scatter = DESC.permute
+
+-- filter: each rank keeps its own elements (its rows' in order: the flattened result's
+-- block); the counts all-gathered (uneven blocks); per row, each rank's rows' counts
+wrapped.filter = function(args, n)
+  local vals, counts = record("filter", 2, plain.filter, args, n)
+  local o = args[3]
+  local per_row = type(o) == "table" and o.per_row == true and args[2].rank >= 2
+  vals.per_row, counts.per_row = per_row, per_row
+  return vals, counts
+end
+H.filter = function(nd, vals, opts)
+  local v = vals[2]
+  if not v.counts then
+    local r = { plain.filter(nd.args[1], v.acc, nd.args[3]) }
+    return { acc = r[nd.res] }
+  end
+  local g = opts.memo[nd.group] or {}
+  opts.memo[nd.group] = g
+  if not g.done then
+    local kept, count = together(about(nd, vals), function()
+      local pv, pc = plain.filter(nd.args[1], v.acc, nd.args[3])
+      return plain.run({ pv, pc }, opts.localopts)
+    end)
+    g.per_row = nd.per_row and count
+    local got = allgather(tostring(kept:size()))
+    local counts, sum = {}, 0
+    for q = 1, #got do
+      counts[q] = tonumber(got[q])
+      sum = sum + counts[q]
+    end
+    g.kept, g.counts, g.sum, g.done = kept, counts, sum, true
+  end
+  if nd.res == 1 then return { acc = g.kept, counts = g.counts } end
+  if g.per_row then return { acc = g.per_row, counts = v.counts } end
+  return { acc = plain.unit(exp.constant(g.sum, "i64")) }
+end
+DESC.filter = "a local filter; the counts all-gathered (a few bytes a rank): the kept " ..
+  "elements stay where they are, in blocks of uneven length (per row: each rank's rows' counts)"
+
+
+C.SEARCH_LEVELS = SEARCH_LEVELS
+C.gshape_of = gshape_of
+
+return true

@@ -1,0 +1,173 @@
+-- lacc.mpi.stencil: stencils over distributed arrays (lacc.mpi).
+-- Owns: the halo exchange (the rows each rank's stencil reads from its neighbours, for
+-- every boundary kind, wrapping included) and the local stencil over the block and halo.
+-- Must not: gather whole arrays (only halo rows move).
+local C = require "lacc.mpi.base"
+local DESC, H, about, alltoall, floor, force = C.DESC, C.H, C.about, C.alltoall, C.floor, C.force
+local lazy, me, nranks, packed, plain, product = C.lazy, C.me, C.nranks, C.packed, C.plain, C.product
+local record, rows_before, rows_of, together = C.record, C.rows_before, C.rows_of, C.together
+local total, util, wrapped = C.total, C.util, C.wrapped
+
+-- ---- stencils: the window's rows from the neighbours, then the local stencil
+
+wrapped.stencil = function(args, n)
+  local f, boundary, window = args[1], args[2], args[4]
+  local nd = record("stencil", 1, plain.stencil, args, n)
+  local w = window == nil and 3 or (type(window) == "number" and window or window[1])
+  nd.halo = floor(w / 2)
+  nd.wrap = boundary == "wrap"
+  nd.fn, nd.boundary, nd.window = f, boundary, window
+  return nd
+end
+
+-- the global rows (0-based, in order) a block [lo, hi) of n rows reads with h rows around
+local function halo_rows(lo, hi, n, h, wrap)
+  local before, after = {}, {}
+  if hi <= lo then return before, after end
+  for r = lo - h, lo - 1 do
+    if wrap and n > 0 then before[#before + 1] = r % n elseif r >= 0 then before[#before + 1] = r end
+  end
+  for r = hi, hi + h - 1 do
+    if wrap and n > 0 then after[#after + 1] = r % n elseif r < n then after[#after + 1] = r end
+  end
+  return before, after
+end
+
+-- the rank (1-based) holding global row r
+local function holder(counts, r)
+  local acc = 0
+  for q = 1, #counts do
+    acc = acc + counts[q]
+    if r < acc then return q end
+  end
+end
+
+-- f(...) built directly on a node's first run, compiled (once per key) from its second:
+-- a program run once pays no compile, one run again binds new arrays to kernels
+local function node_fn(nd, key, opts, build)
+  nd.compiled = nd.compiled or {}
+  local fn = nd.compiled[key]
+  if fn then return fn end
+  if not nd.ran_once then
+    nd.ran_once = { [key] = true }
+    return build
+  end
+  if not nd.ran_once[key] then
+    nd.ran_once[key] = true
+    return build
+  end
+  fn = plain.compile(build, opts.localopts)
+  nd.compiled[key] = fn
+  return fn
+end
+
+local is_scalar = {}
+for _, t in ipairs { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64" } do
+  is_scalar[t] = true
+end
+
+H.stencil = function(nd, vals, opts)
+  local v = vals[3]
+  local counts, P = v.counts, nranks()
+  if not counts or P == 1 then
+    return { acc = lazy(nd, "out", { v.acc }, function()
+      return plain.stencil(nd.fn, nd.boundary, v.acc, nd.window)
+    end), counts = counts }
+  end
+  local n, h = total(counts), nd.halo
+  local what = about(nd, vals)   -- every agreement below: ranks take different paths
+  local mine, lo = counts[me() + 1], rows_before(counts, me())
+  local block, t, sh, rowbytes, scalar
+  local whole   -- the block's bytes, for element types without scalar storage
+  local function row_bytes(r)   -- one of this rank's rows (global r), packed
+    if scalar then return util.core.array_read_bytes(block, (r - lo) * rowbytes, rowbytes) end
+    whole = whole or packed(block, "stencil")
+    return whole:sub((r - lo) * rowbytes + 1, (r - lo + 1) * rowbytes)
+  end
+  -- what every rank q reads of this rank's rows, in q's order (before the agreement: a
+  -- rank that cannot pack its rows says so there, not in the exchange)
+  local parts = together(what, function()
+    block = force(v, opts)
+    t, sh = block:type(), block:shape()
+    rowbytes = util.core.type_bytes(t) * product(sh, 2)
+    scalar = is_scalar[t]
+    local out = {}
+    for q = 0, P - 1 do
+      local b, a = halo_rows(rows_before(counts, q), rows_before(counts, q + 1), n, h, nd.wrap)
+      local buf = {}
+      for _, list in ipairs { b, a } do
+        for _, r in ipairs(list) do
+          if r >= lo and r < lo + mine then buf[#buf + 1] = row_bytes(r) end
+        end
+      end
+      out[q + 1] = table.concat(buf)
+    end
+    return out
+  end)
+  local got = alltoall(parts)
+  -- (every rank agrees below, also one without rows: the ranks meet the same collectives)
+  if mine == 0 then
+    sh[1] = 0
+    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = counts }
+  end
+  -- this rank's rows before and after, each from its holder, in order
+  local b, a = halo_rows(lo, lo + mine, n, h, nd.wrap)
+  local cursor = {}
+  for q = 1, P do cursor[q] = 0 end
+  local function bytes_from(list)
+    local out = {}
+    for _, r in ipairs(list) do
+      local q = holder(counts, r)
+      out[#out + 1] = got[q]:sub(cursor[q] + 1, cursor[q] + rowbytes)
+      cursor[q] = cursor[q] + rowbytes
+    end
+    return table.concat(out)
+  end
+  local bb, ab = bytes_from(b), bytes_from(a)
+  local nb, na = #b, #a
+  local function rows_array(bytes, k)
+    sh[1] = k
+    return plain.frombytes(bytes, t, sh)
+  end
+  local function stencil_rows(key, ext, from, to)   -- rows [from, to) of ext's stencil
+    return node_fn(nd, key, opts, function(e)
+      return rows_of(plain.stencil(nd.fn, nd.boundary, e, nd.window), from, to)
+    end)(ext)
+  end
+  if scalar and mine >= 2 * h then
+    -- the stencil of the block alone is right but for its first and last h rows where a
+    -- neighbour's rows are read: those are computed from the halo and the block's edge
+    -- rows, and written over (no copy of the block)
+    local res = together(what, function()
+      local main = plain.run(lazy(nd, "main", { block }, function()
+        return plain.stencil(nd.fn, nd.boundary, block, nd.window)
+      end), opts.localopts)
+      if nb > 0 then
+        local head = util.core.array_read_bytes(block, 0, 2 * h * rowbytes)
+        local top = stencil_rows("top" .. nb, rows_array(bb .. head, nb + 2 * h), nb, nb + h)
+        util.core.array_write_bytes(main, 0, force({ acc = top }, opts):tobytes())
+      end
+      if na > 0 then
+        local tail = util.core.array_read_bytes(block, (mine - 2 * h) * rowbytes, 2 * h * rowbytes)
+        local bottom = stencil_rows("bottom" .. na, rows_array(tail .. ab, 2 * h + na), h, 2 * h)
+        util.core.array_write_bytes(main, (mine - h) * rowbytes, force({ acc = bottom }, opts):tobytes())
+      end
+      return main
+    end)
+    return { acc = res, counts = counts }
+  end
+  -- otherwise the block with its halo rows, a copy, then the stencil of that
+  local whole_bytes = bb .. (scalar and util.core.array_read_bytes(block, 0, mine * rowbytes) or packed(block, "stencil")) .. ab
+  local res = together(what, function()
+    return force({ acc = stencil_rows("ext", rows_array(whole_bytes, nb + mine + na), nb, nb + mine) }, opts)
+  end)
+  return { acc = res, counts = counts }
+end
+DESC.stencil = "halo exchange: each rank receives the window's rows (half the window, " ..
+  "each side) from the ranks that hold them, runs the stencil on its block and recomputes " ..
+  "its first and last rows from the halo"
+
+
+C.is_scalar = is_scalar
+
+return true
