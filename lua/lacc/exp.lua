@@ -459,7 +459,7 @@ function M.user_error(e, f)
   elseif msg:find("^attempt to perform arithmetic") and msg:find("table") then
     hint = HINTED .. "mixes only with numbers and scalar expressions)"
   end
-  if at:find("lacc[/\\][%w_]+%.lua:%d+$") then
+  if at:find(":%d+$") and util.own_file(at) then
     -- LuaJIT: the function's tail call failed, and its name is the one lacc called it by
     local info = debug.getinfo(wrapped[f] or f, "S")
     if info and info.short_src then at = info.short_src .. ":" .. (info.linedefined or 0) end

@@ -16,13 +16,19 @@ end
 -- constructors, nesting, name, depth, stencil_rank, window.
 M.limits = M.core.limits
 
+-- Whether a chunk name (short_src, optionally with :line) is one of lacc's own files
+-- (lua/lacc/*.lua, lua/lacc/mpi/*.lua).
+function M.own_file(src)
+  return src:find("lacc[/\\][%w_]+%.lua[:%d]*$") ~= nil or src:find("lacc[/\\]mpi[/\\][%w_]+%.lua[:%d]*$") ~= nil
+end
+
 -- The first stack frame outside lacc's own Lua files: "file.lua:12".
 function M.where()
   for level = 3, 40 do
     local info = debug.getinfo(level, "Sl")
     if not info then break end
     local src = info.short_src or "?"
-    if not src:find("lacc[/\\][%w_]+%.lua$") and info.what ~= "C" then
+    if not M.own_file(src) and info.what ~= "C" then
       return src .. ":" .. (info.currentline or 0)
     end
   end
