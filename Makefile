@@ -56,9 +56,10 @@ $(B)/obj/cl_%.o: opencl/%.c $(HDRS) $(B)/flags
 $(B)/liblacc.so: $(CORE_OBJ)
 	$(CC) -shared -o $@ $(CORE_OBJ) $(LDFLAGS_ALL) $(PNG_LIB) -lm -ldl -lpthread
 
-$(B)/lacc/core.so: bindings/lacc_core.c core/include/lacc.h $(B)/liblacc.so
+$(B)/lacc/core.so: bindings/lacc_core.c bindings/lacc_arrays.c bindings/lacc_core.h core/include/lacc.h \
+  $(B)/liblacc.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LUA_INC) -shared -o $@ $< -L$(B) -llacc \
+	$(CC) $(CFLAGS_ALL) $(LUA_INC) -shared -o $@ bindings/lacc_core.c bindings/lacc_arrays.c -L$(B) -llacc \
 	  -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_ALL)
 
 $(B)/liblacc_mpi.so: mpi/lacc_mpi.c mpi/lacc_mpi.h $(B)/flags

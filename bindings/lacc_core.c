@@ -1,42 +1,19 @@
-/* lacc_core.c: the Lua 5.4 C module `lacc.core`.
+/* lacc_core.c: the Lua 5.4 C module `lacc.core` (its host arrays: lacc_arrays.c).
  *
- * Owns: the thin layer between Lua 5.4 values and the C API: handles as full
- * userdata with __gc, Lua numbers <-> element values, errors as Lua errors (also for a
- * call after the context's finaliser, at lua_close). The
- * LuaJIT side (lua/lacc/ffi_core.lua) offers the same functions over the FFI;
- * keep the two in step (every spec runs under both VMs).
+ * Owns: the thin layer between Lua 5.4 values and the C API: handles as full userdata
+ * with __gc, Lua numbers <-> element values, errors as Lua errors (also for a call after
+ * the context's finaliser, at lua_close). The LuaJIT side (lua/lacc/ffi_core.lua) offers
+ * the same functions over the FFI; keep the two in step (every spec runs under both VMs).
  * Must not: hold semantics: every check that matters lives in liblacc.
  */
-#include <lauxlib.h>
-#include <lua.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
-#include "lacc.h"
-
-#define CTX_MT "lacc.ctx"
-#define CTX_KEY "lacc.ctx.instance"
-#define ARRAY_MT "lacc.array"
-#define NODE_MT "lacc.node"
-
-typedef struct {
-  lacc_ctx *ctx;
-  int64_t gc_mark;   /* bytes held at which to collect next */
-  lua_State *running;             /* the state inside lacc_run, for progress calls */
-  int progress_ref, progress_err; /* registry refs: the callback, its first error */
-} ctx_box;
-
-typedef struct {
-  lacc_array *a;
-} array_box;
-
-typedef struct {
-  lacc_node *n;
-} node_box;
+#include "lacc_core.h"
 
 /* Errors carry no position of their own: luaL_error would name lacc's own Lua file; the
  * messages from the core and the surface name the user's line instead. */
-static int fail(lua_State *L, const char *fmt, ...) {
+int lb_fail(lua_State *L, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   lua_pushvfstring(L, fmt, ap);
@@ -49,20 +26,20 @@ static int fail(lua_State *L, const char *fmt, ...) {
  * rather than a NULL context (arrays and nodes hold the context themselves). */
 static ctx_box *live_box(lua_State *L) {
   ctx_box *b = lua_touserdata(L, lua_upvalueindex(1));
-  if (b->ctx == NULL) fail(L, "lacc: the Lua state is closing (lacc called from a finaliser)");
+  if (b->ctx == NULL) lb_fail(L, "lacc: the Lua state is closing (lacc called from a finaliser)");
   return b;
 }
 
-static lacc_ctx *get_ctx(lua_State *L) { return live_box(L)->ctx; }
+lacc_ctx *lb_ctx(lua_State *L) { return live_box(L)->ctx; }
 
-static int raise(lua_State *L) {
-  lua_pushstring(L, lacc_errmsg(get_ctx(L)));
+int lb_raise(lua_State *L) {
+  lua_pushstring(L, lacc_errmsg(lb_ctx(L)));
   return lua_error(L);
 }
 
-static lacc_array *check_array(lua_State *L, int i) {
+lacc_array *lb_check_array(lua_State *L, int i) {
   array_box *b = luaL_checkudata(L, i, ARRAY_MT);
-  if (b->a == NULL) fail(L, "array used after free()");
+  if (b->a == NULL) lb_fail(L, "array used after free()");
   return b->a;
 }
 
@@ -82,7 +59,7 @@ static void nudge_gc(lua_State *L) {
   }
 }
 
-static void push_array(lua_State *L, lacc_array *a) {
+void lb_push_array(lua_State *L, lacc_array *a) {
   nudge_gc(L);
   array_box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->a = a;
@@ -90,7 +67,7 @@ static void push_array(lua_State *L, lacc_array *a) {
 }
 
 static int push_node(lua_State *L, lacc_node *n) {
-  if (n == NULL) return raise(L);
+  if (n == NULL) return lb_raise(L);
   node_box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->n = n;
   luaL_setmetatable(L, NODE_MT);
@@ -104,7 +81,7 @@ static int ctx_gc(lua_State *L) {
   return 0;
 }
 
-static int array_gc(lua_State *L) {
+int lb_array_gc(lua_State *L) {
   array_box *b = luaL_checkudata(L, 1, ARRAY_MT);
   lacc_array_release(b->a);
   b->a = NULL;
@@ -118,469 +95,6 @@ static int node_gc(lua_State *L) {
   return 0;
 }
 
-/* ---- arrays */
-
-static int check_shape(lua_State *L, int idx, int64_t *ext) {
-  luaL_checktype(L, idx, LUA_TTABLE);
-  lua_Integer rank = luaL_len(L, idx);
-  if (rank > LACC_MAX_RANK)
-    return fail(L, "rank %d is out of range (0 to %d)", (int)rank, LACC_MAX_RANK);
-  for (int d = 0; d < rank; d++) {
-    lua_geti(L, idx, d + 1);
-    int ok;
-    ext[d] = lua_tointegerx(L, -1, &ok);
-    if (!ok) return fail(L, "shape: extent %d is not an integer", d + 1);
-    lua_pop(L, 1);
-  }
-  return (int)rank;
-}
-
-static int l_array_new(lua_State *L) {
-  const char *type = luaL_checkstring(L, 1);
-  int64_t ext[LACC_MAX_RANK];
-  int rank = check_shape(L, 2, ext);
-  lacc_array *a = lacc_array_new(get_ctx(L), type, rank, ext);
-  if (a == NULL) return raise(L);
-  push_array(L, a);
-  return 1;
-}
-
-static int l_array_free(lua_State *L) { return array_gc(L); }
-
-static int l_array_type(lua_State *L) {
-  lua_pushstring(L, lacc_array_type(check_array(L, 1)));
-  return 1;
-}
-
-static int l_array_shape(lua_State *L) {
-  lacc_array *a = check_array(L, 1);
-  int r = lacc_array_rank(a);
-  lua_createtable(L, r, 0);
-  for (int d = 0; d < r; d++) {
-    lua_pushinteger(L, lacc_array_extent(a, d));
-    lua_rawseti(L, -2, d + 1);
-  }
-  return 1;
-}
-
-static int l_array_size(lua_State *L) {
-  lua_pushinteger(L, lacc_array_size(check_array(L, 1)));
-  return 1;
-}
-
-static int l_array_nleaves(lua_State *L) {
-  lua_pushinteger(L, lacc_array_nleaves(check_array(L, 1)));
-  return 1;
-}
-
-static int l_array_leaf_type(lua_State *L) {
-  const char *t = lacc_array_leaf_type(check_array(L, 1), (int)luaL_checkinteger(L, 2));
-  if (t == NULL) return fail(L, "no such field");
-  lua_pushstring(L, t);
-  return 1;
-}
-
-static int is_float_type(const char *t) { return t[0] == 'f'; }
-
-/* array_get(a, leaf0, i0): integers as Lua integers, floats as floats, bools as booleans */
-static int l_array_get(lua_State *L) {
-  lacc_array *a = check_array(L, 1);
-  int leaf = (int)luaL_checkinteger(L, 2);
-  int64_t i = luaL_checkinteger(L, 3);
-  lacc_ctx *ctx = get_ctx(L);
-  const char *t = lacc_array_leaf_type(a, leaf);
-  if (t == NULL) return fail(L, "no such field");
-  if (is_float_type(t) || strcmp(t, "bool") == 0) {
-    double v;
-    if (lacc_array_get_f(ctx, a, leaf, i, &v) != LACC_OK) return raise(L);
-    if (t[0] == 'b') lua_pushboolean(L, v != 0);
-    else lua_pushnumber(L, v);
-  } else {
-    int64_t v;
-    if (lacc_array_get_i(ctx, a, leaf, i, &v) != LACC_OK) return raise(L);
-    lua_pushinteger(L, v);
-  }
-  return 1;
-}
-
-static int l_array_set(lua_State *L) {
-  lacc_array *a = check_array(L, 1);
-  int leaf = (int)luaL_checkinteger(L, 2);
-  int64_t i = luaL_checkinteger(L, 3);
-  lacc_ctx *ctx = get_ctx(L);
-  const char *t = lacc_array_leaf_type(a, leaf);
-  if (t == NULL) return fail(L, "no such field");
-  int rc;
-  if (strcmp(t, "bool") == 0) {
-    if (!lua_isboolean(L, 4))
-      return fail(L, "expected a boolean for bool, got %s", luaL_typename(L, 4));
-    rc = lacc_array_set_i(ctx, a, leaf, i, lua_toboolean(L, 4));
-  } else if (is_float_type(t)) {
-    if (lua_type(L, 4) != LUA_TNUMBER)
-      return fail(L, "expected a number for %s, got %s", t, luaL_typename(L, 4));
-    rc = lacc_array_set_f(ctx, a, leaf, i, lua_tonumber(L, 4));
-  } else {
-    int ok;
-    lua_Integer v = lua_tointegerx(L, 4, &ok);
-    if (!ok && lua_type(L, 4) == LUA_TNUMBER) {
-      lua_Number d = lua_tonumber(L, 4);
-      /* integral floats beyond the int64 range (u64 values) go through a float cast */
-      if (d == floor(d) && d >= 9223372036854775808.0 && d < 18446744073709551616.0) {
-        rc = lacc_array_set_f(ctx, a, leaf, i, d);
-        return rc == LACC_OK ? 0 : raise(L);
-      }
-    }
-    if (!ok) {
-      if (lua_type(L, 4) == LUA_TNUMBER)
-        return fail(L, "expected an integer for %s, got %s", t, lua_tostring(L, 4));
-      return fail(L, "expected an integer for %s, got %s", t, luaL_typename(L, 4));
-    }
-    rc = lacc_array_set_i(ctx, a, leaf, i, v);
-  }
-  return rc == LACC_OK ? 0 : raise(L);
-}
-
-/* ---- bulk data: packed bytes and rows of Lua values */
-
-typedef enum { E_NONE = -1, E_BOOL, E_I8, E_I16, E_I32, E_I64, E_U8, E_U16, E_U32, E_U64, E_F32, E_F64 } elem_kind;
-
-static elem_kind elem_of(const char *t) {
-  static const char *const names[] = { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32",
-                                       "u64", "f32", "f64" };
-  for (int k = 0; k < 11; k++)
-    if (strcmp(t, names[k]) == 0) return (elem_kind)k;
-  return E_NONE;
-}
-
-static int l_type_bytes(lua_State *L) {
-  int64_t n = lacc_type_bytes(get_ctx(L), luaL_checkstring(L, 1));
-  if (n < 0) return raise(L);
-  lua_pushinteger(L, n);
-  return 1;
-}
-
-/* array_from_bytes(type, shape, string) */
-static int l_array_from_bytes(lua_State *L) {
-  const char *type = luaL_checkstring(L, 1);
-  int64_t ext[LACC_MAX_RANK];
-  int rank = check_shape(L, 2, ext);
-  size_t len;
-  const char *data = luaL_checklstring(L, 3, &len);
-  lacc_array *a = lacc_array_from_buffer(get_ctx(L), type, rank, ext, data, (int64_t)len);
-  if (a == NULL) return raise(L);
-  push_array(L, a);
-  return 1;
-}
-
-/* One copy into the new string: straight from a scalar array's buffer; a tuple's fields
- * packed into a scratch buffer first. */
-/* Bytes [off, off + n) of the storage of an array of a scalar type (row-major, as C
- * stores them): array_read_bytes(a, off, n) -> string; array_write_bytes(a, off, s)
- * writes s there. For lacc.mpi's halo rows: no copy of the whole array. */
-static void *scalar_storage(lua_State *L, lacc_array *a, int64_t off, int64_t n, int write) {
-  lacc_ctx *ctx = get_ctx(L);
-  if (elem_of(lacc_array_type(a)) == E_NONE) {
-    fail(L, "array bytes: %s is not a scalar type", lacc_array_type(a));
-    return NULL;
-  }
-  int64_t total = lacc_type_bytes(ctx, lacc_array_type(a)) * lacc_array_size(a);
-  if (off < 0 || n < 0 || off > total || n > total - off) {
-    fail(L, "array bytes: [%lld, %lld) outside the array's %lld bytes", (long long)off,
-         (long long)(off + n), (long long)total);
-    return NULL;
-  }
-  void *p = write ? lacc_array_data(a) : (void *)lacc_array_data_read(a);
-  if (p == NULL && total > 0) raise(L);
-  return p;
-}
-
-static int l_array_read_bytes(lua_State *L) {
-  lacc_array *a = check_array(L, 1);
-  int64_t off = (int64_t)luaL_checkinteger(L, 2), n = (int64_t)luaL_checkinteger(L, 3);
-  const char *p = scalar_storage(L, a, off, n, 0);
-  lua_pushlstring(L, n > 0 ? p + off : "", (size_t)n);
-  return 1;
-}
-
-static int l_array_write_bytes(lua_State *L) {
-  lacc_array *a = check_array(L, 1);
-  int64_t off = (int64_t)luaL_checkinteger(L, 2);
-  size_t n;
-  const char *s = luaL_checklstring(L, 3, &n);
-  char *p = scalar_storage(L, a, off, (int64_t)n, 1);
-  if (n > 0) memcpy(p + off, s, n);
-  return 0;
-}
-
-static int l_array_to_bytes(lua_State *L) {
-  lacc_array *a = check_array(L, 1);
-  lacc_ctx *ctx = get_ctx(L);
-  int64_t eb = lacc_type_bytes(ctx, lacc_array_type(a));
-  if (eb < 0) return raise(L);
-  int64_t n = eb * lacc_array_size(a);
-  if (elem_of(lacc_array_type(a)) != E_NONE) {
-    const void *p = lacc_array_data_read(a);
-    if (p == NULL && n > 0) return raise(L);
-    lua_pushlstring(L, n > 0 ? p : "", (size_t)n);
-    return 1;
-  }
-  char *tmp = lua_newuserdatauv(L, (size_t)n + 1, 0);   /* collected, whatever raises */
-  if (lacc_array_to_buffer(ctx, a, tmp, n) != LACC_OK) return raise(L);
-  lua_pushlstring(L, tmp, (size_t)n);
-  return 1;
-}
-
-static int l_array_load_npy(lua_State *L) {
-  lacc_array *a = lacc_array_load_npy(get_ctx(L), luaL_checkstring(L, 1));
-  if (a == NULL) return raise(L);
-  push_array(L, a);
-  return 1;
-}
-
-static int l_array_read_png(lua_State *L) {
-  lacc_array *a = lacc_array_read_png(get_ctx(L), luaL_checkstring(L, 1));
-  if (a == NULL) return raise(L);
-  push_array(L, a);
-  return 1;
-}
-
-static int l_array_save_npy(lua_State *L) {
-  lacc_array *a = check_array(L, 1);
-  if (lacc_array_save_npy(get_ctx(L), a, luaL_checkstring(L, 2)) != LACC_OK) return raise(L);
-  return 0;
-}
-
-/* The 64 bits an integer element gets from the value at idx (the setters' rules: integers,
- * integral floats up to 2^64), or 0 when it is none. */
-static int int_bits(lua_State *L, int idx, uint64_t *out) {
-  int ok;
-  lua_Integer v = lua_tointegerx(L, idx, &ok);
-  if (ok) {
-    *out = (uint64_t)v;
-    return 1;
-  }
-  if (lua_type(L, idx) != LUA_TNUMBER) return 0;
-  lua_Number d = lua_tonumber(L, idx);
-  if (d != floor(d) || !(d >= 9223372036854775808.0 && d < 18446744073709551616.0)) return 0;
-  *out = (uint64_t)d;
-  return 1;
-}
-
-static int store_elem(lua_State *L, elem_kind k, void *p, int64_t i, int idx) {
-  uint64_t u = 0;
-  switch (k) {
-  case E_BOOL:
-    if (lua_type(L, idx) != LUA_TBOOLEAN) return 0;
-    ((uint8_t *)p)[i] = (uint8_t)lua_toboolean(L, idx);
-    return 1;
-  case E_F32: case E_F64:
-    if (lua_type(L, idx) != LUA_TNUMBER) return 0;
-    if (k == E_F32) ((float *)p)[i] = (float)lua_tonumber(L, idx);
-    else ((double *)p)[i] = lua_tonumber(L, idx);
-    return 1;
-  default:
-    if (!int_bits(L, idx, &u)) return 0;
-    switch (k) {
-    case E_I8: case E_U8: ((uint8_t *)p)[i] = (uint8_t)u; break;
-    case E_I16: case E_U16: ((uint16_t *)p)[i] = (uint16_t)u; break;
-    case E_I32: case E_U32: ((uint32_t *)p)[i] = (uint32_t)u; break;
-    default: ((uint64_t *)p)[i] = u; break;
-    }
-    return 1;
-  }
-}
-
-static void push_elem(lua_State *L, elem_kind k, const void *p, int64_t i) {
-  switch (k) {
-  case E_BOOL: lua_pushboolean(L, ((const uint8_t *)p)[i] != 0); break;
-  case E_I8: lua_pushinteger(L, ((const int8_t *)p)[i]); break;
-  case E_I16: lua_pushinteger(L, ((const int16_t *)p)[i]); break;
-  case E_I32: lua_pushinteger(L, ((const int32_t *)p)[i]); break;
-  case E_I64: lua_pushinteger(L, ((const int64_t *)p)[i]); break;
-  case E_U8: lua_pushinteger(L, ((const uint8_t *)p)[i]); break;
-  case E_U16: lua_pushinteger(L, ((const uint16_t *)p)[i]); break;
-  case E_U32: lua_pushinteger(L, ((const uint32_t *)p)[i]); break;
-  case E_U64: lua_pushinteger(L, (lua_Integer)((const uint64_t *)p)[i]); break;
-  case E_F32: lua_pushnumber(L, ((const float *)p)[i]); break;
-  default: lua_pushnumber(L, ((const double *)p)[i]); break;
-  }
-}
-
-static void *scalar_data(lua_State *L, lacc_array *a, int64_t lin, int64_t n, int write) {
-  if (lin < 0 || n < 0 || lin + n > lacc_array_size(a)) {
-    fail(L, "elements %lld to %lld out of range", (long long)lin + 1, (long long)(lin + n));
-    return NULL;
-  }
-  void *p = write ? lacc_array_data(a) : (void *)lacc_array_data_read(a);
-  if (p == NULL && n > 0) raise(L);
-  return p;
-}
-
-/* The element at 1-based index i of a rank-1 array of a scalar type, or nothing (the
- * caller takes the general path, which words the errors). */
-static lacc_array *live_array_or_null(lua_State *L, int i) {
-  array_box *b = luaL_testudata(L, i, ARRAY_MT);
-  return b != NULL ? b->a : NULL;
-}
-
-/* Whether the integers at 2 .. nidx+1 are 1-based indices of an element of a, whose rank
- * is nidx (*lin: its 0-based row-major position). */
-static int index_at(lua_State *L, lacc_array *a, int nidx, int64_t *lin) {
-  if (lacc_array_rank(a) != nidx) return 0;
-  int64_t at = 0;
-  for (int d = 0; d < nidx; d++) {
-    int ok;
-    lua_Integer k = lua_tointegerx(L, 2 + d, &ok);
-    int64_t n = lacc_array_extent(a, d);
-    if (!ok || k < 1 || k > n) return 0;
-    at = at * n + (k - 1);
-  }
-  *lin = at;
-  return 1;
-}
-
-/* The array at 1 when it is a live array of a scalar type whose rank is nidx and the
- * integers at 2 .. nidx+1 are 1-based indices of one of its elements (*i: its 0-based
- * row-major position), else NULL (the caller's general path words the errors). */
-static lacc_array *scalar_at(lua_State *L, int nidx, int64_t *i) {
-  lacc_array *a = live_array_or_null(L, 1);
-  if (a == NULL || nidx < 1 || elem_of(lacc_array_type(a)) == E_NONE || !index_at(L, a, nidx, i))
-    return NULL;
-  return a;
-}
-
-/* a:get(i, ...) of a scalar array of any rank: the element, or nothing for the general
- * path. */
-static int l_array_get1(lua_State *L) {
-  int64_t i;
-  lacc_array *a = scalar_at(L, lua_gettop(L) - 1, &i);
-  const void *p = a != NULL ? lacc_array_data_read(a) : NULL;
-  if (p == NULL) return 0;
-  push_elem(L, elem_of(lacc_array_type(a)), p, i);
-  return 1;
-}
-
-/* The live array at 1 when its element has no sum (a sum's signature names its
- * constructors in <...>) and every leaf a buffer of its own (not rtu or compact), and
- * the nidx integers after it index one of its elements (*lin), else NULL. */
-static lacc_array *fields_at(lua_State *L, int nidx, int64_t *lin) {
-  lacc_array *a = live_array_or_null(L, 1);
-  if (a == NULL || nidx < 0 || strchr(lacc_array_type(a), '<') != NULL || !index_at(L, a, nidx, lin))
-    return NULL;
-  return a;
-}
-
-/* a:fields(i, ...): the element's leaves, or nil and then the indices (the general path,
- * lua/lacc/array.lua, words the errors). */
-static int l_array_fields(lua_State *L) {
-  int top = lua_gettop(L);
-  int64_t lin;
-  lacc_array *a = fields_at(L, top - 1, &lin);
-  int n = a != NULL ? lacc_array_nleaves(a) : 0;
-  luaL_checkstack(L, n + 1, "fields");
-  for (int leaf = 0; leaf < n; leaf++) {
-    const void *p = lacc_array_leaf_data(a, leaf);
-    if (p == NULL) break;
-    push_elem(L, elem_of(lacc_array_leaf_type(a, leaf)), p, lin);
-    if (leaf == n - 1) return n;
-  }
-  lua_settop(L, top);
-  lua_pushnil(L);
-  lua_rotate(L, 2, 1);
-  return top;
-}
-
-/* a:set_fields(i, ..., x, ...): true, or nothing for the general path. Values are checked
- * before any is written. */
-static int l_array_set_fields(lua_State *L) {
-  int top = lua_gettop(L);
-  lacc_array *a = live_array_or_null(L, 1);
-  int n = a != NULL ? lacc_array_nleaves(a) : 0, nidx = top - 1 - n;
-  int64_t lin;
-  if (a == NULL || fields_at(L, nidx, &lin) == NULL) return 0;
-  for (int leaf = 0; leaf < n; leaf++) {
-    uint64_t u;
-    elem_kind k = elem_of(lacc_array_leaf_type(a, leaf));
-    int at = 2 + nidx + leaf, t = lua_type(L, at);
-    if (k == E_BOOL ? t != LUA_TBOOLEAN : k == E_F32 || k == E_F64 ? t != LUA_TNUMBER : !int_bits(L, at, &u))
-      return 0;
-  }
-  for (int leaf = 0; leaf < n; leaf++) {
-    void *p = lacc_array_leaf_data(a, leaf);
-    if (p == NULL || !store_elem(L, elem_of(lacc_array_leaf_type(a, leaf)), p, lin, 2 + nidx + leaf))
-      return 0;
-  }
-  lua_pushboolean(L, 1);
-  return 1;
-}
-
-/* a:set(i, ..., v) of a scalar array of any rank: true, or nothing for the general path. */
-static int l_array_set1(lua_State *L) {
-  int64_t i;
-  int top = lua_gettop(L);
-  lacc_array *a = scalar_at(L, top - 2, &i);
-  if (a == NULL) return 0;
-  void *p = lacc_array_data(a);
-  if (p == NULL || !store_elem(L, elem_of(lacc_array_type(a)), p, i, top)) return 0;
-  lua_pushboolean(L, 1);
-  return 1;
-}
-
-/* The largest positive integer key of a table (Lua 5.1's table.maxn): a key past #t is a
- * hole that # did not see. */
-static int l_maxn(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  lua_Integer m = 0;
-  lua_pushnil(L);
-  while (lua_next(L, 1) != 0) {
-    lua_pop(L, 1);
-    if (lua_isinteger(L, -1)) {
-      lua_Integer k = lua_tointeger(L, -1);
-      if (k > m) m = k;
-    } else if (lua_type(L, -1) == LUA_TNUMBER) {
-      lua_Number d = lua_tonumber(L, -1);
-      if (d > (lua_Number)m && d == floor(d)) m = (lua_Integer)d;
-    }
-  }
-  lua_pushinteger(L, m);
-  return 1;
-}
-
-/* array_fill(a, lin, tbl, n): elements lin .. lin + n - 1 of a scalar array from
- * tbl[1..n]; returns nothing, or the position of a value that does not fit and what the
- * element type wants. */
-static int l_array_fill(lua_State *L) {
-  lacc_array *a = check_array(L, 1);
-  int64_t lin = luaL_checkinteger(L, 2), n = luaL_checkinteger(L, 4);
-  luaL_checktype(L, 3, LUA_TTABLE);
-  void *p = scalar_data(L, a, lin, n, 1);
-  elem_kind k = elem_of(lacc_array_type(a));
-  for (int64_t i = 0; i < n; i++) {
-    lua_rawgeti(L, 3, i + 1);
-    if (!store_elem(L, k, p, lin + i, -1)) {
-      lua_pushinteger(L, i + 1);
-      lua_pushstring(L, k == E_BOOL ? "a boolean" : k >= E_F32 ? "a number" : "an integer");
-      return 2;
-    }
-    lua_pop(L, 1);
-  }
-  return 0;
-}
-
-/* array_row(a, lin, n): elements lin .. lin + n - 1 of a scalar array in a new table. */
-static int l_array_row(lua_State *L) {
-  lacc_array *a = check_array(L, 1);
-  int64_t lin = luaL_checkinteger(L, 2), n = luaL_checkinteger(L, 3);
-  const void *p = scalar_data(L, a, lin, n, 0);
-  elem_kind k = elem_of(lacc_array_type(a));
-  lua_createtable(L, n > INT32_MAX ? INT32_MAX : (int)n, 0);
-  for (int64_t i = 0; i < n; i++) {
-    push_elem(L, k, p, lin + i);
-    lua_rawseti(L, -2, i + 1);
-  }
-  return 1;
-}
-
 /* ---- nodes */
 
 static const char *opt_where(lua_State *L, int i) { return luaL_optstring(L, i, "?"); }
@@ -589,29 +103,29 @@ static const char *opt_where(lua_State *L, int i) { return luaL_optstring(L, i, 
 static int l_node_const(lua_State *L) {
   const char *type = luaL_checkstring(L, 1);
   const char *where = opt_where(L, 3);
-  lacc_ctx *ctx = get_ctx(L);
+  lacc_ctx *ctx = lb_ctx(L);
   if (strcmp(type, "bool") == 0) {
     if (!lua_isboolean(L, 2))
-      return fail(L, "constant: expected a boolean for bool, got %s (at %s)",
+      return lb_fail(L, "constant: expected a boolean for bool, got %s (at %s)",
                         luaL_typename(L, 2), where);
     return push_node(L, lacc_exp_const_i(ctx, type, lua_toboolean(L, 2), where));
   }
   if (lua_type(L, 2) != LUA_TNUMBER)
-    return fail(L, "constant: expected a number for %s, got %s (at %s)", type,
+    return lb_fail(L, "constant: expected a number for %s, got %s (at %s)", type,
                       luaL_typename(L, 2), where);
-  if (is_float_type(type)) return push_node(L, lacc_exp_const_f(ctx, type, lua_tonumber(L, 2), where));
+  if (lb_is_float_type(type)) return push_node(L, lacc_exp_const_f(ctx, type, lua_tonumber(L, 2), where));
   int ok;
   lua_Integer v = lua_tointegerx(L, 2, &ok);
   if (ok) return push_node(L, lacc_exp_const_i(ctx, type, v, where));
   lua_Number d = lua_tonumber(L, 2);
   if (d == floor(d) && d >= 9223372036854775808.0 && d < 18446744073709551616.0)
     return push_node(L, lacc_exp_const_f(ctx, type, d, where));
-  return fail(L, "constant: %s is not a value of %s (cast the other operand?) (at %s)",
+  return lb_fail(L, "constant: %s is not a value of %s (cast the other operand?) (at %s)",
                     lua_tostring(L, 2), type, where);
 }
 
 static int l_node_var(lua_State *L) {
-  return push_node(L, lacc_exp_var(get_ctx(L), luaL_checkstring(L, 1), opt_where(L, 2)));
+  return push_node(L, lacc_exp_var(lb_ctx(L), luaL_checkstring(L, 1), opt_where(L, 2)));
 }
 
 /* A scalar operation's arguments: a match takes one alternative per constructor after its
@@ -624,7 +138,7 @@ static int collect_upto(lua_State *L, int from, int max, lacc_node **args, const
                         const char *where) {
   int n = lua_gettop(L) - from + 1;
   if (n > max)
-    return fail(L, "%s: too many arguments (%d; at most %d)%s%s%s", what, n, max,
+    return lb_fail(L, "%s: too many arguments (%d; at most %d)%s%s%s", what, n, max,
                 where ? " (at " : "", where ? where : "", where ? ")" : "");
   for (int i = 0; i < n; i++) args[i] = check_node(L, from + i);
   return n;
@@ -640,22 +154,22 @@ static int l_node_op(lua_State *L) {
   const char *where = opt_where(L, 2);
   lacc_node *args[MAX_OP_ARGS];
   int n = collect_upto(L, 3, MAX_OP_ARGS, args, op, where);
-  return push_node(L, lacc_exp_op(get_ctx(L), op, n, args, where));
+  return push_node(L, lacc_exp_op(lb_ctx(L), op, n, args, where));
 }
 
 static int l_node_prj(lua_State *L) {
   int field = (int)luaL_checkinteger(L, 1);
-  return push_node(L, lacc_exp_prj(get_ctx(L), field, check_node(L, 2), opt_where(L, 3)));
+  return push_node(L, lacc_exp_prj(lb_ctx(L), field, check_node(L, 2), opt_where(L, 3)));
 }
 
 static int l_node_cast(lua_State *L) {
   const char *type = luaL_checkstring(L, 1);
-  return push_node(L, lacc_exp_cast(get_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
+  return push_node(L, lacc_exp_cast(lb_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
 }
 
 static int l_node_bitcast(lua_State *L) {
   const char *type = luaL_checkstring(L, 1);
-  return push_node(L, lacc_exp_bitcast(get_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
+  return push_node(L, lacc_exp_bitcast(lb_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
 }
 
 /* fma of three Lua numbers (lacc.fma outside a function): C's, one rounding. */
@@ -671,7 +185,7 @@ static int l_node_con(lua_State *L) {
   const char *where = opt_where(L, 3);
   lacc_node *args[LACC_MAX_ARGS];
   int n = collect(L, 4, args, "constructor", where);
-  return push_node(L, lacc_exp_con(get_ctx(L), type, con, n, args, where));
+  return push_node(L, lacc_exp_con(lb_ctx(L), type, con, n, args, where));
 }
 
 /* node_lam(where, body, params...) */
@@ -680,11 +194,11 @@ static int l_node_lam(lua_State *L) {
   lacc_node *body = check_node(L, 2);
   lacc_node *params[LACC_MAX_ARGS];
   int n = collect(L, 3, params, "function", where);
-  return push_node(L, lacc_lam(get_ctx(L), n, params, body, where));
+  return push_node(L, lacc_lam(lb_ctx(L), n, params, body, where));
 }
 
 static int l_node_use(lua_State *L) {
-  return push_node(L, lacc_acc_use(get_ctx(L), check_array(L, 1), opt_where(L, 2)));
+  return push_node(L, lacc_acc_use(lb_ctx(L), lb_check_array(L, 1), opt_where(L, 2)));
 }
 
 /* node_acc(op, where, args...) */
@@ -693,7 +207,7 @@ static int l_node_acc(lua_State *L) {
   const char *where = opt_where(L, 2);
   lacc_node *args[LACC_MAX_ARGS];
   int n = collect(L, 3, args, op, where);
-  return push_node(L, lacc_acc_op(get_ctx(L), op, n, args, where));
+  return push_node(L, lacc_acc_op(lb_ctx(L), op, n, args, where));
 }
 
 static int l_node_info(lua_State *L) {
@@ -767,20 +281,20 @@ static int l_run(lua_State *L) {
   lua_State *prev;
   ctx_box *c = begin_run(L, &prev);
   int rc = lacc_run(c->ctx, backend, n, roots, out);
-  for (int i = 0; rc == LACC_OK && i < n; i++) push_array(L, out[i]);
+  for (int i = 0; rc == LACC_OK && i < n; i++) lb_push_array(L, out[i]);
   end_run(L, c, prev);
-  return rc == LACC_OK ? n : raise(L);
+  return rc == LACC_OK ? n : lb_raise(L);
 }
 
 static int l_set_option(lua_State *L) {
-  if (lacc_set_option(get_ctx(L), luaL_checkstring(L, 1), lua_toboolean(L, 2)) != LACC_OK)
-    return raise(L);
+  if (lacc_set_option(lb_ctx(L), luaL_checkstring(L, 1), lua_toboolean(L, 2)) != LACC_OK)
+    return lb_raise(L);
   return 0;
 }
 
 /* node_param(index, type, rank, layout, where): index 0-based */
 static int l_node_param(lua_State *L) {
-  return push_node(L, lacc_acc_param(get_ctx(L), (int)luaL_checkinteger(L, 1),
+  return push_node(L, lacc_acc_param(lb_ctx(L), (int)luaL_checkinteger(L, 1),
                                      luaL_checkstring(L, 2), (int)luaL_checkinteger(L, 3),
                                      luaL_optstring(L, 4, NULL), opt_where(L, 5)));
 }
@@ -805,8 +319,8 @@ static int l_program_new(lua_State *L) {
   b->p = NULL;
   b->nresults = n;
   luaL_setmetatable(L, PROGRAM_MT);
-  b->p = lacc_program_new(get_ctx(L), backend, nparams, n, roots);
-  if (b->p == NULL) return raise(L);
+  b->p = lacc_program_new(lb_ctx(L), backend, nparams, n, roots);
+  if (b->p == NULL) return lb_raise(L);
   return 1;
 }
 
@@ -814,16 +328,16 @@ static int l_program_new(lua_State *L) {
 static int l_program_run(lua_State *L) {
   program_box *b = luaL_checkudata(L, 1, PROGRAM_MT);
   int n = lua_gettop(L) - 1;
-  if (n > LACC_MAX_ARGS) return fail(L, "too many arguments (at most %d)", LACC_MAX_ARGS);
+  if (n > LACC_MAX_ARGS) return lb_fail(L, "too many arguments (at most %d)", LACC_MAX_ARGS);
   lacc_array *args[LACC_MAX_ARGS], *out[LACC_MAX_ARGS];
-  for (int i = 0; i < n; i++) args[i] = check_array(L, i + 2);
-  if (b->p == NULL) return fail(L, "program was freed");
+  for (int i = 0; i < n; i++) args[i] = lb_check_array(L, i + 2);
+  if (b->p == NULL) return lb_fail(L, "program was freed");
   lua_State *prev;
   ctx_box *c = begin_run(L, &prev);
   int rc = lacc_program_run(c->ctx, b->p, n, args, out);
-  for (int i = 0; rc == LACC_OK && i < b->nresults; i++) push_array(L, out[i]);
+  for (int i = 0; rc == LACC_OK && i < b->nresults; i++) lb_push_array(L, out[i]);
   end_run(L, c, prev);
-  return rc == LACC_OK ? b->nresults : raise(L);
+  return rc == LACC_OK ? b->nresults : lb_raise(L);
 }
 
 /* explain(backend, roots...) -> text, kernels, intermediates, lets */
@@ -832,8 +346,8 @@ static int l_explain(lua_State *L) {
   const char *backend = luaL_optstring(L, 1, NULL);
   int n = collect(L, 2, roots, "explain", NULL);
   lacc_stats st;
-  char *s = lacc_explain_on(get_ctx(L), backend, n, roots, &st);
-  if (s == NULL) return raise(L);
+  char *s = lacc_explain_on(lb_ctx(L), backend, n, roots, &st);
+  if (s == NULL) return lb_raise(L);
   lua_pushstring(L, s);
   lacc_string_free(s);
   lua_pushinteger(L, st.kernels);
@@ -844,8 +358,8 @@ static int l_explain(lua_State *L) {
 
 /* layout(type, strategy) -> text */
 static int l_layout(lua_State *L) {
-  char *s = lacc_layout(get_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, NULL));
-  if (s == NULL) return raise(L);
+  char *s = lacc_layout(lb_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, NULL));
+  if (s == NULL) return lb_raise(L);
   lua_pushstring(L, s);
   lacc_string_free(s);
   return 1;
@@ -853,8 +367,8 @@ static int l_layout(lua_State *L) {
 
 /* devices() -> text */
 static int l_devices(lua_State *L) {
-  char *s = lacc_devices(get_ctx(L));
-  if (s == NULL) return raise(L);
+  char *s = lacc_devices(lb_ctx(L));
+  if (s == NULL) return lb_raise(L);
   lua_pushstring(L, s);
   lacc_string_free(s);
   return 1;
@@ -862,44 +376,44 @@ static int l_devices(lua_State *L) {
 
 /* config_get() -> text; config_set(name, value or nil) */
 static int l_config_get(lua_State *L) {
-  char *s = lacc_config_get(get_ctx(L));
-  if (s == NULL) return raise(L);
+  char *s = lacc_config_get(lb_ctx(L));
+  if (s == NULL) return lb_raise(L);
   lua_pushstring(L, s);
   lacc_string_free(s);
   return 1;
 }
 
 static int l_config_set(lua_State *L) {
-  if (lacc_config_set(get_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, NULL)) != LACC_OK)
-    return raise(L);
+  if (lacc_config_set(lb_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, NULL)) != LACC_OK)
+    return lb_raise(L);
   return 0;
 }
 
 static int l_set_layout(lua_State *L) {
-  if (lacc_set_layout(get_ctx(L), luaL_checkstring(L, 1)) != LACC_OK) return raise(L);
+  if (lacc_set_layout(lb_ctx(L), luaL_checkstring(L, 1)) != LACC_OK) return lb_raise(L);
   return 0;
 }
 
 /* array_write_png(array, path) */
 static int l_array_write_png(lua_State *L) {
-  if (lacc_array_write_png(get_ctx(L), check_array(L, 1), luaL_checkstring(L, 2)) != LACC_OK)
-    return raise(L);
+  if (lacc_array_write_png(lb_ctx(L), lb_check_array(L, 1), luaL_checkstring(L, 2)) != LACC_OK)
+    return lb_raise(L);
   return 0;
 }
 
 static int l_array_layout(lua_State *L) {
-  lua_pushstring(L, lacc_array_layout(check_array(L, 1)));
+  lua_pushstring(L, lacc_array_layout(lb_check_array(L, 1)));
   return 1;
 }
 
 static int l_bytes(lua_State *L) {
-  lua_pushinteger(L, lacc_ctx_bytes(get_ctx(L)));
+  lua_pushinteger(L, lacc_ctx_bytes(lb_ctx(L)));
   return 1;
 }
 
 static int l_transfers(lua_State *L) {
   lacc_transfers t;
-  lacc_ctx_transfers(get_ctx(L), &t);
+  lacc_ctx_transfers(lb_ctx(L), &t);
   lua_pushinteger(L, t.uploads);
   lua_pushinteger(L, t.downloads);
   lua_pushinteger(L, t.bytes_up);
@@ -992,24 +506,20 @@ static void push_limits(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-  { "abi_version", l_abi_version }, { "version", l_version }, { "array_new", l_array_new }, { "array_free", l_array_free },
-  { "array_type", l_array_type }, { "array_shape", l_array_shape }, { "array_size", l_array_size },
-  { "array_nleaves", l_array_nleaves }, { "array_leaf_type", l_array_leaf_type },
-  { "array_get", l_array_get }, { "array_set", l_array_set }, { "node_const", l_node_const },
+  { "abi_version", l_abi_version }, { "version", l_version }, { "node_const", l_node_const },
   { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
   { "node_cast", l_node_cast }, { "node_bitcast", l_node_bitcast }, { "fma", l_fma },
-  { "type_bytes", l_type_bytes }, { "array_from_bytes", l_array_from_bytes },
-  { "array_to_bytes", l_array_to_bytes }, { "array_read_bytes", l_array_read_bytes },
-  { "array_write_bytes", l_array_write_bytes }, { "array_fill", l_array_fill }, { "array_row", l_array_row },
-  { "maxn", l_maxn }, { "array_load_npy", l_array_load_npy }, { "array_save_npy", l_array_save_npy },
-  { "array_read_png", l_array_read_png }, { "config_get", l_config_get },
-  { "config_set", l_config_set }, { "array_get1", l_array_get1 }, { "array_set1", l_array_set1 }, { "array_fields", l_array_fields }, { "array_set_fields", l_array_set_fields }, { "node_con", l_node_con }, { "node_lam", l_node_lam }, { "node_use", l_node_use },
-  { "node_acc", l_node_acc }, { "node_info", l_node_info }, { "run", l_run },
-  { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices }, { "transfers", l_transfers }, { "device_memory", l_device_memory }, { "tiers", l_tiers }, { "tuning", l_tuning }, { "set_progress", l_set_progress }, { "set_layout", l_set_layout },
-  { "array_layout", l_array_layout }, { "array_write_png", l_array_write_png }, { "bytes", l_bytes }, { "array_metatable", l_array_metatable },
-  { "is_array", l_is_array }, { "array_alive", l_array_alive }, { "is_node", l_is_node },
-  { "set_option", l_set_option }, { "node_param", l_node_param },
-  { "program_new", l_program_new }, { "program_run", l_program_run }, { NULL, NULL }
+  { "config_get", l_config_get }, { "config_set", l_config_set }, { "node_con", l_node_con },
+  { "node_lam", l_node_lam }, { "node_use", l_node_use }, { "node_acc", l_node_acc },
+  { "node_info", l_node_info }, { "run", l_run }, { "explain", l_explain }, { "layout", l_layout },
+  { "devices", l_devices }, { "transfers", l_transfers }, { "device_memory", l_device_memory },
+  { "tiers", l_tiers }, { "tuning", l_tuning }, { "set_progress", l_set_progress },
+  { "set_layout", l_set_layout }, { "array_layout", l_array_layout },
+  { "array_write_png", l_array_write_png }, { "bytes", l_bytes },
+  { "array_metatable", l_array_metatable }, { "is_array", l_is_array },
+  { "array_alive", l_array_alive }, { "is_node", l_is_node }, { "set_option", l_set_option },
+  { "node_param", l_node_param }, { "program_new", l_program_new },
+  { "program_run", l_program_run }, { NULL, NULL }
 };
 
 int luaopen_lacc_core(lua_State *L) {
@@ -1019,7 +529,7 @@ int luaopen_lacc_core(lua_State *L) {
   }
   lua_pop(L, 1);
   if (luaL_newmetatable(L, ARRAY_MT)) {
-    lua_pushcfunction(L, array_gc);
+    lua_pushcfunction(L, lb_array_gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
@@ -1045,10 +555,15 @@ int luaopen_lacc_core(lua_State *L) {
     b->progress_ref = b->progress_err = LUA_NOREF;
     luaL_setmetatable(L, CTX_MT);
     b->ctx = lacc_ctx_new();
-    if (b->ctx == NULL) return fail(L, "lacc: out of memory");
+    if (b->ctx == NULL) return lb_fail(L, "lacc: out of memory");
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, CTX_KEY);
   }
+  /* the module table, the context: every function's upvalue */
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, -2);
+  luaL_setfuncs(L, lb_array_funcs, 1);
+  lua_pop(L, 1);
   luaL_setfuncs(L, funcs, 1);
   lua_pushstring(L, "lua5.4");
   lua_setfield(L, -2, "binding");

@@ -1,8 +1,8 @@
 -- lacc.ffi_core: the LuaJIT binding, the same functions as the Lua 5.4 C module
--- `lacc.core` (bindings/lacc_core.c), written over the FFI against liblacc.so.
+-- `lacc.core` (bindings/lacc_core.c, lacc_arrays.c), written over the FFI against liblacc.so.
 -- Owns: handles as cdata with finalizers, Lua values <-> element values, errors (also for
 -- a call after the context's finalizer, at lua_close).
--- Must not: hold semantics (liblacc does). Keep it in step with lacc_core.c.
+-- Must not: hold semantics (liblacc does). Keep it in step with them.
 local ffi = require "ffi"
 
 -- One binding per Lua state, even when package.loaded is cleared and this file runs
@@ -222,7 +222,7 @@ function M.array_ptr(b)
   return ffi.cast(elem_ptr[ffi.string(C.lacc_array_type(a))], p)
 end
 
--- Bytes [off, off + n) of the storage of an array of a scalar type (lacc_core.c's
+-- Bytes [off, off + n) of the storage of an array of a scalar type (lacc_arrays.c's
 -- array_read_bytes / array_write_bytes).
 local function scalar_storage(a, off, n, write)
   local t = ffi.string(C.lacc_array_type(a))
