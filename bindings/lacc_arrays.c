@@ -74,14 +74,24 @@ static int l_array_leaf_type(lua_State *L) {
 
 int lb_is_float_type(const char *t) { return t[0] == 'f'; }
 
+/* The arguments (a, leaf0, i0) of array_get and array_set: the leaf's type (an error
+ * for a leaf the array does not have). */
+static const char *leaf_args(lua_State *L, lacc_array **a, int *leaf, int64_t *i) {
+  *a = lb_check_array(L, 1);
+  *leaf = (int)luaL_checkinteger(L, 2);
+  *i = luaL_checkinteger(L, 3);
+  const char *t = lacc_array_leaf_type(*a, *leaf);
+  if (t == NULL) lb_fail(L, "no such field");
+  return t;
+}
+
 /* array_get(a, leaf0, i0): integers as Lua integers, floats as floats, bools as booleans */
 static int l_array_get(lua_State *L) {
-  lacc_array *a = lb_check_array(L, 1);
-  int leaf = (int)luaL_checkinteger(L, 2);
-  int64_t i = luaL_checkinteger(L, 3);
+  lacc_array *a;
+  int leaf;
+  int64_t i;
+  const char *t = leaf_args(L, &a, &leaf, &i);
   lacc_ctx *ctx = lb_ctx(L);
-  const char *t = lacc_array_leaf_type(a, leaf);
-  if (t == NULL) return lb_fail(L, "no such field");
   if (lb_is_float_type(t) || strcmp(t, "bool") == 0) {
     double v;
     if (lacc_array_get_f(ctx, a, leaf, i, &v) != LACC_OK) return lb_raise(L);
@@ -96,12 +106,11 @@ static int l_array_get(lua_State *L) {
 }
 
 static int l_array_set(lua_State *L) {
-  lacc_array *a = lb_check_array(L, 1);
-  int leaf = (int)luaL_checkinteger(L, 2);
-  int64_t i = luaL_checkinteger(L, 3);
+  lacc_array *a;
+  int leaf;
+  int64_t i;
+  const char *t = leaf_args(L, &a, &leaf, &i);
   lacc_ctx *ctx = lb_ctx(L);
-  const char *t = lacc_array_leaf_type(a, leaf);
-  if (t == NULL) return lb_fail(L, "no such field");
   int rc;
   if (strcmp(t, "bool") == 0) {
     if (!lua_isboolean(L, 4))
