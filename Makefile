@@ -27,7 +27,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: FORCE all rock rock-install test check test-opencl test-full demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef install-lua bench fuzz
+.PHONY: FORCE all rock rock-install test check test-opencl test-full demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef entries install-lua bench fuzz
 
 # MPI is optional, as OpenCL is: with mpicc (Open MPI) lacc.mpi's library and Lua 5.4 module
 # are built beside the core, which never needs MPI (docs/guide.md, "Many machines: MPI").
@@ -56,10 +56,10 @@ $(B)/obj/cl_%.o: opencl/%.c $(HDRS) $(B)/flags
 $(B)/liblacc.so: $(CORE_OBJ)
 	$(CC) -shared -o $@ $(CORE_OBJ) $(LDFLAGS_ALL) $(PNG_LIB) -lm -ldl -lpthread
 
-$(B)/lacc/core.so: bindings/lacc_core.c bindings/lacc_arrays.c bindings/lacc_core.h core/include/lacc.h \
-  $(B)/liblacc.so
+BINDING_SRC = bindings/lacc_core.c bindings/lacc_arrays.c bindings/entries.c
+$(B)/lacc/core.so: $(BINDING_SRC) bindings/lacc_core.h core/include/lacc.h $(B)/liblacc.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LUA_INC) -shared -o $@ bindings/lacc_core.c bindings/lacc_arrays.c -L$(B) -llacc \
+	$(CC) $(CFLAGS_ALL) $(LUA_INC) -shared -o $@ $(BINDING_SRC) -L$(B) -llacc \
 	  -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_ALL)
 
 $(B)/liblacc_mpi.so: mpi/lacc_mpi.c mpi/lacc_mpi.h $(B)/flags
@@ -113,6 +113,11 @@ rock-install:
 # The LuaJIT cdef is generated from lacc.h and committed; the test fails on a diff.
 cdef:
 	sh tools/gen_cdef.sh core/include/lacc.h > lua/lacc/cdef.lua
+
+# The plain entry points of both bindings, generated from bindings/entries.def and committed.
+entries:
+	lua5.4 tools/gen_entries.lua c < bindings/entries.def > bindings/entries.c
+	lua5.4 tools/gen_entries.lua lua < bindings/entries.def > lua/lacc/ffi_entries.lua
 
 check-cdef:
 	@sh tools/gen_cdef.sh core/include/lacc.h | diff -u lua/lacc/cdef.lua - \

@@ -39,11 +39,6 @@ static int l_array_new(lua_State *L) {
 
 static int l_array_free(lua_State *L) { return lb_array_gc(L); }
 
-static int l_array_type(lua_State *L) {
-  lua_pushstring(L, lacc_array_type(lb_check_array(L, 1)));
-  return 1;
-}
-
 static int l_array_shape(lua_State *L) {
   lacc_array *a = lb_check_array(L, 1);
   int r = lacc_array_rank(a);
@@ -52,16 +47,6 @@ static int l_array_shape(lua_State *L) {
     lua_pushinteger(L, lacc_array_extent(a, d));
     lua_rawseti(L, -2, d + 1);
   }
-  return 1;
-}
-
-static int l_array_size(lua_State *L) {
-  lua_pushinteger(L, lacc_array_size(lb_check_array(L, 1)));
-  return 1;
-}
-
-static int l_array_nleaves(lua_State *L) {
-  lua_pushinteger(L, lacc_array_nleaves(lb_check_array(L, 1)));
   return 1;
 }
 
@@ -153,13 +138,6 @@ static elem_kind elem_of(const char *t) {
   return E_NONE;
 }
 
-static int l_type_bytes(lua_State *L) {
-  int64_t n = lacc_type_bytes(lb_ctx(L), luaL_checkstring(L, 1));
-  if (n < 0) return lb_raise(L);
-  lua_pushinteger(L, n);
-  return 1;
-}
-
 /* array_from_bytes(type, shape, string) */
 static int l_array_from_bytes(lua_State *L) {
   const char *type = luaL_checkstring(L, 1);
@@ -229,26 +207,6 @@ static int l_array_to_bytes(lua_State *L) {
   if (lacc_array_to_buffer(ctx, a, tmp, n) != LACC_OK) return lb_raise(L);
   lua_pushlstring(L, tmp, (size_t)n);
   return 1;
-}
-
-static int l_array_load_npy(lua_State *L) {
-  lacc_array *a = lacc_array_load_npy(lb_ctx(L), luaL_checkstring(L, 1));
-  if (a == NULL) return lb_raise(L);
-  lb_push_array(L, a);
-  return 1;
-}
-
-static int l_array_read_png(lua_State *L) {
-  lacc_array *a = lacc_array_read_png(lb_ctx(L), luaL_checkstring(L, 1));
-  if (a == NULL) return lb_raise(L);
-  lb_push_array(L, a);
-  return 1;
-}
-
-static int l_array_save_npy(lua_State *L) {
-  lacc_array *a = lb_check_array(L, 1);
-  if (lacc_array_save_npy(lb_ctx(L), a, luaL_checkstring(L, 2)) != LACC_OK) return lb_raise(L);
-  return 0;
 }
 
 /* The 64 bits an integer element gets from the value at idx (the setters' rules: integers,
@@ -483,15 +441,12 @@ static int l_array_row(lua_State *L) {
 }
 
 const luaL_Reg lb_array_funcs[] = {
-  { "array_new", l_array_new }, { "array_free", l_array_free }, { "array_type", l_array_type },
-  { "array_shape", l_array_shape }, { "array_size", l_array_size },
-  { "array_nleaves", l_array_nleaves }, { "array_leaf_type", l_array_leaf_type },
-  { "array_get", l_array_get }, { "array_set", l_array_set }, { "type_bytes", l_type_bytes },
-  { "array_from_bytes", l_array_from_bytes }, { "array_to_bytes", l_array_to_bytes },
-  { "array_read_bytes", l_array_read_bytes }, { "array_write_bytes", l_array_write_bytes },
-  { "array_fill", l_array_fill }, { "array_row", l_array_row }, { "maxn", l_maxn },
-  { "array_load_npy", l_array_load_npy }, { "array_save_npy", l_array_save_npy },
-  { "array_read_png", l_array_read_png }, { "array_get1", l_array_get1 },
+  { "array_new", l_array_new }, { "array_free", l_array_free }, { "array_shape", l_array_shape },
+  { "array_leaf_type", l_array_leaf_type }, { "array_get", l_array_get },
+  { "array_set", l_array_set }, { "array_from_bytes", l_array_from_bytes },
+  { "array_to_bytes", l_array_to_bytes }, { "array_read_bytes", l_array_read_bytes },
+  { "array_write_bytes", l_array_write_bytes }, { "array_fill", l_array_fill },
+  { "array_row", l_array_row }, { "maxn", l_maxn }, { "array_get1", l_array_get1 },
   { "array_set1", l_array_set1 }, { "array_fields", l_array_fields },
   { "array_set_fields", l_array_set_fields }, { NULL, NULL }
 };

@@ -43,7 +43,7 @@ lacc_array *lb_check_array(lua_State *L, int i) {
   return b->a;
 }
 
-static lacc_node *check_node(lua_State *L, int i) {
+lacc_node *lb_check_node(lua_State *L, int i) {
   node_box *b = luaL_checkudata(L, i, NODE_MT);
   return b->n;
 }
@@ -66,7 +66,7 @@ void lb_push_array(lua_State *L, lacc_array *a) {
   luaL_setmetatable(L, ARRAY_MT);
 }
 
-static int push_node(lua_State *L, lacc_node *n) {
+int lb_push_node(lua_State *L, lacc_node *n) {
   if (n == NULL) return lb_raise(L);
   node_box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->n = n;
@@ -108,24 +108,20 @@ static int l_node_const(lua_State *L) {
     if (!lua_isboolean(L, 2))
       return lb_fail(L, "constant: expected a boolean for bool, got %s (at %s)",
                         luaL_typename(L, 2), where);
-    return push_node(L, lacc_exp_const_i(ctx, type, lua_toboolean(L, 2), where));
+    return lb_push_node(L, lacc_exp_const_i(ctx, type, lua_toboolean(L, 2), where));
   }
   if (lua_type(L, 2) != LUA_TNUMBER)
     return lb_fail(L, "constant: expected a number for %s, got %s (at %s)", type,
                       luaL_typename(L, 2), where);
-  if (lb_is_float_type(type)) return push_node(L, lacc_exp_const_f(ctx, type, lua_tonumber(L, 2), where));
+  if (lb_is_float_type(type)) return lb_push_node(L, lacc_exp_const_f(ctx, type, lua_tonumber(L, 2), where));
   int ok;
   lua_Integer v = lua_tointegerx(L, 2, &ok);
-  if (ok) return push_node(L, lacc_exp_const_i(ctx, type, v, where));
+  if (ok) return lb_push_node(L, lacc_exp_const_i(ctx, type, v, where));
   lua_Number d = lua_tonumber(L, 2);
   if (d == floor(d) && d >= 9223372036854775808.0 && d < 18446744073709551616.0)
-    return push_node(L, lacc_exp_const_f(ctx, type, d, where));
+    return lb_push_node(L, lacc_exp_const_f(ctx, type, d, where));
   return lb_fail(L, "constant: %s is not a value of %s (cast the other operand?) (at %s)",
                     lua_tostring(L, 2), type, where);
-}
-
-static int l_node_var(lua_State *L) {
-  return push_node(L, lacc_exp_var(lb_ctx(L), luaL_checkstring(L, 1), opt_where(L, 2)));
 }
 
 /* A scalar operation's arguments: a match takes one alternative per constructor after its
@@ -140,7 +136,7 @@ static int collect_upto(lua_State *L, int from, int max, lacc_node **args, const
   if (n > max)
     return lb_fail(L, "%s: too many arguments (%d; at most %d)%s%s%s", what, n, max,
                 where ? " (at " : "", where ? where : "", where ? ")" : "");
-  for (int i = 0; i < n; i++) args[i] = check_node(L, from + i);
+  for (int i = 0; i < n; i++) args[i] = lb_check_node(L, from + i);
   return n;
 }
 
@@ -154,22 +150,7 @@ static int l_node_op(lua_State *L) {
   const char *where = opt_where(L, 2);
   lacc_node *args[MAX_OP_ARGS];
   int n = collect_upto(L, 3, MAX_OP_ARGS, args, op, where);
-  return push_node(L, lacc_exp_op(lb_ctx(L), op, n, args, where));
-}
-
-static int l_node_prj(lua_State *L) {
-  int field = (int)luaL_checkinteger(L, 1);
-  return push_node(L, lacc_exp_prj(lb_ctx(L), field, check_node(L, 2), opt_where(L, 3)));
-}
-
-static int l_node_cast(lua_State *L) {
-  const char *type = luaL_checkstring(L, 1);
-  return push_node(L, lacc_exp_cast(lb_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
-}
-
-static int l_node_bitcast(lua_State *L) {
-  const char *type = luaL_checkstring(L, 1);
-  return push_node(L, lacc_exp_bitcast(lb_ctx(L), type, check_node(L, 2), opt_where(L, 3)));
+  return lb_push_node(L, lacc_exp_op(lb_ctx(L), op, n, args, where));
 }
 
 /* fma of three Lua numbers (lacc.fma outside a function): C's, one rounding. */
@@ -185,20 +166,16 @@ static int l_node_con(lua_State *L) {
   const char *where = opt_where(L, 3);
   lacc_node *args[LACC_MAX_ARGS];
   int n = collect(L, 4, args, "constructor", where);
-  return push_node(L, lacc_exp_con(lb_ctx(L), type, con, n, args, where));
+  return lb_push_node(L, lacc_exp_con(lb_ctx(L), type, con, n, args, where));
 }
 
 /* node_lam(where, body, params...) */
 static int l_node_lam(lua_State *L) {
   const char *where = opt_where(L, 1);
-  lacc_node *body = check_node(L, 2);
+  lacc_node *body = lb_check_node(L, 2);
   lacc_node *params[LACC_MAX_ARGS];
   int n = collect(L, 3, params, "function", where);
-  return push_node(L, lacc_lam(lb_ctx(L), n, params, body, where));
-}
-
-static int l_node_use(lua_State *L) {
-  return push_node(L, lacc_acc_use(lb_ctx(L), lb_check_array(L, 1), opt_where(L, 2)));
+  return lb_push_node(L, lacc_lam(lb_ctx(L), n, params, body, where));
 }
 
 /* node_acc(op, where, args...) */
@@ -207,11 +184,11 @@ static int l_node_acc(lua_State *L) {
   const char *where = opt_where(L, 2);
   lacc_node *args[LACC_MAX_ARGS];
   int n = collect(L, 3, args, op, where);
-  return push_node(L, lacc_acc_op(lb_ctx(L), op, n, args, where));
+  return lb_push_node(L, lacc_acc_op(lb_ctx(L), op, n, args, where));
 }
 
 static int l_node_info(lua_State *L) {
-  lacc_node *n = check_node(L, 1);
+  lacc_node *n = lb_check_node(L, 1);
   lua_pushstring(L, lacc_node_level(n));
   lua_pushstring(L, lacc_node_type(n));
   lua_pushinteger(L, lacc_node_rank(n));
@@ -284,19 +261,6 @@ static int l_run(lua_State *L) {
   for (int i = 0; rc == LACC_OK && i < n; i++) lb_push_array(L, out[i]);
   end_run(L, c, prev);
   return rc == LACC_OK ? n : lb_raise(L);
-}
-
-static int l_set_option(lua_State *L) {
-  if (lacc_set_option(lb_ctx(L), luaL_checkstring(L, 1), lua_toboolean(L, 2)) != LACC_OK)
-    return lb_raise(L);
-  return 0;
-}
-
-/* node_param(index, type, rank, layout, where): index 0-based */
-static int l_node_param(lua_State *L) {
-  return push_node(L, lacc_acc_param(lb_ctx(L), (int)luaL_checkinteger(L, 1),
-                                     luaL_checkstring(L, 2), (int)luaL_checkinteger(L, 3),
-                                     luaL_optstring(L, 4, NULL), opt_where(L, 5)));
 }
 
 #define PROGRAM_MT "lacc.program"
@@ -383,34 +347,6 @@ static int l_config_get(lua_State *L) {
   return 1;
 }
 
-static int l_config_set(lua_State *L) {
-  if (lacc_config_set(lb_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, NULL)) != LACC_OK)
-    return lb_raise(L);
-  return 0;
-}
-
-static int l_set_layout(lua_State *L) {
-  if (lacc_set_layout(lb_ctx(L), luaL_checkstring(L, 1)) != LACC_OK) return lb_raise(L);
-  return 0;
-}
-
-/* array_write_png(array, path) */
-static int l_array_write_png(lua_State *L) {
-  if (lacc_array_write_png(lb_ctx(L), lb_check_array(L, 1), luaL_checkstring(L, 2)) != LACC_OK)
-    return lb_raise(L);
-  return 0;
-}
-
-static int l_array_layout(lua_State *L) {
-  lua_pushstring(L, lacc_array_layout(lb_check_array(L, 1)));
-  return 1;
-}
-
-static int l_bytes(lua_State *L) {
-  lua_pushinteger(L, lacc_ctx_bytes(lb_ctx(L)));
-  return 1;
-}
-
 static int l_transfers(lua_State *L) {
   lacc_transfers t;
   lacc_ctx_transfers(lb_ctx(L), &t);
@@ -461,11 +397,6 @@ static int l_version(lua_State *L) {
   return 3;
 }
 
-static int l_abi_version(lua_State *L) {
-  lua_pushinteger(L, lacc_abi_version());
-  return 1;
-}
-
 static int l_array_metatable(lua_State *L) {
   luaL_getmetatable(L, ARRAY_MT);
   return 1;
@@ -506,19 +437,14 @@ static void push_limits(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-  { "abi_version", l_abi_version }, { "version", l_version }, { "node_const", l_node_const },
-  { "node_var", l_node_var }, { "node_op", l_node_op }, { "node_prj", l_node_prj },
-  { "node_cast", l_node_cast }, { "node_bitcast", l_node_bitcast }, { "fma", l_fma },
-  { "config_get", l_config_get }, { "config_set", l_config_set }, { "node_con", l_node_con },
-  { "node_lam", l_node_lam }, { "node_use", l_node_use }, { "node_acc", l_node_acc },
-  { "node_info", l_node_info }, { "run", l_run }, { "explain", l_explain }, { "layout", l_layout },
-  { "devices", l_devices }, { "transfers", l_transfers }, { "device_memory", l_device_memory },
-  { "tiers", l_tiers }, { "tuning", l_tuning }, { "set_progress", l_set_progress },
-  { "set_layout", l_set_layout }, { "array_layout", l_array_layout },
-  { "array_write_png", l_array_write_png }, { "bytes", l_bytes },
+  { "version", l_version }, { "node_const", l_node_const }, { "node_op", l_node_op },
+  { "fma", l_fma }, { "config_get", l_config_get }, { "node_con", l_node_con },
+  { "node_lam", l_node_lam }, { "node_acc", l_node_acc }, { "node_info", l_node_info },
+  { "run", l_run }, { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices },
+  { "transfers", l_transfers }, { "device_memory", l_device_memory }, { "tiers", l_tiers },
+  { "tuning", l_tuning }, { "set_progress", l_set_progress },
   { "array_metatable", l_array_metatable }, { "is_array", l_is_array },
-  { "array_alive", l_array_alive }, { "is_node", l_is_node }, { "set_option", l_set_option },
-  { "node_param", l_node_param }, { "program_new", l_program_new },
+  { "array_alive", l_array_alive }, { "is_node", l_is_node }, { "program_new", l_program_new },
   { "program_run", l_program_run }, { NULL, NULL }
 };
 
@@ -563,6 +489,10 @@ int luaopen_lacc_core(lua_State *L) {
   lua_pushvalue(L, -2);
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, lb_array_funcs, 1);
+  lua_pop(L, 1);
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, -2);
+  luaL_setfuncs(L, lb_entry_funcs, 1);
   lua_pop(L, 1);
   luaL_setfuncs(L, funcs, 1);
   lua_pushstring(L, "lua5.4");

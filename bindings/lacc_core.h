@@ -1,5 +1,6 @@
 /* lacc_core.h: what the files of the Lua 5.4 module lacc.core share (lacc_core.c: the
- * module, contexts, nodes and runs; lacc_arrays.c: host arrays). */
+ * module, contexts, nodes and runs; lacc_arrays.c: host arrays; entries.c: the plain
+ * entry points, generated from entries.def). */
 #ifndef LACC_BINDING_CORE_H
 #define LACC_BINDING_CORE_H
 
@@ -43,7 +44,12 @@ LB_HIDDEN void lb_push_array(lua_State *L, lacc_array *a);
 LB_HIDDEN int lb_array_gc(lua_State *L);
 /* Whether t names a float type ("f32", "f64"). */
 LB_HIDDEN int lb_is_float_type(const char *t);
-/* lacc_arrays.c's functions. */
+/* A node handle at i. */
+LB_HIDDEN lacc_node *lb_check_node(lua_State *L, int i);
+/* n as a new Lua handle, or the context's error when n is NULL. */
+LB_HIDDEN int lb_push_node(lua_State *L, lacc_node *n);
+/* lacc_arrays.c's functions, and entries.c's (generated from entries.def). */
 LB_HIDDEN extern const luaL_Reg lb_array_funcs[];
+LB_HIDDEN extern const luaL_Reg lb_entry_funcs[];
 
 #endif

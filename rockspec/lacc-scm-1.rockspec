@@ -40,6 +40,7 @@ build = {
       ["lacc.combinators"] = "lua/lacc/combinators.lua",
       ["lacc.exp"] = "lua/lacc/exp.lua",
       ["lacc.ffi_core"] = "lua/lacc/ffi_core.lua",
+      ["lacc.ffi_entries"] = "lua/lacc/ffi_entries.lua",
       ["lacc.mpi"] = "lua/lacc/mpi.lua",
       ["lacc.mpi.base"] = "lua/lacc/mpi/base.lua",
       ["lacc.mpi.data"] = "lua/lacc/mpi/data.lua",

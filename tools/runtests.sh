@@ -78,6 +78,15 @@ else
   failed=$((failed + 1))
 fi
 
+echo "== entries (bindings/entries.def: the plain entry points of both bindings)"
+if "$LUA54" tools/gen_entries.lua c < bindings/entries.def | diff -u bindings/entries.c - >"$log" &&
+   "$LUA54" tools/gen_entries.lua lua < bindings/entries.def | diff -u lua/lacc/ffi_entries.lua - >>"$log"; then
+  passed=$((passed + 1))
+else
+  cat "$log"; echo "bindings/entries.c or lua/lacc/ffi_entries.lua is out of date: run 'make entries'"
+  failed=$((failed + 1))
+fi
+
 echo "== layers (the core's parts call only forward: tools/layers.py)"
 if python3 tools/layers.py "$B" >"$log" 2>&1; then
   passed=$((passed + 1)); tail -n 1 "$log"

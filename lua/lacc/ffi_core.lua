@@ -110,13 +110,17 @@ local function wrap_node(p)
   return ffi.gc(p, C.lacc_node_release)
 end
 
+-- the plain entry points, generated from bindings/entries.def (ffi_entries.lua)
+for name, f in pairs(require("lacc.ffi_entries")(C, { live = live, check_array = check_array,
+  wrap_node = wrap_node, wrap_array = wrap_array, raise = raise })) do
+  M[name] = f
+end
+
 function M.is_array(x) return type(x) == "cdata" and ffi.istype(box_t, x) end
 function M.array_alive(x) return M.is_array(x) and x.a ~= nil end
 function M.is_node(x) return type(x) == "cdata" and ffi.istype(node_ptr_t, x) end
-function M.abi_version() return C.lacc_abi_version() end
 function M.version() return K.LACC_VERSION_MAJOR, K.LACC_VERSION_MINOR, K.LACC_VERSION_PATCH end
 function M.array_metatable() return hooks end
-function M.bytes() return tonumber(C.lacc_ctx_bytes(live())) end
 local transfers_box = ffi.new("lacc_transfers[1]")
 function M.transfers()
   C.lacc_ctx_transfers(live(), transfers_box)
@@ -193,11 +197,6 @@ local function extents(shape, what)
   return rank, ext
 end
 
-function M.type_bytes(t)
-  local n = C.lacc_type_bytes(live(), t)
-  if n < 0 then raise() end
-  return tonumber(n)
-end
 
 -- data: a Lua string or a pointer (cdata) to bytes packed elements
 function M.array_from_bytes(t, shape, data, bytes)
@@ -515,11 +514,6 @@ end
 
 M.maxn = table.maxn
 
-function M.array_load_npy(path)
-  local p = C.lacc_array_load_npy(live(), path)
-  if p == nil then raise() end
-  return wrap_array(p)
-end
 
 function M.config_get()
   local p = C.lacc_config_get(live())
@@ -529,27 +523,13 @@ function M.config_get()
   return s
 end
 
-function M.config_set(name, value)
-  if C.lacc_config_set(live(), name, value) ~= 0 then raise() end
-end
 
-function M.array_read_png(path)
-  local p = C.lacc_array_read_png(live(), path)
-  if p == nil then raise() end
-  return wrap_array(p)
-end
 
-function M.array_save_npy(b, path)
-  if C.lacc_array_save_npy(live(), check_array(b), path) ~= 0 then raise() end
-end
 
 function M.array_free(b)
   if M.is_array(b) then box_gc(b) end
 end
 
-function M.array_type(b) return ffi.string(C.lacc_array_type(check_array(b))) end
-function M.array_size(b) return tonumber(C.lacc_array_size(check_array(b))) end
-function M.array_nleaves(b) return C.lacc_array_nleaves(check_array(b)) end
 
 function M.array_shape(b)
   local a = check_array(b)
@@ -641,7 +621,6 @@ function M.node_const(t, v, where)
     tostring(v), t, where), 0)
 end
 
-function M.node_var(t, where) return wrap_node(C.lacc_exp_var(live(), t, where or "?")) end
 
 -- A scalar operation's arguments: a match takes one alternative per constructor after its
 -- value; the core holds each operation to its own limit.
@@ -668,17 +647,8 @@ function M.node_op(op, where, ...)
   return wrap_node(C.lacc_exp_op(live(), op, n, argbuf, where or "?"))
 end
 
-function M.node_prj(field, x, where)
-  return wrap_node(C.lacc_exp_prj(live(), field, x, where or "?"))
-end
 
-function M.node_cast(t, x, where)
-  return wrap_node(C.lacc_exp_cast(live(), t, x, where or "?"))
-end
 
-function M.node_bitcast(t, x, where)
-  return wrap_node(C.lacc_exp_bitcast(live(), t, x, where or "?"))
-end
 
 -- fma of three Lua numbers (lacc.fma outside a function): C's, one rounding.
 function M.fma(a, b, c) return ffi.C.fma(a, b, c) end
@@ -693,9 +663,6 @@ function M.node_lam(where, body, ...)
   return wrap_node(C.lacc_lam(live(), n, argbuf, body, where or "?"))
 end
 
-function M.node_use(b, where)
-  return wrap_node(C.lacc_acc_use(live(), check_array(b), where or "?"))
-end
 
 function M.node_acc(op, where, ...)
   local n = collect(op, where, ...)
@@ -763,13 +730,7 @@ function M.run(backend, ...)
 end
 jit.off(M.run)
 
-function M.set_option(name, on)
-  if C.lacc_set_option(live(), name, on and 1 or 0) ~= 0 then raise() end
-end
 
-function M.node_param(index, t, rank, layout, where)
-  return wrap_node(C.lacc_acc_param(live(), index, t, rank, layout, where or "?"))
-end
 
 -- Programs: a table holding the cdata (released by its finalizer) and the result count.
 function M.program_new(backend, nparams, ...)
@@ -818,15 +779,7 @@ function M.devices()
   return text
 end
 
-function M.set_layout(strategy)
-  if C.lacc_set_layout(live(), strategy) ~= 0 then raise() end
-end
 
-function M.array_layout(b) return ffi.string(C.lacc_array_layout(check_array(b))) end
-function M.array_write_png(b, path)
-  if type(path) ~= "string" then error("write_png: expected a file name, got " .. type(path), 0) end
-  if C.lacc_array_write_png(live(), check_array(b), path) ~= 0 then raise() end
-end
 
 registry["lacc.ffi_core"] = M
 return M
