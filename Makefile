@@ -113,6 +113,7 @@ rock-install:
 # The LuaJIT cdef is generated from lacc.h and committed; the test fails on a diff.
 cdef:
 	sh tools/gen_cdef.sh core/include/lacc.h > lua/lacc/cdef.lua
+	sh tools/gen_cdef.sh mpi/lacc_mpi.h > lua/lacc/mpi_cdef.lua
 
 # The plain entry points of both bindings, generated from bindings/entries.def and committed.
 entries:
@@ -122,6 +123,8 @@ entries:
 check-cdef:
 	@sh tools/gen_cdef.sh core/include/lacc.h | diff -u lua/lacc/cdef.lua - \
 	  || (echo "lua/lacc/cdef.lua is out of date: run 'make cdef'"; exit 1)
+	@sh tools/gen_cdef.sh mpi/lacc_mpi.h | diff -u lua/lacc/mpi_cdef.lua - \
+	  || (echo "lua/lacc/mpi_cdef.lua is out of date: run 'make cdef'"; exit 1)
 
 test: deps
 	@$(MAKE) --no-print-directory all

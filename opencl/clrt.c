@@ -6,7 +6,7 @@
  * source text; on disk as sealed binaries in the cache's opencl/, see diskcache.c), and
  * names for error codes.
  * All process-wide state sits behind one mutex; every OpenCL call's result is checked.
- * Must not: know about plans, kernels' meaning or arrays (opencl/exec.c does), nor touch
+ * Must not: know about plans, kernels' meaning or arrays (opencl/launch.c does), nor touch
  * the CPU backend's cache files.
  */
 #include "have.h"

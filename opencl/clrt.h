@@ -6,7 +6,7 @@
  * (device, source, options) and cached in memory, and their binaries cached on disk
  * (keyed by device, driver version, options and source hash); names for error codes.
  * Every call is checked; process-wide state is guarded by one mutex.
- * Must not: know about plans, kernels' meaning or arrays (opencl/exec.c does).
+ * Must not: know about plans, kernels' meaning or arrays (opencl/launch.c does).
  */
 #ifndef LACC_CLRT_H
 #define LACC_CLRT_H

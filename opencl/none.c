@@ -5,7 +5,7 @@
  * Must not: be compiled into a build that has the backend (it is empty then).
  */
 #include "have.h"
-#include "exec.h"
+#include "launch.h"
 
 #ifndef LACC_HAVE_OPENCL
 #include <stdlib.h>

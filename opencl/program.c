@@ -4,8 +4,8 @@
  * (work-group trees and tiles, the cpu backend's lane tiles on a CPU device, lacc's own
  * f32 exp and log), the build of its one kernel (through clrt.c's caches), its constants
  * on the device; and explain's account of how the device runs each step (the choices of
- * exec.c's runners, as rules of the sizes a run meets).
- * Must not: hold a run's arrays or launch kernels (exec.c), or lower or print code.
+ * launch.c's runners, as rules of the sizes a run meets).
+ * Must not: hold a run's arrays or launch kernels (launch.c), or lower or print code.
  */
 #include "have.h"
 #ifdef LACC_HAVE_OPENCL

@@ -1,9 +1,9 @@
-/* program.h: a plan's OpenCL program (program.c), shared with the runs (exec.c). */
+/* program.h: a plan's OpenCL program (program.c), shared with the runs (launch.c). */
 #ifndef LACC_CL_PROGRAM_H
 #define LACC_CL_PROGRAM_H
 
 #include "clrt.h"
-#include "exec.h"
+#include "launch.h"
 
 struct clprog {
   int dev;

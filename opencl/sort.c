@@ -14,7 +14,7 @@
  * Chunks run one per work-item, in order: on a CPU device (PoCL) a chunk is a loop over
  * contiguous memory on one core, as on the cpu backend; on a GPU the same kernels are
  * correct but not tuned (one work-item walks a chunk of 1024 keys).
- * Must not: know plans or arrays (opencl/exec.c gives the buffers), or compare keys in
+ * Must not: know plans or arrays (opencl/launch.c gives the buffers), or compare keys in
  * any other order than their unsigned value (sort.lua makes the keys).
  */
 #include "have.h"

@@ -48,6 +48,7 @@ build = {
       ["lacc.mpi.gather"] = "lua/lacc/mpi/gather.lua",
       ["lacc.mpi.rows"] = "lua/lacc/mpi/rows.lua",
       ["lacc.mpi.stencil"] = "lua/lacc/mpi/stencil.lua",
+      ["lacc.mpi_cdef"] = "lua/lacc/mpi_cdef.lua",
       ["lacc.mpi_ffi"] = "lua/lacc/mpi_ffi.lua",
       ["lacc.permutations"] = "lua/lacc/permutations.lua",
       ["lacc.random"] = "lua/lacc/random.lua",

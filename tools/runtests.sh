@@ -71,10 +71,11 @@ case "$premise" in
 esac
 
 echo "== cdef"
-if sh tools/gen_cdef.sh core/include/lacc.h | diff -u lua/lacc/cdef.lua - >"$log"; then
+if sh tools/gen_cdef.sh core/include/lacc.h | diff -u lua/lacc/cdef.lua - >"$log" &&
+   sh tools/gen_cdef.sh mpi/lacc_mpi.h | diff -u lua/lacc/mpi_cdef.lua - >>"$log"; then
   passed=$((passed + 1))
 else
-  cat "$log"; echo "lua/lacc/cdef.lua is out of date: run 'make cdef'"
+  cat "$log"; echo "lua/lacc/cdef.lua or mpi_cdef.lua is out of date: run 'make cdef'"
   failed=$((failed + 1))
 fi
 

@@ -9,7 +9,7 @@
  * lacc's own names with lacc's own magic count and are evicted, oldest first, before a
  * new file is written), claims on files being built (so that processes missing one file
  * at once build it once) and private temporary directories for compiling.
- * Must not: know what the payloads are (cpu.c and opencl/clrt.c do); fail a run: a cache
+ * Must not: know what the payloads are (cpu/kcache.c and opencl/clrt.c do); fail a run: a cache
  * that cannot be used is told once and then done without.
  */
 #include <dirent.h>

@@ -6,7 +6,7 @@
  * switching a plan's runs to the optimised build between runs once every part's is
  * loaded; a waiting run building the parts still queued itself; the estimate of a build's
  * remaining time.
- * Must not: run kernels (cpu.c), choose a run's tier (tier.c), compile (kcache.c) or
+ * Must not: run kernels (launch.c), choose a run's tier (tier.c), compile (kcache.c) or
  * print code (emit_c.c).
  */
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-/* cpu.h: the CPU backend (cpu.c): its operations are `cpu_backend` (kir/backend.h). */
+/* cpu.h: the CPU backend (launch.c; builds: kcache.c, builds.c, code.c; tiers: tier.c): its operations are `cpu_backend` (kir/backend.h). */
 #ifndef LACC_CPU_H
 #define LACC_CPU_H
 

@@ -2,8 +2,8 @@
  *
  * Owns: the interface between the one walk over a plan (exec.c) and a backend's own
  * work: building a plan's kernels, holding a run's arrays (on the host or a device),
- * running one kernel step. The cpu backend (cpu/cpu.c) and the OpenCL backend
- * (opencl/exec.c, or opencl/none.c in a build without OpenCL) each define a table;
+ * running one kernel step. The cpu backend (cpu/launch.c) and the OpenCL backend
+ * (opencl/launch.c, or opencl/none.c in a build without OpenCL) each define a table;
  * the core names them here and never includes their headers.
  * Must not: hold the walk itself (guards, select, loops, release, progress, results:
  * exec.c does these once for every backend).

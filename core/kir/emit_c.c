@@ -19,7 +19,7 @@
 
 typedef struct {
   text t;
-  int cl;              /* printing OpenCL C (opencl/exec.c runs it), else C (cpu.c) */
+  int cl;              /* printing OpenCL C (opencl/launch.c runs it), else C (cpu/launch.c) */
   signed char *counts; /* per variable of the function printed: its constant shift count */
 } sbuf;
 
@@ -640,7 +640,7 @@ static void function(sbuf *b, const kplan *P, int k) {
 }
 
 /* OpenCL: work-item c_ of nch takes its share of the range the role splits (the same
- * shares cpu.c gives its chunks): elements p0 <= i < p1, or a segment's elements below
+ * shares cpu/launch.c gives its chunks): elements p0 <= i < p1, or a segment's elements below
  * p2 with its chunk index in p3; combines and shapes run as one work-item. */
 static void cl_role(sbuf *b, const kfn *F) {
   const char *v[4];

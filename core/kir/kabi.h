@@ -1,6 +1,6 @@
 /* kabi.h: the kernel ABI, written once: the types every generated C function is
  * compiled against (emit_c.c prints them as source, LACC_KABI_SOURCE) and the cpu
- * backend calls through (cpu.c declares them, LACC_KABI_DECLARE), so the two cannot
+ * backend calls through (cpu/launch.c declares them, LACC_KABI_DECLARE), so the two cannot
  * disagree.
  *
  *   void lacc_f<k>(const lacc_kslot *S, lacc_krt *rt, int64_t p0, p1, p2, p3, int64_t *out)

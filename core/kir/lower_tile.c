@@ -226,7 +226,7 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
   const lacc_type *t = a->type;
   int r = xs->rank;
-  /* OpenCL: on CPU devices (opencl/exec.c), a work-item's tiles in order as a chunk */
+  /* OpenCL: on CPU devices (opencl/launch.c), a work-item's tiles in order as a chunk */
   if (!L->P->caps.cpu_like || !tiles_on() || r < 2 || tile_fields(t) == 0) return;
   int LW = tile_lanes(t, streaming(L, xs, env)), fi = lw_new_fn(L, FN_TILE);
   tile T0 = { a, xs, env, NULL, NULL, r, 0, 0 };

@@ -3,25 +3,7 @@
 -- Must not: hold semantics (lacc.mpi does).
 local ffi = require "ffi"
 
-ffi.cdef [[
-typedef struct lacc_mpi_stats {
-  int64_t bytes_sent, bytes_received, messages_sent, messages_received, collectives;
-} lacc_mpi_stats;
-int lacc_mpi_init(void);
-int lacc_mpi_initialized(void);
-int lacc_mpi_rank(void);
-int lacc_mpi_size(void);
-const char *lacc_mpi_error(void);
-void lacc_mpi_free(void *p);
-double lacc_mpi_wtime(void);
-void lacc_mpi_get_stats(lacc_mpi_stats *out);
-void lacc_mpi_reset_stats(void);
-int lacc_mpi_allgather(const void *data, int64_t n, int64_t *lens, void **out);
-int lacc_mpi_alltoall(const void *send, const int64_t *sendlens, int64_t *recvlens, void **out);
-int lacc_mpi_agree(int failed, const char *msg, const char *what, int *first, char **out);
-int lacc_mpi_barrier(void);
-void lacc_mpi_abort(int status);
-]]
+ffi.cdef(require "lacc.mpi_cdef")   -- mpi/lacc_mpi.h, generated (make cdef)
 
 -- liblacc_mpi.so: LACC_MPI_LIB, else beside LACC_LIB's liblacc.so, else on package.cpath
 local function find_library()

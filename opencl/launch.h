@@ -1,7 +1,7 @@
-/* exec.h: the OpenCL backend (opencl/exec.c): its operations are `opencl_backend`
+/* launch.h: the OpenCL backend (opencl/launch.c): its operations are `opencl_backend`
  * (kir/backend.h), which the core's driver finds in its backend table. */
-#ifndef LACC_CL_EXEC_H
-#define LACC_CL_EXEC_H
+#ifndef LACC_CL_LAUNCH_H
+#define LACC_CL_LAUNCH_H
 
 #include "kir/backend.h"
 

@@ -1,4 +1,4 @@
-/* exec.c: running a lowered plan on an OpenCL device.
+/* launch.c: running a lowered plan on an OpenCL device.
  *
  * Owns: the device side of a run: device buffers for the plan's slots (inputs uploaded
  * unless they are on the device already, intermediates kept on the device and freed
@@ -7,7 +7,7 @@
  * shares the cpu backend gives its chunks; a long launch in batches, between which the
  * run reports progress and stops if asked to), and the failure record kernels fill.
  * Must not: lower, print or build kernels (lower.c, emit_c.c, clrt.c do), or decide
- * semantics: a plan runs here exactly as cpu.c runs it.
+ * semantics: a plan runs here exactly as cpu/launch.c runs it.
  */
 #include "have.h"
 #ifdef LACC_HAVE_OPENCL
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "clrt.h"
-#include "exec.h"
+#include "launch.h"
 #include "program.h"
 #include "pool.h"
 #include "sort.h"

@@ -1,4 +1,4 @@
-/* cpu.c: the CPU backend: a plan's C (built by kcache.c, chosen by code.c) run on the pool.
+/* launch.c: the CPU backend: a plan's C (built by kcache.c, chosen by code.c) run on the pool.
  *
  * Owns: a kernel step of a plan on the host: its shape, its output's allocation, its
  * parallel loops (fold partials, private permute copies), its run-time checks raised as
