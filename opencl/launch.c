@@ -537,15 +537,12 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
     return err_fold1_empty(X->ctx, st->node->where);
   if (R == 0) return LACC_OK;
   const clprog *cp = X->cp;
-  int64_t J = st->rank > 0 ? X->d[st->out]->ext[st->rank - 1] : 0;
-  int lanes = cp->lane_tiles && st->fn[SF_TILE] >= 0 && J >= st->tile_lanes && !X->serial;
-  if (!lanes && cp->tiles && st->fn[SF_GTILE] >= 0 && !X->serial && R >= LACC_GROUP && n > 0)
-    return run_gtiles(X, st, R);
-  int grouped = cp->groups && st->fn[SF_GROUP] >= 0 && !st->ordered && R < units(X) &&
-                n / TUNE_CL_GROUP_CHUNK >= (int64_t)cp->group_size;
-  int part = grouped || (n >= 2 * TUNE_PART_GRAIN && !st->ordered && R < units(X));
-  if (!part && lanes) return run_tiles(X, st, R, n);
-  if (!part || X->serial) return run_rows(X, st, R, R * (n + 1));
+  fold_sizes z = { R, n, st->rank > 0 ? X->d[st->out]->ext[st->rank - 1] : 0, units(X), X->serial };
+  fold_way way = cl_fold_way(cp, st, &z);
+  if (way == FOLD_GROUP_TILES) return run_gtiles(X, st, R);
+  if (way == FOLD_LANE_TILES) return run_tiles(X, st, R, n);
+  if (way == FOLD_ROWS) return run_rows(X, st, R, R * (n + 1));
+  int grouped = way == FOLD_GROUP_TREE;
   int64_t nch = !grouped ? parts_for(X, n)
                  : n / TUNE_CL_GROUP_CHUNK < TUNE_CL_GROUP_PARTS ? n / TUNE_CL_GROUP_CHUNK
                                                                  : TUNE_CL_GROUP_PARTS;
@@ -567,8 +564,7 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
   int64_t m = X->d[st->out]->ext[st->rank - 1];
   int64_t R = m > 0 ? X->d[st->out]->size / m : 0;
   if (R == 0) return LACC_OK;
-  if (R >= units(X) || n < 2 * TUNE_PART_GRAIN || st->ordered || X->serial)
-    return run_rows(X, st, R, R * (n + 1));
+  if (!cl_scan_parts(st, R, n, units(X), X->serial)) return run_rows(X, st, R, R * (n + 1));
   int64_t nch = parts_for(X, n);
   int rc = alloc_out(X, st, st->partial, &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
@@ -593,8 +589,7 @@ static int run_permute(exec *X, const pstep *st, int64_t nsrc) {
   if (rc != LACC_OK || nsrc == 0) return rc == LACC_OK ? checked(X) : rc;
   const pslot *ps = &X->P->slots[st->out];
   int wide = ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64;
-  int spread = (!X->cp->info->is_cpu || size >= TUNE_PERMUTE_SPREAD) && !X->serial;
-  if (st->atomic && spread && (!wide || X->cp->i64_atomics))
+  if (cl_permute_spread(X->cp, st, size, wide, X->serial))
     rc = launch(X, st->fn[SF_ASCATTER], items_for(X, nsrc), nsrc, 0, nsrc, 0, 0);
   else
     rc = launch(X, st->fn[SF_SCATTER], 1, nsrc, 0, nsrc, 0, 0);

@@ -183,29 +183,61 @@ int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
   return LACC_OK;
 }
 
-/* ---- explain: how this device runs each step (the choices of run_fold, run_scan,
- * run_permute, run_rows and cl_sort above, as rules of the sizes a run meets) */
+/* ---- the launch choices (program.h), for launch.c's runners and for explain */
+
+int cl_fold_has(const clprog *cp, const pstep *st, fold_way way) {
+  switch (way) {
+  case FOLD_LANE_TILES: return cp->lane_tiles && st->fn[SF_TILE] >= 0;
+  case FOLD_GROUP_TILES: return cp->tiles && st->fn[SF_GTILE] >= 0;
+  case FOLD_GROUP_TREE: return cp->groups && st->fn[SF_GROUP] >= 0 && !st->ordered;
+  case FOLD_PARTS: return !st->ordered;
+  default: return 1;
+  }
+}
+
+fold_way cl_fold_way(const clprog *cp, const pstep *st, const fold_sizes *z) {
+  int lanes = cl_fold_has(cp, st, FOLD_LANE_TILES) && z->J >= st->tile_lanes && !z->serial;
+  if (!lanes && cl_fold_has(cp, st, FOLD_GROUP_TILES) && !z->serial && z->R >= LACC_GROUP && z->n > 0)
+    return FOLD_GROUP_TILES;
+  int few = z->R < z->units && !z->serial;   /* too few rows for a work-item each */
+  if (few && cl_fold_has(cp, st, FOLD_GROUP_TREE) && z->n / TUNE_CL_GROUP_CHUNK >= (int64_t)cp->group_size)
+    return FOLD_GROUP_TREE;
+  if (few && cl_fold_has(cp, st, FOLD_PARTS) && z->n >= 2 * TUNE_PART_GRAIN) return FOLD_PARTS;
+  return lanes ? FOLD_LANE_TILES : FOLD_ROWS;
+}
+
+int cl_scan_parts(const pstep *st, int64_t R, int64_t n, int64_t units, int serial) {
+  return R < units && n >= 2 * TUNE_PART_GRAIN && !st->ordered && !serial;
+}
+
+int cl_permute_spread(const clprog *cp, const pstep *st, int64_t targets, int wide, int serial) {
+  int many = !cp->info->is_cpu || targets >= TUNE_PERMUTE_SPREAD;   /* few: the cores contend */
+  return st->atomic && many && !serial && (!wide || cp->i64_atomics);
+}
+
+/* ---- explain: how this device runs each step (the ways cl_fold_has and the other
+ * choices above allow, as rules of the sizes a run meets) */
 
 static void describe_fold(text *b, const clprog *cp, const pstep *st) {
-  if (cp->lane_tiles && st->fn[SF_TILE] >= 0)
-    text_put(b, "    rows of %d outputs or more: the cpu backend's tiles, one output per "
-             "vector lane, a chunk of tiles a work-item\n", st->tile_lanes);
-  if (cp->tiles && st->fn[SF_GTILE] >= 0)
-    text_put(b, "    %s256 outputs or more: %dx%d work-group tiles, operands staged in local "
-             "memory\n", cp->lane_tiles && st->fn[SF_TILE] >= 0 ? "else " : "", LACC_GTILE,
+  int lanes = cl_fold_has(cp, st, FOLD_LANE_TILES);
+  if (cl_fold_has(cp, st, FOLD_GROUP_TILES))
+    text_put(b, "    %d outputs or more%s: %dx%d work-group tiles, operands staged in local "
+             "memory\n", LACC_GROUP, lanes ? " (rows shorter than the lane tiles')" : "", LACC_GTILE,
              LACC_GTILE);
-  if (st->ordered) {
-    text_put(b, "    a work-item's rows in order (an ordered fold)\n");
-    return;
-  }
-  if (cp->groups && st->fn[SF_GROUP] >= 0)
-    text_put(b, "    fewer rows than work-items can share, %d elements or more each: chunks "
-             "of %d, a work-item each, combined in order by a work-group tree in local "
-             "memory\n", TUNE_CL_GROUP_CHUNK * LACC_GROUP, TUNE_CL_GROUP_CHUNK);
-  else
-    text_put(b, "    fewer rows than compute units, %d elements or more each: chunk partials, "
-             "then one work-item combines them in order\n", 2 * TUNE_PART_GRAIN);
-  text_put(b, "    otherwise: a work-item's rows in order\n");
+  if (cl_fold_has(cp, st, FOLD_GROUP_TREE))
+    text_put(b, "    fewer rows than compute units, %d elements or more each: chunks of %d, a "
+             "work-item each, combined in order by a work-group tree in local memory\n",
+             TUNE_CL_GROUP_CHUNK * (int)cp->group_size, TUNE_CL_GROUP_CHUNK);
+  if (cl_fold_has(cp, st, FOLD_PARTS))
+    text_put(b, "    %sfewer rows than compute units, %d elements or more each: chunk partials, "
+             "then one work-item combines them in order\n",
+             cl_fold_has(cp, st, FOLD_GROUP_TREE) ? "else " : "", 2 * TUNE_PART_GRAIN);
+  if (lanes)
+    text_put(b, "    %srows of %d outputs or more: the cpu backend's tiles, one output per "
+             "vector lane, a chunk of tiles a work-item\n",
+             cl_fold_has(cp, st, FOLD_PARTS) ? "otherwise " : "", st->tile_lanes);
+  text_put(b, "    %sa work-item's rows in order%s\n", lanes || cl_fold_has(cp, st, FOLD_PARTS) ?
+           "otherwise: " : "", st->ordered ? " (an ordered fold)" : "");
 }
 
 static void describe_step(text *b, const clprog *cp, const kplan *P, const pstep *st) {
@@ -230,8 +262,8 @@ static void describe_step(text *b, const clprog *cp, const kplan *P, const pstep
   case SK_PERMUTE:
     text_put(b, "  a%d (permute): the defaults in %s; then the source scattered ", st->out,
              cp->info->is_cpu ? "chunks" : "one work-item per element");
-    if (!st->atomic) text_put(b, "in order by one work-item\n");
-    else if (!cp->info->is_cpu) text_put(b, "by compare-and-swap over many work-items\n");
+    if (!cl_permute_spread(cp, st, INT64_MAX, 0, 0)) text_put(b, "in order by one work-item\n");
+    else if (cl_permute_spread(cp, st, 1, 0, 0)) text_put(b, "by compare-and-swap over many work-items\n");
     else text_put(b, "by compare-and-swap over many work-items (%d targets or more), else in "
                   "order by one work-item\n", TUNE_PERMUTE_SPREAD);
     return;
