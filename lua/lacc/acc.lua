@@ -144,6 +144,8 @@ local function host_metatable()
     if type(k) == "number" then
       local v = core.array_get1(a, k)   -- a rank-1 scalar array's element, at once
       if v ~= nil then return v end
+      v = array.row_get(a, k)   -- a tuple of scalars, at once
+      if v ~= nil then return v end
       -- a[#a + 1] of a rank-1 array is nil, where Lua 5.4's ipairs stops
       if core.array_alive(a) and k == core.array_size(a) + 1 and #core.array_shape(a) == 1 then
         return nil

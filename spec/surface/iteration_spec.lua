@@ -101,6 +101,27 @@ describe("element access", function()
     assert.are.same(a:totable()[2][1][3], 255)
     -- the other elements untouched
     assert.are.same({ 42, 1e-300, true, 99, 8 }, { a:fields(3, 2) })
+    -- get and a[i] of a tuple of scalars take a direct path once the array is known: the
+    -- same tables as the general path, and the same errors
+    local p = lacc.fromtable({ { 1, 0.5 }, { -2, 0 / 0 }, { 3, -0.0 } }, lacc.tuple("i32", "f64"))
+    for round = 1, 2 do
+      for i = 1, 3 do
+        local f1, f2 = p:fields(i)
+        local got, elem = p:get(i), p[i]
+        assert.are.equal(f1, got[1], "round " .. round)
+        assert.are.equal(f1, elem[1])
+        if f2 ~= f2 then assert.is_true(got[2] ~= got[2] and elem[2] ~= elem[2])
+        else assert.are.equal(f2, got[2]); assert.are.equal(f2, elem[2]) end
+        assert.are.equal(2, #got)
+      end
+      local ok, err = pcall(p.get, p, 4)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("get: index 1 out of bounds: 4 not in 1..3", 1, true), tostring(err))
+    end
+    p:free()
+    local ok, err = pcall(p.get, p, 1)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("get: array used after free()", 1, true), tostring(err))
     -- a scalar array's field is its element; rank 0 takes no index; an empty tuple none
     local s = lacc.fromtable({ 3, 1, 4 }, "i32")
     assert.are.same({ 4 }, { s:fields(3) })
