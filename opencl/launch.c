@@ -175,21 +175,11 @@ static darr *darr_new(exec *X, const pslot *ps, int rank, const int64_t *ext) {
   d->refs = 1;
   d->dev = X->cp->dev;
   d->plan = ps->plan;
-  d->size = 1;
-  for (int i = 0; i < rank; i++) {
-    if (ext[i] < 0) {
-      free(d);
-      ctx_error(ctx, LACC_ERR_SHAPE, "negative extent %lld", (long long)ext[i]);
-      return NULL;
-    }
-    d->ext[i] = ext[i];
-    if (ext[i] > 0 && d->size > LACC_MAX_ELEMS / ext[i]) {
-      free(d);
-      ctx_error(ctx, LACC_ERR_MEMORY, "array too large (more than 2^40 elements)");
-      return NULL;
-    }
-    d->size *= ext[i];
+  if (shape_size(ctx, NULL, rank, ext, &d->size) != LACC_OK) {
+    free(d);
+    return NULL;
   }
+  for (int i = 0; i < rank; i++) d->ext[i] = ext[i];
   d->nbufs = ps->plan->nbufs;
   d->mem = calloc((size_t)(d->nbufs ? d->nbufs : 1), sizeof *d->mem);
   d->bytes = calloc((size_t)(d->nbufs ? d->nbufs : 1), sizeof *d->bytes);

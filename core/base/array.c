@@ -140,25 +140,25 @@ lacc_array *array_alloc_out(lacc_ctx *ctx, const lacc_type *t, int rank, const i
   return alloc_plan(ctx, t, rank, extent, plan, 0);
 }
 
+int shape_size(lacc_ctx *ctx, const char *prefix, int rank, const int64_t *ext, int64_t *size) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) {
+    if (ext[d] < 0) return err_shape_extent(ctx, prefix, ext[d], d + 1);
+    if (ext[d] > 0 && n > LACC_MAX_ELEMS / ext[d]) return err_shape_size(ctx, prefix);
+    n *= ext[d];
+  }
+  *size = n;
+  return LACC_OK;
+}
+
 static lacc_array *alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank,
                               const int64_t *extent, const layout_plan *plan, int zeroed) {
   if (rank < 0 || rank > LACC_MAX_RANK) {
     ctx_error(ctx, LACC_ERR_ARG, "rank %d is out of range (0 to %d)", rank, LACC_MAX_RANK);
     return NULL;
   }
-  int64_t size = 1;
-  for (int d = 0; d < rank; d++) {
-    if (extent[d] < 0) {
-      ctx_error(ctx, LACC_ERR_SHAPE, "negative extent %lld in dimension %d",
-                (long long)extent[d], d + 1);
-      return NULL;
-    }
-    if (extent[d] > 0 && size > LACC_MAX_ELEMS / extent[d]) {
-      ctx_error(ctx, LACC_ERR_MEMORY, "array too large (more than 2^40 elements)");
-      return NULL;
-    }
-    size *= extent[d];
-  }
+  int64_t size;
+  if (shape_size(ctx, NULL, rank, extent, &size) != LACC_OK) return NULL;
   lacc_array *a = ctx_alloc(ctx, sizeof *a);
   if (a == NULL) return NULL;
   a->buf = ctx_alloc(ctx, sizeof *a->buf * (size_t)(plan->nbufs ? plan->nbufs : 1));

@@ -60,8 +60,20 @@ int err_oom(lacc_ctx *ctx) { return ctx_error(ctx, LACC_ERR_MEMORY, "out of memo
 /* Worded as array.c words an allocation past the limit, then named as node_alloc_error
  * names it. */
 int err_too_large(lacc_ctx *ctx, const char *what, const char *where) {
-  return ctx_error(ctx, LACC_ERR_MEMORY, "%s: array too large (more than 2^40 elements) "
-                   "(at %s)", what, at(where));
+  return ctx_error(ctx, LACC_ERR_MEMORY, "%s: array too large (more than 2^%d elements) "
+                   "(at %s)", what, LACC_MAX_ELEMS_LOG2, at(where));
+}
+
+/* A shape that no array may have (shape_size): a negative extent, or more than 2^40
+ * elements; prefix (NULL: none) names what was asked. */
+int err_shape_extent(lacc_ctx *ctx, const char *prefix, int64_t extent, int dim) {
+  return ctx_error(ctx, LACC_ERR_SHAPE, "%s%snegative extent %lld in dimension %d",
+                   prefix != NULL ? prefix : "", prefix != NULL ? ": " : "", (long long)extent, dim);
+}
+
+int err_shape_size(lacc_ctx *ctx, const char *prefix) {
+  return ctx_error(ctx, LACC_ERR_MEMORY, "%s%sarray too large (more than 2^%d elements)",
+                   prefix != NULL ? prefix : "", prefix != NULL ? ": " : "", LACC_MAX_ELEMS_LOG2);
 }
 
 int err_extent(lacc_ctx *ctx, const char *what, int64_t extent, int64_t dim,

@@ -299,6 +299,12 @@ int err_reshape(lacc_ctx *ctx, int64_t have, int64_t want, const char *where);
 int err_fold1_empty(lacc_ctx *ctx, const char *where);
 int err_oom(lacc_ctx *ctx);
 int err_too_large(lacc_ctx *ctx, const char *what, const char *where);
+int err_shape_extent(lacc_ctx *ctx, const char *prefix, int64_t extent, int dim);
+int err_shape_size(lacc_ctx *ctx, const char *prefix);
+/* The elements of an array of `rank` extents (*size), checked as every array is: no
+ * negative extent, at most 2^40 elements, no product formed past that (array.c). An
+ * error's text starts with prefix (NULL: none). */
+int shape_size(lacc_ctx *ctx, const char *prefix, int rank, const int64_t *ext, int64_t *size);
 int err_extent(lacc_ctx *ctx, const char *what, int64_t extent, int64_t dim,
                const char *where);
 /* K_STENCIL's field: the boundary (low 4 bits) and the window size of dimension d in

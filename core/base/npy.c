@@ -93,19 +93,13 @@ static int parse_int(hparse *P, int dim, int64_t *out) {
   return 1;
 }
 
-/* The shape by array.c's rule, so that the allocation cannot fail on it unnamed: each
- * prefix product at most 2^40, with no product ever formed past it. */
+/* The shape by array.c's rule (shape_size), so that the allocation cannot fail on it
+ * unnamed. */
 static int shape_fits(hparse *P, const int64_t *ext, int rank) {
-  int64_t size = 1;
-  for (int d = 0; d < rank; d++) {
-    if (ext[d] > 0 && size > LACC_MAX_ELEMS / ext[d]) {
-      ctx_error(P->ctx, LACC_ERR_MEMORY, "load: %s: array too large (more than 2^40 elements)",
-                P->path);
-      return 0;
-    }
-    size *= ext[d];
-  }
-  return 1;
+  char prefix[LACC_ERRMAX];
+  snprintf(prefix, sizeof prefix, "load: %.900s", P->path);
+  int64_t size;
+  return shape_size(P->ctx, prefix, rank, ext, &size) == LACC_OK;
 }
 
 /* "<f8", "|u1", ">i4", "=b1": the scalar and whether it must be swapped here. */
