@@ -138,6 +138,16 @@ static int checked(exec *E) {
   return run_stopped(E->ctx) ? run_interrupted(E->ctx) : LACC_OK;
 }
 
+/* R rows (a fold's or scan's) of n elements each, in parallel chunks of rows, each row in
+ * order by its body function. */
+static int run_rows(exec *E, const pstep *st, int64_t R, int64_t n) {
+  launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], R,
+               chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
+  if (l.nchunks > R) l.nchunks = R;
+  pool_run(l.nchunks, run_range, &l);
+  return checked(E);
+}
+
 static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int64_t R = E->S[st->out].size, n = inner;
   if (!st->with_z && n == 0 && R > 0)
@@ -159,13 +169,7 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
   }
-  if (!part) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], R,
-                 chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
-    if (l.nchunks > R) l.nchunks = R;
-    pool_run(l.nchunks, run_range, &l);
-    return checked(E);
-  }
+  if (!part) return run_rows(E, st, R, n);
   int64_t nch = parts_for(n);
   int64_t one = nch;
   int rc = alloc_out(E, st, st->partial, &one);
@@ -191,13 +195,8 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   int64_t R = m > 0 ? E->S[st->out].size / m : 0;
   int threads = pool_threads();
   if (R == 0) return LACC_OK;
-  if (R >= threads || n < 2 * TUNE_PART_GRAIN || threads == 1 || st->ordered) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], R,
-                 chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
-    if (l.nchunks > R) l.nchunks = R;
-    pool_run(l.nchunks, run_range, &l);
-    return checked(E);
-  }
+  if (R >= threads || n < 2 * TUNE_PART_GRAIN || threads == 1 || st->ordered)
+    return run_rows(E, st, R, n);
   int64_t nch = parts_for(n);
   int rc = alloc_out(E, st, st->partial, &nch);
   if (rc != LACC_OK) return rc;

@@ -30,23 +30,22 @@ static const kpass passes[] = {
 };
 enum { NPASSES = sizeof passes / sizeof passes[0] };
 
-/* The pass LACC_DUMP names (or "lower", "all"): whether to print after `name`. */
-static int dump_after(const char *name) {
-  char want[32];
-  if (!setting_text("LACC_DUMP", want, sizeof want)) return 0;
+/* The pass LACC_DUMP names ("lower", a pass, "all"), into want; 0 when none is named. */
+static int dump_wanted(char *want, size_t cap) {
+  if (!setting_text("LACC_DUMP", want, cap)) return 0;
   int known = strcmp(want, "lower") == 0 || strcmp(want, "all") == 0;
   for (int i = 0; i < NPASSES && !known; i++) known = strcmp(want, passes[i].name) == 0;
-  if (!known) {
+  if (!known)
     warn_once("setting LACC_DUMP", "ignoring LACC_DUMP=%.31s: expected lower, fold, hoist, "
               "refold, ranges, tiles, gtiles or all", want);
-    return 0;
-  }
-  return strcmp(want, "all") == 0 || strcmp(want, name) == 0;
+  return known;
 }
 
-/* After the lowering or a pass: the dump asked for, then the verifier's word. */
-static int after(lacc_ctx *ctx, const kplan *P, const char *name, int verify) {
-  if (dump_after(name)) kir_dump(P, name, stderr);
+/* After the lowering or a pass: the dump asked for (dump: LACC_DUMP's pass, or NULL),
+ * then the verifier's word. */
+static int after(lacc_ctx *ctx, const kplan *P, const char *name, const char *dump, int verify) {
+  if (dump != NULL && (strcmp(dump, "all") == 0 || strcmp(dump, name) == 0))
+    kir_dump(P, name, stderr);
   char why[256];
   if (verify && kir_verify(P, why, sizeof why) != 0)
     return ctx_error(ctx, LACC_ERR_BACKEND, "internal error: the kernel IR after %s is "
@@ -63,7 +62,9 @@ static int run_pass(const kpass *p, kplan *P) {
 
 int kir_passes(lacc_ctx *ctx, kplan *P) {
   int verify = setting_switch("LACC_VERIFY", 0);
-  int rc = after(ctx, P, "lower", verify);
+  char want[32];
+  const char *dump = dump_wanted(want, sizeof want) ? want : NULL;
+  int rc = after(ctx, P, "lower", dump, verify);
   if (rc == LACC_OK && plan_count_checks(P, 0) != LACC_OK) return err_oom(ctx);
   for (int i = 0; i < NPASSES && rc == LACC_OK; i++) {
     const kpass *p = &passes[i];
@@ -71,7 +72,7 @@ int kir_passes(lacc_ctx *ctx, kplan *P) {
     rc = run_pass(p, P);
     if (rc == LACC_ERR_MEMORY) return err_oom(ctx);
     if (rc != LACC_OK) return ctx_error(ctx, rc, "%s: malformed kernel function", p->name);
-    rc = after(ctx, P, p->name, verify);
+    rc = after(ctx, P, p->name, dump, verify);
   }
   if (rc == LACC_OK && plan_count_checks(P, 1) != LACC_OK) return err_oom(ctx);
   return rc;
