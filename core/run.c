@@ -228,7 +228,7 @@ static int hold_begin(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *con
   for (int i = 0; i < h->n; i++) {
     h->held[i] = i < nargs ? args[i] : p->uses[i - nargs]->array;
     lacc_array_retain(h->held[i]);
-    h->held[i]->busy++;
+    array_busy(h->held[i], 1);
   }
   p->refs++;
   return LACC_OK;
@@ -249,7 +249,7 @@ static int64_t hold_work(const run_hold *h, int64_t *span) {
 
 static void hold_end(run_hold *h) {
   for (int i = 0; i < h->n; i++) {
-    h->held[i]->busy--;
+    array_busy(h->held[i], -1);
     lacc_array_release(h->held[i]);
   }
   free(h->held);

@@ -126,6 +126,7 @@ lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64
   return plan != NULL ? array_alloc_plan(ctx, t, rank, extent, plan) : NULL;
 }
 
+static void view_sync(lacc_array *a);
 static lacc_array *alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank,
                               const int64_t *extent, const layout_plan *plan, int zeroed);
 
@@ -188,6 +189,7 @@ static lacc_array *alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank,
   }
   ctx->bytes += a->bytes;
   ctx_retain(ctx);
+  view_sync(a);
   return a;
 }
 
@@ -199,6 +201,27 @@ void array_store(lacc_array *a, int64_t i, const lacc_val *leaves) {
   layout_store(a->plan, a->type, a->buf, i, leaves);
 }
 
+_Static_assert((int)S_F64 == (int)LACC_F64 && (int)S_BOOL == (int)LACC_BOOL,
+               "lacc_scalar follows scalar_kind");
+
+/* The view record follows every change of where a's values are and who may write them. */
+static void view_sync(lacc_array *a) {
+  lacc_view *v = &a->view;
+  if (a->type->kind != T_SCALAR) return;
+  v->data = a->buf[0];
+  v->size = a->size;
+  v->cols = a->rank > 0 ? a->extent[a->rank - 1] : 1;
+  v->rank = a->rank;
+  v->scalar = (int32_t)a->type->scalar;
+  v->readable = !a->host_stale;
+  v->writable = !a->host_stale && a->mirror == NULL && a->busy == 0;
+}
+
+void array_busy(lacc_array *a, int d) {
+  a->busy += d;
+  view_sync(a);
+}
+
 static void drop_mirror(lacc_array *a) {
   if (a->mirror != NULL) a->mirror->ops->drop(a->mirror);
   a->mirror = NULL;
@@ -208,18 +231,21 @@ int array_host(lacc_array *a) {
   if (!a->host_stale) return LACC_OK;
   int rc = a->mirror->ops->fetch(a->mirror, a);
   if (rc == LACC_OK) a->host_stale = 0;
+  view_sync(a);
   return rc;
 }
 
 void array_host_written(lacc_array *a) {
   drop_mirror(a);
   a->host_stale = 0;
+  view_sync(a);
 }
 
 void array_set_mirror(lacc_array *a, array_mirror *m, int stale) {
   drop_mirror(a);
   a->mirror = m;
   a->host_stale = stale;
+  view_sync(a);
 }
 
 lacc_array *array_relayout(lacc_ctx *ctx, lacc_array *a, const layout_plan *plan) {

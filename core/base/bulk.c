@@ -118,3 +118,7 @@ const void *lacc_array_data_read(lacc_array *a) {
   if (!scalar_only(a) || array_host(a) != LACC_OK) return NULL;
   return a->buf[0];
 }
+
+const lacc_view *lacc_array_view(lacc_array *a) {
+  return a->type->kind == T_SCALAR ? &a->view : NULL;
+}

@@ -210,6 +210,7 @@ struct lacc_array {
   int busy;                    /* runs reading it now: host writes are refused (run.c) */
   int exposed;                 /* a tag leaf's buffer was handed out (lacc_array_leaf_data):
                                   its tags are checked before each run */
+  lacc_view view;              /* kept current by view_sync (array.c) */
 };
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent);
@@ -232,6 +233,8 @@ void array_store(lacc_array *a, int64_t i, const lacc_val *leaves);
 int array_host(lacc_array *a);
 /* a's host buffers are about to change: its mirror is dropped (after array_host). */
 void array_host_written(lacc_array *a);
+/* A run starts (+1) or ends (-1) reading a: host writes are refused meanwhile. */
+void array_busy(lacc_array *a, int d);
 /* m becomes a's mirror (the old one is dropped); stale: only m holds the values. */
 void array_set_mirror(lacc_array *a, array_mirror *m, int stale);
 /* Before a run reads a: when raw pointers to its tags were handed out, every element's

@@ -67,6 +67,24 @@ typedef struct lacc_stats {
 /* Copies between the host and devices since the context was made: the OpenCL backend
  * keeps arrays on its device across runs and reads one back only when the host needs
  * its values. */
+/* The storage of an array of a scalar type as it stands, for hosts that read and write
+ * elements without a call (LuaJIT's FFI). The record stays at one address for the
+ * array's life and lacc keeps it current: data (row-major, C's types) may be read while
+ * readable is 1 and written while writable is 1 (its values are on the host, no device
+ * holds a copy, no run is reading the array). Otherwise ask lacc_array_data_read or
+ * lacc_array_data, which make it so where they can. scalar: a lacc_scalar. */
+typedef enum lacc_scalar {
+  LACC_BOOL, LACC_I8, LACC_I16, LACC_I32, LACC_I64, LACC_U8, LACC_U16, LACC_U32, LACC_U64,
+  LACC_F32, LACC_F64
+} lacc_scalar;
+typedef struct lacc_view {
+  void *data;
+  int64_t size;        /* elements */
+  int64_t cols;        /* the last extent (1 at rank 0) */
+  int32_t rank, scalar;
+  int32_t readable, writable;
+} lacc_view;
+
 typedef struct lacc_transfers {
   int64_t uploads, downloads;   /* arrays copied to a device, back to the host */
   int64_t bytes_up, bytes_down;
@@ -142,6 +160,8 @@ int lacc_array_to_buffer(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes)
 void *lacc_array_data(lacc_array *a);
 /* The same for reading only (a copy of the array on a device stays in use). */
 const void *lacc_array_data_read(lacc_array *a);
+/* The array's view record (above); NULL for types other than scalars. */
+const lacc_view *lacc_array_view(lacc_array *a);
 /* NumPy's .npy files (versions 1.0 to 3.0, C order, either byte order; dtypes b1, i1-i8,
  * u1-u8, f4, f8 and structured dtypes of them, which are tuples). A load is a new array
  * (NULL with an error for a file lacc cannot hold); a save writes version 1.0 (2.0 for a

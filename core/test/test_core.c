@@ -231,6 +231,7 @@ typedef struct {
   int64_t n;
   int calls, set_rc;
   void *leaf;
+  lacc_view during;             /* the argument's view record in the first progress call */
 } run_probe;
 
 /* The first progress call drops the host's references to the running program and its
@@ -240,6 +241,7 @@ static void drop_during_run(void *ud, double fraction) {
   (void)fraction;
   run_probe *h = ud;
   if (h->calls++ > 0) return;
+  h->during = *lacc_array_view(h->arg);
   h->set_rc = lacc_array_set_f(h->c, h->arg, 0, 0, 5);
   h->leaf = lacc_array_leaf_data(h->arg, 0);
   lacc_array_release(h->arg);
@@ -267,6 +269,9 @@ static void test_run_holds_args(void) {
   h.prog = lacc_program_new(c, "cpu", 1, 1, &m);
   lacc_set_progress(c, drop_during_run, &h, 0);
   lacc_array *out = NULL, *arg = h.arg;
+  const lacc_view *v = lacc_array_view(h.arg);
+  check(v != NULL && v->data == d && v->size == h.n && v->cols == h.n && v->rank == 1 &&
+        v->scalar == LACC_F64 && v->readable && v->writable, "a new array's view");
   int rc = h.prog != NULL ? lacc_program_run(c, h.prog, 1, &arg, &out) : -1;
   lacc_set_progress(c, NULL, NULL, 0);
   check(rc == LACC_OK && h.calls > 0, "a run with a progress callback that drops its arguments");
@@ -278,6 +283,14 @@ static void test_run_holds_args(void) {
     ok = lacc_array_get_f(c, out, 0, i, &v) == LACC_OK && v == 2.0 * (double)i;
   }
   check(ok, "the run reads its argument as it was, though the host dropped it");
+  check(h.during.readable && !h.during.writable, "a running program's argument: read only");
+  v = out != NULL ? lacc_array_view(out) : NULL;
+  check(v != NULL && v->readable && v->writable, "a cpu run's result may be written at once");
+  check(lacc_array_view(h.junk) != NULL && lacc_array_view(h.junk)->writable,
+        "an array made during a run may be written");
+  lacc_array *pairs = lacc_array_new(c, "(i32,f64)", 1, &h.n);
+  check(pairs != NULL && lacc_array_view(pairs) == NULL, "a tuple array has no view");
+  lacc_array_release(pairs);
   lacc_array_release(out);
   lacc_array_release(h.junk);
   lacc_array_release(h.arg);

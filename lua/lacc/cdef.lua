@@ -34,6 +34,17 @@ typedef struct lacc_stats {
   int intermediates;
   int lets;
 } lacc_stats;
+typedef enum lacc_scalar {
+  LACC_BOOL, LACC_I8, LACC_I16, LACC_I32, LACC_I64, LACC_U8, LACC_U16, LACC_U32, LACC_U64,
+  LACC_F32, LACC_F64
+} lacc_scalar;
+typedef struct lacc_view {
+  void *data;
+  int64_t size;
+  int64_t cols;
+  int32_t rank, scalar;
+  int32_t readable, writable;
+} lacc_view;
 typedef struct lacc_transfers {
   int64_t uploads, downloads;
   int64_t bytes_up, bytes_down;
@@ -75,6 +86,7 @@ lacc_array *lacc_array_from_buffer(lacc_ctx *ctx, const char *type, int rank,
 int lacc_array_to_buffer(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes);
 void *lacc_array_data(lacc_array *a);
 const void *lacc_array_data_read(lacc_array *a);
+const lacc_view *lacc_array_view(lacc_array *a);
 lacc_array *lacc_array_load_npy(lacc_ctx *ctx, const char *path);
 int lacc_array_save_npy(lacc_ctx *ctx, lacc_array *a, const char *path);
 int lacc_array_write_png(lacc_ctx *ctx, lacc_array *a, const char *path);

@@ -13,7 +13,7 @@ if registry["lacc.ffi_core"] then return registry["lacc.ffi_core"] end
 
 ffi.cdef(require "lacc.cdef")
 ffi.cdef [[
-typedef struct { lacc_array *a; } lacc_array_box;
+typedef struct { lacc_array *a; const lacc_view *v; } lacc_array_box;
 double fma(double, double, double);
 ]]
 
@@ -73,6 +73,7 @@ local function box_gc(b)
   if b.a ~= nil then
     C.lacc_array_release(b.a)
     b.a = nil
+    b.v = nil
   end
 end
 ffi.metatype(box_t, {
@@ -95,7 +96,7 @@ local function wrap_array(p)
     collectgarbage("collect")
     gc_mark = 2 * tonumber(C.lacc_ctx_bytes(live()))
   end
-  return box_t(p)
+  return box_t(p, C.lacc_array_view(p))
 end
 
 local function check_array(b)
@@ -400,10 +401,35 @@ end
 
 -- a:get(i) of a rank-1 and a:get(i, j) of a rank-2 scalar array (other ranks, and other
 -- index counts, take the general path)
+-- The scalar names in lacc_scalar's order, and the position of element (i) or (i, j)
+-- read from an array's view record when the view serves it (else nil).
+local scalar_names = { [0] = "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+  "f32", "f64" }
+local function view_pos(v, n, i, j)
+  if n == 1 then
+    if v.rank ~= 1 or type(i) ~= "number" or i < 1 or i > v.size or i ~= math.floor(i) then
+      return nil
+    end
+    return i - 1
+  end
+  if v.rank ~= 2 or type(i) ~= "number" or type(j) ~= "number" or i < 1 or j < 1
+      or j > v.cols or i * v.cols > v.size or i ~= math.floor(i) or j ~= math.floor(j) then
+    return nil
+  end
+  return (i - 1) * v.cols + (j - 1)
+end
+
 function M.array_get1(b, ...)
   local n = select("#", ...)
   if n > 2 or not M.array_alive(b) then return nil end
   local i, j = ...
+  local v = b.v
+  if v ~= nil and v.readable ~= 0 then   -- the view: no call into the core
+    local k = view_pos(v, n, i, j)
+    if k == nil then return nil end
+    local t = scalar_names[v.scalar]
+    return elem_read(ffi.cast(elem_ptr[t], v.data), t, k)
+  end
   local p, t, k
   if n == 1 then
     p, t = rank1_ptr(b.a, i, false)
@@ -420,6 +446,14 @@ function M.array_set1(b, ...)
   local n = select("#", ...)
   if n < 2 or n > 3 or not M.array_alive(b) then return nil end
   local i, j, v = ...
+  local w = b.v
+  if w ~= nil and w.writable ~= 0 then   -- the view: no call into the core
+    local k = view_pos(w, n - 1, i, j)
+    if k == nil then return nil end
+    if n == 2 then v = j end
+    local t = scalar_names[w.scalar]
+    return elem_write(ffi.cast(elem_ptr[t], w.data), t, k, v)
+  end
   local p, t, k
   if n == 2 then   -- a:set(i, v)
     p, t = rank1_ptr(b.a, i, true)
