@@ -66,9 +66,9 @@ $(B)/liblacc_mpi.so: mpi/lacc_mpi.c mpi/lacc_mpi.h $(B)/flags
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS_ALL) -Impi -shared -o $@ mpi/lacc_mpi.c $(LDFLAGS_ALL) -ldl -lpthread
 
-$(B)/lacc/mpi_core.so: bindings/lacc_mpi_core.c mpi/lacc_mpi.c mpi/lacc_mpi.h $(B)/flags
+$(B)/lacc/mpi_core.so: bindings/lacc_mpi_core.c bindings/lacc_mpi_core.h bindings/mpi_entries.c mpi/lacc_mpi.c mpi/lacc_mpi.h $(B)/flags
 	@mkdir -p $(dir $@)
-	$(MPICC) $(CFLAGS_ALL) $(LUA_INC) -Impi -shared -o $@ bindings/lacc_mpi_core.c mpi/lacc_mpi.c \
+	$(MPICC) $(CFLAGS_ALL) $(LUA_INC) -Impi -shared -o $@ bindings/lacc_mpi_core.c bindings/mpi_entries.c mpi/lacc_mpi.c \
 	  $(LDFLAGS_ALL) -ldl -lpthread
 
 $(B)/test_core: core/test/test_core.c $(B)/liblacc.so
@@ -115,10 +115,13 @@ cdef:
 	sh tools/gen_cdef.sh core/include/lacc.h > lua/lacc/cdef.lua
 	sh tools/gen_cdef.sh mpi/lacc_mpi.h > lua/lacc/mpi_cdef.lua
 
-# The plain entry points of both bindings, generated from bindings/entries.def and committed.
+# The plain entry points of both bindings, generated from bindings/entries.def and
+# mpi/entries.def, and committed.
 entries:
 	lua5.4 tools/gen_entries.lua c < bindings/entries.def > bindings/entries.c
 	lua5.4 tools/gen_entries.lua lua < bindings/entries.def > lua/lacc/ffi_entries.lua
+	lua5.4 tools/gen_entries.lua c < mpi/entries.def > bindings/mpi_entries.c
+	lua5.4 tools/gen_entries.lua lua < mpi/entries.def > lua/lacc/mpi_entries.lua
 
 check-cdef:
 	@sh tools/gen_cdef.sh core/include/lacc.h | diff -u lua/lacc/cdef.lua - \

@@ -59,32 +59,41 @@ static int l_array_read_png(lua_State *L) {
 }
 
 static int l_array_save_npy(lua_State *L) {
-  if (lacc_array_save_npy(lb_ctx(L), lb_check_array(L, 1), luaL_checkstring(L, 2)) != LACC_OK) return lb_raise(L);
+  if (lacc_array_save_npy(lb_ctx(L), lb_check_array(L, 1), luaL_checkstring(L, 2)) != 0) return lb_raise(L);
   return 0;
 }
 
 static int l_array_write_png(lua_State *L) {
-  if (lacc_array_write_png(lb_ctx(L), lb_check_array(L, 1), luaL_checkstring(L, 2)) != LACC_OK) return lb_raise(L);
+  if (lacc_array_write_png(lb_ctx(L), lb_check_array(L, 1), luaL_checkstring(L, 2)) != 0) return lb_raise(L);
   return 0;
 }
 
 static int l_set_layout(lua_State *L) {
-  if (lacc_set_layout(lb_ctx(L), luaL_checkstring(L, 1)) != LACC_OK) return lb_raise(L);
+  if (lacc_set_layout(lb_ctx(L), luaL_checkstring(L, 1)) != 0) return lb_raise(L);
   return 0;
 }
 
 static int l_config_set(lua_State *L) {
-  if (lacc_config_set(lb_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, NULL)) != LACC_OK) return lb_raise(L);
+  if (lacc_config_set(lb_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, NULL)) != 0) return lb_raise(L);
   return 0;
 }
 
 static int l_set_option(lua_State *L) {
-  if (lacc_set_option(lb_ctx(L), luaL_checkstring(L, 1), lua_toboolean(L, 2)) != LACC_OK) return lb_raise(L);
+  if (lacc_set_option(lb_ctx(L), luaL_checkstring(L, 1), lua_toboolean(L, 2)) != 0) return lb_raise(L);
   return 0;
 }
 
 static int l_node_var(lua_State *L) {
   return lb_push_node(L, lacc_exp_var(lb_ctx(L), luaL_checkstring(L, 1), luaL_optstring(L, 2, "?")));
+}
+
+static int l_node_const(lua_State *L) {
+  return lb_push_node(L, lacc_exp_const_value(lb_ctx(L), luaL_checkstring(L, 1), lb_value(L, 2, &(lacc_value){ 0 }), luaL_optstring(L, 3, "?")));
+}
+
+static int l_array_set(lua_State *L) {
+  if (lacc_array_set_value(lb_ctx(L), lb_check_array(L, 1), (int)luaL_checkinteger(L, 2), (int64_t)luaL_checkinteger(L, 3), lb_value(L, 4, &(lacc_value){ 0 })) != 0) return lb_raise(L);
+  return 0;
 }
 
 static int l_node_use(lua_State *L) {
@@ -124,6 +133,8 @@ const luaL_Reg lb_entry_funcs[] = {
   { "config_set", l_config_set },
   { "set_option", l_set_option },
   { "node_var", l_node_var },
+  { "node_const", l_node_const },
+  { "array_set", l_array_set },
   { "node_use", l_node_use },
   { "node_prj", l_node_prj },
   { "node_cast", l_node_cast },

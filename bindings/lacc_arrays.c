@@ -90,42 +90,6 @@ static int l_array_get(lua_State *L) {
   return 1;
 }
 
-static int l_array_set(lua_State *L) {
-  lacc_array *a;
-  int leaf;
-  int64_t i;
-  const char *t = leaf_args(L, &a, &leaf, &i);
-  lacc_ctx *ctx = lb_ctx(L);
-  int rc;
-  if (strcmp(t, "bool") == 0) {
-    if (!lua_isboolean(L, 4))
-      return lb_fail(L, "expected a boolean for bool, got %s", luaL_typename(L, 4));
-    rc = lacc_array_set_i(ctx, a, leaf, i, lua_toboolean(L, 4));
-  } else if (lb_is_float_type(t)) {
-    if (lua_type(L, 4) != LUA_TNUMBER)
-      return lb_fail(L, "expected a number for %s, got %s", t, luaL_typename(L, 4));
-    rc = lacc_array_set_f(ctx, a, leaf, i, lua_tonumber(L, 4));
-  } else {
-    int ok;
-    lua_Integer v = lua_tointegerx(L, 4, &ok);
-    if (!ok && lua_type(L, 4) == LUA_TNUMBER) {
-      lua_Number d = lua_tonumber(L, 4);
-      /* integral floats beyond the int64 range (u64 values) go through a float cast */
-      if (d == floor(d) && d >= 9223372036854775808.0 && d < 18446744073709551616.0) {
-        rc = lacc_array_set_f(ctx, a, leaf, i, d);
-        return rc == LACC_OK ? 0 : lb_raise(L);
-      }
-    }
-    if (!ok) {
-      if (lua_type(L, 4) == LUA_TNUMBER)
-        return lb_fail(L, "expected an integer for %s, got %s", t, lua_tostring(L, 4));
-      return lb_fail(L, "expected an integer for %s, got %s", t, luaL_typename(L, 4));
-    }
-    rc = lacc_array_set_i(ctx, a, leaf, i, v);
-  }
-  return rc == LACC_OK ? 0 : lb_raise(L);
-}
-
 /* ---- bulk data: packed bytes and rows of Lua values */
 
 typedef enum { E_NONE = -1, E_BOOL, E_I8, E_I16, E_I32, E_I64, E_U8, E_U16, E_U32, E_U64, E_F32, E_F64 } elem_kind;
@@ -151,33 +115,15 @@ static int l_array_from_bytes(lua_State *L) {
   return 1;
 }
 
-/* One copy into the new string: straight from a scalar array's buffer; a tuple's fields
- * packed into a scratch buffer first. */
 /* Bytes [off, off + n) of the storage of an array of a scalar type (row-major, as C
  * stores them): array_read_bytes(a, off, n) -> string; array_write_bytes(a, off, s)
  * writes s there. For lacc.mpi's halo rows: no copy of the whole array. */
-static void *scalar_storage(lua_State *L, lacc_array *a, int64_t off, int64_t n, int write) {
-  lacc_ctx *ctx = lb_ctx(L);
-  if (elem_of(lacc_array_type(a)) == E_NONE) {
-    lb_fail(L, "array bytes: %s is not a scalar type", lacc_array_type(a));
-    return NULL;
-  }
-  int64_t total = lacc_type_bytes(ctx, lacc_array_type(a)) * lacc_array_size(a);
-  if (off < 0 || n < 0 || off > total || n > total - off) {
-    lb_fail(L, "array bytes: [%lld, %lld) outside the array's %lld bytes", (long long)off,
-         (long long)(off + n), (long long)total);
-    return NULL;
-  }
-  void *p = write ? lacc_array_data(a) : (void *)lacc_array_data_read(a);
-  if (p == NULL && total > 0) lb_raise(L);
-  return p;
-}
-
 static int l_array_read_bytes(lua_State *L) {
   lacc_array *a = lb_check_array(L, 1);
   int64_t off = (int64_t)luaL_checkinteger(L, 2), n = (int64_t)luaL_checkinteger(L, 3);
-  const char *p = scalar_storage(L, a, off, n, 0);
-  lua_pushlstring(L, n > 0 ? p + off : "", (size_t)n);
+  const char *p = lacc_array_bytes(lb_ctx(L), a, off, n, 0);
+  if (p == NULL) return lb_raise(L);
+  lua_pushlstring(L, p, (size_t)n);
   return 1;
 }
 
@@ -186,11 +132,14 @@ static int l_array_write_bytes(lua_State *L) {
   int64_t off = (int64_t)luaL_checkinteger(L, 2);
   size_t n;
   const char *s = luaL_checklstring(L, 3, &n);
-  char *p = scalar_storage(L, a, off, (int64_t)n, 1);
-  if (n > 0) memcpy(p + off, s, n);
+  char *p = lacc_array_bytes(lb_ctx(L), a, off, (int64_t)n, 1);
+  if (p == NULL) return lb_raise(L);
+  if (n > 0) memcpy(p, s, n);
   return 0;
 }
 
+/* One copy into the new string: straight from a scalar array's buffer; a tuple's fields
+ * packed into a scratch buffer first. */
 static int l_array_to_bytes(lua_State *L) {
   lacc_array *a = lb_check_array(L, 1);
   lacc_ctx *ctx = lb_ctx(L);
@@ -443,7 +392,7 @@ static int l_array_row(lua_State *L) {
 const luaL_Reg lb_array_funcs[] = {
   { "array_new", l_array_new }, { "array_free", l_array_free }, { "array_shape", l_array_shape },
   { "array_leaf_type", l_array_leaf_type }, { "array_get", l_array_get },
-  { "array_set", l_array_set }, { "array_from_bytes", l_array_from_bytes },
+  { "array_from_bytes", l_array_from_bytes },
   { "array_to_bytes", l_array_to_bytes }, { "array_read_bytes", l_array_read_bytes },
   { "array_write_bytes", l_array_write_bytes }, { "array_fill", l_array_fill },
   { "array_row", l_array_row }, { "maxn", l_maxn }, { "array_get1", l_array_get1 },

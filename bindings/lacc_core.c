@@ -99,29 +99,29 @@ static int node_gc(lua_State *L) {
 
 static const char *opt_where(lua_State *L, int i) { return luaL_optstring(L, i, "?"); }
 
-/* node_const(type, value, where): value a number, or a boolean for bool */
-static int l_node_const(lua_State *L) {
-  const char *type = luaL_checkstring(L, 1);
-  const char *where = opt_where(L, 3);
-  lacc_ctx *ctx = lb_ctx(L);
-  if (strcmp(type, "bool") == 0) {
-    if (!lua_isboolean(L, 2))
-      return lb_fail(L, "constant: expected a boolean for bool, got %s (at %s)",
-                        luaL_typename(L, 2), where);
-    return lb_push_node(L, lacc_exp_const_i(ctx, type, lua_toboolean(L, 2), where));
+/* The Lua value at i as a lacc_value in *v (the core checks it against a type). */
+const lacc_value *lb_value(lua_State *L, int i, lacc_value *v) {
+  v->name = luaL_typename(L, i);
+  v->i = 0;
+  v->f = 0;
+  switch (lua_type(L, i)) {
+  case LUA_TBOOLEAN:
+    v->kind = LACC_VALUE_BOOL;
+    v->i = lua_toboolean(L, i);
+    return v;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, i)) {
+      v->kind = LACC_VALUE_INT;
+      v->i = lua_tointeger(L, i);
+    } else {
+      v->kind = LACC_VALUE_FLOAT;
+      v->f = lua_tonumber(L, i);
+    }
+    return v;
+  default:
+    v->kind = LACC_VALUE_OTHER;
+    return v;
   }
-  if (lua_type(L, 2) != LUA_TNUMBER)
-    return lb_fail(L, "constant: expected a number for %s, got %s (at %s)", type,
-                      luaL_typename(L, 2), where);
-  if (lb_is_float_type(type)) return lb_push_node(L, lacc_exp_const_f(ctx, type, lua_tonumber(L, 2), where));
-  int ok;
-  lua_Integer v = lua_tointegerx(L, 2, &ok);
-  if (ok) return lb_push_node(L, lacc_exp_const_i(ctx, type, v, where));
-  lua_Number d = lua_tonumber(L, 2);
-  if (d == floor(d) && d >= 9223372036854775808.0 && d < 18446744073709551616.0)
-    return lb_push_node(L, lacc_exp_const_f(ctx, type, d, where));
-  return lb_fail(L, "constant: %s is not a value of %s (cast the other operand?) (at %s)",
-                    lua_tostring(L, 2), type, where);
 }
 
 /* A scalar operation's arguments: a match takes one alternative per constructor after its
@@ -437,7 +437,7 @@ static void push_limits(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-  { "version", l_version }, { "node_const", l_node_const }, { "node_op", l_node_op },
+  { "version", l_version }, { "node_op", l_node_op },
   { "fma", l_fma }, { "config_get", l_config_get }, { "node_con", l_node_con },
   { "node_lam", l_node_lam }, { "node_acc", l_node_acc }, { "node_info", l_node_info },
   { "run", l_run }, { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices },

@@ -44,6 +44,8 @@ LB_HIDDEN void lb_push_array(lua_State *L, lacc_array *a);
 LB_HIDDEN int lb_array_gc(lua_State *L);
 /* Whether t names a float type ("f32", "f64"). */
 LB_HIDDEN int lb_is_float_type(const char *t);
+/* The Lua value at i described in *v for the core's checks (lacc_value); returns v. */
+LB_HIDDEN const lacc_value *lb_value(lua_State *L, int i, lacc_value *v);
 /* A node handle at i. */
 LB_HIDDEN lacc_node *lb_check_node(lua_State *L, int i);
 /* n as a new Lua handle, or the context's error when n is NULL. */

@@ -1,42 +1,16 @@
 /* lacc_mpi_core.c: the Lua 5.4 C module `lacc.mpi_core` over mpi/lacc_mpi.h.
  *
- * Owns: Lua strings and tables <-> the byte collectives. The LuaJIT side (the `ffi`
- * part of lua/lacc/mpi.lua) offers the same functions over the FFI; keep the two in
- * step. Must not: hold semantics (lua/lacc/mpi.lua decides what moves where).
+ * Owns: Lua strings and tables <-> the byte collectives, agree and stats; the plain entry
+ * points come from mpi/entries.def (mpi_entries.c). LuaJIT's lua/lacc/mpi_ffi.lua offers
+ * the same functions over the FFI (bindings_spec checks the names match). Must not: hold
+ * semantics (lua/lacc/mpi/ decides what moves where).
  */
-#include <lauxlib.h>
-#include <lua.h>
 #include <stdlib.h>
-#include "lacc_mpi.h"
+#include "lacc_mpi_core.h"
 
-static int raise(lua_State *L) {
+int lm_raise(lua_State *L) {
   lua_pushstring(L, lacc_mpi_error());
   return lua_error(L);
-}
-
-static int l_init(lua_State *L) {
-  if (lacc_mpi_init() != 0) return raise(L);
-  return 0;
-}
-
-static int l_initialized(lua_State *L) {
-  lua_pushboolean(L, lacc_mpi_initialized());
-  return 1;
-}
-
-static int l_rank(lua_State *L) {
-  lua_pushinteger(L, lacc_mpi_rank());
-  return 1;
-}
-
-static int l_size(lua_State *L) {
-  lua_pushinteger(L, lacc_mpi_size());
-  return 1;
-}
-
-static int l_wtime(lua_State *L) {
-  lua_pushnumber(L, lacc_mpi_wtime());
-  return 1;
 }
 
 /* a buffer of size parts (lens) as a table of strings, the buffer freed */
@@ -57,7 +31,7 @@ static int l_allgather(lua_State *L) {
   int size = lacc_mpi_size();
   int64_t *lens = lua_newuserdatauv(L, sizeof *lens * (size_t)size, 0);
   void *out;
-  if (lacc_mpi_allgather(s, (int64_t)n, lens, &out) != 0) return raise(L);
+  if (lacc_mpi_allgather(s, (int64_t)n, lens, &out) != 0) return lm_raise(L);
   push_parts(L, out, lens, size);
   return 1;
 }
@@ -79,7 +53,7 @@ static int l_alltoall(lua_State *L) {
   }
   luaL_pushresult(&b);
   void *out;
-  if (lacc_mpi_alltoall(lua_tostring(L, -1), lens, lens + size, &out) != 0) return raise(L);
+  if (lacc_mpi_alltoall(lua_tostring(L, -1), lens, lens + size, &out) != 0) return lm_raise(L);
   push_parts(L, out, lens + size, size);
   return 1;
 }
@@ -92,17 +66,12 @@ static int l_agree(lua_State *L) {
   const char *what = luaL_optstring(L, 3, "");
   int first;
   char *text;
-  if (lacc_mpi_agree(failed, msg, what, &first, &text) != 0) return raise(L);
+  if (lacc_mpi_agree(failed, msg, what, &first, &text) != 0) return lm_raise(L);
   if (first < 0) return 0;
   lua_pushinteger(L, first + 1);
   lua_pushstring(L, text);
   lacc_mpi_free(text);
   return 2;
-}
-
-static int l_barrier(lua_State *L) {
-  if (lacc_mpi_barrier() != 0) return raise(L);
-  return 0;
 }
 
 static int l_stats(lua_State *L) {
@@ -117,12 +86,6 @@ static int l_stats(lua_State *L) {
   return 1;
 }
 
-static int l_reset_stats(lua_State *L) {
-  (void)L;
-  lacc_mpi_reset_stats();
-  return 0;
-}
-
 static int l_abort(lua_State *L) {
   lacc_mpi_abort((int)luaL_optinteger(L, 1, 1));
   return 0;
@@ -130,14 +93,10 @@ static int l_abort(lua_State *L) {
 
 int luaopen_lacc_mpi_core(lua_State *L) {
   static const luaL_Reg fns[] = {
-    { "init", l_init },           { "initialized", l_initialized },
-    { "rank", l_rank },           { "size", l_size },
-    { "wtime", l_wtime },         { "allgather", l_allgather },
-    { "alltoall", l_alltoall },   { "agree", l_agree },
-    { "barrier", l_barrier },     { "stats", l_stats },
-    { "reset_stats", l_reset_stats }, { "abort", l_abort },
-    { NULL, NULL },
+    { "allgather", l_allgather }, { "alltoall", l_alltoall }, { "agree", l_agree },
+    { "stats", l_stats },         { "abort", l_abort },       { NULL, NULL },
   };
   luaL_newlib(L, fns);
+  luaL_setfuncs(L, lm_entry_funcs, 0);
   return 1;
 }

@@ -569,8 +569,8 @@ static int cache_file(const device *d, const char *options, const char *src, dis
 /* Whether the device's driver keeps built programs itself: PoCL does (POCL_KERNEL_CACHE,
  * on unless set to 0), keyed by source and options as lacc's cache is, and there lacc
  * keeps no binary: asking PoCL for one makes it compile every kernel once more for any
- * work-group size, which doubled the first build of a large program (4.2 s to 8.8 s
- * here), and its own cache already makes a second process's build a lookup. */
+ * work-group size, which doubled the first build of a large program (docs/design.md, Measurements), and its
+ * own cache already makes a second process's build a lookup. */
 static int driver_caches(const device *d) {
   if (strstr(d->info.platform, "Portable Computing Language") == NULL) return 0;
   const char *v = getenv("POCL_KERNEL_CACHE");

@@ -68,7 +68,7 @@ static void darr_release(darr *d) { darr_put(NULL, d); }
 
 /* The first n elements of each of d's buffers read into dst[b] on queue q, the last read
  * blocking if block: the queue is in order, so one wait covers them all (each wait on
- * PoCL costs a round trip to its threads, about 0.03 ms). An enqueue that fails waits
+ * PoCL costs a round trip to its threads). An enqueue that fails waits
  * for those before it, whose targets the caller may free. */
 static int read_buffers(lacc_ctx *ctx, cl_command_queue q, const darr *d, int64_t n,
                         void *const *dst, cl_bool block) {
@@ -505,15 +505,15 @@ static int run_gtiles(exec *X, const pstep *st, int64_t R) {
 
 /* On a CPU device, a fold of many rows whose elements lie side by side across rows in
  * the cpu backend's tiles (FN_TILE, lower_tile.c), a chunk of tiles a work-item: the
- * column sums of a 4096 x 4096 f32 matrix, each work-item's outputs read down their
- * columns, took 41x the C loop's time on PoCL, 2.4x in tiles; on a GPU neighbouring
- * work-items' reads of neighbouring outputs are coalesced already. */
+ * column sums of a matrix, each work-item's outputs read down their columns, were many
+ * times slower without them (docs/design.md, Measurements); on a GPU neighbouring work-items' reads of
+ * neighbouring outputs are coalesced already. */
 static int run_tiles(exec *X, const pstep *st, int64_t R, int64_t n) {
   int64_t lw = st->tile_lanes, rows = st->tile_rows, J = X->d[st->out]->ext[st->rank - 1];
   int64_t tiles = (R / J + rows - 1) / rows * ((J + lw - 1) / lw);
   /* few long chunks (a chunk rereads b's blocks), by the work, not the outputs: the
    * column sums of a 4096 x 4096 matrix are 16 tiles of 4096-element folds, which
-   * counted by outputs went to one work-item (3.6x the cpu backend's time) */
+   * counted by outputs went to one work-item */
   int64_t nch = items_for(X, R * (n + 1));
   int64_t most = X->cp->info->is_cpu ? (int64_t)X->cp->info->compute_units * 8 : nch;
   if (nch > most) nch = most;

@@ -53,7 +53,8 @@ static void drop_at_locked(int i) {
 /* The smallest pooled buffer of device dev of bytes to bytes + bytes / 4, taken out
  * (its size in *cap): the newest of exactly that size at once (a program run in a loop
  * gets back the sizes it gave; the pool may hold thousands of small results that Lua's
- * collector freed together, and a scan of them all took 5% of a small run's time). */
+ * collector freed together, and a scan of them all cost a visible share of a small
+ * run's time). */
 static cl_mem take_locked(int dev, size_t bytes, size_t *cap) {
   int best = -1;
   for (int i = pool.n - 1; i >= 0; i--)

@@ -95,16 +95,14 @@ static void choose_paths(clprog *cp) {
    * CPU device) */
   cp->groups = !cp->info->is_cpu || env_on("LACC_CL_TREE");
   /* contractions run in tiles whose operands are staged in local memory, on every
-   * device (LACC_CL_TILES=0 turns them off): on PoCL's CPU device a 512 x 512 f32
-   * product took 43 ms in them and 99 ms as a work-item's rows in order */
+   * device (LACC_CL_TILES=0 turns them off): faster on PoCL's CPU device too (docs/design.md, Measurements) */
   cp->tiles = setting_switch("LACC_CL_TILES", 1);
   /* on a CPU device the cpu backend's tiles, where a fold has them, before work-group
-   * tiles: a 1024 x 1024 f32 product took 1.1x the C loop's time in them on PoCL, 10.6x
-   * in work-group tiles (LACC_CL_LANE_TILES=0 turns them off) */
+   * tiles (docs/design.md, Measurements; LACC_CL_LANE_TILES=0 turns them off) */
   cp->lane_tiles = cp->info->is_cpu && setting_switch("LACC_CL_LANE_TILES", 1);
   /* on a CPU device f32 exp and log are the prelude's straight-line code, which the
-   * device compiler vectorises: PoCL's built-ins kept Black-Scholes' loop scalar, 7x
-   * slower (LACC_CL_OWN_MATH=0: the built-ins, as on a GPU) */
+   * device compiler vectorises: PoCL's built-ins kept Black-Scholes' loop scalar
+   * (LACC_CL_OWN_MATH=0: the built-ins, as on a GPU) */
   cp->own_math = cp->info->is_cpu && setting_switch("LACC_CL_OWN_MATH", 1);
 }
 

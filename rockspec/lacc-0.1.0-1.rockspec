@@ -41,6 +41,7 @@ build = {
       ["lacc.exp"] = "lua/lacc/exp.lua",
       ["lacc.ffi_core"] = "lua/lacc/ffi_core.lua",
       ["lacc.ffi_entries"] = "lua/lacc/ffi_entries.lua",
+      ["lacc.mpi_entries"] = "lua/lacc/mpi_entries.lua",
       ["lacc.mpi"] = "lua/lacc/mpi.lua",
       ["lacc.mpi.base"] = "lua/lacc/mpi/base.lua",
       ["lacc.mpi.data"] = "lua/lacc/mpi/data.lua",

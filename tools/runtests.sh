@@ -81,10 +81,12 @@ fi
 
 echo "== entries (bindings/entries.def: the plain entry points of both bindings)"
 if "$LUA54" tools/gen_entries.lua c < bindings/entries.def | diff -u bindings/entries.c - >"$log" &&
-   "$LUA54" tools/gen_entries.lua lua < bindings/entries.def | diff -u lua/lacc/ffi_entries.lua - >>"$log"; then
+   "$LUA54" tools/gen_entries.lua lua < bindings/entries.def | diff -u lua/lacc/ffi_entries.lua - >>"$log" &&
+   "$LUA54" tools/gen_entries.lua c < mpi/entries.def | diff -u bindings/mpi_entries.c - >>"$log" &&
+   "$LUA54" tools/gen_entries.lua lua < mpi/entries.def | diff -u lua/lacc/mpi_entries.lua - >>"$log"; then
   passed=$((passed + 1))
 else
-  cat "$log"; echo "bindings/entries.c or lua/lacc/ffi_entries.lua is out of date: run 'make entries'"
+  cat "$log"; echo "a file generated from bindings/entries.def or mpi/entries.def is out of date: run 'make entries'"
   failed=$((failed + 1))
 fi
 

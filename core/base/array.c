@@ -492,3 +492,13 @@ int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v
   array_host_written(a);
   return leaf_set(a, leaf, i, val_cast(k, S_F64, x));
 }
+
+int lacc_array_set_value(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, const lacc_value *v) {
+  int rc = check_access(ctx, a, leaf, i);
+  if (rc != LACC_OK) return rc;
+  lacc_val x;
+  scalar_kind from;
+  if (value_route(ctx, type_leaf(a->type, leaf), v, 0, NULL, &x, &from) != LACC_OK)
+    return lacc_errcode(ctx);
+  return from == S_F64 ? lacc_array_set_f(ctx, a, leaf, i, x.d) : lacc_array_set_i(ctx, a, leaf, i, x.i);
+}

@@ -119,6 +119,24 @@ const void *lacc_array_data_read(lacc_array *a) {
   return a->buf[0];
 }
 
+void *lacc_array_bytes(lacc_ctx *ctx, lacc_array *a, int64_t off, int64_t n, int write) {
+  static char none;    /* where an empty range of an empty array points */
+  ctx_clear(ctx);
+  if (a->type->kind != T_SCALAR) {
+    ctx_error(ctx, LACC_ERR_TYPE, "array bytes: %s is not a scalar type", a->type->sig);
+    return NULL;
+  }
+  int64_t total = (int64_t)scalar_size(a->type->scalar) * a->size;
+  if (off < 0 || n < 0 || off > total || n > total - off) {
+    ctx_error(ctx, LACC_ERR_ARG, "array bytes: [%lld, %lld) outside the array's %lld bytes",
+              (long long)off, (long long)(off + n), (long long)total);
+    return NULL;
+  }
+  if (total == 0) return &none;
+  char *p = write ? lacc_array_data(a) : (char *)lacc_array_data_read(a);
+  return p != NULL ? p + off : NULL;
+}
+
 const lacc_view *lacc_array_view(lacc_array *a) {
   return a->type->kind == T_SCALAR ? &a->view : NULL;
 }

@@ -21,9 +21,9 @@
 /* Iterations of a fold over a fused producer (a contraction): no index may wrap. */
 #define LACC_MAX_SPACE ((int64_t)1 << 62)
 #define LACC_ERRMAX 1024
-/* Generated code past LACC_OPT_SOURCE takes an optimising compiler minutes (gcc: 65 s at
- * -O1 for a 4.7 MB match of 4096 constructors, 6 s at -O0): it is compiled without
- * optimisation. Past LACC_MAX_SOURCE a program is refused rather than left to hang. */
+/* Generated code past LACC_OPT_SOURCE takes an optimising compiler minutes (docs/design.md, Measurements): it
+ * is compiled without optimisation. Past LACC_MAX_SOURCE a program is refused rather
+ * than left to hang. */
 #define LACC_OPT_SOURCE ((size_t)TUNE_OPT_SOURCE)
 #define LACC_MAX_SOURCE ((size_t)TUNE_MAX_SOURCE)
 
@@ -301,6 +301,11 @@ int err_divzero(lacc_ctx *ctx, const char *prim, const char *where);
 int err_reshape(lacc_ctx *ctx, int64_t have, int64_t want, const char *where);
 int err_fold1_empty(lacc_ctx *ctx, const char *where);
 int err_oom(lacc_ctx *ctx);
+/* How a host value (lacc_value) goes into a scalar of kind k: *out as S_I64 or S_F64
+ * (*from), or the error in the words of an element write, or of a constant at `where`
+ * when as_const (values.c). */
+int value_route(lacc_ctx *ctx, scalar_kind k, const lacc_value *v, int as_const,
+                const char *where, lacc_val *out, scalar_kind *from);
 int err_too_large(lacc_ctx *ctx, const char *what, const char *where);
 int err_shape_extent(lacc_ctx *ctx, const char *prefix, int64_t extent, int dim);
 int err_shape_size(lacc_ctx *ctx, const char *prefix);

@@ -111,8 +111,8 @@ static void scatter64(const radix *r, int64_t lo, int64_t hi, int64_t *next) {
 }
 
 /* The chunk's next places in a local array: stores through the key and position
- * pointers then cannot be taken to change them (10M u32 keys: 1.70x the hand-written
- * C radix sort before, 0.98x after; i64: 1.53x, 0.93x). */
+ * pointers then cannot be taken to change them, and the compiler keeps them in
+ * registers (docs/design.md, Measurements). */
 static void scatter_chunk(void *arg, int64_t c) {
   const radix *r = arg;
   int64_t lo, hi, next[256];

@@ -15,8 +15,8 @@
  * 2^14 elements take microseconds of simple code, milliseconds of heavy code, and a chunk
  * costs about as much as a few elements. Partials: their memory is one element each. A
  * permute onto few targets: the threads would contend for the same cache lines. Code past
- * OPT_SOURCE takes an optimising compiler minutes (gcc -O1: 65 s for a 4.7 MB match of
- * 4096 constructors, 6 s at -O0); past MAX_SOURCE a program is refused, not left to hang. */
+ * OPT_SOURCE takes an optimising compiler minutes; past MAX_SOURCE a program is refused,
+ * not left to hang (the measurements behind these: docs/design.md, Measurements). */
 #define LACC_TUNE_INTS(X) \
   X(CPU_GRAIN, 4096, "elements", \
     "cpu: the least work of a chunk of a parallel loop (below it, no thread hand-off)") \
@@ -48,9 +48,8 @@
   X(TILE_STREAM_LANES_MOST, 256, "outputs", "cpu-like: the most outputs of a streaming tile") \
   X(TILE_FIELDS, 4, "fields", "cpu-like: the most fields of a tuple a tile folds")
 
-/* The paces are this machine's (the interpreter 0.1-0.5 us an element; tcc's code 1.3 ns
- * an element of saxpy, 10 ns a step of the matrix product's inner loop), the gain tcc's
- * code against gcc -O3's on the benchmarks (3x Black-Scholes, 6x saxpy, 60x the blur). */
+/* The paces are the development machine's: the interpreter's and tcc's code's time an
+ * element, and the gain of gcc -O3's code over tcc's on the benchmarks (docs/design.md, Measurements). */
 #define LACC_TUNE_REALS(X) \
   X(FAST_BUILD_S, 0.03, "s", \
     "auto tier: the interpreter's budget for a run, and its time after which a build pays") \

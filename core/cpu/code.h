@@ -12,7 +12,7 @@ typedef struct cpu_code cpu_code;
 
 /* A program's code in up to CPU_MAX_PARTS translation units, compiled at once: the
  * parts of a program of at least CPU_PART_BYTES of C (cpu_build_parts: how many for
- * `bytes` of C in nfns functions; here a 150 KB program took 1.76 s of gcc -O3). */
+ * `bytes` of C in nfns functions; gcc's time grows with a unit's size: docs/design.md, Measurements). */
 enum { CPU_MAX_PARTS = 4, CPU_PART_BYTES = 65536 };
 int cpu_build_parts(size_t bytes, int nfns);
 /* A plan's code from nparts sources (taken: srcs[i] set to NULL), part i holding the

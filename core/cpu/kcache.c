@@ -170,9 +170,8 @@ static int write_file(const char *path, const void *p, size_t n) {
 /* An optimisation level that overrides the flags' for a program whose kernels would take
  * an optimising C compiler too long: past LACC_OPT_SOURCE bytes of C, -O0 (gcc: minutes
  * at -O3); by default (no LACC_CFLAGS), -O2 where a loop has more than LONG_LOOP
- * operations: gcc's vectorisers at -O3 grow faster than the code (a map of 2000
- * floating-point operations in one chain: 4.3 s at -O3, 1.2 s at -O2; 1000: 1.4 s and
- * 0.5 s; the benchmarks' longest loops have 36 to 482). NULL: the flags as they are. */
+ * operations: gcc's vectorisers at -O3 take time that grows faster than the code
+ * (docs/design.md, Measurements). NULL: the flags as they are. */
 enum { LONG_LOOP = 800 };
 static const char *opt_level(const char *src, int64_t longest) {
   if (strlen(src) > LACC_OPT_SOURCE) {

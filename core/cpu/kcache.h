@@ -33,7 +33,7 @@ int obtain(const request *q, int how, int (*stop)(void *), void *arg, char *err,
 int obtain_now(lacc_ctx *ctx, const char *src, int64_t longest, int how, void **dl);
 
 /* Seconds an optimised build of `bytes` of C takes at this process's pace so far (at
- * first 0.1 s plus 5 us a byte, this machine's gcc -O3 on the benchmarks' kernels). */
+ * first a guess fitted to gcc -O3 on the benchmarks' kernels: docs/design.md, Measurements). */
 double kcache_build_seconds(size_t bytes);
 
 /* fork(): the caches' locks held across it (builds.c's handlers call these). */

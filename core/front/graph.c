@@ -202,6 +202,18 @@ lacc_node *lacc_exp_const_f(lacc_ctx *ctx, const char *type, double v, const cha
   return constant(ctx, type, S_F64, x, where);
 }
 
+lacc_node *lacc_exp_const_value(lacc_ctx *ctx, const char *type, const lacc_value *v,
+                                const char *where) {
+  ctx_clear(ctx);
+  const lacc_type *t = type_parse(ctx, type);
+  if (t == NULL) return NULL;
+  lacc_val x = { .i = 0 };
+  scalar_kind from = S_I64;
+  if (t->kind == T_SCALAR && value_route(ctx, t->scalar, v, 1, place(where), &x, &from) != LACC_OK)
+    return NULL;
+  return constant(ctx, type, from, x, where);
+}
+
 lacc_node *lacc_exp_var(lacc_ctx *ctx, const char *type, const char *where) {
   ctx_clear(ctx);
   const lacc_type *t = type_parse(ctx, type);

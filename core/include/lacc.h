@@ -160,6 +160,9 @@ int lacc_array_to_buffer(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes)
 void *lacc_array_data(lacc_array *a);
 /* The same for reading only (a copy of the array on a device stays in use). */
 const void *lacc_array_data_read(lacc_array *a);
+/* Bytes [off, off + n) of that storage (for writing when write is 1): a pointer to byte
+ * off, or NULL with an error (another type, a range outside the array's bytes). */
+void *lacc_array_bytes(lacc_ctx *ctx, lacc_array *a, int64_t off, int64_t n, int write);
 /* The array's view record (above); NULL for types other than scalars. */
 const lacc_view *lacc_array_view(lacc_array *a);
 /* NumPy's .npy files (versions 1.0 to 3.0, C order, either byte order; dtypes b1, i1-i8,
@@ -183,6 +186,30 @@ int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, do
  * reading the array (from a progress callback). */
 int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t v);
 int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v);
+
+/* A host language's value, checked against a scalar type by the calls below with the
+ * same rules and words on every binding: a boolean only for bool; a number (any kind)
+ * for f32 and f64; an integral number for the integer types (wrapped to the type's width,
+ * as C converts); anything else an error naming `name`, the host's name of the value's
+ * type ("string", "table", ...), which the binding gives for every value. */
+typedef enum lacc_value_kind {
+  LACC_VALUE_BOOL,    /* i: 0 or 1 */
+  LACC_VALUE_INT,     /* i: an integer (the host's integer type, or a 64-bit box) */
+  LACC_VALUE_UINT,    /* i: the bits of an unsigned 64-bit integer past 2^63 */
+  LACC_VALUE_FLOAT,   /* f: a floating-point number (integral ones fit integer types) */
+  LACC_VALUE_OTHER    /* not a number or a boolean */
+} lacc_value_kind;
+typedef struct lacc_value {
+  int32_t kind;
+  int64_t i;
+  double f;
+  const char *name;
+} lacc_value;
+/* Element i (linear) of leaf `leaf` set from v, or the error (as lacc_array_set_i). */
+int lacc_array_set_value(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, const lacc_value *v);
+/* A constant of scalar `type` from v (the words say "constant: ... (at where)"). */
+lacc_node *lacc_exp_const_value(lacc_ctx *ctx, const char *type, const lacc_value *v,
+                                const char *where);
 
 /* Graph nodes. `where` is the host's source place ("file.lua:12"), copied.
  * Scalar level (Exp): */

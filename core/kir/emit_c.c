@@ -124,7 +124,7 @@ static const char *const cl_prelude =
   "#else\n#define LACC_EXPECT(c, v) (c)\n#endif\n"
   /* LACC_OWN_MATH (CPU devices): f32 exp and log as straight-line code, so that the
    * device compiler vectorises loops that call them (PoCL's built-ins kept its loops
-   * scalar: Black-Scholes 7x slower). Cephes' polynomials; checked over every f32
+   * scalar: docs/design.md, Measurements). Cephes' polynomials; checked over every f32
    * input: within 0.99 ulp (exp) and 0.83 ulp (log) of the exact value, with
    * subnormal results and arguments, infinities and NaN as C99 Annex F says. */
   "#ifdef LACC_OWN_MATH\n"

@@ -178,8 +178,7 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   int k = lw_var(L, S_I64);
   lw_k_for(L, k, lw_k_int(L, S_I64, with_z ? 0 : 1), K, 1);
   /* the lanes of one step along the rows, unrolled whole on OpenCL: PoCL then keeps
-   * them in vector registers, as gcc does unasked (column sums of a 4096 x 4096 f32
-   * matrix 4.4 -> 1.8 ms; unrolled 16 times: 30 ms) */
+   * them in vector registers, as gcc does unasked (measured: docs/design.md, Measurements) */
   l = lane_loop(L, LW, LW);
   fn(L)->tile_lane = l;
   j = lw_k_prim(L, P_ADD, jb, l);

@@ -86,6 +86,7 @@ lacc_array *lacc_array_from_buffer(lacc_ctx *ctx, const char *type, int rank,
 int lacc_array_to_buffer(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes);
 void *lacc_array_data(lacc_array *a);
 const void *lacc_array_data_read(lacc_array *a);
+void *lacc_array_bytes(lacc_ctx *ctx, lacc_array *a, int64_t off, int64_t n, int write);
 const lacc_view *lacc_array_view(lacc_array *a);
 lacc_array *lacc_array_load_npy(lacc_ctx *ctx, const char *path);
 int lacc_array_save_npy(lacc_ctx *ctx, lacc_array *a, const char *path);
@@ -95,6 +96,22 @@ int lacc_array_get_i(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, in
 int lacc_array_get_f(lacc_ctx *ctx, const lacc_array *a, int leaf, int64_t i, double *out);
 int lacc_array_set_i(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, int64_t v);
 int lacc_array_set_f(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, double v);
+typedef enum lacc_value_kind {
+  LACC_VALUE_BOOL,
+  LACC_VALUE_INT,
+  LACC_VALUE_UINT,
+  LACC_VALUE_FLOAT,
+  LACC_VALUE_OTHER
+} lacc_value_kind;
+typedef struct lacc_value {
+  int32_t kind;
+  int64_t i;
+  double f;
+  const char *name;
+} lacc_value;
+int lacc_array_set_value(lacc_ctx *ctx, lacc_array *a, int leaf, int64_t i, const lacc_value *v);
+lacc_node *lacc_exp_const_value(lacc_ctx *ctx, const char *type, const lacc_value *v,
+                                const char *where);
 lacc_node *lacc_exp_const_i(lacc_ctx *ctx, const char *type, int64_t v, const char *where);
 lacc_node *lacc_exp_const_f(lacc_ctx *ctx, const char *type, double v, const char *where);
 lacc_node *lacc_exp_var(lacc_ctx *ctx, const char *type, const char *where);

@@ -111,9 +111,29 @@ local function wrap_node(p)
   return ffi.gc(p, C.lacc_node_release)
 end
 
+-- A Lua value described for the core's checks (lacc_value): one record, reused, since no
+-- entry point takes two values.
+local value_box = ffi.new("lacc_value")
+local function value_of(v)
+  local tv, r = type(v), value_box
+  r.name, r.i, r.f = tv, 0, 0
+  if tv == "boolean" then
+    r.kind, r.i = C.LACC_VALUE_BOOL, v and 1 or 0
+  elseif tv == "number" then   -- LuaJIT's numbers are doubles: the core takes integral ones
+    r.kind, r.f = C.LACC_VALUE_FLOAT, v
+  elseif ffi.istype("int64_t", v) then
+    r.kind, r.i = C.LACC_VALUE_INT, v
+  elseif ffi.istype("uint64_t", v) then
+    r.kind, r.i = v < 0x8000000000000000ULL and C.LACC_VALUE_INT or C.LACC_VALUE_UINT, ffi.cast("int64_t", v)
+  else
+    r.kind = C.LACC_VALUE_OTHER
+  end
+  return r
+end
+
 -- the plain entry points, generated from bindings/entries.def (ffi_entries.lua)
 for name, f in pairs(require("lacc.ffi_entries")(C, { live = live, check_array = check_array,
-  wrap_node = wrap_node, wrap_array = wrap_array, raise = raise })) do
+  wrap_node = wrap_node, wrap_array = wrap_array, raise = raise, value_of = value_of })) do
   M[name] = f
 end
 
@@ -224,24 +244,15 @@ end
 
 -- Bytes [off, off + n) of the storage of an array of a scalar type (lacc_arrays.c's
 -- array_read_bytes / array_write_bytes).
-local function scalar_storage(a, off, n, write)
-  local t = ffi.string(C.lacc_array_type(a))
-  if not elem_ptr[t] then error(("array bytes: %s is not a scalar type"):format(t), 0) end
-  local total = M.type_bytes(t) * tonumber(C.lacc_array_size(a))
-  if off < 0 or n < 0 or off > total or n > total - off then
-    error(("array bytes: [%d, %d) outside the array's %d bytes"):format(off, off + n, total), 0)
-  end
-  local p = write and C.lacc_array_data(a) or C.lacc_array_data_read(a)
-  if p == nil and total > 0 then raise() end
-  return ffi.cast("char *", p)
-end
 function M.array_read_bytes(b, off, n)
-  local p = scalar_storage(check_array(b), off, n, false)
-  return n > 0 and ffi.string(p + off, n) or ""
+  local p = C.lacc_array_bytes(live(), check_array(b), off, n, 0)
+  if p == nil then raise() end
+  return ffi.string(p, n)
 end
 function M.array_write_bytes(b, off, s)
-  local p = scalar_storage(check_array(b), off, #s, true)
-  if #s > 0 then ffi.copy(p + off, s, #s) end
+  local p = C.lacc_array_bytes(live(), check_array(b), off, #s, 1)
+  if p == nil then raise() end
+  ffi.copy(p, s, #s)
 end
 
 function M.array_to_bytes(b)
@@ -599,60 +610,6 @@ end
 
 function is_int64(v)
   return type(v) == "cdata" and (ffi.istype("int64_t", v) or ffi.istype("uint64_t", v))
-end
-
-function M.array_set(b, leaf, i, v)
-  local a = check_array(b)
-  local t = M.array_leaf_type(b, leaf)
-  local rc
-  if t == "bool" then
-    if type(v) ~= "boolean" then
-      error(("expected a boolean for bool, got %s"):format(type(v)), 2)
-    end
-    rc = C.lacc_array_set_i(live(), a, leaf, i, v and 1 or 0)
-  elseif t:sub(1, 1) == "f" then
-    if type(v) ~= "number" then
-      error(("expected a number for %s, got %s"):format(t, type(v)), 2)
-    end
-    rc = C.lacc_array_set_f(live(), a, leaf, i, v)
-  elseif is_int64(v) then
-    rc = C.lacc_array_set_i(live(), a, leaf, i, ffi.cast("int64_t", v))
-  elseif type(v) == "number" and v == math.floor(v) then
-    if v >= -2^63 and v < 2^63 then rc = C.lacc_array_set_i(live(), a, leaf, i, v)
-    else rc = C.lacc_array_set_f(live(), a, leaf, i, v) end
-  else
-    error(("expected an integer for %s, got %s"):format(t,
-      type(v) == "number" and tostring(v) or type(v)), 2)
-  end
-  if rc ~= 0 then raise() end
-end
-
-function M.node_const(t, v, where)
-  where = where or "?"
-  if t == "bool" then
-    if type(v) ~= "boolean" then
-      error(("constant: expected a boolean for bool, got %s (at %s)"):format(type(v), where), 0)
-    end
-    return wrap_node(C.lacc_exp_const_i(live(), t, v and 1 or 0, where))
-  end
-  if is_int64(v) then
-    if t:sub(1, 1) == "f" then
-      return wrap_node(C.lacc_exp_const_f(live(), t, tonumber(v), where))
-    end
-    return wrap_node(C.lacc_exp_const_i(live(), t, ffi.cast("int64_t", v), where))
-  end
-  if type(v) ~= "number" then
-    error(("constant: expected a number for %s, got %s (at %s)"):format(t, type(v), where), 0)
-  end
-  if t:sub(1, 1) == "f" then return wrap_node(C.lacc_exp_const_f(live(), t, v, where)) end
-  if v == math.floor(v) and v >= -2^63 and v < 2^63 then
-    return wrap_node(C.lacc_exp_const_i(live(), t, v, where))
-  end
-  if v == math.floor(v) and v >= 2^63 and v < 2^64 then
-    return wrap_node(C.lacc_exp_const_f(live(), t, v, where))
-  end
-  error(("constant: %s is not a value of %s (cast the other operand?) (at %s)"):format(
-    tostring(v), t, where), 0)
 end
 
 

@@ -3,8 +3,8 @@
 -- ffi_core.lua's helpers (h).
 local ffi_string = require("ffi").string
 return function(C, h)
-  local live, check_array, wrap_node, wrap_array, raise =
-    h.live, h.check_array, h.wrap_node, h.wrap_array, h.raise
+  local live, check_array, wrap_node, wrap_array, raise, value_of =
+    h.live, h.check_array, h.wrap_node, h.wrap_array, h.raise, h.value_of
   local F = {}
   function F.abi_version()
     return tonumber(C.lacc_abi_version())
@@ -59,6 +59,12 @@ return function(C, h)
   end
   function F.node_var(a1, a2)
     return wrap_node(C.lacc_exp_var(live(), a1, (a2 or "?")))
+  end
+  function F.node_const(a1, a2, a3)
+    return wrap_node(C.lacc_exp_const_value(live(), a1, value_of(a2), (a3 or "?")))
+  end
+  function F.array_set(a1, a2, a3, a4)
+    if C.lacc_array_set_value(live(), check_array(a1), a2, a3, value_of(a4)) ~= 0 then raise() end
   end
   function F.node_use(a1, a2)
     return wrap_node(C.lacc_acc_use(live(), check_array(a1), (a2 or "?")))

@@ -1,6 +1,7 @@
 -- lacc.mpi_ffi: LuaJIT's binding of liblacc_mpi.so (mpi/lacc_mpi.h), the same functions
--- as the Lua 5.4 module lacc.mpi_core (bindings/lacc_mpi_core.c); keep the two in step.
--- Must not: hold semantics (lacc.mpi does).
+-- as the Lua 5.4 module lacc.mpi_core (bindings/lacc_mpi_core.c): the plain ones from
+-- mpi/entries.def (lacc.mpi_entries, generated), the byte collectives, agree and stats
+-- here. Must not: hold semantics (lacc.mpi does).
 local ffi = require "ffi"
 
 ffi.cdef(require "lacc.mpi_cdef")   -- mpi/lacc_mpi.h, generated (make cdef)
@@ -26,11 +27,7 @@ local M = { lib = C }
 
 local function raise() error(ffi.string(C.lacc_mpi_error()), 0) end
 
-function M.init() if C.lacc_mpi_init() ~= 0 then raise() end end
-function M.initialized() return C.lacc_mpi_initialized() ~= 0 end
-function M.rank() return C.lacc_mpi_rank() end
-function M.size() return C.lacc_mpi_size() end
-function M.wtime() return C.lacc_mpi_wtime() end
+for name, f in pairs(require("lacc.mpi_entries")(C, { raise = raise })) do M[name] = f end
 
 -- a buffer of parts (lens[0..size-1]) as a table of strings, the buffer freed
 local function parts(out, lens, size)
@@ -71,7 +68,6 @@ function M.agree(failed, msg, what)
   return first[0] + 1, text
 end
 
-function M.barrier() if C.lacc_mpi_barrier() ~= 0 then raise() end end
 
 function M.stats()
   local s = ffi.new("lacc_mpi_stats")
@@ -80,7 +76,6 @@ function M.stats()
            messages_sent = tonumber(s.messages_sent), messages_received = tonumber(s.messages_received),
            collectives = tonumber(s.collectives) }
 end
-function M.reset_stats() C.lacc_mpi_reset_stats() end
 function M.abort(status) C.lacc_mpi_abort(status or 1) end
 
 return M

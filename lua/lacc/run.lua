@@ -134,7 +134,7 @@ end
 -- more than the node does: the arrays it uses.
 local memo = setmetatable({}, { __mode = "k" })
 -- lacc.config's changes made by this state, counted: the settings a program was made
--- under, without reading them all back on each run (that took 10 us a run)
+-- under, without reading them all back on each run (a cost of several us a run)
 local config_generation = 0
 local function run_memo(p, backend, opts)
   local layout = opts.layout or current_layout

@@ -6,11 +6,11 @@ local H = require "helper"
 local lacc = H.lacc
 local core = require("lacc.util").core
 
-local function entries()
+local function entries(def)
   local names = {}
-  for line in io.lines("bindings/entries.def") do
+  for line in io.lines(def or "bindings/entries.def") do
     local name = line:match("^(%w[%w_]*)%s")
-    if name then names[#names + 1] = name end
+    if name and name ~= "family" then names[#names + 1] = name end
   end
   return names
 end
@@ -68,4 +68,93 @@ describe("bindings", function()
     local ok = pcall(core.array_rank, "not an array")
     assert.is_false(ok)
   end)
+
+  -- node_const and array_set: the values' rules and words are the core's (base/values.c),
+  -- so both VMs say the same; the words are written out here from the rules.
+  it("node_const and array_set take and refuse the same values with the same words on " ..
+     "both VMs", function()
+    local script = [[
+      local lacc = require "lacc"
+      local core = require("lacc.util").core
+      local out = {}
+      local function try(f, ...)
+        local ok, e = pcall(f, ...)
+        out[#out + 1] = ok and "ok" or tostring(e)
+      end
+      for _, v in ipairs { true, 3, -1.5, 2^63, 2^64, "x" } do
+        for _, t in ipairs { "bool", "i8", "u64", "f32" } do try(core.node_const, t, v, "here:1") end
+      end
+      local a = lacc.array("i8", { 2 }, 0)
+      local u = lacc.array("u64", { 1 }, 0)
+      local f = lacc.array("f64", { 1 }, 0)
+      local b = lacc.array("bool", { 1 }, false)
+      try(core.array_set, a, 0, 1, 300)      -- wraps, as C converts
+      out[#out + 1] = tostring(a[2])
+      try(core.array_set, u, 0, 0, 2^63)     -- past int64: the bits of a u64
+      out[#out + 1] = tostring(u[1] == (math.mininteger or 2^63))  -- Lua 5.4: wrapped
+      try(core.array_set, f, 0, 0, 7)
+      out[#out + 1] = ("%g"):format(f[1])
+      try(core.array_set, b, 0, 0, true)
+      out[#out + 1] = tostring(b[1])
+      try(core.array_set, f, 0, 0, -0.0)     -- the sign of a zero kept
+      out[#out + 1] = tostring(1 / f[1] < 0)
+      try(core.array_set, a, 0, 0, 1.5)
+      try(core.array_set, a, 0, 0, "x")
+      try(core.array_set, f, 0, 0, true)
+      try(core.array_set, b, 0, 0, 1)
+      try(core.array_set, a, 0, 2, 1)
+      io.write(table.concat(out, "\n"))
+    ]]
+    local function under(vm) return H.sh(("%s -e %s"):format(H.vm:gsub("%S+$", vm), H.quote(script))) end
+    local a, b = under("lua5.4"), under("luajit")
+    assert.are.equal(a, b)
+    local lines = {}
+    for l in (a .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = l end
+    -- true, 3, -1.5, 2^63, 2^64, "x" against bool, i8, u64, f32
+    local want = {
+      "ok", "constant: expected a number for i8, got boolean (at here:1)",
+      "constant: expected a number for u64, got boolean (at here:1)",
+      "constant: expected a number for f32, got boolean (at here:1)",
+      "constant: expected a boolean for bool, got number (at here:1)", "ok", "ok", "ok",
+      "constant: expected a boolean for bool, got number (at here:1)",
+      "constant: -1.5 is not a value of i8 (cast the other operand?) (at here:1)",
+      "constant: -1.5 is not a value of u64 (cast the other operand?) (at here:1)", "ok",
+      "constant: expected a boolean for bool, got number (at here:1)", "ok", "ok", "ok",
+      "constant: expected a boolean for bool, got number (at here:1)",
+      "constant: 1.844674407371e+19 is not a value of i8 (cast the other operand?) (at here:1)",
+      "constant: 1.844674407371e+19 is not a value of u64 (cast the other operand?) (at here:1)", "ok",
+      "constant: expected a boolean for bool, got string (at here:1)",
+      "constant: expected a number for i8, got string (at here:1)",
+      "constant: expected a number for u64, got string (at here:1)",
+      "constant: expected a number for f32, got string (at here:1)",
+      "ok", "44", "ok", "true", "ok", "7", "ok", "true", "ok", "true",
+      "expected an integer for i8, got 1.5", "expected an integer for i8, got string",
+      "expected a number for f64, got boolean", "expected a boolean for bool, got number",
+      "index 3 out of bounds (size 2)",
+    }
+    assert.are.same(want, lines)
+  end)
+
+  -- lacc.mpi's transport: lacc.mpi_core (Lua 5.4) and lacc.mpi_ffi (LuaJIT), the plain
+  -- entry points from mpi/entries.def. Only where lacc was built with MPI.
+  local have_mpi = io.open("build/liblacc_mpi.so") ~= nil
+  it("lacc.mpi's two transports have the same functions, mpi/entries.def's among them", function()
+    if not have_mpi then
+      assert.truthy(io.open("bindings/mpi_entries.c"), "bindings/mpi_entries.c")   -- committed
+      return
+    end
+    local list = [[local t = {}
+      for k, v in pairs(require(%q)) do if type(v) == "function" then t[#t + 1] = k end end
+      table.sort(t)
+      io.write(table.concat(t, " "))]]
+    local a = H.sh(("%s -e %s"):format(H.vm:gsub("%S+$", "lua5.4"), H.quote(list:format("lacc.mpi_core"))))
+    local b = H.sh(("%s -e %s"):format(H.vm:gsub("%S+$", "luajit"), H.quote(list:format("lacc.mpi_ffi"))))
+    assert.are.equal(a, b)
+    local names = entries("mpi/entries.def")
+    assert.is_true(#names >= 7, #names .. " entries")
+    for _, name in ipairs(names) do
+      assert.truthy((" " .. a .. " "):find(" " .. name .. " ", 1, true), name .. " in " .. a)
+    end
+  end)
 end)
+

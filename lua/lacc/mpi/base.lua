@@ -370,7 +370,7 @@ end
 -- A program of a node built by build() from `inputs` (arrays, programs, strings,
 -- numbers): last run's program where the inputs are the same, so that a run of the same
 -- distributed program over the same arrays reuses its local programs' compiled kernels
--- (a program built anew is traced, optimised and looked up again: about 0.3 ms).
+-- (a program built anew is traced, optimised and looked up again).
 local function lazy(nd, tag, inputs, build)
   local cache = nd.cache or {}
   nd.cache = cache
