@@ -134,6 +134,7 @@ static int prepare(lacc_program *p) {
   int rc = find_params(p->ctx, p->nparams, p->params, p->ast.root);
   if (rc == LACC_OK) rc = find_uses(p, p->ast.root);
   if (rc != LACC_OK || p->backend == B_INTERP) return rc;
+  hfuse_mark(&p->ast, p->ctx->hfuse);
   fusion_mark(&p->ast, p->ctx->fusion);
   p->planned = 1;
   kcaps caps = caps_of(p->ctx, p->backend, p->device);
@@ -312,11 +313,12 @@ int lacc_run(lacc_ctx *ctx, const char *backend, int nroots, lacc_node *const *r
 
 int lacc_set_option(lacc_ctx *ctx, const char *name, int value) {
   if (strcmp(name, "fusion") == 0) ctx->fusion = value != 0;
+  else if (strcmp(name, "hfuse") == 0) ctx->hfuse = value != 0;
   else if (strcmp(name, "sharing") == 0) ctx->sharing = value != 0;
   else if (strcmp(name, "source") == 0) ctx->explain_source = value != 0;
   else if (strcmp(name, "source_opencl") == 0) ctx->explain_source = value != 0 ? 2 : 0;
   else return ctx_error(ctx, LACC_ERR_ARG,
-                        "unknown option '%s' (expected fusion, sharing, source or "
+                        "unknown option '%s' (expected fusion, hfuse, sharing, source or "
                         "source_opencl)", name);
   return LACC_OK;
 }
@@ -339,6 +341,7 @@ char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node 
     return NULL;
   }
   simplify_ast(&ast);
+  hfuse_mark(&ast, ctx->hfuse);
   fusion_mark(&ast, ctx->fusion);
   kplan P;
   char *s = NULL, *src = NULL, *launch = NULL;

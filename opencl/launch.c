@@ -537,6 +537,7 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
                  : n / TUNE_CL_GROUP_CHUNK < TUNE_CL_GROUP_PARTS ? n / TUNE_CL_GROUP_CHUNK
                                                                  : TUNE_CL_GROUP_PARTS;
   int rc = alloc_out(X, st, st->partial, &nch);
+  for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(X, st, st->sib_partial[i], &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
     rc = launch(X, st->fn[SF_PART], nch, n, o, 0, n, 0);
     if (rc == LACC_OK && grouped)
@@ -545,8 +546,11 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
       rc = launch(X, st->fn[SF_COMBINE], 1, nch, o, nch, 0, 0);
   }
   if (rc == LACC_OK) rc = checked(X);
-  darr_put(X, X->d[st->partial]);
-  X->d[st->partial] = NULL;
+  for (int i = -1; i < st->nsib; i++) {
+    int p = i < 0 ? st->partial : st->sib_partial[i];
+    darr_put(X, X->d[p]);
+    X->d[p] = NULL;
+  }
   return rc;
 }
 
@@ -609,6 +613,7 @@ static int cl_step(void *R, int k) {
   int64_t ext[LACC_MAX_RANK + 1] = { 0 };
   int rc = shape_of(X, st, ext);   /* on the host: reads X->E, not the device's copy */
   if (rc == LACC_OK) rc = alloc_out(X, st, st->out, ext);
+  for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(X, st, st->sib_out[i], ext);
   if (rc != LACC_OK) return rc;
   X->out = st->out;
   rc = step_kernels(X, st, ext);

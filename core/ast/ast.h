@@ -32,6 +32,17 @@ void *ast_alloc(ast_arena *a, size_t n);
 /* Simplifier (simplify.c): rewrites the closed AST in place. */
 void simplify_ast(ast_arena *ast);
 
+/* Horizontal fusion (hfuse.c): sibling folds over the same rows grouped to share one
+ * loop (hlead, hnext), and the folds' classes the grouping and lowering agree on. */
+void hfuse_mark(ast_arena *ast, int enabled);
+/* A fold's combining function is one primitive that may be regrouped and swapped bit for
+ * bit (per-lane accumulators): the primitive, or -1. */
+int fold_commutative(const lacc_node *f, const lacc_type *t);
+/* A float min or max, which NaNs make order-dependent: rows folded in order only. */
+int fold_ordered_only(const lacc_node *f, const lacc_type *t);
+/* The array a fold folds. */
+static inline lacc_node *fold_input(const lacc_node *a) { return a->kids[a->kind == K_FOLD ? 2 : 1]; }
+
 /* Fusion (fusion.c): mark in the AST which array terms are materialised (`manifest`). */
 void fusion_mark(ast_arena *ast, int enabled);
 

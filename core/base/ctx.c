@@ -25,6 +25,7 @@ lacc_ctx *lacc_ctx_new(void) {
   ctx->next_id = 1;
   ctx->layout = LAYOUT_COMPACT;
   ctx->fusion = 1;
+  ctx->hfuse = 1;
   ctx->sharing = 1;
   return ctx;
 }

@@ -81,7 +81,7 @@ struct lacc_ctx {
   uint64_t next_id;
   uint64_t next_mark;           /* generations for graph walks (sharing.c) */
   layout_strategy layout;        /* for arrays made now (lacc_set_layout) */
-  int fusion, sharing;           /* optimisation switches (lacc_set_option), default on */
+  int fusion, hfuse, sharing;    /* optimisation switches (lacc_set_option), default on */
   int explain_source;            /* lacc_explain appends the generated C (2: OpenCL C) */
   lacc_transfers moved;          /* copies between host and devices, for lacc_transfers */
   struct {                       /* lacc_set_progress, and the run being reported */
@@ -278,6 +278,11 @@ struct lacc_node {
                                   by simplify.c; read by lowering and explain */
   int manifest;                /* array term materialised by its own kernel: written by
                                   fusion.c; read by lowering */
+  struct lacc_node *hlead;     /* folds computed in one loop (hfuse.c): the group's first
+                                  member (itself on the first), NULL alone; */
+  struct lacc_node *hnext;     /* the next member; */
+  const char *hwhy;            /* a fold left alone though a sibling reads the same rows:
+                                  why (explain); read by fusion, lowering and explain */
   /* Scratch of a walk over the graph, valid while mark equals the generation the walk
    * took from ctx->next_mark: sharing recovery (one conversion) and awhile_build
    * (awhile.c) use it; nothing keeps a value in it past its walk. */

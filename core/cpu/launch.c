@@ -173,6 +173,7 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int64_t nch = parts_for(n);
   int64_t one = nch;
   int rc = alloc_out(E, st, st->partial, &one);
+  for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(E, st, st->sib_partial[i], &one);
   if (rc != LACC_OK) return rc;
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
     launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PART]], n, nch, o };
@@ -182,8 +183,11 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
     rc = checked(E);
   }
   if (rc == LACC_OK) rc = checked(E);
-  lacc_array_release(E->arrays[st->partial]);
-  E->arrays[st->partial] = NULL;
+  for (int i = -1; i < st->nsib; i++) {
+    int p = i < 0 ? st->partial : st->sib_partial[i];
+    lacc_array_release(E->arrays[p]);
+    E->arrays[p] = NULL;
+  }
   return rc;
 }
 
@@ -287,6 +291,7 @@ static int cpu_step(void *R, int k) {
   E->fns[st->fn[SF_SHAPE]](E->S, &E->rt.abi, 0, 0, 0, 0, ext);
   int rc = checked(E);
   if (rc == LACC_OK) rc = alloc_out(E, st, st->out, ext);
+  for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(E, st, st->sib_out[i], ext);
   if (rc != LACC_OK) return rc;
   if (st->kind == SK_FOLD) return run_fold(E, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(E, st, ext[st->rank]);

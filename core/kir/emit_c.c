@@ -188,10 +188,11 @@ static const char *const cl_prelude =
   "  if (*q != e) return 0;\n  *q = d;\n  return 1;\n}\n"
   "#endif\n"
   /* F[0]: the smallest failing element (or a flag), F[1]: that element, F[2]: the check,
-   * F[3]: the number of values, F[4..]: the values */
+   * F[3]: the number of values, F[4..]: the values. Of failures with one key (a fold's
+   * elements share their row's) the first recorded stays, as on the cpu backend. */
   "static void lacc_fail(__global long *F, long key, int check, const long *vals, int n) {\n"
   "#ifdef LACC_I64_ATOMICS\n"
-  "  if (key > atom_min(&F[0], key)) return;\n"
+  "  if (key >= atom_min(&F[0], key)) return;\n"
   "#else\n"
   "  if (atomic_cmpxchg((volatile __global int *)F, 0, 1) != 0) return;\n"
   "#endif\n"

@@ -72,9 +72,20 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
              st->node->where != NULL ? st->node->where : "?");
     return;
   }
-  text_put(b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", ++*n, st->out,
-           kind_name(st->node->kind), out->rank, out->type->sig,
-           out->result ? "" : ", intermediate", st->node->where != NULL ? st->node->where : "?");
+  if (st->nsib > 0) {   /* a group of sibling folds (hfuse.c) */
+    text_put(b, "kernel %d: a%d", ++*n, st->out);
+    for (int i = 0; i < st->nsib; i++) text_put(b, ", a%d", st->sib_out[i]);
+    text_put(b, " = %s", kind_name(st->node->kind));
+    for (int i = 0; i < st->nsib; i++) text_put(b, ", %s", kind_name(st->node->kind));
+    text_put(b, " (one pass over the same rows), rank %d %s (at %s)\n", out->rank,
+             out->type->sig, st->node->where != NULL ? st->node->where : "?");
+  } else {
+    text_put(b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", ++*n, st->out,
+             kind_name(st->node->kind), out->rank, out->type->sig,
+             out->result ? "" : ", intermediate", st->node->where != NULL ? st->node->where : "?");
+  }
+  if (st->kind == SK_FOLD && st->node->hwhy != NULL)
+    text_put(b, "  not in one pass with a fold over the same rows: %s\n", st->node->hwhy);
   text_put(b, "  pulls ");
   for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
     if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) text_put(b, "%c", *c);

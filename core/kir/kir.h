@@ -237,6 +237,8 @@ typedef struct {
   struct kplan *loop[2];   /* SK_WHILE: the condition's and the body's plans (owned), of
                               node->loop[0] and [1] */
   int rank;                /* of the output */
+  int nsib;                /* fold: sibling folds computed in the same loops (hfuse.c): */
+  int *sib_out, *sib_partial;  /* their outputs and partials (plan arena), each as out's */
   char *desc;              /* what the kernel pulls, as a term (explain) */
   int checks, checks_left; /* distinct checks in its loops before and after bounds.c, */
   int checks_hoisted;      /* and those hoist.c tests once before their loop */

@@ -155,10 +155,6 @@ void lw_start_desc(lower *L);
 int lw_step_map(lower *L, const lacc_node *t, const aenv *env);
 int *lw_fold_elem(lower *L, const lacc_node *xs, const aenv *env, const int *sx,
                   const int *oix, int o, int j);
-int lw_ordered_only(const lacc_node *f, const lacc_type *t);
-/* The primitive of a combining function that is one commutative primitive of its two
- * parameters (+ * on any type; min max band bor bxor land lor on integers), else -1. */
-int lw_commutative(const lacc_node *f, const lacc_type *t);
 int *lw_combine(lower *L, const lacc_node *f, const lacc_type *t, const int *acc,
                 const int *x, const aenv *env);
 void lw_accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *acc, const int *x,
@@ -172,6 +168,9 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env);
 /* lower_gtile.c */
 void lw_fold_gtiles(lower *L, int st, const lacc_node *a, const aenv *env);
 int lw_step_fold(lower *L, const lacc_node *a, const aenv *env);
+/* A group of sibling folds (hfuse.c: a's hlead list) as one step; each member's slot set
+ * (lw_set_slot), a's returned. */
+int lw_step_folds(lower *L, const lacc_node *a, const aenv *env);
 
 /* lower_scan.c */
 int lw_step_scan(lower *L, const lacc_node *a, const aenv *env);

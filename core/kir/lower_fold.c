@@ -89,7 +89,7 @@ static int straight_since(lower *L, mark m) {
  * then for q again with the element read back. */
 typedef struct {
   mark m, inner;
-  const lacc_type *t;
+  const scalar_kind *kinds;   /* the element's leaves: one fold's, or a group's in turn */
   int *arr, nl, s, q, zero, len, before;
 } strip;
 
@@ -155,10 +155,12 @@ static int strip_recompute(lower *L, const strip *S, int v) {
   return def.dst;
 }
 
-/* Opens both loops; returns the element index s + q for the caller to lower. */
-static int strip_open(lower *L, strip *S, const lacc_type *t, int lo, int hi) {
-  S->t = t;
-  S->nl = t->nleaves;
+/* Opens both loops for elements of those leaves; returns the element index s + q for the
+ * caller to lower. */
+static int strip_open_leaves(lower *L, strip *S, const scalar_kind *kinds, int nl, int lo,
+                             int hi) {
+  S->kinds = kinds;
+  S->nl = nl;
   S->arr = ints(L, S->nl);
   S->m = mark_here(L);
   S->s = lw_var(L, S_I64);
@@ -173,6 +175,17 @@ static int strip_open(lower *L, strip *S, const lacc_type *t, int lo, int hi) {
   return lw_k_prim(L, P_ADD, S->s, S->q);
 }
 
+static const scalar_kind *leaf_kinds(lower *L, const lacc_type *t) {
+  scalar_kind *k = kplan_alloc(L->P, sizeof *k * (size_t)(t->nleaves ? t->nleaves : 1));
+  if (k == NULL) oom(L);
+  for (int l = 0; l < t->nleaves; l++) k[l] = type_leaf(t, l);
+  return k;
+}
+
+static int strip_open(lower *L, strip *S, const lacc_type *t, int lo, int hi) {
+  return strip_open_leaves(L, S, leaf_kinds(L, t), t->nleaves, lo, hi);
+}
+
 /* Puts element x into the strip and opens the loop that reads it back: returns the
  * element read back, or NULL with everything since strip_open taken back when the
  * element's code is not straight-line (or, with need_spec, nothing was speculated). */
@@ -182,7 +195,7 @@ static int *strip_fill(lower *L, strip *S, const int *x, int need_spec) {
   for (int l = 0; l < S->nl; l++) {
     again[l] = strip_remat(L, S, x[l], REMAT_DEPTH);
     if (again[l]) continue;
-    S->arr[l] = lw_lane_array(L, type_leaf(S->t, l), TUNE_FOLD_STRIP);
+    S->arr[l] = lw_lane_array(L, S->kinds[l], TUNE_FOLD_STRIP);
     lw_k_lset(L, S->arr[l], S->q, x[l]);
   }
   if ((need_spec && L->speculated == S->before) || !straight_since(L, S->inner)) {
@@ -295,70 +308,91 @@ void lw_accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *acc, c
   lw_assign(L, t, acc, r);
 }
 
+/* ---- folds: one, or a group of siblings over the same rows (hfuse.c) in one loop */
+
+/* A fold step's folds: each its own combining function, start value, accumulator, output
+ * and partials; their elements are each fold's own input's, pulled at the same index (the
+ * C compiler shares what they have in common). Every fold of a group folds the same way
+ * (hfuse.c), so each fold's elements combine in the order of its own loop. */
+typedef struct {
+  int k;
+  const lacc_node *a[TUNE_HFUSE_MOST];
+  const int *sx[TUNE_HFUSE_MOST];   /* each input's shape (one at run time) */
+  int out[TUNE_HFUSE_MOST], part[TUNE_HFUSE_MOST];
+  const aenv *env;
+} folds;
+
+static const lacc_node *xs_of(const folds *F, int i) { return fold_input(F->a[i]); }
+static const lacc_type *t_of(const folds *F, int i) { return F->a[i]->type; }
+
+/* Each fold's element j of segment o. */
+static int **folds_elem(lower *L, const folds *F, const int *oix, int o, int j) {
+  int **x = kplan_alloc(L->P, sizeof *x * (size_t)F->k);
+  if (x == NULL) oom(L);
+  for (int i = 0; i < F->k; i++) x[i] = lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o, j);
+  return x;
+}
+
+static int **folds_fresh(lower *L, const folds *F) {
+  int **acc = kplan_alloc(L->P, sizeof *acc * (size_t)F->k);
+  if (acc == NULL) oom(L);
+  for (int i = 0; i < F->k; i++) acc[i] = lw_fresh(L, t_of(F, i));
+  return acc;
+}
+
+static void folds_accumulate(lower *L, const folds *F, int **acc, int **x) {
+  for (int i = 0; i < F->k; i++) lw_accumulate(L, F->a[i]->kids[0], t_of(F, i), acc[i], x[i], F->env);
+}
+
 /* Elements [lo, hi) of one segment folded in strips. Returns the first element left
- * (lo when the element's code is not straight-line even with speculation). */
-static int fold_strips(lower *L, const lacc_node *a, const aenv *env, const int *sx,
-                       const int *oix, int o, int lo, int hi, int *acc) {
-  const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
+ * (lo when the elements' code is not straight-line even with speculation). */
+static int fold_strips(lower *L, const folds *F, const int *oix, int o, int lo, int hi,
+                       int **acc) {
+  int nl = 0;
+  for (int i = 0; i < F->k; i++) nl += t_of(F, i)->nleaves;
+  scalar_kind *kinds = kplan_alloc(L->P, sizeof *kinds * (size_t)(nl ? nl : 1));
+  if (kinds == NULL) oom(L);
+  for (int i = 0, l0 = 0; i < F->k; l0 += t_of(F, i)->nleaves, i++)
+    for (int l = 0; l < t_of(F, i)->nleaves; l++) kinds[l0 + l] = type_leaf(t_of(F, i), l);
   strip S;
-  int j = strip_open(L, &S, a->type, lo, hi);
-  int *y = strip_fill(L, &S, lw_fold_elem(L, xs, env, sx, oix, o, j), 0);
+  int j = strip_open_leaves(L, &S, kinds, nl, lo, hi);
+  int **x = folds_elem(L, F, oix, o, j);
+  int *all = ints(L, nl ? nl : 1);
+  for (int i = 0, l0 = 0; i < F->k; l0 += t_of(F, i)->nleaves, i++)
+    memcpy(all + l0, x[i], sizeof *all * (size_t)t_of(F, i)->nleaves);
+  int *y = strip_fill(L, &S, all, 0);
   if (y == NULL) return lo;
-  lw_accumulate(L, a->kids[0], a->type, acc, y, env);
+  for (int i = 0, l0 = 0; i < F->k; l0 += t_of(F, i)->nleaves, i++) x[i] = y + l0;
+  folds_accumulate(L, F, acc, x);
   return strip_close(L, &S);
+}
+
+static void folds_plain(lower *L, const folds *F, const int *oix, int o, int lo, int hi,
+                        int **acc) {
+  int j = lw_var(L, S_I64);
+  lw_k_for(L, j, lo, hi, 1);
+  folds_accumulate(L, F, acc, folds_elem(L, F, oix, o, j));
+  k_end(L);
 }
 
 /* Sequential loop j in [lo, hi) over one segment into acc. */
 void lw_fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
                    const int *oix, int o, int lo, int hi, int *acc) {
-  const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
-  int j = lw_var(L, S_I64);
-  lw_k_for(L, j, lo, hi, 1);
-  lw_accumulate(L, a->kids[0], a->type, acc, lw_fold_elem(L, xs, env, sx, oix, o, j), env);
-  k_end(L);
+  folds F = { .k = 1, .a = { a }, .sx = { sx }, .env = env };
+  folds_plain(L, &F, oix, o, lo, hi, &acc);
 }
 
 /* The same, on the cpu backend in strips where the elements' code allows. */
-static void fold_range(lower *L, const lacc_node *a, const aenv *env, const int *sx,
-                       const int *oix, int o, int lo, int hi, int *acc) {
+static void fold_range(lower *L, const folds *F, const int *oix, int o, int lo, int hi,
+                       int **acc) {
   int described = L->describe;
   if (L->P->caps.cpu_like && strips_on()) {
-    int rest = fold_strips(L, a, env, sx, oix, o, lo, hi, acc);
+    int rest = fold_strips(L, F, oix, o, lo, hi, acc);
     if (rest != lo) L->describe = 0;   /* the strips described the elements */
     lo = rest;
   }
-  lw_fold_plain(L, a, env, sx, oix, o, lo, hi, acc);
+  folds_plain(L, F, oix, o, lo, hi, acc);
   L->describe = described;
-}
-
-/* A combining function that is one float min or max of its two parameters: not
- * associative once NaNs appear (which one wins depends on the grouping), so such folds
- * and scans run each row in order, never in chunks. */
-int lw_ordered_only(const lacc_node *f, const lacc_type *t) {
-  if (t->kind != T_SCALAR || !scalar_is_float(t->scalar) || f->kind != K_LAM || f->nparams != 2)
-    return 0;
-  const lacc_node *e = f->kids[0];
-  return e->kind == K_PRIM && (e->prim == P_MIN || e->prim == P_MAX);
-}
-
-/* A combining function whose operands may be swapped as well as regrouped: one
- * primitive, commutative bit for bit (float min/max are not: which NaN wins depends on
- * the order), of the two parameters. Only such folds take per-lane accumulators, which
- * combine elements l, l + W, l + 2W, ... before their neighbours; any other associative
- * function is folded in order within a chunk. (A permute onto few targets also uses it:
- * lower_push.c.) */
-int lw_commutative(const lacc_node *f, const lacc_type *t) {
-  if (t->kind != T_SCALAR || f->kind != K_LAM || f->nparams != 2) return -1;
-  const lacc_node *e = f->kids[0];
-  if (e->kind != K_PRIM || e->nkids != 2) return -1;
-  const lacc_node *x = e->kids[0], *y = e->kids[1];
-  if (x->kind != K_EVAR || y->kind != K_EVAR || x->field + y->field != 1) return -1;
-  switch (e->prim) {
-  case P_ADD: case P_MUL: return (int)e->prim;
-  case P_MIN: case P_MAX: case P_BAND: case P_BOR: case P_BXOR: case P_LAND: case P_LOR:
-    return scalar_is_float(t->scalar) ? -1 : (int)e->prim;
-  default: return -1;
-  }
 }
 
 /* Lanes: TUNE_LANE_BYTES, enough independent chains to hide the latency of a vector
@@ -368,35 +402,42 @@ static int lanes_for(scalar_kind k) {
   return (int)(TUNE_LANE_BYTES / (size ? size : 1));
 }
 
-/* Elements [lo, hi) of segment o into acc through W per-lane accumulators (hi - lo >= 2W):
- * lane l folds elements lo + l, lo + l + W, ...; then the lanes in order, then the rest. */
-static void fold_lanes(lower *L, const lacc_node *a, const aenv *env, const int *sx,
-                       const int *oix, int o, int lo, int hi, int *acc) {
-  const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1], *f = a->kids[0];
-  const lacc_type *t = a->type;
-  int W = lanes_for(t->scalar);
-  int arr = lw_lane_array(L, t->scalar, W);
+/* Elements [lo, hi) of segment o into acc through W per-lane accumulators a fold (hi - lo
+ * >= 2W; a group's folds have scalars of one size, so one W): lane l folds elements lo +
+ * l, lo + l + W, ...; then the lanes in order, then the rest. */
+static void fold_lanes(lower *L, const folds *F, const int *oix, int o, int lo, int hi,
+                       int **acc) {
+  int W = lanes_for(t_of(F, 0)->scalar);
+  int *arr = ints(L, F->k);
+  for (int i = 0; i < F->k; i++) arr[i] = lw_lane_array(L, t_of(F, i)->scalar, W);
   int w = lw_k_int(L, S_I64, W), l = lw_var(L, S_I64);   /* each loop a lane variable of
                                                              its own (bounds.c, hoist.c) */
   lw_k_for(L, l, lw_k_int(L, S_I64, 0), w, 1);
-  lw_k_lset(L, arr, l, lw_fold_elem(L, xs, env, sx, oix, o, lw_k_prim(L, P_ADD, lo, l))[0]);
+  int **x = folds_elem(L, F, oix, o, lw_k_prim(L, P_ADD, lo, l));
+  for (int i = 0; i < F->k; i++) lw_k_lset(L, arr[i], l, x[i][0]);
   k_end(L);
   int j = lw_var(L, S_I64);
   lw_k_for(L, j, lw_k_prim(L, P_ADD, lo, w), hi, W);
   l = lw_var(L, S_I64);
   lw_k_for(L, l, lw_k_int(L, S_I64, 0), w, 1);
-  int cur = lw_k_lget(L, arr, l);
-  int *r = lw_combine(L, f, t, &cur, lw_fold_elem(L, xs, env, sx, oix, o, lw_k_prim(L, P_ADD, j, l)), env);
-  lw_k_lset(L, arr, l, r[0]);
+  int *cur = ints(L, F->k);
+  for (int i = 0; i < F->k; i++) cur[i] = lw_k_lget(L, arr[i], l);
+  x = folds_elem(L, F, oix, o, lw_k_prim(L, P_ADD, j, l));
+  for (int i = 0; i < F->k; i++) {
+    int *r = lw_combine(L, F->a[i]->kids[0], t_of(F, i), &cur[i], x[i], F->env);
+    lw_k_lset(L, arr[i], l, r[0]);
+  }
   k_end(L);
   k_end(L);
-  lw_k_mov(L, acc[0], lw_k_lget(L, arr, lw_k_int(L, S_I64, 0)));
+  for (int i = 0; i < F->k; i++) lw_k_mov(L, acc[i][0], lw_k_lget(L, arr[i], lw_k_int(L, S_I64, 0)));
   l = lw_var(L, S_I64);
   lw_k_for(L, l, lw_k_int(L, S_I64, 1), w, 1);
-  int lane = lw_k_lget(L, arr, l);
-  lw_accumulate(L, f, t, acc, &lane, env);
+  for (int i = 0; i < F->k; i++) {
+    int lane = lw_k_lget(L, arr[i], l);
+    lw_accumulate(L, F->a[i]->kids[0], t_of(F, i), acc[i], &lane, F->env);
+  }
   k_end(L);
-  lw_fold_plain(L, a, env, sx, oix, o, j, hi, acc);
+  folds_plain(L, F, oix, o, j, hi, acc);
 }
 
 static void k_lmstore(lower *L, int word, int bits) {
@@ -415,22 +456,25 @@ static int group_word(lower *L, int l, int item) {
 /* The work-group combine of a fold's partials (FN_GROUP): item p2 of p3 folds partials
  * [p1 p2 / p3, p1 (p2 + 1) / p3), never empty; then in rounds s = 1, 2, 4, ... item l, a
  * multiple of 2s, takes item l + s's value after its own (which keeps the order, so any
- * associative function will do), through local words leaf * p3 + item. Every item meets
- * every barrier: the rounds depend on p3 alone. Item 0 adds the start value and stores. */
-static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
-  const lacc_type *t = a->type;
-  const lacc_node *f = a->kids[0];
-  int part = L->P->steps[st].partial, out = L->P->steps[st].out, nl = t->nleaves;
+ * associative function will do), through local words word * p3 + item (a group's folds'
+ * leaves one after the other). Every item meets every barrier: the rounds depend on p3
+ * alone. Item 0 adds each start value and stores. */
+static void fold_group(lower *L, int st, const folds *F) {
+  int nl = 0;
+  for (int i = 0; i < F->k; i++) nl += t_of(F, i)->nleaves;
   if (nl > L->P->group_words) L->P->group_words = nl;
   L->P->steps[st].fn[SF_GROUP] = lw_new_fn(L, FN_GROUP);
   int one = lw_k_int(L, S_I64, 1), zero = lw_k_int(L, S_I64, 0);
   int lo = lw_k_prim(L, P_QUOT, lw_k_prim(L, P_MUL, 1, 2), 3);
   int hi = lw_k_prim(L, P_QUOT, lw_k_prim(L, P_MUL, 1, lw_k_prim(L, P_ADD, 2, one)), 3);
-  int *acc = lw_fresh(L, t);
-  lw_assign(L, t, acc, lw_load_elem(L, part, lo));
+  int **acc = folds_fresh(L, F);
+  int **x = kplan_alloc(L->P, sizeof *x * (size_t)F->k);
+  if (x == NULL) oom(L);
+  for (int i = 0; i < F->k; i++) lw_assign(L, t_of(F, i), acc[i], lw_load_elem(L, F->part[i], lo));
   int c = lw_var(L, S_I64);
   lw_k_for(L, c, lw_k_prim(L, P_ADD, lo, one), hi, 1);
-  lw_accumulate(L, f, t, acc, lw_load_elem(L, part, c), env);
+  for (int i = 0; i < F->k; i++) x[i] = lw_load_elem(L, F->part[i], c);
+  folds_accumulate(L, F, acc, x);
   k_end(L);
   int s = lw_var(L, S_I64);
   lw_k_mov(L, s, one);
@@ -440,28 +484,37 @@ static void fold_group(lower *L, int st, const lacc_node *a, const aenv *env) {
   int twice = lw_k_prim(L, P_ADD, s, s), m = lw_k_prim(L, P_REM, 2, twice);
   int partner = lw_k_prim(L, P_ADD, 2, s);
   k_if(L, lw_k_prim(L, P_EQ, m, s));
-  for (int l = 0; l < nl; l++) k_lmstore(L, group_word(L, l, 2), bits_of(L, acc[l]));
+  for (int i = 0, w = 0; i < F->k; i++)
+    for (int l = 0; l < t_of(F, i)->nleaves; l++, w++)
+      k_lmstore(L, group_word(L, w, 2), bits_of(L, acc[i][l]));
   k_end(L);
   lw_emit(L, KO_BARRIER);
   k_if(L, lw_k_prim(L, P_LAND, lw_k_prim(L, P_EQ, m, zero), lw_k_prim(L, P_LT, partner, 3)));
-  int *other = ints(L, nl);
-  for (int l = 0; l < nl; l++)
-    other[l] = lw_from_bits(L, type_leaf(t, l), k_lmload(L, group_word(L, l, partner)));
-  lw_accumulate(L, f, t, acc, other, env);
+  for (int i = 0, w = 0; i < F->k; i++) {
+    const lacc_type *t = t_of(F, i);
+    x[i] = ints(L, t->nleaves);
+    for (int l = 0; l < t->nleaves; l++, w++)
+      x[i][l] = lw_from_bits(L, type_leaf(t, l), k_lmload(L, group_word(L, w, partner)));
+  }
+  folds_accumulate(L, F, acc, x);
   k_end(L);
   lw_emit(L, KO_BARRIER);
   lw_k_mov(L, s, twice);
   k_end(L);
   k_if(L, lw_k_prim(L, P_EQ, 2, zero));
-  if (a->kind == K_FOLD) {
-    int *z = lw_copy(L, t, lw_lower_exp(L, a->kids[1], NULL, env));
-    acc = lw_combine(L, f, t, z, acc, env);
+  for (int i = 0; i < F->k; i++) {
+    const lacc_node *a = F->a[i];
+    int *r = acc[i];
+    if (a->kind == K_FOLD) {
+      int *z = lw_copy(L, a->type, lw_lower_exp(L, a->kids[1], NULL, F->env));
+      r = lw_combine(L, a->kids[0], a->type, z, r, F->env);
+    }
+    lw_store_elem(L, F->out[i], 0, r);
   }
-  lw_store_elem(L, out, 0, acc);
   k_end(L);
 }
 
-static int step_fold(lower *L, const lacc_node *a, const aenv *env);
+static int step_fold(lower *L, folds *F);
 
 /* The term an array expression stands for, through lets (`let a0 = use .. in generate
  * ..`, as matmul's products come) and variables not yet materialised: the node whose
@@ -493,30 +546,81 @@ static const lacc_node *term_of(const lacc_node *t, const aenv *env) {
 /* A fold's input, fused, is the loop nest of a contraction (matmul's products): counted
  * as an iteration space, not as an array (size_check). */
 int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
+  folds F = { .k = 1, .a = { a }, .env = env };
   const lacc_node *saved = L->fold_input;
-  L->fold_input = term_of(a->kids[a->kind == K_FOLD ? 2 : 1], env);
-  int out = step_fold(L, a, env);
+  L->fold_input = term_of(fold_input(a), env);
+  int out = step_fold(L, &F);
   L->fold_input = saved;
   return out;
 }
 
-static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
+int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
+  folds F = { .k = 0, .env = env };
+  for (const lacc_node *m = a->hlead; m != NULL && F.k < TUNE_HFUSE_MOST; m = m->hnext)
+    F.a[F.k++] = m;
+  const lacc_node *saved = L->fold_input;
+  L->fold_input = term_of(fold_input(F.a[0]), env);
+  step_fold(L, &F);
+  L->fold_input = saved;
+  int out = -1;
+  for (int i = 0; i < F.k; i++) {
+    lw_set_slot(L, F.a[i], F.out[i]);
+    if (F.a[i] == a) out = F.out[i];
+  }
+  return out;
+}
+
+/* Each fold's start value into its accumulator (fold), or element 0 (fold1: the group's
+ * folds are all one or all the other); the first element the loops take. */
+static int folds_start(lower *L, const folds *F, const int *oix, int o, int **acc) {
+  if (F->a[0]->kind == K_FOLD) {
+    for (int i = 0; i < F->k; i++)
+      lw_assign(L, t_of(F, i), acc[i], lw_lower_exp(L, F->a[i]->kids[1], NULL, F->env));
+    return lw_k_int(L, S_I64, 0);
+  }
+  int **x = folds_elem(L, F, oix, o, lw_k_int(L, S_I64, 0));
+  for (int i = 0; i < F->k; i++) lw_assign(L, t_of(F, i), acc[i], x[i]);
+  return lw_k_int(L, S_I64, 1);
+}
+
+static void folds_store(lower *L, const folds *F, const int *slot, int at, int **acc) {
+  for (int i = 0; i < F->k; i++) lw_store_elem(L, slot[i], at, acc[i]);
+}
+
+static void folds_shapes(lower *L, folds *F) {
+  for (int i = 0; i < F->k; i++) F->sx[i] = lw_shape_of(L, xs_of(F, i), F->env);
+}
+
+static int step_fold(lower *L, folds *F) {
+  const lacc_node *a = F->a[0];
   int with_z = a->kind == K_FOLD;
-  const lacc_node *xs = a->kids[with_z ? 2 : 1], *f = a->kids[0];
+  const lacc_node *xs = fold_input(a);
   const lacc_type *t = a->type;
   int r = xs->rank;
   int st = lw_new_step(L, SK_FOLD, a, a->rank);
-  int out = lw_new_slot(L, SLOT_KERNEL, t, a->rank, lw_out_plan(L, t));
-  int part = lw_new_slot(L, SLOT_PARTIAL, t, 1, lw_out_plan(L, t));
+  for (int i = 0; i < F->k; i++) {
+    F->out[i] = lw_new_slot(L, SLOT_KERNEL, t_of(F, i), a->rank, lw_out_plan(L, t_of(F, i)));
+    F->part[i] = lw_new_slot(L, SLOT_PARTIAL, t_of(F, i), 1, lw_out_plan(L, t_of(F, i)));
+  }
   pstep *s = &L->P->steps[st];
-  s->out = out;
-  s->partial = part;
+  s->out = F->out[0];
+  s->partial = F->part[0];
   s->with_z = with_z;
-  s->lanes = lw_commutative(f, t) >= 0;
-  s->ordered = lw_ordered_only(f, t);
+  s->lanes = fold_commutative(a->kids[0], t) >= 0;
+  s->ordered = fold_ordered_only(a->kids[0], t);
+  if (F->k > 1) {
+    s->nsib = F->k - 1;
+    s->sib_out = kplan_alloc(L->P, sizeof *s->sib_out * (size_t)(2 * s->nsib));
+    if (s->sib_out == NULL) oom(L);
+    s->sib_partial = s->sib_out + s->nsib;
+    for (int i = 1; i < F->k; i++) {
+      s->sib_out[i - 1] = F->out[i];
+      s->sib_partial[i - 1] = F->part[i];
+    }
+  }
 
   s->fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
-  int *sx = lw_shape_of(L, xs, env);
+  int *sx = lw_shape_of(L, xs, F->env);
   for (int d = 0; d < r; d++) {
     kinst *in = lw_emit(L, KO_OUT);
     in->a = sx[d];
@@ -525,75 +629,79 @@ static int step_fold(lower *L, const lacc_node *a, const aenv *env) {
 
   /* segments in order, each sequential: the interpreter's order exactly */
   L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_SEG);
-  sx = lw_shape_of(L, xs, env);
+  folds_shapes(L, F);
+  sx = (int *)F->sx[0];
   int o = lw_var(L, S_I64);
   lw_k_for(L, o, 0, 1, 1);
   L->key = o;
   int oix[LACC_MAX_RANK];
   lw_unravel_in(L, r - 1, sx, o, oix);
-  int *acc = lw_fresh(L, t), j0;
-  if (with_z) {
-    lw_assign(L, t, acc, lw_lower_exp(L, a->kids[1], NULL, env));
-    j0 = lw_k_int(L, S_I64, 0);
-  } else {
-    lw_assign(L, t, acc, lw_fold_elem(L, xs, env, sx, oix, o, lw_k_int(L, S_I64, 0)));
-    j0 = lw_k_int(L, S_I64, 1);
-  }
+  int **acc = folds_fresh(L, F);
+  int j0 = folds_start(L, F, oix, o, acc);
   int lanes_seg = L->P->steps[st].lanes && L->P->caps.lane_segments && lanes_on();
   if (lanes_seg) {   /* a long segment of a commutative primitive: per-lane accumulators */
     int len = lw_k_prim(L, P_SUB, sx[r - 1], j0);
     k_if(L, lw_k_prim(L, P_GE, len, lw_k_int(L, S_I64, 2 * lanes_for(t->scalar))));
-    int *part = lw_fresh(L, t);
-    fold_lanes(L, a, env, sx, oix, o, j0, sx[r - 1], part);
-    lw_accumulate(L, f, t, acc, part, env);
+    int **part = folds_fresh(L, F);
+    fold_lanes(L, F, oix, o, j0, sx[r - 1], part);
+    folds_accumulate(L, F, acc, part);
     k_else(L);
   }
   lw_start_desc(L);
-  fold_range(L, a, env, sx, oix, o, j0, sx[r - 1], acc);
+  fold_range(L, F, oix, o, j0, sx[r - 1], acc);
   L->describe = 0;
   if (lanes_seg) k_end(L);
-  lw_store_elem(L, out, o, acc);
+  folds_store(L, F, F->out, o, acc);
   k_end(L);
 
   /* one chunk of one segment into a partial; lanes reassociate commutative functions */
   L->P->steps[st].fn[SF_PART] = lw_new_fn(L, FN_PART);
-  sx = lw_shape_of(L, xs, env);
+  folds_shapes(L, F);
+  sx = (int *)F->sx[0];
   o = 0;
   lw_unravel_in(L, r - 1, sx, o, oix);
   lw_fact(L, 1, sx[r - 1], -1);   /* the executor's chunk: p1 < p2 <= the row's length */
   lw_fact(L, 2, sx[r - 1], 0);
   L->key = 1;
-  acc = lw_fresh(L, t);
+  acc = folds_fresh(L, F);
   int lanes = L->P->steps[st].lanes;
   if (lanes) {
     int len = lw_k_prim(L, P_SUB, 2, 1);
     k_if(L, lw_k_prim(L, P_GE, len, lw_k_int(L, S_I64, 2 * lanes_for(t->scalar))));
-    fold_lanes(L, a, env, sx, oix, o, 1, 2, acc);
+    fold_lanes(L, F, oix, o, 1, 2, acc);
     k_else(L);
   }
-  lw_assign(L, t, acc, lw_fold_elem(L, xs, env, sx, oix, o, 1));
-  fold_range(L, a, env, sx, oix, o, lw_k_prim(L, P_ADD, 1, lw_k_int(L, S_I64, 1)), 2, acc);
+  int **x = folds_elem(L, F, oix, o, 1);
+  for (int i = 0; i < F->k; i++) lw_assign(L, t_of(F, i), acc[i], x[i]);
+  fold_range(L, F, oix, o, lw_k_prim(L, P_ADD, 1, lw_k_int(L, S_I64, 1)), 2, acc);
   if (lanes) k_end(L);
-  lw_store_elem(L, part, 3, acc);
+  folds_store(L, F, F->part, 3, acc);
 
   /* the partials of a segment, in order */
   L->P->steps[st].fn[SF_COMBINE] = lw_new_fn(L, FN_COMBINE);
-  acc = lw_fresh(L, t);
+  acc = folds_fresh(L, F);
   int c0;
   if (with_z) {
-    lw_assign(L, t, acc, lw_lower_exp(L, a->kids[1], NULL, env));
+    for (int i = 0; i < F->k; i++)
+      lw_assign(L, t_of(F, i), acc[i], lw_lower_exp(L, F->a[i]->kids[1], NULL, F->env));
     c0 = lw_k_int(L, S_I64, 0);
   } else {
-    lw_assign(L, t, acc, lw_load_elem(L, part, lw_k_int(L, S_I64, 0)));
+    for (int i = 0; i < F->k; i++)
+      lw_assign(L, t_of(F, i), acc[i], lw_load_elem(L, F->part[i], lw_k_int(L, S_I64, 0)));
     c0 = lw_k_int(L, S_I64, 1);
   }
   int c = lw_var(L, S_I64);
   lw_k_for(L, c, c0, 1, 1);
-  lw_accumulate(L, f, t, acc, lw_load_elem(L, part, c), env);
+  x = kplan_alloc(L->P, sizeof *x * (size_t)F->k);
+  if (x == NULL) oom(L);
+  for (int i = 0; i < F->k; i++) x[i] = lw_load_elem(L, F->part[i], c);
+  folds_accumulate(L, F, acc, x);
   k_end(L);
-  lw_store_elem(L, out, 0, acc);
-  if (L->P->caps.work_groups) fold_group(L, st, a, env);
-  lw_fold_tiles(L, st, a, env);
-  lw_fold_gtiles(L, st, a, env);
-  return out;
+  folds_store(L, F, F->out, 0, acc);
+  if (L->P->caps.work_groups) fold_group(L, st, F);
+  if (F->k == 1) {   /* a group's rows are not laid out in tiles (yet) */
+    lw_fold_tiles(L, st, a, F->env);
+    lw_fold_gtiles(L, st, a, F->env);
+  }
+  return F->out[0];
 }

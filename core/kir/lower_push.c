@@ -328,7 +328,7 @@ static int identity(lower *L, prim_op p, scalar_kind k) {
  * a float sum's rounding), and on the cpu backend (run_permute chooses). */
 static void permute_private(lower *L, int st, const lacc_node *a, const aenv *env) {
   const lacc_type *t = a->type;
-  int p = lw_commutative(a->kids[0], t);
+  int p = fold_commutative(a->kids[0], t);
   if (!L->P->caps.private_scatter || p < 0) return;
   int out = L->P->steps[st].out;
   int part = lw_new_slot(L, SLOT_PARTIAL, t, 1, lw_out_plan(L, t));

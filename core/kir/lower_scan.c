@@ -118,7 +118,7 @@ int lw_step_scan(lower *L, const lacc_node *a, const aenv *env) {
   L->P->steps[st].out = S->out;
   L->P->steps[st].partial = S->part;
   L->P->steps[st].with_z = S->with_z;
-  L->P->steps[st].ordered = lw_ordered_only(S->f, S->t);
+  L->P->steps[st].ordered = fold_ordered_only(S->f, S->t);
 
   /* shape: the input's, one more inner element with a start value; then the inner n */
   L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);

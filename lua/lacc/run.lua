@@ -46,7 +46,8 @@ local function pack(...) return { n = select("#", ...), ... } end
 -- The options of run, compile and explain, checked before anything runs: a misspelt
 -- option or a value of the wrong type is an error naming the function.
 local known_options = { backend = true, device = true, layout = true, progress = true,
-                        progress_after = true, fusion = true, sharing = true, source = true }
+                        progress_after = true, fusion = true, hfuse = true, sharing = true,
+                        source = true }
 local no_options = setmetatable({}, { __newindex = function() error("no_options is read-only", 2) end })
 local function check_opts(opts, what)
   if opts == nil then return no_options end
@@ -54,10 +55,10 @@ local function check_opts(opts, what)
   for k in pairs(opts) do
     if not known_options[k] then
       fail("%s: unknown option '%s' (expected backend, device, layout, progress, progress_after, "
-           .. "fusion, sharing or source)", what, tostring(k))
+           .. "fusion, hfuse, sharing or source)", what, tostring(k))
     end
   end
-  for _, name in ipairs { "fusion", "sharing" } do
+  for _, name in ipairs { "fusion", "hfuse", "sharing" } do
     if opts[name] ~= nil and type(opts[name]) ~= "boolean" then
       fail("%s: option %s must be true or false, got %s", what, name, type(opts[name]))
     end
@@ -99,10 +100,10 @@ end
 local progress_now = {}
 
 -- Run f(...) with the options of opts in force: layout of the results, and the
--- fusion / sharing switches (ablation) and explain's source listing.
+-- fusion / hfuse / sharing switches (ablation) and explain's source listing.
 local function with_options(opts, f, ...)
   local switches = {}
-  for _, name in ipairs { "fusion", "sharing", "source" } do
+  for _, name in ipairs { "fusion", "hfuse", "sharing", "source" } do
     if opts[name] ~= nil then switches[#switches + 1] = name end
   end
   if not opts.layout and #switches == 0 and not opts.progress then return f(...) end
@@ -140,8 +141,9 @@ local function run_memo(p, backend, opts)
   local layout = opts.layout or current_layout
   local m = memo[p.node]
   if m == nil or m.backend ~= backend or m.layout ~= layout or m.fusion ~= opts.fusion or
-     m.sharing ~= opts.sharing or m.generation ~= config_generation then
-    m = { backend = backend, layout = layout, fusion = opts.fusion, sharing = opts.sharing,
+     m.hfuse ~= opts.hfuse or m.sharing ~= opts.sharing or m.generation ~= config_generation then
+    m = { backend = backend, layout = layout, fusion = opts.fusion, hfuse = opts.hfuse,
+          sharing = opts.sharing,
           generation = config_generation, prog = core.program_new(backend, 0, p.node) }
     memo[p.node] = m
   end
@@ -149,7 +151,7 @@ local function run_memo(p, backend, opts)
 end
 
 -- run(p [, opts]) -> host array(s); p an array program, a table of them, or a scalar.
--- opts: backend, layout (of the results), fusion = false, sharing = false,
+-- opts: backend, layout (of the results), fusion = false, hfuse = false, sharing = false,
 -- progress = function(fraction) (called once the run has taken progress_after seconds,
 -- default 1, then every 0.2 s or so, and with 1 at the end; cpu and opencl backends).
 function F.run(p, opts)

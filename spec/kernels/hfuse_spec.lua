@@ -1,0 +1,265 @@
+-- Horizontal fusion (core/ast/hfuse.c): sibling folds over the same rows computed in one
+-- loop. Every result is checked against a plain Lua loop (exactly, where the data make
+-- the sums exact: small integers, integer arithmetic, min and max) and bit for bit against
+-- the same program with the merge off ({hfuse = false}), on every backend; explain's
+-- kernel counts say which folds were merged and which were not, and why.
+local H = require "helper"
+local lacc = H.lacc
+
+local function sq(x) return x * x end
+local function bits(v)
+  v = H.num(v)
+  if type(v) ~= "number" then return tostring(v) end
+  if v ~= v then return "nan" end
+  return ("%.17g"):format(v)
+end
+
+-- Runs programs ps on backend b with the merge on and off: the results' values (as bits)
+-- must agree, and the kernel counts are returned (on, off).
+local function both(ps, b)
+  local on = { lacc.run(ps, { backend = b }) }
+  local off = { lacc.run(ps, { backend = b, hfuse = false }) }
+  assert.are.equal(#ps, #on)
+  for i = 1, #ps do
+    assert.are.equal(bits(off[i]:get()), bits(on[i]:get()), "result " .. i .. " on " .. b)
+  end
+  local _, son = lacc.explain(ps, { backend = b == "interp" and "cpu" or b })
+  local _, soff = lacc.explain(ps, { backend = b == "interp" and "cpu" or b, hfuse = false })
+  return on, son.kernels, soff.kernels
+end
+
+-- n elements: small integers (every f32 sum of them exact), random floats ("finite"),
+-- or random floats with NaN, infinities and signed zeros now and then
+local function data(n, kind)
+  local t = {}
+  for i = 1, n do
+    if kind == "int" then t[i] = H.randint(-50, 50)
+    elseif kind == "finite" then t[i] = H.f32(H.rand() * 20 - 10)
+    else
+      local r = H.rand()
+      if r < 0.01 then t[i] = 0 / 0 elseif r < 0.02 then t[i] = -0.0
+      elseif r < 0.025 then t[i] = math.huge else t[i] = H.f32(H.rand() * 20 - 10) end
+    end
+  end
+  return t
+end
+
+-- a xor b of two integers in [0, 2^32), by arithmetic (both VMs)
+local function bxor32(a, b)
+  local r, p = 0, 1
+  for _ = 1, 32 do
+    local x, y = a % 2, b % 2
+    if x ~= y then r = r + p end
+    a, b, p = (a - x) / 2, (b - y) / 2, p * 2
+  end
+  return r
+end
+
+local SIZES = { 0, 1, 7, 300, 1000, 70001 }   -- 70001: past two partials' grain (chunks)
+
+for _, b in ipairs(H.backends) do
+  describe("sibling folds in one loop on " .. b, function()
+    it("sum and sum of squares (per-lane accumulators): one kernel, each result as alone", function()
+      H.seed(41)
+      for _, n in ipairs(SIZES) do
+        local t = data(n, "int")
+        local xs = lacc.fromtable(t, "f64")   -- f64: every sum of squares here exact
+        local m = lacc.map(function(x) return x * 3 end, xs)
+        local r, kon, koff = both({ lacc.sum(m), lacc.sum(lacc.map(sq, m)) }, b)
+        local s, s2 = 0, 0
+        for i = 1, n do s, s2 = s + 3 * t[i], s2 + (3 * t[i]) ^ 2 end
+        assert.are.equal(s, r[1]:get())
+        assert.are.equal(s2, r[2]:get())
+        assert.are.equal(1, kon)
+        assert.are.equal(3, koff)   -- apart, m is materialised and each fold a kernel
+      end
+    end)
+
+    it("float sums with NaN, infinities and -0: bit for bit as apart, near the Lua sum", function()
+      H.seed(42)
+      for _, case in ipairs { "finite", "special" } do for _, n in ipairs(SIZES) do
+        local t = data(n, case)
+        local xs = lacc.fromtable(t, "f32")
+        local r = both({ lacc.sum(xs), lacc.sum(lacc.map(function(x) return x * 0.5 end, xs)),
+                         lacc.product(lacc.map(function(x) return x * 0 + 1 end, xs)) }, b)
+        local s = 0
+        for i = 1, n do s = s + t[i] end
+        assert.is_true(H.same(s, r[1]:get(), 1e-3), n .. ": " .. bits(r[1]:get()) .. " vs " .. s)
+        assert.is_true(H.same(s * 0.5, r[2]:get(), 1e-3))
+      end end
+    end)
+
+    it("minimum and maximum of floats (in order): one kernel, NaN where a loop in order has it", function()
+      H.seed(43)
+      for _, n in ipairs { 1, 7, 1000, 70001 } do
+        local t = data(n, "float")
+        local xs = lacc.fromtable(t, "f32")
+        local r, kon = both({ lacc.minimum(xs), lacc.maximum(xs) }, b)
+        assert.are.equal(1, kon)
+        -- the interpreter folds in order: its results are the reference for NaN's place
+        local ref = { lacc.run({ lacc.minimum(xs), lacc.maximum(xs) }, { backend = "interp" }) }
+        assert.are.equal(bits(ref[1]:get()), bits(r[1]:get()))
+        assert.are.equal(bits(ref[2]:get()), bits(r[2]:get()))
+        local finite = {}
+        for i = 1, n do if t[i] == t[i] then finite[#finite + 1] = t[i] end end
+        if #finite == n then   -- no NaN: the plain extremes
+          assert.are.equal(math.min((table.unpack or unpack)(finite)), r[1]:get())
+          assert.are.equal(math.max((table.unpack or unpack)(finite)), r[2]:get())
+        end
+      end
+    end)
+
+    it("integer folds of one width (+, max, bxor, with wrapping): one kernel, exact", function()
+      H.seed(44)
+      for _, n in ipairs(SIZES) do
+        local t = {}
+        for i = 1, n do t[i] = H.rand() < 0.05 and (H.rand() < 0.5 and -2 ^ 31 or 2 ^ 31 - 1) or H.randint(-1000, 1000) end
+        local xs = lacc.fromtable(t, "i32")
+        local r, kon = both({
+          lacc.sum(xs),
+          lacc.fold(function(a, c) return lacc.max(a, c) end, lacc.constant(-2 ^ 31, "i32"), xs),
+          lacc.fold(function(a, c) return lacc.bxor(a, c) end, lacc.constant(0, "i32"), xs),
+        }, b)
+        assert.are.equal(1, kon)
+        local s, mx, x = 0, -2 ^ 31, 0
+        for i = 1, n do
+          s = (s + t[i] + 2 ^ 31) % 2 ^ 32 - 2 ^ 31
+          mx = math.max(mx, t[i])
+          x = bxor32(x, t[i] % 2 ^ 32)
+        end
+        if x >= 2 ^ 31 then x = x - 2 ^ 32 end
+        assert.are.equal(s, r[1]:get())
+        assert.are.equal(mx, r[2]:get())
+        assert.are.equal(x, r[3]:get())
+      end
+    end)
+
+    it("tuple folds and folds over a sum type's matches: one kernel, exact", function()
+      H.seed(45)
+      local n = 5000
+      local shapes, vals = {}, {}
+      for i = 1, n do
+        local k = H.randint(1, 3)
+        if k == 1 then shapes[i] = { tag = "Circle", H.randint(1, 9) }
+        elseif k == 2 then shapes[i] = { tag = "Rect", H.randint(1, 9), H.randint(1, 9) }
+        else shapes[i] = { tag = "Empty" } end
+        vals[i] = H.randint(-100, 100)
+      end
+      local ss = lacc.fromtable(shapes, H.Shape)
+      local function area(s)
+        return lacc.match(s, { Circle = function(r) return r * r end,
+                               Rect = function(w, h) return w * h end,
+                               Empty = function() return lacc.constant(0, "f32") end })
+      end
+      local function sides(s)
+        return lacc.match(s, { Circle = function() return lacc.constant(1, "f32") end,
+                               Rect = function() return lacc.constant(4, "f32") end,
+                               Empty = function() return lacc.constant(0, "f32") end })
+      end
+      local r, kon = both({ lacc.sum(lacc.map(area, ss)), lacc.sum(lacc.map(sides, ss)) }, b)
+      assert.are.equal(1, kon)
+      local a, c = 0, 0
+      for i = 1, n do
+        local s = shapes[i]
+        if s.tag == "Circle" then a, c = a + s[1] * s[1], c + 1
+        elseif s.tag == "Rect" then a, c = a + s[1] * s[2], c + 4 end
+      end
+      assert.are.equal(a, r[1]:get())
+      assert.are.equal(c, r[2]:get())
+      -- (value, index) pairs: the first largest and the first smallest, two tuple folds
+      local xs = lacc.fromtable(vals, "i32")
+      local pairs_ = lacc.generate({ n }, function(i) return lacc.tuple(xs[i], lacc.cast(i, "i32")) end)
+      local function pick(better)
+        return function(p, q)
+          local pv, pi = p:unpack()
+          local qv, qi = q:unpack()
+          local take_q = lacc.lor(better(qv, pv), lacc.land(lacc.eq(qv, pv), lacc.lt(qi, pi)))
+          return lacc.tuple(lacc.cond(take_q, qv, pv), lacc.cond(take_q, qi, pi))
+        end
+      end
+      local hi = lacc.fold1(pick(lacc.gt), pairs_)
+      local lo = lacc.fold1(pick(lacc.lt), pairs_)
+      local on = { lacc.run({ hi, lo }, { backend = b }) }
+      local off = { lacc.run({ hi, lo }, { backend = b, hfuse = false }) }
+      local bi, li = 1, 1
+      for i = 2, n do
+        if vals[i] > vals[bi] then bi = i end
+        if vals[i] < vals[li] then li = i end
+      end
+      assert.are.same({ vals[bi], bi }, on[1]:get())
+      assert.are.same({ vals[li], li }, on[2]:get())
+      assert.are.same(off[1]:get(), on[1]:get())
+      assert.are.same(off[2]:get(), on[2]:get())
+      local _, st = lacc.explain({ hi, lo }, { backend = b == "interp" and "cpu" or b })
+      assert.are.equal(1, st.kernels)
+    end)
+
+    it("a compiled function's sibling results: one kernel, the same values", function()
+      H.seed(46)
+      local f = lacc.compile(function(x)
+        return lacc.sum(x), lacc.sum(lacc.map(sq, x)), lacc.maximum(lacc.map(sq, x))
+      end, { backend = b })
+      for _, n in ipairs { 1, 1000, 70001 } do
+        local t = data(n, "int")
+        local s, s2, mx = f(lacc.fromtable(t, "f64"))
+        local rs, rs2, rmx = 0, 0, -math.huge
+        for i = 1, n do rs, rs2, rmx = rs + t[i], rs2 + t[i] ^ 2, math.max(rmx, t[i] ^ 2) end
+        assert.are.equal(rs, s:get())
+        assert.are.equal(rs2, s2:get())
+        assert.are.equal(rmx, mx:get())
+      end
+    end)
+
+    it("an index error inside a merged loop reports the same element and words", function()
+      local xs = lacc.fromtable({ 1, 2, 3, 4, 5 }, "i32")
+      local ys = lacc.fromtable({ 10, 20, 30 }, "i32")
+      local p = { lacc.sum(xs), lacc.sum(lacc.map(function(x) return ys[x] end, xs)) }
+      local ok1, e1 = pcall(lacc.run, p, { backend = b })
+      local ok2, e2 = pcall(lacc.run, p, { backend = b, hfuse = false })
+      assert.is_false(ok1)
+      assert.is_false(ok2)
+      assert.truthy(tostring(e1):find("index (4) out of bounds for shape (3)", 1, true), tostring(e1))
+      assert.are.equal(tostring(e2), tostring(e1))
+    end)
+  end)
+end
+
+describe("sibling folds that stay apart", function()
+  local xs = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "f32")
+  local function kernels(ps) return select(2, lacc.explain(ps, { backend = "cpu" })).kernels end
+
+  it("a fold that reads the other's result (a softmax's denominator after its maximum)", function()
+    local mx = lacc.maximum(xs)
+    local den = lacc.sum(lacc.map(function(x) return lacc.exp(x - lacc.the(mx)) end, xs))
+    assert.are.equal(2, kernels({ mx, den }))
+    local r = { lacc.run({ mx, den }) }
+    local want = 0
+    for i = 1, 6 do want = want + math.exp(i - 6) end
+    assert.is_true(H.same(want, r[2]:get(), 1e-6))
+  end)
+
+  it("folds over arrays of other lengths", function()
+    local ys = lacc.fromtable({ 1, 2, 3 }, "f32")
+    assert.are.equal(2, kernels({ lacc.sum(xs), lacc.sum(ys) }))
+  end)
+
+  it("a fold with a start value beside one without, and a float maximum beside a sum, " ..
+     "say why in explain", function()
+    local text = lacc.explain({ lacc.sum(xs), lacc.fold1(function(a, c) return a + c end, xs) },
+                              { backend = "cpu" })
+    assert.truthy(text:find("not in one pass with a fold over the same rows: one has a start " ..
+                            "value, the other not", 1, true), text)
+    text = lacc.explain({ lacc.sum(xs), lacc.fold(function(a, c) return lacc.max(a, c) end,
+                                                  lacc.constant(0, "f32"), xs) }, { backend = "cpu" })
+    assert.truthy(text:find("a float minimum or maximum folds its rows in order, the other in " ..
+                            "chunks", 1, true), text)
+    text = lacc.explain({ lacc.sum(xs), lacc.sum(lacc.map(function(x) return lacc.cast(x, "f64") end,
+                                                          xs)) }, { backend = "cpu" })
+    assert.truthy(text:find("per-lane accumulators of other widths", 1, true), text)
+  end)
+
+  it("merged folds are listed together in explain", function()
+    local text = lacc.explain({ lacc.sum(xs), lacc.sum(lacc.map(sq, xs)) }, { backend = "cpu" })
+    assert.truthy(text:find("kernel 1: a%d+, a%d+ = fold, fold %(one pass over the same rows%)"), text)
+  end)
+end)
