@@ -8,20 +8,22 @@
 #                    square sides and body counts scale with its square root)
 #   BENCH_ONLY       benchmarks to run (default "dotp saxpy blackscholes mandelbrot scan
 #                    histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead
-#                    bulk sort random colsum"; "sort" stands for sort_u32 sort_f32 sort_i64,
-#                    which may also be named one by one)
+#                    bulk sort random colsum stats"; "sort" stands for sort_u32 sort_f32
+#                    sort_i64, "stats" for stats_meanvar stats_minmax stats_softmax
+#                    stats_kmeans, which may also be named one by one)
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
 #   BENCH_ROWS       rows to run (default all: "C OpenCL NumPy LuaJIT_loop lacc lacc_generate
-#                    lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl
-#                    lacc_opencl_read lacc_luajit"; lacc_generate and lacc_matmul are matmul's
-#                    other formulations; the C process also gives "C vectorised" (dotp,
-#                    nbody), "C fresh output" (saxpy, blackscholes, random), "C blocked"
-#                    (matmul), "C write-combining" (sort_*), "C philox" (random) and "C row
-#                    sums" (colsum); the NumPy process "NumPy argsort" (sort_*) and "NumPy
-#                    row sums" (colsum); the plain lacc row "lacc argsort" (sort_*) and "lacc
-#                    row sums" (colsum))
+#                    lacc_matmul lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile
+#                    lacc_opencl lacc_opencl_read lacc_luajit"; lacc_generate and lacc_matmul
+#                    are matmul's other formulations; lacc_hfuse_off (sibling folds not
+#                    merged, {hfuse = false}) runs for stats_* only; the C process also
+#                    gives "C vectorised" (dotp, nbody), "C fresh output" (saxpy,
+#                    blackscholes, random), "C blocked" (matmul), "C write-combining"
+#                    (sort_*), "C philox" (random) and "C row sums" (colsum); the NumPy
+#                    process "NumPy argsort" (sort_*) and "NumPy row sums" (colsum); the
+#                    plain lacc row "lacc argsort" (sort_*) and "lacc row sums" (colsum))
 #   BENCH_LUAJIT_LACC  0 to skip the "lacc (LuaJIT)" rows (default 1)
 #   BENCH_CFLAGS     flags of the C baselines (default "-O3 -march=native -fopenmp")
 #   LACC_THREADS     threads for lacc and for the C rows' OMP_NUM_THREADS (default nproc)
@@ -35,15 +37,20 @@ LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 SCALE=${BENCH_SCALE:-1}
-ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk sort random colsum}
-# "sort" is its three key types, each a benchmark (and a table) of its own
+ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk sort random colsum stats}
+# "sort" is its three key types, "stats" its four programs, each a benchmark (and a table)
+# of its own
 ONLY=$(for b in $ONLY; do
-  case $b in sort) printf '%s ' sort_u32 sort_f32 sort_i64 ;; *) printf '%s ' "$b" ;; esac
+  case $b in
+    sort) printf '%s ' sort_u32 sort_f32 sort_i64 ;;
+    stats) printf '%s ' stats_meanvar stats_minmax stats_softmax stats_kmeans ;;
+    *) printf '%s ' "$b" ;;
+  esac
 done)
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
-ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit}
+ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit}
 export LACC_TIER=opt LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
 export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
   BENCH_ROW_BUDGET="${BENCH_ROW_BUDGET:-30}"
@@ -78,13 +85,16 @@ M_BULK=$(size 1000000 1000)
 N_SORT=$(size 10000000 1000)
 N_RANDOM=$(size 20000000 1000)
 W_COLSUM=$(side 4096)
+N_STATS=$(size 20000000 1000)
+W_SOFTMAX=$(side 4096)
+N_KMEANS=$(size 1000000 1000)
 
 note() { printf '%s\n' "$*" >&2; }
 
 # ---- build the C baselines and the Lua 5.4 wall clock
 CFLAGS_BENCH=${BENCH_CFLAGS:--O3 -march=native -fopenmp}
 for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d nearest bulk \
-    sort_u32 sort_f32 sort_i64 random colsum; do
+    sort_u32 sort_f32 sort_i64 random colsum stats_meanvar stats_minmax stats_softmax stats_kmeans; do
   src=$b def=
   case $b in
     matmul_f64) src=matmul def=-DMATMUL_F64 ;;
@@ -158,7 +168,9 @@ row() {
 # with TYPE, when given, after the size; EXTRA lists more lacc rows, run in the default
 # mode (the script picks the formulation by the row's name). matmul's plain lacc row
 # starts from an empty kernel cache and times its first run apart (BENCH_FIRST_RUN): the
-# compile time the table reports under it.
+# compile time the table reports under it. lacc_hfuse_off ({hfuse = false}: sibling folds
+# not merged into one pass, issue 44) runs for the stats_* benchmarks only: the other
+# programs have no sibling folds, so it would only repeat their lacc row.
 run_bench() {
   bench=$1 n=$2 src=${3:-$1} ty=${4:-} extra=${5:-}
   note "bench $bench (size $n, $THREADS threads):"
@@ -181,7 +193,9 @@ run_bench() {
   elif wanted LuaJIT_loop; then
     echo "NA $bench LuaJIT_loop luajit not found" >> "$RES"
   fi
-  for mode in default fusion_off sharing_off compile opencl opencl_read; do
+  modes="default fusion_off sharing_off compile opencl opencl_read"
+  case $bench in stats_*) modes="default fusion_off hfuse_off sharing_off compile opencl opencl_read" ;; esac
+  for mode in $modes; do
     case $mode in
       default) id=lacc ;;
       *) id=lacc_$mode ;;
@@ -371,6 +385,9 @@ for bench in $ONLY; do
     sort_u32|sort_f32|sort_i64) run_bench "$bench" "$N_SORT" sortkeys "${bench#sort_}" ;;
     random) run_bench random "$N_RANDOM" uniform ;;
     colsum) run_bench colsum "$W_COLSUM" ;;
+    stats_meanvar|stats_minmax) run_bench "$bench" "$N_STATS" ;;
+    stats_softmax) run_bench stats_softmax "$W_SOFTMAX" ;;
+    stats_kmeans) run_bench stats_kmeans "$N_KMEANS" ;;
     *) note "bench: unknown benchmark '$bench'" ;;
   esac
 done
@@ -396,6 +413,10 @@ describe() {
     sort_*) echo "sort, $N_SORT ${1#sort_} keys: lacc.sort (lacc argsort: lacc.argsort); C: LSD radix sort, 8-bit digits" ;;
     random) echo "uniform random numbers, $N_RANDOM f32: lacc.random.uniform (Philox4x32-10) into a new array; C: writing $N_RANDOM floats" ;;
     colsum) echo "column sums, ${W_COLSUM}x${W_COLSUM} f32: lacc.sum(xs, 1) (lacc row sums: lacc.sum(xs, 2))" ;;
+    stats_meanvar) echo "mean and variance, $N_STATS f32: sum(m) and sum(m^2) of m = x * 0.5 + 1 in one lacc.run (sibling folds)" ;;
+    stats_minmax) echo "min, max, sum and count of positives, $N_STATS f32: four sibling folds in one lacc.run" ;;
+    stats_softmax) echo "softmax over rows, ${W_SOFTMAX}x${W_SOFTMAX} f32: maximum, sum of exp(x - max) along rows, division" ;;
+    stats_kmeans) echo "one k-means step, $N_KMEANS 2-D f32 points, 16 centres: nearest centre, per-centre sums and counts (permute (+))" ;;
   esac
 }
 
@@ -476,8 +497,8 @@ for bench in $ONLY; do
   fi
   awk -v bench="$bench" '
     BEGIN {
-      split("C C_vectorised C_fresh_output C_blocked OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
-      split("C|C vectorised|C fresh output|C blocked|OpenCL by hand|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc fusion off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
+      split("C C_vectorised C_fresh_output C_blocked OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
+      split("C|C vectorised|C fresh output|C blocked|OpenCL by hand|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc fusion off|lacc hfuse off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
       split("C_wc C_philox C_rows NumPy_argsort NumPy_rows lacc_argsort lacc_rows", ids, " ")
       split("C write-combining|C philox|C row sums|NumPy argsort|NumPy row sums|lacc argsort|lacc row sums", names, "|")
@@ -558,6 +579,10 @@ for bench in $ONLY; do
         if ("C_philox" in ms) t = t sprintf("; lacc %.2fx C philox", ms["lacc"] / ms["C_philox"])
         print t
       }
+      # issue 44: what merging sibling folds into one pass gains (lacc hfuse off / lacc)
+      if (bench ~ /^stats_/ && ("lacc" in ms) && ("lacc_hfuse_off" in ms))
+        printf "hfuse %s: lacc %s ms, lacc hfuse off %s ms (%.2fx lacc: what one pass over sibling folds saves)\n", bench,
+          fmt_ms(ms["lacc"]), fmt_ms(ms["lacc_hfuse_off"]), ms["lacc_hfuse_off"] / ms["lacc"]
       if (bench == "colsum" && ("lacc" in ms)) {
         t = sprintf("target colsum: lacc column sums %.2fx C%s", ms["lacc"] / c, verdict("<= 1.25", ms["lacc"] <= 1.25 * c))
         if ("lacc_rows" in ms)

@@ -136,6 +136,7 @@ static int prepare(lacc_program *p) {
   if (rc != LACC_OK || p->backend == B_INTERP) return rc;
   hfuse_mark(&p->ast, p->ctx->hfuse);
   fusion_mark(&p->ast, p->ctx->fusion);
+  hfuse_maps(&p->ast, p->ctx->hfuse);
   p->planned = 1;
   kcaps caps = caps_of(p->ctx, p->backend, p->device);
   rc = lower_plan(p->ctx, &p->ast, &caps, NULL,
@@ -343,6 +344,7 @@ char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node 
   simplify_ast(&ast);
   hfuse_mark(&ast, ctx->hfuse);
   fusion_mark(&ast, ctx->fusion);
+  hfuse_maps(&ast, ctx->hfuse);
   kplan P;
   char *s = NULL, *src = NULL, *launch = NULL;
   kcaps caps = caps_of(ctx, bk, device);

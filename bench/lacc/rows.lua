@@ -1,6 +1,7 @@
 -- bench/lacc/rows.lua: running one lacc row of a benchmark. A row is a mode:
 --   default      lacc.run(p)                      (backend from LACC_BACKEND, default cpu)
 --   fusion_off   lacc.run(p, {fusion = false})
+--   hfuse_off    lacc.run(p, {hfuse = false}): sibling folds not merged into one pass
 --   sharing_off  lacc.run(p, {sharing = false})
 --   compile      f = lacc.compile(fn) once, then f(inputs...) is timed
 --   opencl       lacc.run(p, {backend = "opencl"}): the inputs are on the device after
@@ -9,6 +10,9 @@
 -- With BENCH_FIRST_RUN=1 (bench/run.sh sets it, with an empty LACC_CACHE, for matmul's
 -- plain lacc row) the very first run is timed on its own, before the warm-ups, and given
 -- in the note as first_run=MS: it includes generating and compiling the kernels.
+-- A program of several results (spec.multi: p a table of programs, fn returning several)
+-- gives its checksum function every result, and every result is freed (and, in
+-- opencl_read, read back).
 -- Inputs are made once, untimed, by lacc itself (lacc.run(lacc.generate(...))) with the
 -- formulas of bench/c/common.h, so every row of a benchmark sees the very same data.
 local lacc = require "lacc"
@@ -20,6 +24,8 @@ local function frac(k, c)
   local d = lacc.cast(k, "f64") * c
   return d - lacc.floor(d)
 end
+-- frac(k, c) of an index expression k: k c - floor(k c) in f64 (bench/c/common.h's frac_k).
+R.frac = frac
 local gens = {
   u24 = function(k, c) return lacc.cast(frac(k, c), "f32") end,
   u16 = function(k, c) return lacc.cast(lacc.floor(65536 * frac(k, c)) / 65536, "f32") end,
@@ -46,6 +52,7 @@ end
 local modes = {
   default = {},
   fusion_off = { fusion = false },
+  hfuse_off = { hfuse = false },
   sharing_off = { sharing = false },
   opencl = { backend = "opencl" },
   opencl_read = { backend = "opencl" },
@@ -57,8 +64,12 @@ local function read_back(r)
   return r
 end
 
+local function packed(...) return { n = select("#", ...), packed = true, ... } end
+
 local function free(r)
-  if type(r) == "userdata" or type(r) == "cdata" or type(r) == "table" then
+  if type(r) == "table" and r.packed then
+    for k = 1, r.n do pcall(function() r[k]:free() end) end
+  elseif type(r) == "userdata" or type(r) == "cdata" or type(r) == "table" then
     pcall(function() r:free() end)
   end
 end
@@ -71,7 +82,8 @@ local function kernels(p, opts)
 end
 
 -- run{bench, row, mode, program = p, fn = function(inputs...) -> program, inputs = {...},
---     checksum = function(result) -> number}
+--     checksum = function(result) -> number [, multi = true]}: with multi, p is a table
+--     of programs (fn returns several) and checksum gets all the results
 function R.run(spec)
   local bench, row, mode = spec.bench, spec.row, spec.mode
   local body, note
@@ -88,10 +100,18 @@ function R.run(spec)
     note = kernels(p, opts)
     if next(opts) == nil then
       body = function() return lacc.run(p) end
-    elseif mode == "opencl_read" then
+    elseif mode == "opencl_read" and not spec.multi then
       body = function() return read_back(lacc.run(p, opts)) end
     else
       body = function() return lacc.run(p, opts) end
+    end
+  end
+  if spec.multi then
+    local one, read = body, mode == "opencl_read"
+    body = function()
+      local r = packed(one())
+      if read then for k = 1, r.n do read_back(r[k]) end end
+      return r
     end
   end
   local first
@@ -108,7 +128,12 @@ function R.run(spec)
   end
   local ok, ms, reps, r = pcall(B.measure, body, free)
   if not ok then return B.na(bench, row, "error: " .. tostring(ms)) end
-  local okc, cs = pcall(spec.checksum, r)
+  local okc, cs
+  if spec.multi then
+    okc, cs = pcall(spec.checksum, (table.unpack or unpack)(r, 1, r.n))
+  else
+    okc, cs = pcall(spec.checksum, r)
+  end
   if not okc then return B.na(bench, row, "checksum failed: " .. tostring(cs)) end
   free(r)
   local vm = type(jit) == "table" and jit.version or _VERSION

@@ -35,6 +35,9 @@ void simplify_ast(ast_arena *ast);
 /* Horizontal fusion (hfuse.c): sibling folds over the same rows grouped to share one
  * loop (hlead, hnext), and the folds' classes the grouping and lowering agree on. */
 void hfuse_mark(ast_arena *ast, int enabled);
+/* After fusion: materialised maps over the same rows, neither reading the other, grouped
+ * to be written by one loop. */
+void hfuse_maps(ast_arena *ast, int enabled);
 /* A fold's combining function is one primitive that may be regrouped and swapped bit for
  * bit (per-lane accumulators): the primitive, or -1. */
 int fold_commutative(const lacc_node *f, const lacc_type *t);

@@ -1,15 +1,18 @@
-/* hfuse.c: horizontal fusion: sibling folds that fold the same rows, computed in one loop.
+/* hfuse.c: horizontal fusion: sibling folds, and sibling materialised maps, over the same
+ * rows computed in one loop.
  *
- * Owns: the groups (hlead, hnext on fold nodes) and the reasons a fold with a sibling
- * over the same rows stays alone (hwhy), and the fold classes both this pass and the
- * lowering go by (fold_commutative, fold_ordered_only). Folds join a group when they are
- * in one scope (no let or acond branch between them: lowering plans them with one
- * environment, under one guard), neither reads the other, their rows are those of one
- * array (maps and reshapes of it: the same extents at run time) and they fold them the
- * same way (start value or not, per-lane accumulators of one width or none, in order or in
- * chunks), so that the merged loop combines each fold's elements in exactly the order
- * its own loop would: every result stays bit for bit what it was. Rank-0 results only for
- * now (the executors choose a fold's path by the rows' sizes, which a group shares).
+ * Owns: the groups (hlead, hnext: on folds before fusion, on materialised maps after it)
+ * and the reasons a fold with a sibling over the same rows stays alone (hwhy), and the
+ * fold classes both this pass and the lowering go by (fold_commutative,
+ * fold_ordered_only). Members of a group are in one scope (no let or acond branch between
+ * them: lowering plans them with one environment, under one guard), neither reads the
+ * other, and their rows are those of one array (maps and reshapes of it: the same extents
+ * at run time). Folds also fold the same way (start value or not, per-lane accumulators
+ * of one width or none, in order or in chunks), so that the merged loop combines each
+ * fold's elements in exactly the order its own loop would: every result stays bit for
+ * bit what it was. Folds to rank 0 only for now (the executors choose a fold's path by
+ * its rows' sizes, which a group then shares). Maps: several results, or arrays of one
+ * shape, written by one loop.
  * Must not: change what any node computes (lowering does the merging, fusion.c counts a
  * group's reads of a producer once).
  */
@@ -43,41 +46,72 @@ int fold_commutative(const lacc_node *f, const lacc_type *t) {
   }
 }
 
-/* ---- the rows a fold folds */
+/* ---- the rows a fold folds, the shape a map writes */
 
-/* Whose extents a term's are, in its scope: an input or parameter (its node), a let-bound
- * variable (its index and the scope it is read in), through maps whose arrays all have the
- * same and reshapes (which keep the element count: the rows of a rank-0 fold). NULL where
- * the extents come from an expression. */
+/* Whose extents a term's are, in its scope: the arrays whose extents meet in it (an
+ * element-wise map's are the intersection of its arrays'), each an input or parameter
+ * (its node) or a let-bound variable (its index in the scope), through maps and, where
+ * only the element count matters (the rows of a rank-0 fold), reshapes. Two terms with
+ * the same set have the same extents at run time. n < 0: the extents come from an
+ * expression (generate) or there are too many arrays to follow. */
+enum { ROOTS_MOST = 8 };
 typedef struct {
-  const lacc_node *node;   /* K_USE, K_PARAM, or K_AVAR */
-  int field;
+  const lacc_node *node[ROOTS_MOST];   /* K_USE, K_PARAM, or K_AVAR */
+  int n;
 } rows_of;
 
-static int same_rows(rows_of a, rows_of b) {
-  if (a.node == NULL || b.node == NULL || a.node->kind != b.node->kind) return 0;
-  switch (a.node->kind) {
-  case K_USE: return a.node->array == b.node->array;
-  case K_PARAM: return a.node->field == b.node->field;
-  case K_AVAR: return a.field == b.field;
+static int same_root(const lacc_node *a, const lacc_node *b) {
+  if (a->kind != b->kind) return 0;
+  switch (a->kind) {
+  case K_USE: return a->array == b->array;
+  case K_PARAM: case K_AVAR: return a->field == b->field;
   default: return 0;
   }
 }
 
-static rows_of rows(const lacc_node *t) {
-  rows_of none = { NULL, 0 };
+static int has_root(const rows_of *r, const lacc_node *x) {
+  for (int i = 0; i < r->n; i++)
+    if (same_root(r->node[i], x)) return 1;
+  return 0;
+}
+
+static int same_rows(const rows_of *a, const rows_of *b) {
+  if (a->n <= 0 || b->n <= 0) return 0;
+  for (int i = 0; i < a->n; i++)
+    if (!has_root(b, a->node[i])) return 0;
+  for (int i = 0; i < b->n; i++)
+    if (!has_root(a, b->node[i])) return 0;
+  return 1;
+}
+
+static void rows_add(rows_of *r, const lacc_node *t, int count_only) {
+  if (r->n < 0) return;
   switch (t->kind) {
-  case K_USE: case K_PARAM: return (rows_of){ t, 0 };
-  case K_AVAR: return (rows_of){ t, t->field };
-  case K_RESHAPE: return rows(t->kids[1]);
-  case K_MAP: {
-    rows_of r = rows(t->kids[1]);
-    for (int i = 2; i < t->nkids; i++)
-      if (!same_rows(r, rows(t->kids[i]))) return none;
-    return r;
+  case K_USE: case K_PARAM: case K_AVAR:
+    if (has_root(r, t)) return;
+    if (r->n == ROOTS_MOST) {
+      r->n = -1;
+      return;
+    }
+    r->node[r->n++] = t;
+    return;
+  case K_RESHAPE:
+    if (count_only) rows_add(r, t->kids[1], count_only);
+    else r->n = -1;
+    return;
+  case K_MAP:
+    for (int i = 1; i < t->nkids; i++) rows_add(r, t->kids[i], count_only);
+    return;
+  default:
+    r->n = -1;
+    return;
   }
-  default: return none;
-  }
+}
+
+static rows_of rows(const lacc_node *t, int count_only) {
+  rows_of r = { { NULL }, 0 };
+  rows_add(&r, t, count_only);
+  return r;
 }
 
 /* ---- groups */
@@ -87,6 +121,7 @@ typedef struct {
   int n, cap;
   lacc_ctx *ctx;
   int on;          /* grouping (else the walk only clears an earlier marking) */
+  int maps;        /* the walk after fusion: materialised maps (else folds) */
 } scope;
 
 static int reads(const lacc_node *t, const lacc_node *x) {
@@ -115,13 +150,15 @@ static void group(scope *S) {
   for (int i = 0; i < S->n; i++) {
     lacc_node *a = S->v[i];
     if (a->hlead != NULL) continue;
-    rows_of ra = rows(fold_input(a));
+    rows_of ra = S->maps ? rows(a, 0) : rows(fold_input(a), a->rank == 0);
     lacc_node *last = a;
     int size = 1;
     for (int j = i + 1; j < S->n && size < TUNE_HFUSE_MOST; j++) {
       lacc_node *b = S->v[j];
-      if (b->hlead != NULL || !same_rows(ra, rows(fold_input(b)))) continue;
-      const char *why = differs(a, b);
+      if (b->hlead != NULL) continue;
+      rows_of rb = S->maps ? rows(b, 0) : rows(fold_input(b), b->rank == 0);
+      if (!same_rows(&ra, &rb)) continue;
+      const char *why = S->maps ? NULL : differs(a, b);
       for (lacc_node *m = a; why == NULL && m != NULL; m = m->hnext)
         if (reads(b, m) || reads(m, b)) why = "one reads the other's result";
       if (why != NULL) {
@@ -148,40 +185,48 @@ static void add(scope *S, lacc_node *t) {
   S->v[S->n++] = t;
 }
 
-static void walk(lacc_node *t, scope *S);
+static void walk(lacc_node *t, scope *S, int result);
 
-static void in_new_scope(lacc_node *t, lacc_ctx *ctx, int on) {
-  scope inner = { NULL, 0, 0, ctx, on };
-  walk(t, &inner);
-  if (on) group(&inner);
+static void in_new_scope(lacc_node *t, const scope *outer) {
+  scope inner = { NULL, 0, 0, outer->ctx, outer->on, outer->maps };
+  walk(t, &inner, 0);
+  if (inner.on) group(&inner);
   free(inner.v);
 }
 
-/* In lowering's order: kids before the node, a let's bound term in the scope around it. */
-static void walk(lacc_node *t, scope *S) {
+/* In lowering's order: kids before the node, a let's bound term in the scope around it.
+ * result: t is one of the program's results. Maps join only as results: a group of
+ * intermediates would be materialised together, each before the step that needs it, and
+ * all held at once. */
+static void walk(lacc_node *t, scope *S, int result) {
   switch (t->kind) {
   case K_USE: case K_PARAM: case K_AVAR: return;
   case K_ALET:
-    walk(t->kids[0], S);
-    in_new_scope(t->kids[1], S->ctx, S->on);
+    walk(t->kids[0], S, 0);
+    in_new_scope(t->kids[1], S);
     return;
   case K_ACOND:   /* each branch runs behind the test, planned on its own */
-    walk(t->kids[0], S);
-    in_new_scope(t->kids[1], S->ctx, S->on);
-    in_new_scope(t->kids[2], S->ctx, S->on);
+    walk(t->kids[0], S, 0);
+    in_new_scope(t->kids[1], S);
+    in_new_scope(t->kids[2], S);
     return;
   default: break;
   }
   for (int i = 0; i < t->nkids; i++)
-    if (node_level_of(t->kids[i]->kind) == L_ACC) walk(t->kids[i], S);
-  if (t->kind != K_FOLD && t->kind != K_FOLD1) return;
+    if (node_level_of(t->kids[i]->kind) == L_ACC) walk(t->kids[i], S, t->kind == K_RESULTS);
+  int fold = t->kind == K_FOLD || t->kind == K_FOLD1;
+  if (S->maps ? t->kind != K_MAP : !fold) return;
   t->hlead = t->hnext = NULL;
   t->hwhy = NULL;
-  if (t->rank == 0 && S->on) add(S, t);
+  if (S->on && (S->maps ? t->manifest && result : t->rank == 0)) add(S, t);
 }
 
-void hfuse_mark(ast_arena *ast, int enabled) {
-  in_new_scope(ast->root, ast->ctx, enabled && setting_switch("LACC_HFUSE", 1));
+static void mark_all(ast_arena *ast, int enabled, int maps) {
+  scope top = { NULL, 0, 0, ast->ctx, enabled && setting_switch("LACC_HFUSE", 1), maps };
+  in_new_scope(ast->root, &top);
   for (int i = 0; i < ast->nnested; i++)
-    for (int j = 0; j < 2; j++) hfuse_mark(&ast->nested[i][j], enabled);
+    for (int j = 0; j < 2; j++) mark_all(&ast->nested[i][j], enabled, maps);
 }
+
+void hfuse_mark(ast_arena *ast, int enabled) { mark_all(ast, enabled, 0); }
+void hfuse_maps(ast_arena *ast, int enabled) { mark_all(ast, enabled, 1); }

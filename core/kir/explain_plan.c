@@ -72,7 +72,7 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
              st->node->where != NULL ? st->node->where : "?");
     return;
   }
-  if (st->nsib > 0) {   /* a group of sibling folds (hfuse.c) */
+  if (st->nsib > 0) {   /* a group of sibling folds or maps (hfuse.c) */
     text_put(b, "kernel %d: a%d", ++*n, st->out);
     for (int i = 0; i < st->nsib; i++) text_put(b, ", a%d", st->sib_out[i]);
     text_put(b, " = %s", kind_name(st->node->kind));

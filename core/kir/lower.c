@@ -63,6 +63,12 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
     for (lacc_node *m = t->hlead; m != NULL; m = m->hnext) plan_kids(L, m, env);
     return lw_step_folds(L, t, env);
   }
+  if (t->kind == K_MAP && t->manifest && t->hlead != NULL) {
+    int s = lw_slot_of(L, t);
+    if (s >= 0) return s;   /* planned with its group */
+    for (lacc_node *m = t->hlead; m != NULL; m = m->hnext) plan_kids(L, m, env);
+    return lw_step_maps(L, t, env);
+  }
   plan_kids(L, t, env);
   if (!t->manifest) {
     *delayed = lw_a_push(L, NULL, t, env, -1);

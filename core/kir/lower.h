@@ -153,6 +153,9 @@ int *lw_part_elem(lower *L, const lacc_node *part, const aenv *env, const kindex
 int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank);
 void lw_start_desc(lower *L);
 int lw_step_map(lower *L, const lacc_node *t, const aenv *env);
+/* A group of sibling maps (hfuse.c: t's hlead list) as one step; each member's slot set,
+ * t's returned. */
+int lw_step_maps(lower *L, const lacc_node *t, const aenv *env);
 int *lw_fold_elem(lower *L, const lacc_node *xs, const aenv *env, const int *sx,
                   const int *oix, int o, int j);
 int *lw_combine(lower *L, const lacc_node *f, const lacc_type *t, const int *acc,

@@ -175,16 +175,8 @@ static int strip_open_leaves(lower *L, strip *S, const scalar_kind *kinds, int n
   return lw_k_prim(L, P_ADD, S->s, S->q);
 }
 
-static const scalar_kind *leaf_kinds(lower *L, const lacc_type *t) {
-  scalar_kind *k = kplan_alloc(L->P, sizeof *k * (size_t)(t->nleaves ? t->nleaves : 1));
-  if (k == NULL) oom(L);
-  for (int l = 0; l < t->nleaves; l++) k[l] = type_leaf(t, l);
-  return k;
-}
 
-static int strip_open(lower *L, strip *S, const lacc_type *t, int lo, int hi) {
-  return strip_open_leaves(L, S, leaf_kinds(L, t), t->nleaves, lo, hi);
-}
+
 
 /* Puts element x into the strip and opens the loop that reads it back: returns the
  * element read back, or NULL with everything since strip_open taken back when the
@@ -226,39 +218,68 @@ static void shape_facts(lower *L, const lacc_node *t, const aenv *env, const int
   for (int d = 0; d < t->rank; d++) lw_fact(L, ix[d], sx[d], -1);
 }
 
-/* Elements [lo, hi) of a rank-1 map on the cpu backend in strips, then stored. Returns
+/* A map step's arrays: one, or sibling maps over the same rows (hfuse.c), each its own
+ * output; their elements are computed and stored in one loop. */
+typedef struct {
+  int k;
+  const lacc_node *t[TUNE_HFUSE_MOST];
+  int out[TUNE_HFUSE_MOST];
+  const aenv *env;
+} maps;
+
+/* Elements [lo, hi) of rank-1 maps on the cpu backend in strips, then stored. Returns
  * the first element left: lo when there is nothing to speculate (the plain loop then
- * vectorises as well, without the copy) or the element's code is not straight-line even
+ * vectorises as well, without the copy) or the elements' code is not straight-line even
  * so. Other ranks unravel the index with divisions, which no vector unit has. */
-static int map_strips(lower *L, const lacc_node *t, const aenv *env, int out, int lo, int hi) {
-  if (!L->P->caps.cpu_like || t->rank != 1 || !strips_on()) return lo;
+static int map_strips(lower *L, const maps *M, int lo, int hi) {
+  if (!L->P->caps.cpu_like || M->t[0]->rank != 1 || !strips_on()) return lo;
+  int nl = 0;
+  for (int i = 0; i < M->k; i++) nl += M->t[i]->type->nleaves;
+  scalar_kind *kinds = kplan_alloc(L->P, sizeof *kinds * (size_t)(nl ? nl : 1));
+  int *all = ints(L, nl ? nl : 1);
+  if (kinds == NULL) oom(L);
+  for (int i = 0, l0 = 0; i < M->k; l0 += M->t[i]->type->nleaves, i++)
+    for (int l = 0; l < M->t[i]->type->nleaves; l++) kinds[l0 + l] = type_leaf(M->t[i]->type, l);
   strip S;
   kindex k;
-  k.lin = k.ix[0] = strip_open(L, &S, t->type, lo, hi);
-  shape_facts(L, t, env, k.ix);   /* the strips cover [lo, hi) of [0, n) */
+  k.lin = k.ix[0] = strip_open_leaves(L, &S, kinds, nl, lo, hi);
   L->key = k.lin;
-  int *y = strip_fill(L, &S, lw_elem(L, t, env, &k), 1);
+  for (int i = 0, l0 = 0; i < M->k; l0 += M->t[i]->type->nleaves, i++) {
+    shape_facts(L, M->t[i], M->env, k.ix);   /* the strips cover [lo, hi) of [0, n) */
+    memcpy(all + l0, lw_elem(L, M->t[i], M->env, &k), sizeof *all * (size_t)M->t[i]->type->nleaves);
+  }
+  int *y = strip_fill(L, &S, all, 1);
   if (y == NULL) return lo;
-  lw_store_elem(L, out, lw_k_prim(L, P_ADD, S.s, S.q), y);
+  int at = lw_k_prim(L, P_ADD, S.s, S.q);
+  for (int i = 0, l0 = 0; i < M->k; l0 += M->t[i]->type->nleaves, i++)
+    lw_store_elem(L, M->out[i], at, y + l0);
   return strip_close(L, &S);
 }
 
-/* Materialise the delayed array (t, env): a map-like kernel. */
-int lw_step_map(lower *L, const lacc_node *t, const aenv *env) {
+static int step_maps(lower *L, maps *M) {
+  const lacc_node *t = M->t[0];
   int st = lw_new_step(L, SK_MAP, t, t->rank);
-  int out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
-  L->P->steps[st].out = out;
+  for (int i = 0; i < M->k; i++)
+    M->out[i] = lw_new_slot(L, SLOT_KERNEL, M->t[i]->type, t->rank, lw_out_plan(L, M->t[i]->type));
+  pstep *s = &L->P->steps[st];
+  s->out = M->out[0];
+  if (M->k > 1) {
+    s->nsib = M->k - 1;
+    s->sib_out = kplan_alloc(L->P, sizeof *s->sib_out * (size_t)s->nsib);
+    if (s->sib_out == NULL) oom(L);
+    for (int i = 1; i < M->k; i++) s->sib_out[i - 1] = M->out[i];
+  }
   L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
-  int *ext = lw_shape_of(L, t, env);
+  int *ext = lw_shape_of(L, t, M->env);
   for (int d = 0; d < t->rank; d++) {
     kinst *in = lw_emit(L, KO_OUT);
     in->a = ext[d];
     in->imm.i = d;
   }
   L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
-  int *oext = lw_slot_ext(L, out);
+  int *oext = lw_slot_ext(L, M->out[0]);
   lw_start_desc(L);
-  int lo = map_strips(L, t, env, out, 0, 1);
+  int lo = map_strips(L, M, 0, 1);
   if (lo != 0) L->describe = 0;   /* the strips described the elements */
   int i = lw_var(L, S_I64);
   lw_k_for(L, i, lo, 1, 1);
@@ -266,11 +287,34 @@ int lw_step_map(lower *L, const lacc_node *t, const aenv *env) {
   kindex k;
   k.lin = i;
   lw_unravel(L, t->rank, oext, i, k.ix);
-  shape_facts(L, t, env, k.ix);
-  int *v = lw_elem(L, t, env, &k);
+  int **v = kplan_alloc(L->P, sizeof *v * (size_t)M->k);
+  if (v == NULL) oom(L);
+  for (int m = 0; m < M->k; m++) {
+    shape_facts(L, M->t[m], M->env, k.ix);
+    v[m] = lw_elem(L, M->t[m], M->env, &k);
+  }
   L->describe = 0;
-  lw_store_elem(L, out, i, v);
+  for (int m = 0; m < M->k; m++) lw_store_elem(L, M->out[m], i, v[m]);
   k_end(L);
+  return M->out[0];
+}
+
+/* Materialise the delayed array (t, env): a map-like kernel. */
+int lw_step_map(lower *L, const lacc_node *t, const aenv *env) {
+  maps M = { .k = 1, .t = { t }, .env = env };
+  return step_maps(L, &M);
+}
+
+int lw_step_maps(lower *L, const lacc_node *t, const aenv *env) {
+  maps M = { .k = 0, .env = env };
+  for (const lacc_node *m = t->hlead; m != NULL && M.k < TUNE_HFUSE_MOST; m = m->hnext)
+    M.t[M.k++] = m;
+  step_maps(L, &M);
+  int out = -1;
+  for (int i = 0; i < M.k; i++) {
+    lw_set_slot(L, M.t[i], M.out[i]);
+    if (M.t[i] == t) out = M.out[i];
+  }
   return out;
 }
 

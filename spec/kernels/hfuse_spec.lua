@@ -55,6 +55,20 @@ local function bxor32(a, b)
   return r
 end
 
+-- programs(xs, ys) index ys (3 elements) with xs's elements 1..5: the first bad index, 4,
+-- is reported merged and apart alike.
+local function same_error(b, programs)
+  local xs = lacc.fromtable({ 1, 2, 3, 4, 5 }, "i32")
+  local ys = lacc.fromtable({ 10, 20, 30 }, "i32")
+  local p = programs(xs, ys)
+  local ok1, e1 = pcall(lacc.run, p, { backend = b })
+  local ok2, e2 = pcall(lacc.run, p, { backend = b, hfuse = false })
+  assert.is_false(ok1)
+  assert.is_false(ok2)
+  assert.truthy(tostring(e1):find("index (4) out of bounds for shape (3)", 1, true), tostring(e1))
+  assert.are.equal(tostring(e2), tostring(e1))
+end
+
 local SIZES = { 0, 1, 7, 300, 1000, 70001 }   -- 70001: past two partials' grain (chunks)
 
 for _, b in ipairs(H.backends) do
@@ -211,15 +225,55 @@ for _, b in ipairs(H.backends) do
     end)
 
     it("an index error inside a merged loop reports the same element and words", function()
-      local xs = lacc.fromtable({ 1, 2, 3, 4, 5 }, "i32")
-      local ys = lacc.fromtable({ 10, 20, 30 }, "i32")
-      local p = { lacc.sum(xs), lacc.sum(lacc.map(function(x) return ys[x] end, xs)) }
-      local ok1, e1 = pcall(lacc.run, p, { backend = b })
-      local ok2, e2 = pcall(lacc.run, p, { backend = b, hfuse = false })
-      assert.is_false(ok1)
-      assert.is_false(ok2)
-      assert.truthy(tostring(e1):find("index (4) out of bounds for shape (3)", 1, true), tostring(e1))
-      assert.are.equal(tostring(e2), tostring(e1))
+      same_error(b, function(xs, ys)
+        return { lacc.sum(xs), lacc.sum(lacc.map(function(x) return ys[x] end, xs)) }
+      end)
+    end)
+  end)
+end
+
+for _, b in ipairs(H.backends) do
+  describe("sibling maps in one loop on " .. b, function()
+    it("several results over one array's rows, of other types, ranks 1 and 2, a sum type " ..
+       "among them: one kernel, every element as apart and as a Lua loop", function()
+      H.seed(47)
+      for _, shape in ipairs { { 0 }, { 1 }, { 300 }, { 1001 }, { 7, 13 }, { 0, 4 } } do
+        local n = H.size(shape)
+        local t = {}
+        for i = 1, n do t[i] = H.randint(-20, 20) end
+        local flat = lacc.fromtable(t, "i32")
+        local xs = #shape == 1 and flat or lacc.run(lacc.reshape(shape, flat))
+        local Maybe = lacc.Maybe("i32")
+        local p = {
+          lacc.map(function(x) return x * 3 end, xs),
+          lacc.map(function(x) return lacc.cast(x, "f64") / 4 end, xs),
+          lacc.map(function(x) return lacc.cond(lacc.gt(x, 0), Maybe.Just(x), Maybe.Nothing()) end, xs),
+          lacc.map(function(x) return lacc.tuple(x, lacc.lt(x, 0)) end, xs),
+        }
+        local on = { lacc.run(p, { backend = b }) }
+        local off = { lacc.run(p, { backend = b, hfuse = false }) }
+        for k = 1, #p do assert.are.same(off[k]:totable(), on[k]:totable()) end
+        local a1, a2, a3, a4 = flat, lacc.run(lacc.reshape({ n }, on[2])), lacc.run(lacc.reshape({ n }, on[3])),
+                               lacc.run(lacc.reshape({ n }, on[4]))
+        local r1 = lacc.run(lacc.reshape({ n }, on[1]))
+        for i = 1, n do
+          local x = a1[i]
+          assert.are.equal(x * 3, r1[i])
+          assert.are.equal(x / 4, a2[i])
+          if x > 0 then assert.are.same({ tag = "Just", x }, a3[i]) else assert.are.same({ tag = "Nothing" }, a3[i]) end
+          assert.are.same({ x, x < 0 }, a4[i])
+        end
+        local _, st = lacc.explain(p, { backend = b == "interp" and "cpu" or b })
+        assert.are.equal(1, st.kernels)
+        local _, st_off = lacc.explain(p, { backend = b == "interp" and "cpu" or b, hfuse = false })
+        assert.are.equal(4, st_off.kernels)
+      end
+    end)
+
+    it("a map's bad index in a merged loop reports the same element and words", function()
+      same_error(b, function(xs, ys)
+        return { lacc.map(function(x) return x + 1 end, xs), lacc.map(function(x) return ys[x] end, xs) }
+      end)
     end)
   end)
 end
@@ -256,6 +310,21 @@ describe("sibling folds that stay apart", function()
     text = lacc.explain({ lacc.sum(xs), lacc.sum(lacc.map(function(x) return lacc.cast(x, "f64") end,
                                                           xs)) }, { backend = "cpu" })
     assert.truthy(text:find("per-lane accumulators of other widths", 1, true), text)
+  end)
+
+  it("maps of other shapes (one over a reshape of the other's array) and folds of arrays " ..
+     "that only meet some of the same", function()
+    local m = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "f32")
+    assert.are.equal(2, kernels({ lacc.map(sq, m), lacc.map(sq, lacc.reshape({ 2, 3 }, m)) }))
+    local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6, 7 }, "f32")
+    assert.are.equal(2, kernels({ lacc.sum(xs), lacc.sum(lacc.zipWith(function(a, c) return a * c end, xs, ys)) }))
+    -- the same set of arrays in another order: one loop
+    assert.are.equal(1, kernels({ lacc.zipWith(function(a, c) return a - c end, xs, ys),
+                                  lacc.zipWith(function(a, c) return a * c end, ys, xs) }))
+    local r = { lacc.run({ lacc.zipWith(function(a, c) return a - c end, xs, ys),
+                           lacc.zipWith(function(a, c) return a * c end, ys, xs) }) }
+    assert.are.same({ 0, 0, 0, 0, 0, 0 }, r[1]:totable())
+    assert.are.same({ 1, 4, 9, 16, 25, 36 }, r[2]:totable())
   end)
 
   it("merged folds are listed together in explain", function()
