@@ -137,15 +137,29 @@ local memo = setmetatable({}, { __mode = "k" })
 -- lacc.config's changes made by this state, counted: the settings a program was made
 -- under, without reading them all back on each run (a cost of several us a run)
 local config_generation = 0
-local function run_memo(p, backend, opts)
-  local layout = opts.layout or current_layout
-  local m = memo[p.node]
+-- The memo entry m still fits: the same roots (nodes), run the same way.
+local function memo_fits(m, nodes_, backend, layout, opts)
   if m == nil or m.backend ~= backend or m.layout ~= layout or m.fusion ~= opts.fusion or
-     m.hfuse ~= opts.hfuse or m.sharing ~= opts.sharing or m.generation ~= config_generation then
+     m.hfuse ~= opts.hfuse or m.sharing ~= opts.sharing or m.generation ~= config_generation or
+     #m.nodes ~= #nodes_ then
+    return false
+  end
+  for i = 1, #nodes_ do
+    if m.nodes[i] ~= nodes_[i] then return false end
+  end
+  return true
+end
+
+-- p: a program object, or a table of them (kept with the table itself: a table of
+-- programs built once and run again reuses its program as one program object does).
+local function run_memo(p, nodes_, backend, opts)
+  local layout = opts.layout or current_layout
+  local m = memo[p]
+  if not memo_fits(m, nodes_, backend, layout, opts) then
     m = { backend = backend, layout = layout, fusion = opts.fusion, hfuse = opts.hfuse,
-          sharing = opts.sharing,
-          generation = config_generation, prog = core.program_new(backend, 0, p.node) }
-    memo[p.node] = m
+          sharing = opts.sharing, generation = config_generation, nodes = nodes_,
+          prog = core.program_new(backend, 0, unpack(nodes_)) }
+    memo[p] = m
   end
   return core.program_run(m.prog)
 end
@@ -161,8 +175,11 @@ function F.run(p, opts)
   end
   opts = check_opts(opts, "run")
   local backend = check_backend(opts, "run")
-  if is_acc(p) then return with_options(opts, run_memo, p, backend, opts) end
+  if is_acc(p) then return with_options(opts, run_memo, p.node, { p.node }, backend, opts) end
   local roots = roots_of(p, "run")
+  if type(p) == "table" and not is_acc(p) and not array.is_array(p) and not exp.is_exp(p) then
+    return with_options(opts, run_memo, p, { nodes(roots) }, backend, opts)
+  end
   return with_options(opts, core.run, backend, nodes(roots))
 end
 

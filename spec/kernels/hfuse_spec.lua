@@ -332,3 +332,38 @@ describe("sibling folds that stay apart", function()
     assert.truthy(text:find("kernel 1: a%d+, a%d+ = fold, fold %(one pass over the same rows%)"), text)
   end)
 end)
+
+-- lacc.run of a table of programs keeps what it made with the table (lua/lacc/run.lua's
+-- memo), as it does for one program object: run again, it must still follow the table's
+-- contents, the options and the layout.
+describe("a table of programs run again", function()
+  it("gives the programs' results each time, and follows a change of the table, the " ..
+     "options and the layout", function()
+    local xs = lacc.fromtable({ 3, 1, 4, 1, 5, 9, 2, 6 }, "i32")
+    local p = { lacc.sum(xs), lacc.maximum(xs), lacc.map(function(x) return x * 2 end, xs) }
+    for _ = 1, 3 do
+      local s, m, d = lacc.run(p)
+      assert.are.equal(31, s:get())
+      assert.are.equal(9, m:get())
+      assert.are.same({ 6, 2, 8, 2, 10, 18, 4, 12 }, d:totable())
+    end
+    p[2] = lacc.minimum(xs)
+    local s, m = lacc.run(p)
+    assert.are.equal(31, s:get())
+    assert.are.equal(1, m:get())
+    p[4] = xs   -- a host array as a result: itself
+    local r = { lacc.run(p, { hfuse = false }) }
+    assert.are.equal(4, #r)
+    assert.are.equal(1, r[2]:get())
+    assert.are.same({ 3, 1, 4, 1, 5, 9, 2, 6 }, r[4]:totable())
+    p[4] = nil
+    local Shape = H.Shape
+    local ss = lacc.fromtable({ { tag = "Circle", 1 }, { tag = "Empty" } }, Shape)
+    local q = { lacc.map(function(v) return v end, ss), lacc.sum(xs) }
+    for _, layout in ipairs { "unboxed", "rtu", "compact" } do
+      local a = lacc.run(q, { layout = layout })
+      assert.are.equal(layout, a:layout())
+      assert.are.same({ tag = "Circle", 1 }, a:get(1))
+    end
+  end)
+end)
