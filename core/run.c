@@ -363,8 +363,13 @@ char *lacc_explain_on(lacc_ctx *ctx, const char *backend, int nroots, lacc_node 
       memset(stats, 0, sizeof *stats);
       stats->kernels = plan_kernels(&P);
       stats->lets = ast.lets;
-      for (int k = 0; k < P.nsteps; k++)
-        stats->intermediates += P.steps[k].kind != SK_SELECT && !P.slots[P.steps[k].out].result;
+      for (int k = 0; k < P.nsteps; k++) {   /* every array a step writes, not returned */
+        const pstep *st = &P.steps[k];
+        if (st->kind == SK_SELECT) continue;
+        stats->intermediates += !P.slots[st->out].result;
+        for (int i = 0; i < st->nsib; i++) stats->intermediates += !P.slots[st->sib_out[i]].result;
+        if (st->wout >= 0) stats->intermediates += !P.slots[st->wout].result;
+      }
     }
   }
   free(launch);

@@ -614,6 +614,7 @@ static int cl_step(void *R, int k) {
   int rc = shape_of(X, st, ext);   /* on the host: reads X->E, not the device's copy */
   if (rc == LACC_OK) rc = alloc_out(X, st, st->out, ext);
   for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(X, st, st->sib_out[i], ext);
+  if (rc == LACC_OK && st->wout >= 0) rc = alloc_out(X, st, st->wout, ext);
   if (rc != LACC_OK) return rc;
   X->out = st->out;
   rc = step_kernels(X, st, ext);

@@ -11,8 +11,9 @@
  * of one width or none, in order or in chunks), so that the merged loop combines each
  * fold's elements in exactly the order its own loop would: every result stays bit for
  * bit what it was. Folds to rank 0 only for now (the executors choose a fold's path by
- * its rows' sizes, which a group then shares). Maps: several results, or arrays of one
- * shape, written by one loop.
+ * its rows' sizes, which a group then shares). Maps: several results of one shape,
+ * written by one loop. A let-bound map that a fold (or group) of the let's body reads
+ * element for element (hwrite): the fold's loop can write it as it folds it.
  * Must not: change what any node computes (lowering does the merging, fusion.c counts a
  * group's reads of a producer once).
  */
@@ -187,6 +188,61 @@ static void add(scope *S, lacc_node *t) {
 
 static void walk(lacc_node *t, scope *S, int result);
 
+/* ---- a map that is both kept and folded: written by the fold's loop */
+
+/* Whether t (an expression or array term, scope-relative) reads array variable idx. */
+static int reads_var(const lacc_node *t, int idx) {
+  if (t->kind == K_AVAR) return t->field == idx;
+  for (int i = 0; i < t->nkids; i++)
+    if (reads_var(t->kids[i], t->kind == K_ALET && i == 1 ? idx + 1 : idx)) return 1;
+  return 0;
+}
+
+/* An expression that reads no array at all (a fold's combining function, start value). */
+static int closed(const lacc_node *e) {
+  if (node_level_of(e->kind) == L_ACC) return 0;
+  for (int i = 0; i < e->nkids; i++)
+    if (!closed(e->kids[i])) return 0;
+  return 1;
+}
+
+/* Array t reads variable idx once, element for element, through maps only. */
+static int at_element(const lacc_node *t, int idx) {
+  if (t->kind == K_AVAR) return t->field == idx;
+  if (t->kind != K_MAP || reads_var(t->kids[0], idx)) return 0;
+  int n = 0;
+  for (int i = 1; i < t->nkids; i++) {
+    if (!reads_var(t->kids[i], idx)) continue;
+    if (!at_element(t->kids[i], idx)) return 0;
+    n++;
+  }
+  return n == 1;
+}
+
+/* A fold whose loop can also write the let-bound map it reads (variable 0 of its scope):
+ * it folds to rank 0 (every element visited exactly once, in every path) and its
+ * function and start value read no array (the fold is planned where the let is). */
+static int can_write(const lacc_node *a) {
+  return a->rank == 0 && at_element(fold_input(a), 0) && closed(a->kids[0]) &&
+         (a->kind == K_FOLD1 || closed(a->kids[1]));
+}
+
+/* The let's bound map b and the folds of its body's scope: the first fold (or group)
+ * that reads b element for element and can write it. */
+static void writer(lacc_node *b, const scope *body) {
+  if (b->kind != K_MAP || b->rank != 1) return;
+  for (int i = 0; i < body->n; i++) {
+    lacc_node *a = body->v[i];
+    if (a->hlead != NULL && a->hlead != a) continue;
+    int ok = 1;
+    for (lacc_node *m = a; ok && m != NULL; m = m->hnext) ok = can_write(m);
+    if (!ok) continue;
+    b->hwrite = a;
+    a->hwrite = b;
+    return;
+  }
+}
+
 static void in_new_scope(lacc_node *t, const scope *outer) {
   scope inner = { NULL, 0, 0, outer->ctx, outer->on, outer->maps };
   walk(t, &inner, 0);
@@ -201,10 +257,15 @@ static void in_new_scope(lacc_node *t, const scope *outer) {
 static void walk(lacc_node *t, scope *S, int result) {
   switch (t->kind) {
   case K_USE: case K_PARAM: case K_AVAR: return;
-  case K_ALET:
+  case K_ALET: {
     walk(t->kids[0], S, 0);
-    in_new_scope(t->kids[1], S);
+    scope body = { NULL, 0, 0, S->ctx, S->on, S->maps };
+    walk(t->kids[1], &body, 0);
+    if (body.on) group(&body);
+    if (body.on && !S->maps) writer(t->kids[0], &body);
+    free(body.v);
     return;
+  }
   case K_ACOND:   /* each branch runs behind the test, planned on its own */
     walk(t->kids[0], S, 0);
     in_new_scope(t->kids[1], S);
@@ -215,9 +276,11 @@ static void walk(lacc_node *t, scope *S, int result) {
   for (int i = 0; i < t->nkids; i++)
     if (node_level_of(t->kids[i]->kind) == L_ACC) walk(t->kids[i], S, t->kind == K_RESULTS);
   int fold = t->kind == K_FOLD || t->kind == K_FOLD1;
+  if (!S->maps && t->kind == K_MAP) t->hwrite = NULL;
   if (S->maps ? t->kind != K_MAP : !fold) return;
   t->hlead = t->hnext = NULL;
   t->hwhy = NULL;
+  if (fold) t->hwrite = NULL;
   if (S->on && (S->maps ? t->manifest && result : t->rank == 0)) add(S, t);
 }
 

@@ -282,7 +282,10 @@ struct lacc_node {
                                   member (itself on the first), NULL alone; */
   struct lacc_node *hnext;     /* the next member; */
   const char *hwhy;            /* a fold left alone though a sibling reads the same rows:
-                                  why (explain); read by fusion, lowering and explain */
+                                  why (explain); */
+  struct lacc_node *hwrite;    /* a let-bound map: the fold (a group's first) whose loop
+                                  also writes it; that fold: the map (hfuse.c); read by
+                                  fusion, lowering and explain */
   /* Scratch of a walk over the graph, valid while mark equals the generation the walk
    * took from ctx->next_mark: sharing recovery (one conversion) and awhile_build
    * (awhile.c) use it; nothing keeps a value in it past its walk. */

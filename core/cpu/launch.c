@@ -292,6 +292,7 @@ static int cpu_step(void *R, int k) {
   int rc = checked(E);
   if (rc == LACC_OK) rc = alloc_out(E, st, st->out, ext);
   for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(E, st, st->sib_out[i], ext);
+  if (rc == LACC_OK && st->wout >= 0) rc = alloc_out(E, st, st->wout, ext);
   if (rc != LACC_OK) return rc;
   if (st->kind == SK_FOLD) return run_fold(E, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(E, st, ext[st->rank]);

@@ -84,6 +84,9 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
              kind_name(st->node->kind), out->rank, out->type->sig,
              out->result ? "" : ", intermediate", st->node->where != NULL ? st->node->where : "?");
   }
+  if (st->wout >= 0)
+    text_put(b, "  writes a%d too, rank %d %s, each element as it folds it (one pass, not two)\n",
+             st->wout, P->slots[st->wout].rank, P->slots[st->wout].type->sig);
   if (st->kind == SK_FOLD && st->node->hwhy != NULL)
     text_put(b, "  not in one pass with a fold over the same rows: %s\n", st->node->hwhy);
   text_put(b, "  pulls ");

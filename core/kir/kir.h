@@ -239,6 +239,8 @@ typedef struct {
   int rank;                /* of the output */
   int nsib;                /* fold: sibling folds computed in the same loops (hfuse.c): */
   int *sib_out, *sib_partial;  /* their outputs and partials (plan arena), each as out's */
+  int wout;                /* fold: a map the loop also writes, element by element, of its
+                              input's shape (hfuse.c: hwrite), else -1 */
   char *desc;              /* what the kernel pulls, as a term (explain) */
   int checks, checks_left; /* distinct checks in its loops before and after bounds.c, */
   int checks_hoisted;      /* and those hoist.c tests once before their loop */

@@ -28,6 +28,37 @@ static int placed(lower *L, const lacc_node *t, int s) {
   return s;
 }
 
+/* The environment of a let's body: its bound term b planned (materialised: its slot;
+ * else delayed). A materialised map that a fold of the body also reads element for
+ * element (hfuse.c: hwrite) is written by that fold's loop, planned here. */
+/* Whether the folds of the group that would write b pull everything between b and them
+ * (fusion may have materialised a map in between: then each step as usual). */
+static int pulls_from(const lacc_node *t) {
+  if (t->kind == K_AVAR || t->kind == K_USE || t->kind == K_PARAM) return 1;
+  if (t->manifest) return 0;
+  for (int i = 1; i < t->nkids; i++)
+    if (node_level_of(t->kids[i]->kind) == L_ACC && !pulls_from(t->kids[i])) return 0;
+  return 1;
+}
+
+static int writes_let(const lacc_node *b) {
+  if (b->kind != K_MAP || b->hwrite == NULL || !b->manifest) return 0;
+  const lacc_node *a = b->hwrite;
+  for (const lacc_node *m = a->hlead != NULL ? a->hlead : a; m != NULL; m = m->hnext)
+    if (!pulls_from(fold_input(m))) return 0;
+  return 1;
+}
+
+static const aenv *let_body_env(lower *L, lacc_node *b, const aenv *env) {
+  if (writes_let(b)) {
+    plan_kids(L, b, env);
+    return lw_a_push(L, env, NULL, NULL, lw_step_folds_writing(L, b, env));
+  }
+  const aenv *bd;
+  int s = lw_plan_acc(L, b, env, &bd);
+  return s >= 0 ? lw_a_push(L, env, NULL, NULL, s) : lw_a_push(L, env, bd->node, bd->env, -1);
+}
+
 /* Returns the slot of a materialised term, or -1 with *delayed set to its closure. */
 int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
   *delayed = NULL;
@@ -41,14 +72,8 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
     if (e->slot < 0) *delayed = e;
     return e->slot;
   }
-  case K_ALET: {
-    lacc_node *b = t->kids[0];
-    const aenv *bd;
-    int s = lw_plan_acc(L, b, env, &bd);
-    const aenv *in = s >= 0 ? lw_a_push(L, env, NULL, NULL, s)
-                   : lw_a_push(L, env, bd->node, bd->env, -1);
-    return lw_plan_acc(L, t->kids[1], in, delayed);
-  }
+  case K_ALET:
+    return lw_plan_acc(L, t->kids[1], let_body_env(L, t->kids[0], env), delayed);
   case K_ACOND:
     return placed(L, t, lw_step_acond(L, t, env));
   case K_AWHILE:
@@ -57,11 +82,13 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
     return placed(L, t, lw_step_sort(L, t, env));
   default: break;
   }
-  if ((t->kind == K_FOLD || t->kind == K_FOLD1) && t->hlead != NULL) {
+  if ((t->kind == K_FOLD || t->kind == K_FOLD1) && (t->hlead != NULL || t->hwrite != NULL)) {
     int s = lw_slot_of(L, t);
-    if (s >= 0) return s;   /* planned with its group */
-    for (lacc_node *m = t->hlead; m != NULL; m = m->hnext) plan_kids(L, m, env);
-    return lw_step_folds(L, t, env);
+    if (s >= 0) return s;   /* planned with its group, or where the map it writes is */
+    if (t->hlead != NULL) {
+      for (lacc_node *m = t->hlead; m != NULL; m = m->hnext) plan_kids(L, m, env);
+      return lw_step_folds(L, t, env);
+    }
   }
   if (t->kind == K_MAP && t->manifest && t->hlead != NULL) {
     int s = lw_slot_of(L, t);
@@ -90,14 +117,7 @@ int lw_plan_manifest(lower *L, lacc_node *t, const aenv *env) {
 }
 
 static int plan_results(lower *L, lacc_node *t, const aenv *env) {
-  if (t->kind == K_ALET) {
-    lacc_node *b = t->kids[0];
-    const aenv *bd;
-    int s = lw_plan_acc(L, b, env, &bd);
-    const aenv *in = s >= 0 ? lw_a_push(L, env, NULL, NULL, s)
-                   : lw_a_push(L, env, bd->node, bd->env, -1);
-    return plan_results(L, t->kids[1], in);
-  }
+  if (t->kind == K_ALET) return plan_results(L, t->kids[1], let_body_env(L, t->kids[0], env));
   kplan *P = L->P;
   P->nresults = t->nkids;
   P->results = malloc(sizeof *P->results * (size_t)(t->nkids ? t->nkids : 1));

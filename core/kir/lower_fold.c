@@ -19,6 +19,7 @@ int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->node = node;
   s->rank = rank;
   for (int f = 0; f < SF_COUNT; f++) s->fn[f] = -1;
+  s->wout = -1;
   s->guard = L->guard;
   L->step = P->nsteps;
   return P->nsteps++;
@@ -364,16 +365,26 @@ typedef struct {
   const int *sx[TUNE_HFUSE_MOST];   /* each input's shape (one at run time) */
   int out[TUNE_HFUSE_MOST], part[TUNE_HFUSE_MOST];
   const aenv *env;
+  int write;                        /* the slot of a map the loops also write, or -1: */
+  const lacc_node *wnode;           /* the map, in */
+  const aenv *wenv;                 /* its environment */
 } folds;
 
 static const lacc_node *xs_of(const folds *F, int i) { return fold_input(F->a[i]); }
 static const lacc_type *t_of(const folds *F, int i) { return F->a[i]->type; }
 
-/* Each fold's element j of segment o. */
+/* Each fold's element j of segment o; a map the loops write gets its element j stored
+ * (every path visits each element once: a rank-0 fold's one row). */
 static int **folds_elem(lower *L, const folds *F, const int *oix, int o, int j) {
   int **x = kplan_alloc(L->P, sizeof *x * (size_t)F->k);
   if (x == NULL) oom(L);
   for (int i = 0; i < F->k; i++) x[i] = lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o, j);
+  if (F->write >= 0) {
+    kindex k;
+    k.ix[0] = j;
+    k.lin = lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, o, F->sx[0][0]), j);
+    lw_store_elem(L, F->write, k.lin, lw_elem(L, F->wnode, F->wenv, &k));
+  }
   return x;
 }
 
@@ -422,7 +433,7 @@ static void folds_plain(lower *L, const folds *F, const int *oix, int o, int lo,
 /* Sequential loop j in [lo, hi) over one segment into acc. */
 void lw_fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
                    const int *oix, int o, int lo, int hi, int *acc) {
-  folds F = { .k = 1, .a = { a }, .sx = { sx }, .env = env };
+  folds F = { .k = 1, .a = { a }, .sx = { sx }, .env = env, .write = -1 };
   folds_plain(L, &F, oix, o, lo, hi, &acc);
 }
 
@@ -430,7 +441,7 @@ void lw_fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
 static void fold_range(lower *L, const folds *F, const int *oix, int o, int lo, int hi,
                        int **acc) {
   int described = L->describe;
-  if (L->P->caps.cpu_like && strips_on()) {
+  if (L->P->caps.cpu_like && strips_on() && F->write < 0) {   /* a strip stores nothing */
     int rest = fold_strips(L, F, oix, o, lo, hi, acc);
     if (rest != lo) L->describe = 0;   /* the strips described the elements */
     lo = rest;
@@ -590,7 +601,7 @@ static const lacc_node *term_of(const lacc_node *t, const aenv *env) {
 /* A fold's input, fused, is the loop nest of a contraction (matmul's products): counted
  * as an iteration space, not as an array (size_check). */
 int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
-  folds F = { .k = 1, .a = { a }, .env = env };
+  folds F = { .k = 1, .a = { a }, .env = env, .write = -1 };
   const lacc_node *saved = L->fold_input;
   L->fold_input = term_of(fold_input(a), env);
   int out = step_fold(L, &F);
@@ -598,20 +609,33 @@ int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
   return out;
 }
 
-int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
-  folds F = { .k = 0, .env = env };
-  for (const lacc_node *m = a->hlead; m != NULL && F.k < TUNE_HFUSE_MOST; m = m->hnext)
-    F.a[F.k++] = m;
+static void group_step(lower *L, folds *F, const lacc_node *first) {
+  for (const lacc_node *m = first; m != NULL && F->k < TUNE_HFUSE_MOST; m = m->hnext)
+    F->a[F->k++] = m;
   const lacc_node *saved = L->fold_input;
-  L->fold_input = term_of(fold_input(F.a[0]), env);
-  step_fold(L, &F);
+  L->fold_input = term_of(fold_input(F->a[0]), F->env);
+  step_fold(L, F);
   L->fold_input = saved;
-  int out = -1;
-  for (int i = 0; i < F.k; i++) {
-    lw_set_slot(L, F.a[i], F.out[i]);
-    if (F.a[i] == a) out = F.out[i];
-  }
-  return out;
+  for (int i = 0; i < F->k; i++) lw_set_slot(L, F->a[i], F->out[i]);
+}
+
+int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
+  folds F = { .k = 0, .env = env, .write = -1 };
+  group_step(L, &F, a->hlead);
+  return lw_slot_of(L, a);
+}
+
+/* The body's folds read the let's variable (0) as the map itself, pulled: element j is
+ * computed once in their loop, stored, and folded. */
+int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *env) {
+  int s = lw_new_slot(L, SLOT_KERNEL, b->type, b->rank, lw_out_plan(L, b->type));
+  folds F = { .k = 0, .env = lw_a_push(L, env, b, env, -1), .write = s, .wnode = b,
+              .wenv = env };
+  const lacc_node *a = b->hwrite;
+  group_step(L, &F, a->hlead != NULL ? a->hlead : a);
+  L->P->steps[L->step].wout = s;
+  lw_set_slot(L, b, s);
+  return s;
 }
 
 /* Each fold's start value into its accumulator (fold), or element 0 (fold1: the group's

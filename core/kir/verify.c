@@ -134,6 +134,8 @@ int kir_verify(const kplan *P, char *why, size_t cap) {
     if (step_fns(&V, st, s) != 0) return -1;
     if (st->out >= P->nslots || st->partial >= P->nslots)
       return bad(&V, "step %d writes slot %d or %d of %d", s, st->out, st->partial, P->nslots);
+    if (st->wout >= P->nslots || (st->wout >= 0 && st->kind != SK_FOLD))
+      return bad(&V, "step %d writes slot %d of %d", s, st->wout, P->nslots);
     for (int i = 0; i < st->nsib; i++)
       if ((st->kind != SK_FOLD && st->kind != SK_MAP) || st->sib_out[i] >= P->nslots ||
           (st->kind == SK_FOLD && st->sib_partial[i] >= P->nslots))

@@ -278,6 +278,69 @@ for _, b in ipairs(H.backends) do
   end)
 end
 
+for _, b in ipairs(H.backends) do
+  describe("a map both returned and folded on " .. b, function()
+    it("is written by the folds' loop: one kernel, the map and the folds as apart and as " ..
+       "a Lua loop", function()
+      H.seed(48)
+      for _, n in ipairs(SIZES) do
+        local t = data(n, "int")
+        local xs = lacc.fromtable(t, "f64")
+        local m = lacc.map(function(x) return x * x - 1 end, xs)
+        local p = { m, lacc.sum(m), lacc.sum(lacc.map(function(x) return x * 3 end, m)) }
+        local on = { lacc.run(p, { backend = b }) }
+        local off = { lacc.run(p, { backend = b, hfuse = false }) }
+        assert.are.same(off[1]:totable(), on[1]:totable())
+        local s = 0
+        for i = 1, n do
+          assert.are.equal(t[i] * t[i] - 1, on[1][i])
+          s = s + t[i] * t[i] - 1
+        end
+        assert.are.equal(s, on[2]:get())
+        assert.are.equal(3 * s, on[3]:get())
+        assert.are.equal(bits(off[2]:get()), bits(on[2]:get()))
+        assert.are.equal(bits(off[3]:get()), bits(on[3]:get()))
+        local text, st = lacc.explain(p, { backend = b == "interp" and "cpu" or b })
+        assert.are.equal(1, st.kernels)
+        assert.truthy(text:find("writes a%d+ too, rank 1 f64"), text)
+        local _, soff = lacc.explain(p, { backend = b == "interp" and "cpu" or b, hfuse = false })
+        assert.are.equal(3, soff.kernels)
+      end
+    end)
+
+    it("fold1 (an integer maximum, per-lane accumulators) and float sums with NaN: bit for " ..
+       "bit as apart", function()
+      H.seed(49)
+      for _, n in ipairs { 1, 7, 1000, 70001 } do
+        local t = data(n, "special")
+        local xs = lacc.fromtable(t, "f32")
+        local k = lacc.map(function(x) return lacc.cast(lacc.cond(lacc.isnan(x), 0, x) * 100, "i32") end, xs)
+        local p = { k, lacc.fold1(function(a, c) return lacc.max(a, c) end, k) }
+        local on = { lacc.run(p, { backend = b }) }
+        local off = { lacc.run(p, { backend = b, hfuse = false }) }
+        assert.are.same(off[1]:totable(), on[1]:totable())
+        assert.are.equal(off[2]:get(), on[2]:get())
+        local mx = -math.huge
+        for i = 1, n do mx = math.max(mx, on[1][i]) end
+        assert.are.equal(mx, on[2]:get())
+        local f = lacc.map(function(x) return x * 0.5 end, xs)
+        local q = { f, lacc.sum(f) }
+        on, off = { lacc.run(q, { backend = b }) }, { lacc.run(q, { backend = b, hfuse = false }) }
+        assert.are.equal(bits(off[2]:get()), bits(on[2]:get()))
+        local a1, a2 = on[1]:totable(), off[1]:totable()
+        for i = 1, n do assert.are.equal(bits(a2[i]), bits(a1[i])) end
+      end
+    end)
+
+    it("a bad index in the map reports the same element and words", function()
+      same_error(b, function(xs, ys)
+        local m = lacc.map(function(x) return ys[x] end, xs)
+        return { m, lacc.sum(m) }
+      end)
+    end)
+  end)
+end
+
 describe("sibling folds that stay apart", function()
   local xs = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "f32")
   local function kernels(ps) return select(2, lacc.explain(ps, { backend = "cpu" })).kernels end
@@ -325,6 +388,15 @@ describe("sibling folds that stay apart", function()
                            lacc.zipWith(function(a, c) return a * c end, ys, xs) }) }
     assert.are.same({ 0, 0, 0, 0, 0, 0 }, r[1]:totable())
     assert.are.same({ 1, 4, 9, 16, 25, 36 }, r[2]:totable())
+  end)
+
+  it("a returned map whose fold's start value reads an array: the map gets its own kernel", function()
+    local m = lacc.map(sq, xs)
+    local z = lacc.sum(lacc.fromtable({ 4, 6 }, "f32"))   -- computed by the program
+    local p = { m, lacc.fold(function(a, c) return a + c end, lacc.the(z), m) }
+    assert.are.equal(3, kernels(p))
+    local r = { lacc.run(p) }
+    assert.are.equal(101, r[2]:get())
   end)
 
   it("merged folds are listed together in explain", function()
