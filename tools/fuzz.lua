@@ -1569,6 +1569,38 @@ end
 -- Build the program of one seed: roots (nodes) and the description.
 local LAYOUTS = { "compact", "compact", "rtu", "unboxed" }
 
+-- Sibling reductions (horizontal fusion, core/ast/hfuse.c): two to four folds to rank 0
+-- of one rank-1 array of the program and of maps of it (pulled at the same index), as
+-- extra results; the array itself kept as a result now and then (a fold's loop may then
+-- write it as it folds it).
+local function bump(T)
+  if T.k == "s" then return function(x) return x * 3 + 1 end, "(x * 3 + 1)" end
+  return function(x) return lacc.tuple(x[1] + 1, x[2] * 3) end, "((x.1 + 1, x.2 * 3))"
+end
+local function siblings()
+  local ones = {}
+  for _, nd in ipairs(ctx.pool) do if #nd.sh == 1 then ones[#ones + 1] = nd end end
+  if #ones == 0 then return end
+  local base = reducible(pick(ones))
+  if chance(0.4) then ctx.extra_roots[#ctx.extra_roots + 1] = base end
+  for _ = 1, rint(2, 4) do
+    local c = base
+    if chance(0.5) then
+      local f, ftext = bump(base.T)
+      c = node(lacc.map(f, base.a), base.T, copy(base.sh), "map " .. ftext .. " " .. base.id, { base })
+    end
+    local f, optext = combiner(c.T, { "+", "+", "min", "max" })
+    local a, text
+    if chance(0.5) then
+      local z = start_value(c.T)
+      a, text = lacc.fold(f, z.e, c.a), "fold " .. optext .. " " .. z.s .. " " .. c.id
+    else
+      a, text = lacc.fold1(f, c.a), "fold1 " .. optext .. " " .. c.id
+    end
+    ctx.extra_roots[#ctx.extra_roots + 1] = node(a, c.T, {}, text, { c })
+  end
+end
+
 -- Build the program of one seed: its roots (nodes) in ctx. With params (inside
 -- lacc.compile), the inputs are those parameters, in the order the inputs were made.
 local function build(pseed, avoid, params)
@@ -1589,6 +1621,7 @@ local function build(pseed, avoid, params)
     local other = ctx.pool[rint(1, #ctx.pool)]
     if other ~= root then roots[#roots + 1] = other end
   end
+  if chance(0.3) then siblings() end
   for _, nd in ipairs(ctx.extra_roots) do
     local dup = false
     for _, x in ipairs(roots) do dup = dup or x == nd end
@@ -1656,8 +1689,8 @@ local function check()
       if msg then break end
     end
   end
-  -- some seeds also run without fusion or without sharing recovery
-  local variant = ({ [1] = "fusion", [2] = "sharing" })[c.seed % 5]
+  -- some seeds also run without fusion, sharing recovery or horizontal fusion
+  local variant = ({ [1] = "fusion", [2] = "sharing", [4] = "hfuse" })[c.seed % 5]
   if not msg and variant then
     local rv = pack(pcall(lacc.run, progs, { backend = "cpu", layout = c.layout_out, [variant] = false }))
     msg = compare_runs(ri, rv, "cpu with " .. variant .. " = false", roots)

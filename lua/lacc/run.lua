@@ -137,29 +137,33 @@ local memo = setmetatable({}, { __mode = "k" })
 -- lacc.config's changes made by this state, counted: the settings a program was made
 -- under, without reading them all back on each run (a cost of several us a run)
 local config_generation = 0
--- The memo entry m still fits: the same roots (nodes), run the same way.
-local function memo_fits(m, nodes_, backend, layout, opts)
+-- The memo entry m still fits: run the same way, and for a table, of the same programs.
+local function memo_fits(m, many, backend, layout, opts)
   if m == nil or m.backend ~= backend or m.layout ~= layout or m.fusion ~= opts.fusion or
-     m.hfuse ~= opts.hfuse or m.sharing ~= opts.sharing or m.generation ~= config_generation or
-     #m.nodes ~= #nodes_ then
+     m.hfuse ~= opts.hfuse or m.sharing ~= opts.sharing or m.generation ~= config_generation then
     return false
   end
-  for i = 1, #nodes_ do
-    if m.nodes[i] ~= nodes_[i] then return false end
+  if many == nil then return true end
+  if #m.nodes ~= #many then return false end
+  for i = 1, #many do
+    if m.nodes[i] ~= many[i] then return false end
   end
   return true
 end
 
--- p: a program object, or a table of them (kept with the table itself: a table of
--- programs built once and run again reuses its program as one program object does).
-local function run_memo(p, nodes_, backend, opts)
+-- key: a program object's node, or a table of programs (then many: their nodes; kept
+-- with the table: a table of programs built once and run again reuses what it made, as
+-- one program object does). The entry never holds its key (LuaJIT's weak tables are not
+-- ephemerons: a value that held its key would keep both for ever).
+local function run_memo(key, many, backend, opts)
   local layout = opts.layout or current_layout
-  local m = memo[p]
-  if not memo_fits(m, nodes_, backend, layout, opts) then
+  local m = memo[key]
+  if not memo_fits(m, many, backend, layout, opts) then
     m = { backend = backend, layout = layout, fusion = opts.fusion, hfuse = opts.hfuse,
-          sharing = opts.sharing, generation = config_generation, nodes = nodes_,
-          prog = core.program_new(backend, 0, unpack(nodes_)) }
-    memo[p] = m
+          sharing = opts.sharing, generation = config_generation, nodes = many,
+          prog = many and core.program_new(backend, 0, unpack(many))
+                      or core.program_new(backend, 0, key) }
+    memo[key] = m
   end
   return core.program_run(m.prog)
 end
@@ -175,7 +179,7 @@ function F.run(p, opts)
   end
   opts = check_opts(opts, "run")
   local backend = check_backend(opts, "run")
-  if is_acc(p) then return with_options(opts, run_memo, p.node, { p.node }, backend, opts) end
+  if is_acc(p) then return with_options(opts, run_memo, p.node, nil, backend, opts) end
   local roots = roots_of(p, "run")
   if type(p) == "table" and not is_acc(p) and not array.is_array(p) and not exp.is_exp(p) then
     return with_options(opts, run_memo, p, { nodes(roots) }, backend, opts)
