@@ -64,9 +64,6 @@ typedef struct lacc_stats {
   int lets;           /* let bindings after sharing recovery (both levels) */
 } lacc_stats;
 
-/* Copies between the host and devices since the context was made: the OpenCL backend
- * keeps arrays on its device across runs and reads one back only when the host needs
- * its values. */
 /* The storage of an array of a scalar type as it stands, for hosts that read and write
  * elements without a call (LuaJIT's FFI). The record stays at one address for the
  * array's life and lacc keeps it current: data (row-major, C's types) may be read while
@@ -85,6 +82,9 @@ typedef struct lacc_view {
   int32_t readable, writable;
 } lacc_view;
 
+/* Copies between the host and devices since the context was made: the OpenCL backend
+ * keeps arrays on its device across runs and reads one back only when the host needs
+ * its values. */
 typedef struct lacc_transfers {
   int64_t uploads, downloads;   /* arrays copied to a device, back to the host */
   int64_t bytes_up, bytes_down;
@@ -294,9 +294,9 @@ void lacc_set_progress(lacc_ctx *ctx, lacc_progress_fn fn, void *ud, double afte
  * SIGINT was ignored or had its default action). */
 void lacc_interrupt(lacc_ctx *ctx);
 
-/* Switches of the context: "fusion", "sharing" (optimisations, for ablation; default
- * on), "source" (lacc_explain appends the generated C; default off) and "source_opencl"
- * (appends the OpenCL C instead). */
+/* Switches of the context: "fusion", "hfuse" (sibling folds and result maps in one loop),
+ * "sharing" (optimisations, for ablation; default on), "source" (lacc_explain appends the
+ * generated C; default off) and "source_opencl" (appends the OpenCL C instead). */
 int lacc_set_option(lacc_ctx *ctx, const char *name, int value);
 /* The program after sharing recovery and fusion, then its kernels, as text (malloc'd; free with lacc_string_free). */
 char *lacc_explain(lacc_ctx *ctx, int nroots, lacc_node *const *roots, lacc_stats *stats);
