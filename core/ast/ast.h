@@ -43,6 +43,11 @@ void hfuse_maps(ast_arena *ast, int enabled);
 int fold_commutative(const lacc_node *f, const lacc_type *t);
 /* A float min or max, which NaNs make order-dependent: rows folded in order only. */
 int fold_ordered_only(const lacc_node *f, const lacc_type *t);
+/* A canonical float min or max fold (the accumulator first), which lowering folds in
+ * chunks that pass over NaNs: its primitive, or -1. */
+int fold_nan_chunks(const lacc_node *f, const lacc_type *t);
+/* The fold's rows are folded in order only (a float min or max in the other order). */
+int fold_in_order(const lacc_node *a);
 /* The array a fold folds. */
 static inline lacc_node *fold_input(const lacc_node *a) { return a->kids[a->kind == K_FOLD ? 2 : 1]; }
 

@@ -30,6 +30,18 @@ int fold_ordered_only(const lacc_node *f, const lacc_type *t) {
   return e->kind == K_PRIM && (e->prim == P_MIN || e->prim == P_MAX);
 }
 
+/* A float min or max of the accumulator and the element, in that order (`y < acc ? y :
+ * acc`): in order, a NaN start stays and a NaN element is passed over, so chunks that
+ * pass over every NaN but the first element's reproduce the in-order result exactly
+ * (lower_fold.c). The primitive, or -1 (the other order keeps a NaN element). */
+int fold_nan_chunks(const lacc_node *f, const lacc_type *t) {
+  if (!fold_ordered_only(f, t)) return -1;
+  const lacc_node *e = f->kids[0];
+  const lacc_node *x = e->kids[0], *y = e->kids[1];
+  if (x->kind != K_EVAR || y->kind != K_EVAR || x->field != 1 || y->field != 0) return -1;
+  return (int)e->prim;
+}
+
 /* Only such folds take per-lane accumulators, which combine elements l, l + W, l + 2W,
  * ... before their neighbours; float min/max are not commutative bit for bit (which NaN
  * wins depends on the order). (A permute onto few targets also uses it: lower_push.c.) */
@@ -132,6 +144,10 @@ static int reads(const lacc_node *t, const lacc_node *x) {
   return 0;
 }
 
+int fold_in_order(const lacc_node *a) {
+  return fold_ordered_only(a->kids[0], a->type) && fold_nan_chunks(a->kids[0], a->type) < 0;
+}
+
 static int lanes_of(const lacc_node *a) {
   return fold_commutative(a->kids[0], a->type) >= 0 ? (int)scalar_size(a->type->scalar) : 0;
 }
@@ -139,7 +155,7 @@ static int lanes_of(const lacc_node *a) {
 /* Why b cannot join a's group (a, b fold the same rows), or NULL. */
 static const char *differs(const lacc_node *a, const lacc_node *b) {
   if (a->kind != b->kind) return "one has a start value, the other not";
-  if (fold_ordered_only(a->kids[0], a->type) != fold_ordered_only(b->kids[0], b->type))
+  if (fold_in_order(a) != fold_in_order(b))
     return "a float minimum or maximum folds its rows in order, the other in chunks";
   if (lanes_of(a) != lanes_of(b))
     return lanes_of(a) && lanes_of(b) ? "per-lane accumulators of other widths"

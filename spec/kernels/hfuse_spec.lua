@@ -366,10 +366,15 @@ describe("sibling folds that stay apart", function()
                               { backend = "cpu" })
     assert.truthy(text:find("not in one pass with a fold over the same rows: one has a start " ..
                             "value, the other not", 1, true), text)
-    text = lacc.explain({ lacc.sum(xs), lacc.fold(function(a, c) return lacc.max(a, c) end,
+    -- a float max with the accumulator second keeps a NaN element: in order only
+    text = lacc.explain({ lacc.sum(xs), lacc.fold(function(a, c) return lacc.max(c, a) end,
                                                   lacc.constant(0, "f32"), xs) }, { backend = "cpu" })
     assert.truthy(text:find("a float minimum or maximum folds its rows in order, the other in " ..
                             "chunks", 1, true), text)
+    -- with it first, in chunks, but without per-lane accumulators
+    text = lacc.explain({ lacc.sum(xs), lacc.fold(function(a, c) return lacc.max(a, c) end,
+                                                  lacc.constant(0, "f32"), xs) }, { backend = "cpu" })
+    assert.truthy(text:find("one folds with per-lane accumulators, the other not", 1, true), text)
     text = lacc.explain({ lacc.sum(xs), lacc.sum(lacc.map(function(x) return lacc.cast(x, "f64") end,
                                                           xs)) }, { backend = "cpu" })
     assert.truthy(text:find("per-lane accumulators of other widths", 1, true), text)
@@ -404,6 +409,55 @@ describe("sibling folds that stay apart", function()
     assert.truthy(text:find("kernel 1: a%d+, a%d+ = fold, fold %(one pass over the same rows%)"), text)
   end)
 end)
+
+-- Float minimum and maximum split into chunks (lower_fold.c, accumulate_skipping): rows
+-- of 70001 (past two partials' grain) with NaNs where chunks may start (every other
+-- element, either parity), a NaN first element, NaN blocks, signed zeros, a NaN start
+-- value; both operand orders (the other order is folded in order). Every result is the
+-- interpreter's (an in-order loop) bit for bit, the sign of a zero included.
+for _, b in ipairs(H.backends) do
+  if b ~= "interp" then
+    describe("float minimum and maximum in chunks on " .. b, function()
+      it("give the in-order result bit for bit", function()
+        local n, nan = 70001, 0 / 0
+        local function mk(f)
+          local t = {}
+          for i = 1, n do t[i] = f(i) end
+          return t
+        end
+        local cases = {
+          mk(function(i) return i == 1 and nan or (i % 1000) - 500 end),
+          mk(function(i) return i % 2 == 1 and nan or (i == 50000 and -9999 or i % 1000) end),
+          mk(function(i) return (i % 2 == 0 and i > 2) and nan or (i == 50001 and -9999 or i % 1000) end),
+          mk(function(i) return (i > 30000 and i < 60000) and nan or ((i * 7919) % 10007) * 0.5 - 2000 end),
+          mk(function(i) return i % 3 == 0 and -0.0 or (i % 3 == 1 and 0.0 or 5) end),
+          mk(function(i) return i == n and 3 or nan end),
+        }
+        local function zbits(v)
+          v = H.num(v)
+          if v ~= v then return "nan" end
+          return ("%.17g%s"):format(v, 1 / v > 0 and "+" or "-")
+        end
+        for c, t in ipairs(cases) do
+          for _, ty in ipairs { "f32", "f64" } do
+            local xs = lacc.fromtable(t, ty)
+            local progs = {
+              lacc.minimum(xs), lacc.maximum(xs),
+              lacc.fold(function(a, x) return lacc.min(a, x) end, lacc.constant(0, ty), xs),
+              lacc.fold(function(a, x) return lacc.max(a, x) end, lacc.constant(nan, ty), xs),
+              lacc.fold1(function(a, x) return lacc.min(x, a) end, xs),
+            }
+            local ref = { lacc.run(progs, { backend = "interp" }) }
+            local got = { lacc.run(progs, { backend = b }) }
+            for k = 1, #progs do
+              assert.are.equal(zbits(ref[k]:get()), zbits(got[k]:get()), ("case %d %s program %d"):format(c, ty, k))
+            end
+          end
+        end
+      end)
+    end)
+  end
+end
 
 -- lacc.run of a table of programs keeps what it made with the table (lua/lacc/run.lua's
 -- memo), as it does for one program object: run again, it must still follow the table's
