@@ -3,7 +3,7 @@
  * Owns: a materialised map's body (in strips of 256 elements on the cpu backend where
  * the code is straight-line), and folds: segments in order, partials per chunk with
  * per-lane accumulators for one commutative primitive (a float min or max's partials
- * passing over NaNs), the combine of partials, and on OpenCL the work-group tree
+ * from an infinity, passing over NaNs), the combine of partials, and on OpenCL the work-group tree
  * (FN_GROUP); a group of sibling folds or maps (hfuse.c) in the same loops.
  * Must not: change what a fold computes: only how its loops are laid out.
  */
@@ -366,8 +366,6 @@ typedef struct {
   const int *sx[TUNE_HFUSE_MOST];   /* each input's shape (one at run time) */
   int out[TUNE_HFUSE_MOST], part[TUNE_HFUSE_MOST];
   const aenv *env;
-  int chunking;                     /* lowering FN_PART: a canonical float min or max
-                                       passes over the chunk's NaNs (fold_nan_chunks) */
   int write;                        /* the slot of a map the loops also write, or -1: */
   const lacc_node *wnode;           /* the map, in */
   const aenv *wenv;                 /* its environment */
@@ -398,29 +396,33 @@ static int **folds_fresh(lower *L, const folds *F) {
   return acc;
 }
 
-/* Element x into a chunk's partial of a float min (max): taken when it is smaller
- * (larger), or when the partial so far is a NaN that is not where the row starts: a NaN
- * element is passed over as the in-order fold passes it (y < acc is false), and only
- * fold1's first element, the in-order fold's start, keeps a NaN (its partial starts the
- * combine, whose in-order min then keeps it). So the partials, combined in order, give
- * the in-order result bit for bit, ties to the first as in order. */
-static void accumulate_skipping(lower *L, const lacc_node *a, int *acc, const int *x) {
-  int nan = lw_k_prim(L, P_NE, acc[0], acc[0]);
-  if (a->kind == K_FOLD1)   /* chunk p1 > 0: not the row's first element */
-    nan = lw_k_prim(L, P_LAND, nan, lw_k_prim(L, P_NE, 1, lw_k_int(L, S_I64, 0)));
-  prim_op cmp = fold_nan_chunks(a->kids[0], a->type) == (int)P_MIN ? P_LT : P_GT;
-  k_if(L, lw_k_prim(L, P_LOR, nan, lw_k_prim(L, cmp, x[0], acc[0])));
-  lw_k_mov(L, acc[0], x[0]);
-  k_end(L);
+static void folds_accumulate(lower *L, const folds *F, int **acc, int **x) {
+  for (int i = 0; i < F->k; i++) lw_accumulate(L, F->a[i]->kids[0], t_of(F, i), acc[i], x[i], F->env);
 }
 
-static void folds_accumulate(lower *L, const folds *F, int **acc, int **x) {
-  for (int i = 0; i < F->k; i++) {
-    if (F->chunking && fold_nan_chunks(F->a[i]->kids[0], t_of(F, i)) >= 0)
-      accumulate_skipping(L, F->a[i], acc[i], x[i]);
-    else
-      lw_accumulate(L, F->a[i]->kids[0], t_of(F, i), acc[i], x[i], F->env);
+/* The start of fold i's partial of a chunk from its first element x. A float min (max)
+ * whose partials must pass over the NaNs an in-order fold passes over (fold_nan_chunks)
+ * starts from +inf (-inf) combined with x: a NaN element then never enters (y < acc is
+ * false), a chunk of NaNs gives inf, which changes nothing in the in-order combine of
+ * the partials, and every tie still goes to the first. Only fold1's first chunk starts
+ * from x itself, as the in-order fold does (a NaN there stays: the row's start). */
+static void chunk_start(lower *L, const folds *F, int i, int *acc, const int *x) {
+  const lacc_node *a = F->a[i];
+  const lacc_type *t = t_of(F, i);
+  int p = fold_nan_chunks(a->kids[0], t);
+  if (p < 0) {
+    lw_assign(L, t, acc, x);
+    return;
   }
+  lacc_val v;
+  double inf = p == (int)P_MIN ? INFINITY : -INFINITY;
+  if (t->scalar == S_F32) v.f = (float)inf;
+  else v.d = inf;
+  int s = lw_k_const(L, t->scalar, v);
+  int first = lw_combine(L, a->kids[0], t, &s, x, F->env)[0];
+  if (a->kind == K_FOLD1)   /* variable 1: the chunk's first element in the row */
+    first = lw_k_select(L, lw_k_prim(L, P_EQ, 1, lw_k_int(L, S_I64, 0)), x[0], first);
+  lw_k_mov(L, acc[0], first);
 }
 
 /* Elements [lo, hi) of one segment folded in strips. Returns the first element left
@@ -700,9 +702,6 @@ static int step_fold(lower *L, folds *F) {
   s->with_z = with_z;
   s->lanes = fold_commutative(a->kids[0], t) >= 0;
   s->ordered = fold_in_order(a);
-  int skipping = 0;   /* a member's partials pass over NaNs: no work-group tree (its pairs
-                         would take a passed-over NaN as a start) */
-  for (int i = 0; i < F->k; i++) skipping |= fold_nan_chunks(F->a[i]->kids[0], t_of(F, i)) >= 0;
   if (F->k > 1) {
     s->nsib = F->k - 1;
     s->sib_out = kplan_alloc(L->P, sizeof *s->sib_out * (size_t)(2 * s->nsib));
@@ -751,7 +750,6 @@ static int step_fold(lower *L, folds *F) {
 
   /* one chunk of one segment into a partial; lanes reassociate commutative functions */
   L->P->steps[st].fn[SF_PART] = lw_new_fn(L, FN_PART);
-  F->chunking = 1;
   folds_shapes(L, F);
   sx = (int *)F->sx[0];
   o = 0;
@@ -768,11 +766,10 @@ static int step_fold(lower *L, folds *F) {
     k_else(L);
   }
   int **x = folds_elem(L, F, oix, o, 1);
-  for (int i = 0; i < F->k; i++) lw_assign(L, t_of(F, i), acc[i], x[i]);
+  for (int i = 0; i < F->k; i++) chunk_start(L, F, i, acc[i], x[i]);
   fold_range(L, F, oix, o, lw_k_prim(L, P_ADD, 1, lw_k_int(L, S_I64, 1)), 2, acc);
   if (lanes) k_end(L);
   folds_store(L, F, F->part, 3, acc);
-  F->chunking = 0;
 
   /* the partials of a segment, in order */
   L->P->steps[st].fn[SF_COMBINE] = lw_new_fn(L, FN_COMBINE);
@@ -795,7 +792,7 @@ static int step_fold(lower *L, folds *F) {
   folds_accumulate(L, F, acc, x);
   k_end(L);
   folds_store(L, F, F->out, 0, acc);
-  if (L->P->caps.work_groups && !skipping) fold_group(L, st, F);
+  if (L->P->caps.work_groups) fold_group(L, st, F);
   if (F->k == 1) {   /* a group's rows are not laid out in tiles (yet) */
     lw_fold_tiles(L, st, a, F->env);
     lw_fold_gtiles(L, st, a, F->env);
