@@ -815,6 +815,20 @@ local function start_value(T)
   return X(lacc.constant(z, T.n), fmtval(z))
 end
 
+-- A fold (or fold1) of reducible c along its innermost dimension, of result shape sh:
+-- + (or min / max) per field, any start value.
+local function fold_of(c, sh)
+  local f, optext = combiner(c.T, { "+", "+", "min", "max" })
+  local a, text
+  if chance(0.5) then
+    local z = start_value(c.T)
+    a, text = lacc.fold(f, z.e, c.a), "fold " .. optext .. " " .. z.s .. " " .. c.id
+  else
+    a, text = lacc.fold1(f, c.a), "fold1 " .. optext .. " " .. c.id
+  end
+  return node(a, c.T, sh, text, { c })
+end
+
 -- An index function of the given result rank into a source of shape src (known,
 -- non-empty): each index reduced modulo the source extent.
 local function index_body(allenv, src, d)
@@ -1166,16 +1180,7 @@ gen_arr = function(d, r)
         end
         return node(a, c.T, sh, text, { c })
       end
-      c = reducible(c)
-      local f, optext = combiner(c.T, { "+", "+", "min", "max" })
-      local a, text
-      if chance(0.5) then
-        local z = start_value(c.T)
-        a, text = lacc.fold(f, z.e, c.a), "fold " .. optext .. " " .. z.s .. " " .. c.id
-      else
-        a, text = lacc.fold1(f, c.a), "fold1 " .. optext .. " " .. c.id
-      end
-      return node(a, c.T, sh, text, { c })
+      return fold_of(reducible(c), sh)
     end }
   end
   if r <= 2 and lacc.argmax then
@@ -1589,15 +1594,7 @@ local function siblings()
       local f, ftext = bump(base.T)
       c = node(lacc.map(f, base.a), base.T, copy(base.sh), "map " .. ftext .. " " .. base.id, { base })
     end
-    local f, optext = combiner(c.T, { "+", "+", "min", "max" })
-    local a, text
-    if chance(0.5) then
-      local z = start_value(c.T)
-      a, text = lacc.fold(f, z.e, c.a), "fold " .. optext .. " " .. z.s .. " " .. c.id
-    else
-      a, text = lacc.fold1(f, c.a), "fold1 " .. optext .. " " .. c.id
-    end
-    ctx.extra_roots[#ctx.extra_roots + 1] = node(a, c.T, {}, text, { c })
+    ctx.extra_roots[#ctx.extra_roots + 1] = fold_of(c, {})
   end
 end
 

@@ -48,6 +48,9 @@ int fold_ordered_only(const lacc_node *f, const lacc_type *t);
 int fold_nan_chunks(const lacc_node *f, const lacc_type *t);
 /* The fold's rows are folded in order only (a float min or max in the other order). */
 int fold_in_order(const lacc_node *a);
+/* Array t reads array variable idx (scope-relative) once, element for element, through
+ * maps only: a fold of t pulls idx's element at the index it is at. */
+int reads_at_element(const lacc_node *t, int idx);
 /* The array a fold folds. */
 static inline lacc_node *fold_input(const lacc_node *a) { return a->kids[a->kind == K_FOLD ? 2 : 1]; }
 

@@ -40,7 +40,6 @@ static int is_producer(node_kind k) {
 static int add_uses(int a, int b) { return a + b > MANY ? MANY : a + b; }
 
 static int count_exp(const lacc_node *e, int idx, int weight);
-static int count_acc(const lacc_node *t, int idx);
 static int sibling_read(const lacc_node *t, int idx);
 
 /* Uses of array variable idx (de Bruijn, counted from t's scope) by an array term; with
@@ -74,20 +73,6 @@ static int count_uses(const lacc_node *t, int idx, int above) {
 }
 
 static int count_acc(const lacc_node *t, int idx) { return count_uses(t, idx, -1); }
-
-/* Whether array t reads variable idx once, element for element (through maps only): a
- * fold that folds t then pulls idx's element at the index it is at. */
-static int reads_at_element(const lacc_node *t, int idx) {
-  if (t->kind == K_AVAR) return t->field == idx;
-  if (t->kind != K_MAP || count_exp(t->kids[0], idx, 1) != 0) return 0;
-  int n = 0;
-  for (int i = 1; i < t->nkids; i++) {
-    if (count_acc(t->kids[i], idx) == 0) continue;
-    if (!reads_at_element(t->kids[i], idx)) return 0;
-    n++;
-  }
-  return n == 1;
-}
 
 /* A grouped fold (hfuse.c) after its group's first: its elements are pulled in the first's
  * loop at the same index, so a producer both fold element for element is one read. */

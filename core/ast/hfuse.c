@@ -222,14 +222,13 @@ static int closed(const lacc_node *e) {
   return 1;
 }
 
-/* Array t reads variable idx once, element for element, through maps only. */
-static int at_element(const lacc_node *t, int idx) {
+int reads_at_element(const lacc_node *t, int idx) {
   if (t->kind == K_AVAR) return t->field == idx;
   if (t->kind != K_MAP || reads_var(t->kids[0], idx)) return 0;
   int n = 0;
   for (int i = 1; i < t->nkids; i++) {
     if (!reads_var(t->kids[i], idx)) continue;
-    if (!at_element(t->kids[i], idx)) return 0;
+    if (!reads_at_element(t->kids[i], idx)) return 0;
     n++;
   }
   return n == 1;
@@ -239,7 +238,7 @@ static int at_element(const lacc_node *t, int idx) {
  * it folds to rank 0 (every element visited exactly once, in every path) and its
  * function and start value read no array (the fold is planned where the let is). */
 static int can_write(const lacc_node *a) {
-  return a->rank == 0 && at_element(fold_input(a), 0) && closed(a->kids[0]) &&
+  return a->rank == 0 && reads_at_element(fold_input(a), 0) && closed(a->kids[0]) &&
          (a->kind == K_FOLD1 || closed(a->kids[1]));
 }
 

@@ -228,7 +228,8 @@ typedef struct {
   int with_z;              /* fold (with a start value) rather than fold1 */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int atomic;              /* permute: SF_ASCATTER updates targets with compare-and-swap */
-  int ordered;             /* fold/scan: rows only in order (no chunks: float min/max) */
+  int ordered;             /* fold/scan: rows only in order (no chunks: a float min/max
+                              scan, or fold with the accumulator second) */
   int guard;               /* index into the plan's guards, -1: always runs */
   int sel_test, sel_then, sel_else;  /* SK_SELECT: slots */
   int sort_in;             /* SK_SORT: the keys' slot */
