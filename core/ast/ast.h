@@ -46,6 +46,9 @@ int fold_ordered_only(const lacc_node *f, const lacc_type *t);
 /* A canonical float min or max fold (the accumulator first), which lowering folds in
  * chunks that pass over NaNs: its primitive, or -1. */
 int fold_nan_chunks(const lacc_node *f, const lacc_type *t);
+/* The fold takes per-lane accumulators (a commutative primitive, or a canonical float
+ * min or max, whose lanes keep the positions of their elements: lower_fold.c). */
+int fold_lanes_ok(const lacc_node *a);
 /* The fold's rows are folded in order only (a float min or max in the other order). */
 int fold_in_order(const lacc_node *a);
 /* Array t reads array variable idx (scope-relative) once, element for element, through

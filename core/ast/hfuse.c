@@ -4,16 +4,17 @@
  * Owns: the groups (hlead, hnext: on folds before fusion, on materialised maps after it)
  * and the reasons a fold with a sibling over the same rows stays alone (hwhy), and the
  * fold classes both this pass and the lowering go by (fold_commutative,
- * fold_ordered_only). Members of a group are in one scope (no let or acond branch between
- * them: lowering plans them with one environment, under one guard), neither reads the
- * other, and their rows are those of one array (maps and reshapes of it: the same extents
- * at run time). Folds also fold the same way (start value or not, per-lane accumulators
- * of one width or none, in order or in chunks), so that the merged loop combines each
- * fold's elements in exactly the order its own loop would: every result stays bit for
- * bit what it was. Folds to rank 0 only for now (the executors choose a fold's path by
- * its rows' sizes, which a group then shares). Maps: several results of one shape,
- * written by one loop. A let-bound map that a fold (or group) of the let's body reads
- * element for element (hwrite): the fold's loop can write it as it folds it.
+ * fold_ordered_only, fold_nan_chunks, fold_lanes_ok). Members of a group are in one
+ * scope (no let or acond branch between them: lowering plans them with one environment,
+ * under one guard), neither reads the other, and their rows are those of one array (maps
+ * and reshapes of it: the same extents at run time). Folds also fold the same way (start
+ * value or not, but a float min or max fold1 joins either; per-lane accumulators of one
+ * width or none; in order or in chunks), so that the merged loop combines each fold's
+ * elements in exactly the order its own loop would: every result stays bit for bit what
+ * it was. Folds to rank 0 only for now (the executors choose a fold's path by its rows'
+ * sizes, which a group then shares). Maps: several results of one shape, written by one
+ * loop. A let-bound map that a fold (or group) of the let's body reads element for
+ * element (hwrite): the fold's loop can write it as it folds it.
  * Must not: change what any node computes (lowering does the merging, fusion.c counts a
  * group's reads of a producer once).
  */
@@ -42,9 +43,10 @@ int fold_nan_chunks(const lacc_node *f, const lacc_type *t) {
   return (int)e->prim;
 }
 
-/* Only such folds take per-lane accumulators, which combine elements l, l + W, l + 2W,
- * ... before their neighbours; float min/max are not commutative bit for bit (which NaN
- * wins depends on the order). (A permute onto few targets also uses it: lower_push.c.) */
+/* Such folds take per-lane accumulators, which combine elements l, l + W, l + 2W, ...
+ * before their neighbours; float min/max are not commutative bit for bit (which NaN or
+ * which zero wins depends on the order: fold_lanes_ok gives the canonical ones lanes that
+ * lowering combines in order). (A permute onto few targets also uses it: lower_push.c.) */
 int fold_commutative(const lacc_node *f, const lacc_type *t) {
   if (t->kind != T_SCALAR || f->kind != K_LAM || f->nparams != 2) return -1;
   const lacc_node *e = f->kids[0];
@@ -148,13 +150,28 @@ int fold_in_order(const lacc_node *a) {
   return fold_ordered_only(a->kids[0], a->type) && fold_nan_chunks(a->kids[0], a->type) < 0;
 }
 
-static int lanes_of(const lacc_node *a) {
-  return fold_commutative(a->kids[0], a->type) >= 0 ? (int)scalar_size(a->type->scalar) : 0;
+int fold_lanes_ok(const lacc_node *a) {
+  return fold_commutative(a->kids[0], a->type) >= 0 || fold_nan_chunks(a->kids[0], a->type) >= 0;
 }
 
-/* Why b cannot join a's group (a, b fold the same rows), or NULL. */
+static int lanes_of(const lacc_node *a) {
+  return fold_lanes_ok(a) ? (int)scalar_size(a->type->scalar) : 0;
+}
+
+/* How a fold starts: 1 from its start value, 0 from the first element, -1 either way
+ * (a fold1 of a canonical float min or max, which folding its first element a second
+ * time leaves as it is: lowering starts it from element 0 and folds from 0 beside folds
+ * with start values). */
+static int starts(const lacc_node *a) {
+  if (a->kind == K_FOLD) return 1;
+  return fold_nan_chunks(a->kids[0], a->type) >= 0 ? -1 : 0;
+}
+
+/* Why b cannot join the group led by a (b folds the same rows), or NULL. */
 static const char *differs(const lacc_node *a, const lacc_node *b) {
-  if (a->kind != b->kind) return "one has a start value, the other not";
+  for (const lacc_node *m = a; m != NULL; m = m->hnext)
+    if (starts(m) >= 0 && starts(b) >= 0 && starts(m) != starts(b))
+      return "one has a start value, the other not";
   if (fold_in_order(a) != fold_in_order(b))
     return "a float minimum or maximum folds its rows in order, the other in chunks";
   if (lanes_of(a) != lanes_of(b))

@@ -76,7 +76,7 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
     text_put(b, "kernel %d: a%d", ++*n, st->out);
     for (int i = 0; i < st->nsib; i++) text_put(b, ", a%d", st->sib_out[i]);
     text_put(b, " = %s", kind_name(st->node->kind));
-    for (int i = 0; i < st->nsib; i++) text_put(b, ", %s", kind_name(st->node->kind));
+    for (int i = 0; i < st->nsib; i++) text_put(b, ", %s", kind_name(st->sib_kind != NULL ? st->sib_kind[i] : st->node->kind));
     text_put(b, " (one pass over the same rows), rank %d %s (at %s)\n", out->rank,
              out->type->sig, st->node->where != NULL ? st->node->where : "?");
   } else {

@@ -225,7 +225,8 @@ typedef struct {
   int fn[SF_COUNT];        /* its functions by what each does for it, -1 where none */
   int tile_lanes;          /* fold on the cpu backend with an SF_TILE: its LW, */
   int tile_rows;           /* and how many outer rows a tile takes */
-  int with_z;              /* fold (with a start value) rather than fold1 */
+  int with_z;              /* fold: an empty row folds to the start value (no fold1) */
+  const lacc_node *empty;  /* fold: the node an empty row is an error of (the first fold1) */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int atomic;              /* permute: SF_ASCATTER updates targets with compare-and-swap */
   int ordered;             /* fold/scan: rows only in order (no chunks: a float min/max
@@ -240,6 +241,7 @@ typedef struct {
   int rank;                /* of the output */
   int nsib;                /* fold: sibling folds computed in the same loops (hfuse.c): */
   int *sib_out, *sib_partial;  /* their outputs and partials (plan arena), each as out's */
+  node_kind *sib_kind;     /* fold: and their kinds (explain; maps: NULL, all maps) */
   int wout;                /* fold: a map the loop also writes, element by element, of its
                               input's shape (hfuse.c: hwrite), else -1 */
   char *desc;              /* what the kernel pulls, as a term (explain) */

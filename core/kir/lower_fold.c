@@ -18,6 +18,7 @@ int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   memset(s, 0, sizeof *s);
   s->kind = kind;
   s->node = node;
+  s->empty = node;
   s->rank = rank;
   for (int f = 0; f < SF_COUNT; f++) s->fn[f] = -1;
   s->wout = -1;
@@ -483,11 +484,79 @@ static int lanes_for(scalar_kind k) {
   return (int)(TUNE_LANE_BYTES / (size ? size : 1));
 }
 
+/* ---- per-lane accumulators */
+
+/* A canonical float min or max (fold_nan_chunks) folds in lanes too: each lane starts
+ * from +inf (-inf), so y < lane ? y : lane passes over NaNs as the in-order fold does and
+ * keeps the lane's first element of its least value. The in-order fold ends with the
+ * first element of the least value of all; equal values have equal bits but for zeros,
+ * so when the least is a zero and the lanes hold zeros of both signs, the elements are
+ * read again, in order, up to the first zero. The result is the in-order fold's, bit
+ * for bit, whatever the lanes' alignment. The primitive, or -1. */
+static int nan_lanes(const folds *F, int i) { return fold_nan_chunks(F->a[i]->kids[0], t_of(F, i)); }
+
+/* The value such a fold starts its lanes and chunks from: +inf (min), -inf (max). */
+static int nan_start(lower *L, const folds *F, int i) {
+  lacc_val v;
+  double inf = nan_lanes(F, i) == (int)P_MIN ? INFINITY : -INFINITY;
+  if (t_of(F, i)->scalar == S_F32) v.f = (float)inf;
+  else v.d = inf;
+  return lw_k_const(L, t_of(F, i)->scalar, v);
+}
+
+/* Lanes arr of fold i over elements [lo, end), folded into acc after its start: +inf
+ * (-inf), but a fold1's first chunk (chunk: lo is the executor's p1) starts from its
+ * first element, whose NaN stays, as the in-order fold's does. */
+static void nan_lanes_end(lower *L, const folds *F, int i, int arr, int W, const int *oix,
+                          int o, int lo, int end, int chunk, int *acc) {
+  const lacc_node *f = F->a[i]->kids[0];
+  const lacc_type *t = t_of(F, i);
+  scalar_kind k = t->scalar;
+  lacc_val zv, sv;
+  if (k == S_F32) zv.f = 0.0f;
+  else zv.d = 0.0;
+  sv.u = k == S_F32 ? UINT64_C(0x80000000) : UINT64_C(0x8000000000000000);
+  int zero = lw_k_const(L, k, zv), sign = lw_k_const(L, S_U64, sv);
+  int best = lw_var(L, k), neg = lw_var(L, S_U8), pos = lw_var(L, S_U8);
+  lw_k_mov(L, best, nan_start(L, F, i));
+  lw_k_mov(L, neg, lw_k_int(L, S_U8, 0));
+  lw_k_mov(L, pos, lw_k_int(L, S_U8, 0));
+  int l = lw_var(L, S_I64);
+  lw_k_for(L, l, lw_k_int(L, S_I64, 0), lw_k_int(L, S_I64, W), 1);
+  int v = lw_k_lget(L, arr, l);
+  lw_k_mov(L, best, lw_combine(L, f, t, &best, &v, F->env)[0]);
+  int z = lw_k_prim(L, P_EQ, v, zero), b = bits_of(L, v);
+  lw_k_mov(L, neg, lw_k_prim(L, P_LOR, neg, lw_k_prim(L, P_LAND, z, lw_k_prim(L, P_GE, b, sign))));
+  lw_k_mov(L, pos, lw_k_prim(L, P_LOR, pos, lw_k_prim(L, P_LAND, z, lw_k_prim(L, P_LT, b, sign))));
+  k_end(L);
+  int both = lw_k_prim(L, P_LAND, neg, pos);
+  k_if(L, lw_k_prim(L, P_LAND, lw_k_prim(L, P_EQ, best, zero), both));
+  int j = lw_var(L, S_I64);
+  lw_k_mov(L, j, lo);
+  lw_emit(L, KO_LOOP);
+  int more = lw_k_prim(L, P_LT, j, end);   /* before the break that reads it */
+  lw_emit(L, KO_BREAKIFNOT)->a = more;
+  int x = lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o, j)[0];
+  lw_k_mov(L, best, x);
+  int nonzero = lw_k_prim(L, P_NE, x, zero);
+  lw_emit(L, KO_BREAKIFNOT)->a = nonzero;
+  lw_k_mov(L, j, lw_k_prim(L, P_ADD, j, lw_k_int(L, S_I64, 1)));
+  k_end(L);
+  k_end(L);
+  int s = nan_start(L, F, i);
+  if (chunk && F->a[i]->kind == K_FOLD1) {
+    int x0 = lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o, lo)[0];
+    s = lw_k_select(L, lw_k_prim(L, P_EQ, lo, lw_k_int(L, S_I64, 0)), x0, s);
+  }
+  lw_k_mov(L, acc[0], lw_combine(L, f, t, &s, &best, F->env)[0]);
+}
+
 /* Elements [lo, hi) of segment o into acc through W per-lane accumulators a fold (hi - lo
  * >= 2W; a group's folds have scalars of one size, so one W): lane l folds elements lo +
- * l, lo + l + W, ...; then the lanes in order, then the rest. */
+ * l, lo + l + W, ...; then the lanes in order (a float min or max: nan_lanes), then the
+ * rest. chunk: [lo, hi) is the executor's chunk (p1, p2). */
 static void fold_lanes(lower *L, const folds *F, const int *oix, int o, int lo, int hi,
-                       int **acc) {
+                       int **acc, int chunk) {
   int W = lanes_for(t_of(F, 0)->scalar);
   int *arr = ints(L, F->k);
   for (int i = 0; i < F->k; i++) arr[i] = lw_lane_array(L, t_of(F, i)->scalar, W);
@@ -495,7 +564,14 @@ static void fold_lanes(lower *L, const folds *F, const int *oix, int o, int lo, 
                                                              its own (bounds.c, hoist.c) */
   lw_k_for(L, l, lw_k_int(L, S_I64, 0), w, 1);
   int **x = folds_elem(L, F, oix, o, lw_k_prim(L, P_ADD, lo, l));
-  for (int i = 0; i < F->k; i++) lw_k_lset(L, arr[i], l, x[i][0]);
+  for (int i = 0; i < F->k; i++) {
+    int v = x[i][0];
+    if (nan_lanes(F, i) >= 0) {
+      int s = nan_start(L, F, i);
+      v = lw_combine(L, F->a[i]->kids[0], t_of(F, i), &s, &v, F->env)[0];
+    }
+    lw_k_lset(L, arr[i], l, v);
+  }
   k_end(L);
   int j = lw_var(L, S_I64);
   lw_k_for(L, j, lw_k_prim(L, P_ADD, lo, w), hi, W);
@@ -510,14 +586,21 @@ static void fold_lanes(lower *L, const folds *F, const int *oix, int o, int lo, 
   }
   k_end(L);
   k_end(L);
-  for (int i = 0; i < F->k; i++) lw_k_mov(L, acc[i][0], lw_k_lget(L, arr[i], lw_k_int(L, S_I64, 0)));
-  l = lw_var(L, S_I64);
-  lw_k_for(L, l, lw_k_int(L, S_I64, 1), w, 1);
+  int any = 0;
   for (int i = 0; i < F->k; i++) {
-    int lane = lw_k_lget(L, arr[i], l);
-    lw_accumulate(L, F->a[i]->kids[0], t_of(F, i), acc[i], &lane, F->env);
+    if (nan_lanes(F, i) >= 0) nan_lanes_end(L, F, i, arr[i], W, oix, o, lo, j, chunk, acc[i]);
+    else any = 1, lw_k_mov(L, acc[i][0], lw_k_lget(L, arr[i], lw_k_int(L, S_I64, 0)));
   }
-  k_end(L);
+  if (any) {
+    l = lw_var(L, S_I64);
+    lw_k_for(L, l, lw_k_int(L, S_I64, 1), w, 1);
+    for (int i = 0; i < F->k; i++) {
+      if (nan_lanes(F, i) >= 0) continue;
+      int lane = lw_k_lget(L, arr[i], l);
+      lw_accumulate(L, F->a[i]->kids[0], t_of(F, i), acc[i], &lane, F->env);
+    }
+    k_end(L);
+  }
   folds_plain(L, F, oix, o, j, hi, acc);
 }
 
@@ -664,17 +747,23 @@ int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *env) {
   return s;
 }
 
-/* Each fold's start value into its accumulator (fold), or element 0 (fold1: the group's
- * folds are all one or all the other); the first element the loops take. */
-static int folds_start(lower *L, const folds *F, const int *oix, int o, int **acc) {
-  if (F->a[0]->kind == K_FOLD) {
-    for (int i = 0; i < F->k; i++)
-      lw_assign(L, t_of(F, i), acc[i], lw_lower_exp(L, F->a[i]->kids[1], NULL, F->env));
-    return lw_k_int(L, S_I64, 0);
+/* Each fold's start value into its accumulator (fold), or element 0 (fold1); the first
+ * element the loops take. zstart: some fold has a start value (a fold1 beside it is a
+ * float min or max, which folding element 0 again leaves as it is: hfuse.c). */
+static int folds_start(lower *L, const folds *F, const int *oix, int o, int **acc, int zstart) {
+  if (!zstart) {
+    int **x = folds_elem(L, F, oix, o, lw_k_int(L, S_I64, 0));
+    for (int i = 0; i < F->k; i++) lw_assign(L, t_of(F, i), acc[i], x[i]);
+    return lw_k_int(L, S_I64, 1);
   }
-  int **x = folds_elem(L, F, oix, o, lw_k_int(L, S_I64, 0));
-  for (int i = 0; i < F->k; i++) lw_assign(L, t_of(F, i), acc[i], x[i]);
-  return lw_k_int(L, S_I64, 1);
+  for (int i = 0; i < F->k; i++) {
+    const lacc_node *a = F->a[i];
+    int *v = a->kind == K_FOLD ? lw_lower_exp(L, a->kids[1], NULL, F->env)
+                               : lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o,
+                                              lw_k_int(L, S_I64, 0));
+    lw_assign(L, t_of(F, i), acc[i], v);
+  }
+  return lw_k_int(L, S_I64, 0);
 }
 
 static void folds_store(lower *L, const folds *F, const int *slot, int at, int **acc) {
@@ -686,8 +775,12 @@ static void folds_shapes(lower *L, folds *F) {
 }
 
 static int step_fold(lower *L, folds *F) {
-  const lacc_node *a = F->a[0];
-  int with_z = a->kind == K_FOLD;
+  const lacc_node *a = F->a[0], *first1 = NULL;
+  int with_z = 0;   /* some fold has a start value; the others start from element 0 */
+  for (int i = 0; i < F->k; i++) {
+    if (F->a[i]->kind == K_FOLD) with_z = 1;
+    else if (first1 == NULL) first1 = F->a[i];
+  }
   const lacc_node *xs = fold_input(a);
   const lacc_type *t = a->type;
   int r = xs->rank;
@@ -699,15 +792,19 @@ static int step_fold(lower *L, folds *F) {
   pstep *s = &L->P->steps[st];
   s->out = F->out[0];
   s->partial = F->part[0];
-  s->with_z = with_z;
-  s->lanes = fold_commutative(a->kids[0], t) >= 0;
+  s->with_z = first1 == NULL;
+  s->empty = first1 != NULL ? first1 : a;
+  s->lanes = fold_lanes_ok(a);
   s->ordered = fold_in_order(a);
   if (F->k > 1) {
     s->nsib = F->k - 1;
     s->sib_out = kplan_alloc(L->P, sizeof *s->sib_out * (size_t)(2 * s->nsib));
     if (s->sib_out == NULL) oom(L);
     s->sib_partial = s->sib_out + s->nsib;
+    s->sib_kind = kplan_alloc(L->P, sizeof *s->sib_kind * (size_t)s->nsib);
+    if (s->sib_kind == NULL) oom(L);
     for (int i = 1; i < F->k; i++) {
+      s->sib_kind[i - 1] = F->a[i]->kind;
       s->sib_out[i - 1] = F->out[i];
       s->sib_partial[i - 1] = F->part[i];
     }
@@ -731,13 +828,13 @@ static int step_fold(lower *L, folds *F) {
   int oix[LACC_MAX_RANK];
   lw_unravel_in(L, r - 1, sx, o, oix);
   int **acc = folds_fresh(L, F);
-  int j0 = folds_start(L, F, oix, o, acc);
+  int j0 = folds_start(L, F, oix, o, acc, with_z);
   int lanes_seg = L->P->steps[st].lanes && L->P->caps.lane_segments && lanes_on();
   if (lanes_seg) {   /* a long segment of a commutative primitive: per-lane accumulators */
     int len = lw_k_prim(L, P_SUB, sx[r - 1], j0);
     k_if(L, lw_k_prim(L, P_GE, len, lw_k_int(L, S_I64, 2 * lanes_for(t->scalar))));
     int **part = folds_fresh(L, F);
-    fold_lanes(L, F, oix, o, j0, sx[r - 1], part);
+    fold_lanes(L, F, oix, o, j0, sx[r - 1], part, 0);
     folds_accumulate(L, F, acc, part);
     k_else(L);
   }
@@ -762,7 +859,7 @@ static int step_fold(lower *L, folds *F) {
   if (lanes) {
     int len = lw_k_prim(L, P_SUB, 2, 1);
     k_if(L, lw_k_prim(L, P_GE, len, lw_k_int(L, S_I64, 2 * lanes_for(t->scalar))));
-    fold_lanes(L, F, oix, o, 1, 2, acc);
+    fold_lanes(L, F, oix, o, 1, 2, acc, 1);
     k_else(L);
   }
   int **x = folds_elem(L, F, oix, o, 1);
@@ -775,9 +872,11 @@ static int step_fold(lower *L, folds *F) {
   L->P->steps[st].fn[SF_COMBINE] = lw_new_fn(L, FN_COMBINE);
   acc = folds_fresh(L, F);
   int c0;
-  if (with_z) {
+  if (with_z) {   /* a fold1 beside folds takes its partial 0 twice (folds_start) */
     for (int i = 0; i < F->k; i++)
-      lw_assign(L, t_of(F, i), acc[i], lw_lower_exp(L, F->a[i]->kids[1], NULL, F->env));
+      lw_assign(L, t_of(F, i), acc[i],
+                F->a[i]->kind == K_FOLD ? lw_lower_exp(L, F->a[i]->kids[1], NULL, F->env)
+                                        : lw_load_elem(L, F->part[i], lw_k_int(L, S_I64, 0)));
     c0 = lw_k_int(L, S_I64, 0);
   } else {
     for (int i = 0; i < F->k; i++)

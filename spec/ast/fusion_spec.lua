@@ -45,12 +45,17 @@ describe("fusion (explain)", function()
     local m = lacc.map(function(x) return x * 2 end, xs)
     -- the two fold differently (one with a start value): apart, the map is written once,
     -- by the first fold's loop (hfuse.c), and the second reads it
-    local _, st = lacc.explain({ lacc.sum(m), lacc.maximum(m) })
+    local function sum1(a) return lacc.fold1(function(x, y) return x + y end, a) end
+    local _, st = lacc.explain({ lacc.sum(m), sum1(m) })
     assert.are.equal(2, st.kernels)
     assert.are.equal(1, st.intermediates)
-    _, st = lacc.explain({ lacc.sum(m), lacc.maximum(m) }, { hfuse = false })
+    _, st = lacc.explain({ lacc.sum(m), sum1(m) }, { hfuse = false })
     assert.are.equal(3, st.kernels)
     assert.are.equal(1, st.intermediates)
+    -- a float maximum (a fold1) beside a sum: one loop, nothing materialised
+    _, st = lacc.explain({ lacc.sum(m), lacc.maximum(m) })
+    assert.are.equal(1, st.kernels)
+    assert.are.equal(0, st.intermediates)
   end)
 
   it("a cheap producer (a backpermute of an input) used twice is not materialised", function()

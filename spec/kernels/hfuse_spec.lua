@@ -361,8 +361,8 @@ describe("sibling folds that stay apart", function()
     assert.are.equal(2, kernels({ lacc.sum(xs), lacc.sum(ys) }))
   end)
 
-  it("a fold with a start value beside one without, and a float maximum beside a sum, " ..
-     "say why in explain", function()
+  it("a fold with a start value beside one without, and a float maximum in the other " ..
+     "order beside a sum, say why in explain", function()
     local text = lacc.explain({ lacc.sum(xs), lacc.fold1(function(a, c) return a + c end, xs) },
                               { backend = "cpu" })
     assert.truthy(text:find("not in one pass with a fold over the same rows: one has a start " ..
@@ -372,8 +372,12 @@ describe("sibling folds that stay apart", function()
                                                   lacc.constant(0, "f32"), xs) }, { backend = "cpu" })
     assert.truthy(text:find("a float minimum or maximum folds its rows in order, the other in " ..
                             "chunks", 1, true), text)
-    -- with it first, in chunks, but without per-lane accumulators
-    text = lacc.explain({ lacc.sum(xs), lacc.fold(function(a, c) return lacc.max(a, c) end,
+    -- with it first, in chunks and in lanes beside the sum's: one loop
+    local both_ = { lacc.sum(xs), lacc.fold(function(a, c) return lacc.max(a, c) end,
+                                            lacc.constant(0, "f32"), xs) }
+    assert.are.equal(1, kernels(both_))
+    -- a function that is not one primitive folds in chunks without lanes
+    text = lacc.explain({ lacc.sum(xs), lacc.fold(function(a, c) return a + c + 1 end,
                                                   lacc.constant(0, "f32"), xs) }, { backend = "cpu" })
     assert.truthy(text:find("one folds with per-lane accumulators, the other not", 1, true), text)
     text = lacc.explain({ lacc.sum(xs), lacc.sum(lacc.map(function(x) return lacc.cast(x, "f64") end,
@@ -447,6 +451,78 @@ for _, b in ipairs(H.backends) do
             local got = { lacc.run(progs, { backend = b }) }
             for k = 1, #progs do
               assert.are.equal(bits(ref[k]:get()), bits(got[k]:get()), ("case %d %s program %d"):format(c, ty, k))
+            end
+          end
+        end
+      end)
+    end)
+  end
+end
+
+-- Float minimum and maximum in per-lane accumulators (lower_fold.c, nan_lanes): each lane
+-- keeps its element's position, and the lanes give the first element of the least
+-- (greatest) value, which only the sign of a zero tells apart. Zeros of both signs at
+-- positions where lane order and element order disagree (+0 at 2 in lane 2, -0 at 33 in
+-- lane 1 of the second round), at random places in rows of every length around the lane
+-- widths, with NaNs and a NaN first element; alone, beside a sum (one loop), with start
+-- values, and along the rows of a matrix; bit for bit against the interpreter.
+for _, b in ipairs(H.backends) do
+  if b ~= "interp" then
+    describe("float minimum and maximum in lanes on " .. b, function()
+      it("keep the first of equal zeros, whatever lane holds it", function()
+        local nan = 0 / 0
+        local function progs(xs, ty)
+          return {
+            lacc.minimum(xs), lacc.maximum(xs), lacc.sum(xs),
+            lacc.fold(function(a, x) return lacc.min(a, x) end, lacc.constant(1 / 0, ty), xs),
+            lacc.fold(function(a, x) return lacc.max(a, x) end, lacc.constant(0, ty), xs),
+            lacc.fold(function(a, x) return lacc.max(a, x) end, lacc.constant(nan, ty), xs),
+          }
+        end
+        local function check(t, ty, what)
+          local xs = lacc.fromtable(t, ty)
+          local ps = progs(xs, ty)
+          local ref = { lacc.run(ps, { backend = "interp" }) }
+          for _, hf in ipairs { true, false } do
+            local got = { lacc.run(ps, { backend = b, hfuse = hf }) }
+            for k = 1, #ps do
+              assert.are.equal(bits(ref[k]:get()), bits(got[k]:get()),
+                               ("%s %s n=%d program %d hfuse %s"):format(what, ty, #t, k, tostring(hf)))
+            end
+          end
+          if #t >= 6 and #t % 2 == 0 then   -- along the rows of a 2 x n/2 matrix
+            local m = lacc.reshape({ 2, math.floor(#t / 2) }, xs)
+            local rp = { lacc.minimum(m, 2), lacc.maximum(m, 2) }
+            local ref2 = { lacc.run(rp, { backend = "interp" }) }
+            local got2 = { lacc.run(rp, { backend = b }) }
+            for k = 1, 2 do
+              for r = 1, 2 do
+                assert.are.equal(bits(ref2[k]:get(r)), bits(got2[k]:get(r)),
+                                 ("%s %s rows n=%d program %d row %d"):format(what, ty, #t, k, r))
+              end
+            end
+          end
+        end
+        for _, ty in ipairs { "f32", "f64" } do
+          local t = {}
+          for i = 1, 200 do t[i] = 7 end
+          t[3], t[34] = 0.0, -0.0              -- 1-based: positions 2 and 33
+          check(t, ty, "+0 before -0")
+          t[3], t[34] = -0.0, 0.0
+          check(t, ty, "-0 before +0")
+          for i = 1, 200 do t[i] = -7 end      -- the maximum's zeros
+          t[3], t[34] = 0.0, -0.0
+          check(t, ty, "max +0 before -0")
+          for _, n in ipairs { 1, 2, 31, 32, 33, 63, 64, 65, 66, 100, 129, 257, 1000, 70001 } do
+            for rep = 1, (n > 1000 and 2 or 4) do
+              t = {}
+              for i = 1, n do
+                local r = H.rand()
+                t[i] = r < 0.05 and nan or r < 0.15 and 0.0 or r < 0.25 and -0.0
+                       or (rep % 2 == 0 and 1 or -1) * (1 + H.randint(0, 5))
+              end
+              if rep == 3 then t[1] = nan end
+              check(t, ty, "random")
             end
           end
         end
