@@ -409,6 +409,24 @@ describe("sibling folds that stay apart", function()
     assert.are.equal(101, r[2]:get())
   end)
 
+  it("an empty array: a float maximum (fold1) beside a sum (fold) is one loop, and the " ..
+     "error names the maximum, as apart", function()
+    local e = lacc.fromtable({}, "f32")
+    local p = { lacc.sum(e),
+                lacc.maximum(e) }   -- the line the error names
+    local line = debug.getinfo(1, "l").currentline - 1
+    assert.are.equal(1, kernels(p))
+    for _, b in ipairs(H.backends) do
+      for _, hf in ipairs { true, false } do
+        local ok, err = pcall(lacc.run, p, { backend = b, hfuse = hf })
+        assert.is_false(ok)
+        assert.truthy(tostring(err):find("fold1: the innermost dimension is empty (at " ..
+                                         "spec/kernels/hfuse_spec.lua:" .. line .. ")", 1, true),
+                      b .. ": " .. tostring(err))
+      end
+    end
+  end)
+
   it("merged folds are listed together in explain", function()
     local text = lacc.explain({ lacc.sum(xs), lacc.sum(lacc.map(sq, xs)) }, { backend = "cpu" })
     assert.truthy(text:find("kernel 1: a%d+, a%d+ = fold, fold %(one pass over the same rows%)"), text)
