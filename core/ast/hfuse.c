@@ -252,10 +252,13 @@ int reads_at_element(const lacc_node *t, int idx) {
 }
 
 /* A fold whose loop can also write the let-bound map it reads (variable 0 of its scope):
- * it folds to rank 0 (every element visited exactly once, in every path) and its
- * function and start value read no array (the fold is planned where the let is). */
+ * it folds to rank 0 (every element visited exactly once, in every path) an array of the
+ * map's extents (maps of it alone, not of a shorter array beside it), and its function
+ * and start value read no array (the fold is planned where the let is). */
 static int can_write(const lacc_node *a) {
-  return a->rank == 0 && reads_at_element(fold_input(a), 0) && closed(a->kids[0]) &&
+  rows_of r = rows(fold_input(a), 0);   /* the map's extents alone: all of it is written */
+  return a->rank == 0 && reads_at_element(fold_input(a), 0) && r.n == 1 &&
+         r.node[0]->kind == K_AVAR && r.node[0]->field == 0 && closed(a->kids[0]) &&
          (a->kind == K_FOLD1 || closed(a->kids[1]));
 }
 

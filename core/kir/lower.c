@@ -52,6 +52,11 @@ static int writes_let(const lacc_node *b) {
 static const aenv *let_body_env(lower *L, lacc_node *b, const aenv *env) {
   if (writes_let(b)) {
     plan_kids(L, b, env);
+    /* what the folds read besides the map (arrays their elements read), in the body */
+    const aenv *body = lw_a_push(L, env, b, env, -1);
+    for (lacc_node *m = b->hwrite->hlead != NULL ? b->hwrite->hlead : b->hwrite; m != NULL;
+         m = m->hnext)
+      plan_kids(L, m, body);
     return lw_a_push(L, env, NULL, NULL, lw_step_folds_writing(L, b, env));
   }
   const aenv *bd;

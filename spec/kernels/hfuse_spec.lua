@@ -400,6 +400,19 @@ describe("sibling folds that stay apart", function()
     assert.are.same({ 1, 4, 9, 16, 25, 36 }, r[2]:totable())
   end)
 
+  it("a returned map folded beside a shorter array (zipWith): the map gets its own kernel " ..
+     "and all of it is written", function()
+    local m = lacc.map(sq, xs)
+    local ys = lacc.fromtable({ 1, 10, 100 }, "f32")
+    local p = { lacc.sum(lacc.zipWith(function(a, c) return a * c end, m, ys)), m }
+    assert.are.equal(2, kernels(p))
+    for _, b in ipairs(H.backends) do
+      local s, r = lacc.run(p, { backend = b })
+      assert.are.equal(1 + 40 + 900, s:get(), b)
+      assert.are.same({ 1, 4, 9, 16, 25, 36 }, r:totable(), b)
+    end
+  end)
+
   it("a returned map whose fold's start value reads an array: the map gets its own kernel", function()
     local m = lacc.map(sq, xs)
     local z = lacc.sum(lacc.fromtable({ 4, 6 }, "f32"))   -- computed by the program
