@@ -1574,19 +1574,21 @@ end
 -- Build the program of one seed: roots (nodes) and the description.
 local LAYOUTS = { "compact", "compact", "rtu", "unboxed" }
 
--- Sibling reductions (horizontal fusion, core/ast/hfuse.c): two to four folds to rank 0
--- of one rank-1 array of the program and of maps of it (pulled at the same index), as
--- extra results; the array itself kept as a result now and then (a fold's loop may then
--- write it as it folds it).
+-- Sibling reductions (horizontal fusion, core/ast/hfuse.c): two to four folds of one
+-- array of the program and of maps of it (pulled at the same index), to rank 0 (a rank-1
+-- array) or along the rows (rank 2 or more), as extra results; the array itself kept as
+-- a result now and then (a fold's loop may then write it as it folds it).
 local function bump(T)
   if T.k == "s" then return function(x) return x * 3 + 1 end, "(x * 3 + 1)" end
   return function(x) return lacc.tuple(x[1] + 1, x[2] * 3) end, "((x.1 + 1, x.2 * 3))"
 end
 local function siblings()
   local ones = {}
-  for _, nd in ipairs(ctx.pool) do if #nd.sh == 1 then ones[#ones + 1] = nd end end
+  for _, nd in ipairs(ctx.pool) do if #nd.sh >= 1 then ones[#ones + 1] = nd end end
   if #ones == 0 then return end
   local base = reducible(pick(ones))
+  local rows = copy(base.sh)
+  rows[#rows] = nil
   if chance(0.4) then ctx.extra_roots[#ctx.extra_roots + 1] = base end
   for _ = 1, rint(2, 4) do
     local c = base
@@ -1594,7 +1596,7 @@ local function siblings()
       local f, ftext = bump(base.T)
       c = node(lacc.map(f, base.a), base.T, copy(base.sh), "map " .. ftext .. " " .. base.id, { base })
     end
-    ctx.extra_roots[#ctx.extra_roots + 1] = fold_of(c, {})
+    ctx.extra_roots[#ctx.extra_roots + 1] = fold_of(c, copy(rows))
   end
 end
 

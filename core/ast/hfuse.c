@@ -11,8 +11,9 @@
  * value or not, but a float min or max fold1 joins either; per-lane accumulators of one
  * width or none; in order or in chunks), so that the merged loop combines each fold's
  * elements in exactly the order its own loop would: every result stays bit for bit what
- * it was. Folds to rank 0 only for now (the executors choose a fold's path by its rows'
- * sizes, which a group then shares). Maps: several results of one shape, written by one
+ * it was: the executors choose a fold's path by its rows' sizes, which a group shares,
+ * and lowering lowers a group of folds along rows apart where a fold alone could take
+ * another path (tiles: lower_fold.c). Maps: several results of one shape, written by one
  * loop. A let-bound map that a fold (or group) of the let's body reads element for
  * element (hwrite): the fold's loop can write it as it folds it.
  * Must not: change what any node computes (lowering does the merging, fusion.c counts a
@@ -191,7 +192,8 @@ static void group(scope *S) {
       lacc_node *b = S->v[j];
       if (b->hlead != NULL) continue;
       rows_of rb = S->maps ? rows(b, 0) : rows(fold_input(b), b->rank == 0);
-      if (!same_rows(&ra, &rb)) continue;
+      if (a->rank != b->rank || !same_rows(&ra, &rb)) continue;   /* a whole array's
+                                                                     count, or its rows */
       const char *why = S->maps ? NULL : differs(a, b);
       for (lacc_node *m = a; why == NULL && m != NULL; m = m->hnext)
         if (reads(b, m) || reads(m, b)) why = "one reads the other's result";
@@ -252,20 +254,22 @@ int reads_at_element(const lacc_node *t, int idx) {
 }
 
 /* A fold whose loop can also write the let-bound map it reads (variable 0 of its scope):
- * it folds to rank 0 (every element visited exactly once, in every path) an array of the
- * map's extents (maps of it alone, not of a shorter array beside it), and its function
- * and start value read no array (the fold is planned where the let is). */
+ * it folds an array of the map's extents (maps of it alone, not of a shorter array
+ * beside it: every element visited exactly once, in every path but tiles, which lowering
+ * leaves out for it), and its function and start value read no array (the fold is
+ * planned where the let is). */
 static int can_write(const lacc_node *a) {
   rows_of r = rows(fold_input(a), 0);   /* the map's extents alone: all of it is written */
-  return a->rank == 0 && reads_at_element(fold_input(a), 0) && r.n == 1 &&
+  return reads_at_element(fold_input(a), 0) && r.n == 1 &&
          r.node[0]->kind == K_AVAR && r.node[0]->field == 0 && closed(a->kids[0]) &&
          (a->kind == K_FOLD1 || closed(a->kids[1]));
 }
 
-/* The let's bound map b and the folds of its body's scope: the first fold (or group)
- * that reads b element for element and can write it. */
+/* The let's bound map b (or the map its own lets end in) and the folds of its body's
+ * scope: the first fold (or group) that reads b element for element and can write it. */
 static void writer(lacc_node *b, const scope *body) {
-  if (b->kind != K_MAP || b->rank != 1) return;
+  while (b->kind == K_ALET) b = b->kids[1];   /* the term its own lets make (lower.c) */
+  if (b->kind != K_MAP && b->kind != K_GENERATE) return;
   for (int i = 0; i < body->n; i++) {
     lacc_node *a = body->v[i];
     if (a->hlead != NULL && a->hlead != a) continue;
@@ -311,12 +315,12 @@ static void walk(lacc_node *t, scope *S, int result) {
   for (int i = 0; i < t->nkids; i++)
     if (node_level_of(t->kids[i]->kind) == L_ACC) walk(t->kids[i], S, t->kind == K_RESULTS);
   int fold = t->kind == K_FOLD || t->kind == K_FOLD1;
-  if (!S->maps && t->kind == K_MAP) t->hwrite = NULL;
+  if (!S->maps && (t->kind == K_MAP || t->kind == K_GENERATE)) t->hwrite = NULL;
   if (S->maps ? t->kind != K_MAP : !fold) return;
   t->hlead = t->hnext = NULL;
   t->hwhy = NULL;
   if (fold) t->hwrite = NULL;
-  if (S->on && (S->maps ? t->manifest && result : t->rank == 0)) add(S, t);
+  if (S->on && (!S->maps || (t->manifest && result))) add(S, t);
 }
 
 static void mark_all(ast_arena *ast, int enabled, int maps) {

@@ -42,22 +42,31 @@ static int pulls_from(const lacc_node *t) {
 }
 
 static int writes_let(const lacc_node *b) {
-  if (b->kind != K_MAP || b->hwrite == NULL || !b->manifest) return 0;
+  if ((b->kind != K_MAP && b->kind != K_GENERATE) || b->hwrite == NULL || !b->manifest) return 0;
   const lacc_node *a = b->hwrite;
   for (const lacc_node *m = a->hlead != NULL ? a->hlead : a; m != NULL; m = m->hnext)
     if (!pulls_from(fold_input(m))) return 0;
   return 1;
 }
 
+/* The term a let's bound term b stands for, through the lets it is made of. */
+static lacc_node *let_term(lacc_node *b) {
+  while (b->kind == K_ALET) b = b->kids[1];
+  return b;
+}
+
 static const aenv *let_body_env(lower *L, lacc_node *b, const aenv *env) {
-  if (writes_let(b)) {
-    plan_kids(L, b, env);
+  lacc_node *t = let_term(b);
+  if (writes_let(t)) {   /* b's own lets first, then t, written by the folds' loop */
+    const aenv *tenv = env;
+    for (lacc_node *l = b; l->kind == K_ALET; l = l->kids[1]) tenv = let_body_env(L, l->kids[0], tenv);
+    plan_kids(L, t, tenv);
     /* what the folds read besides the map (arrays their elements read), in the body */
-    const aenv *body = lw_a_push(L, env, b, env, -1);
-    for (lacc_node *m = b->hwrite->hlead != NULL ? b->hwrite->hlead : b->hwrite; m != NULL;
+    const aenv *body = lw_a_push(L, env, t, tenv, -1);
+    for (lacc_node *m = t->hwrite->hlead != NULL ? t->hwrite->hlead : t->hwrite; m != NULL;
          m = m->hnext)
       plan_kids(L, m, body);
-    return lw_a_push(L, env, NULL, NULL, lw_step_folds_writing(L, b, env));
+    return lw_a_push(L, env, NULL, NULL, lw_step_folds_writing(L, t, tenv, env));
   }
   const aenv *bd;
   int s = lw_plan_acc(L, b, env, &bd);

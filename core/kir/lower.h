@@ -174,9 +174,10 @@ int lw_step_fold(lower *L, const lacc_node *a, const aenv *env);
 /* A group of sibling folds (hfuse.c: a's hlead list) as one step; each member's slot set
  * (lw_set_slot), a's returned. */
 int lw_step_folds(lower *L, const lacc_node *a, const aenv *env);
-/* The let-bound map b (hfuse.c: b->hwrite, its kids planned) written by the loop of the
- * fold group that reads it, planned now, the folds' slots set: b's slot. */
-int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *env);
+/* The let-bound map b (hfuse.c: b->hwrite, its kids planned in benv, the environment of
+ * the lets the bound term is made of) written by the loop of the fold group that reads
+ * it, planned now in the let's env, the folds' slots set: b's slot. */
+int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *benv, const aenv *env);
 
 /* lower_scan.c */
 int lw_step_scan(lower *L, const lacc_node *a, const aenv *env);

@@ -376,15 +376,17 @@ static const lacc_node *xs_of(const folds *F, int i) { return fold_input(F->a[i]
 static const lacc_type *t_of(const folds *F, int i) { return F->a[i]->type; }
 
 /* Each fold's element j of segment o; a map the loops write gets its element j stored
- * (every path visits each element once: a rank-0 fold's one row). */
+ * (every path but tiles, which a writing fold has none of, visits each element once). */
 static int **folds_elem(lower *L, const folds *F, const int *oix, int o, int j) {
   int **x = kplan_alloc(L->P, sizeof *x * (size_t)F->k);
   if (x == NULL) oom(L);
   for (int i = 0; i < F->k; i++) x[i] = lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o, j);
   if (F->write >= 0) {
+    int r = xs_of(F, 0)->rank;
     kindex k;
-    k.ix[0] = j;
-    k.lin = lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, o, F->sx[0][0]), j);
+    for (int d = 0; d + 1 < r; d++) k.ix[d] = oix[d];
+    k.ix[r - 1] = j;
+    k.lin = lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, o, F->sx[0][r - 1]), j);
     lw_store_elem(L, F->write, k.lin, lw_elem(L, F->wnode, F->wenv, &k));
   }
   return x;
@@ -728,18 +730,46 @@ static void group_step(lower *L, folds *F, const lacc_node *first) {
   for (int i = 0; i < F->k; i++) lw_set_slot(L, F->a[i], F->out[i]);
 }
 
+/* Whether every array t's elements come from is in memory (t is maps of them), so that
+ * its reads along a row are never side by side across rows and a fold of it alone never
+ * takes tiles (lower_tile.c's tile_good): a group of folds along rows then takes the
+ * path each would alone. A let-bound array not materialised may be computed from its
+ * index (a contraction's products), which tiles fold in order. */
+static int from_memory(lower *L, const lacc_node *t, const aenv *env) {
+  switch (t->kind) {
+  case K_USE: case K_PARAM: return 1;
+  case K_AVAR: {
+    const aenv *e = lw_a_lookup(env, t->field);
+    return e->slot >= 0 || (e->node != NULL && from_memory(L, e->node, e->env));
+  }
+  case K_RESHAPE: return from_memory(L, t->kids[1], env);   /* the same linear index */
+  case K_MAP:
+    for (int i = 1; i < t->nkids; i++)
+      if (!from_memory(L, t->kids[i], env)) return 0;
+    return 1;
+  default: return 0;
+  }
+}
+
 int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
+  for (const lacc_node *m = a->hlead; a->rank > 0 && m != NULL; m = m->hnext)
+    if (!from_memory(L, fold_input(m), env)) {
+      int s = lw_step_fold(L, a, env);
+      lw_set_slot(L, a, s);
+      return s;
+    }
   folds F = { .k = 0, .env = env, .write = -1 };
   group_step(L, &F, a->hlead);
   return lw_slot_of(L, a);
 }
 
 /* The body's folds read the let's variable (0) as the map itself, pulled: element j is
- * computed once in their loop, stored, and folded. */
-int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *env) {
+ * computed once in their loop, stored, and folded. b (in benv: the lets the bound term is
+ * made of) is the map; env is the let's. */
+int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *benv, const aenv *env) {
   int s = lw_new_slot(L, SLOT_KERNEL, b->type, b->rank, lw_out_plan(L, b->type));
-  folds F = { .k = 0, .env = lw_a_push(L, env, b, env, -1), .write = s, .wnode = b,
-              .wenv = env };
+  folds F = { .k = 0, .env = lw_a_push(L, env, b, benv, -1), .write = s, .wnode = b,
+              .wenv = benv };
   const lacc_node *a = b->hwrite;
   group_step(L, &F, a->hlead != NULL ? a->hlead : a);
   L->P->steps[L->step].wout = s;
@@ -892,7 +922,7 @@ static int step_fold(lower *L, folds *F) {
   k_end(L);
   folds_store(L, F, F->out, 0, acc);
   if (L->P->caps.work_groups) fold_group(L, st, F);
-  if (F->k == 1) {   /* a group's rows are not laid out in tiles (yet) */
+  if (F->k == 1 && F->write < 0) {   /* a group's rows are not laid out in tiles (yet) */
     lw_fold_tiles(L, st, a, F->env);
     lw_fold_gtiles(L, st, a, F->env);
   }

@@ -446,6 +446,120 @@ describe("sibling folds that stay apart", function()
   end)
 end)
 
+-- Folds along rows (rank 1 and more results): siblings over the same rows in one loop,
+-- every element of every result bit for bit what the fold gives alone, on shapes that take
+-- each path (many short rows, a few long ones past two partials' grain, no rows, empty
+-- rows); and a map kept and folded along its rows (a softmax's exponentials) written by
+-- the fold's loop.
+local function same_arrays(on, off, what)
+  assert.are.equal(#off, #on, what)
+  for i = 1, #off do
+    local a, c = off[i]:totable(), on[i]:totable()
+    local function flat(t, out)
+      for _, v in ipairs(t) do
+        if type(v) == "table" then flat(v, out) else out[#out + 1] = bits(v) end
+      end
+      return out
+    end
+    assert.are.same(flat(a, {}), flat(c, {}), what .. " result " .. i)
+  end
+end
+
+for _, b in ipairs(H.backends) do
+  describe("sibling folds along rows on " .. b, function()
+    it("sum, maximum, minimum, a count and fold1 of a maximum: one kernel, each as alone", function()
+      H.seed(43)
+      for _, shape in ipairs { { 1000, 7 }, { 3, 70001 }, { 64, 64 }, { 2, 130 }, { 0, 5 },
+                               { 2, 3, 5 } } do
+        local n = 1
+        for _, e in ipairs(shape) do n = n * e end
+        local xs = lacc.reshape(shape, lacc.fromtable(data(n, "nan"), "f32"))
+        local r = #shape
+        local cnt = lacc.map(function(x) return lacc.cond(lacc.gt(x, 0), lacc.constant(1, "i32"),
+                                                           lacc.constant(0, "i32")) end, xs)
+        local ps = { lacc.sum(xs, r), lacc.maximum(xs, r), lacc.minimum(xs, r),
+                     lacc.sum(lacc.map(sq, xs), r),
+                     lacc.fold(function(a, c) return lacc.max(a, c) end, lacc.constant(-1 / 0, "f32"), xs) }
+        local ints = { lacc.sum(cnt, r), lacc.product(lacc.map(function(x) return lacc.cast(x, "i32") end, xs), r) }
+        for _, set in ipairs { ps, ints } do
+          local on = { lacc.run(set, { backend = b }) }
+          local off = { lacc.run(set, { backend = b, hfuse = false }) }
+          same_arrays(on, off, table.concat(shape, "x"))
+          local _, st = lacc.explain(set, { backend = b == "interp" and "cpu" or b })
+          assert.are.equal(1, st.kernels, table.concat(shape, "x"))
+        end
+        -- the plain loop's answer for the sum of positives' count
+        local c = lacc.run(lacc.sum(cnt, r), { backend = b }):totable()
+        if r == 2 and shape[1] > 0 then
+          local t = lacc.run(xs):totable()
+          for i = 1, shape[1] do
+            local want = 0
+            for j = 1, shape[2] do
+              if t[i][j] > 0 then want = want + 1 end
+            end
+            assert.are.equal(want, c[i])
+          end
+        end
+      end
+    end)
+
+    it("a matrix's total beside its row sums: two kernels (other ranks), both right", function()
+      local xs = lacc.reshape({ 2, 3 }, lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "f32"))
+      local p = { lacc.sum(xs), lacc.sum(xs, 2), lacc.maximum(xs, 2) }
+      local _, st = lacc.explain(p, { backend = b == "interp" and "cpu" or b })
+      assert.are.equal(2, st.kernels)
+      local total, rows, top = lacc.run(p, { backend = b })
+      assert.are.equal(21, total:get())
+      assert.are.same({ 6, 15 }, rows:totable())
+      assert.are.same({ 3, 6 }, top:totable())
+    end)
+
+    it("empty rows: the sums are 0 and a maximum is the error it is alone", function()
+      local xs = lacc.reshape({ 4, 0 }, lacc.fromtable({}, "f32"))
+      assert.are.same({ 0, 0, 0, 0 }, lacc.run(lacc.sum(xs, 2), { backend = b }):totable())
+      local p = { lacc.sum(xs, 2), lacc.maximum(xs, 2) }
+      local ok1, e1 = pcall(lacc.run, p, { backend = b })
+      local ok2, e2 = pcall(lacc.run, p, { backend = b, hfuse = false })
+      assert.is_false(ok1)
+      assert.is_false(ok2)
+      assert.are.equal(tostring(e2), tostring(e1))
+    end)
+
+    it("a softmax over rows: the exponentials written by their sum's loop (3 kernels, " ..
+       "not 4), every element as apart", function()
+      for _, shape in ipairs { { 5, 70001 }, { 300, 33 }, { 1, 1 }, { 0, 4 } } do
+        local n = shape[1] * shape[2]
+        local src = {}
+        for i = 1, n do src[i] = H.f32(((i * 7919) % 101) / 7 - 5) end
+        local x = lacc.reshape(shape, lacc.fromtable(src, "f32"))
+        local mx = lacc.maximum(x, 2)
+        local e = lacc.generate(shape, function(i, j) return lacc.exp(x:at(i, j) - mx[i]) end)
+        local s = lacc.sum(e, 2)
+        local sm = lacc.generate(shape, function(i, j) return e:at(i, j) / s[i] end)
+        local _, st = lacc.explain(sm, { backend = b == "interp" and "cpu" or b })
+        local _, st_off = lacc.explain(sm, { backend = b == "interp" and "cpu" or b, hfuse = false })
+        assert.are.equal(3, st.kernels)
+        assert.are.equal(4, st_off.kernels)
+        local on = lacc.run(sm, { backend = b })
+        local off = lacc.run(sm, { backend = b, hfuse = false })
+        same_arrays({ on }, { off }, table.concat(shape, "x"))
+        if n > 0 then   -- a row sums to 1, each element near a plain loop's
+          local t, i = on:totable(), shape[1]
+          local row, m, z = {}, -1 / 0, 0
+          for j = 1, shape[2] do row[j] = src[(i - 1) * shape[2] + j]; m = math.max(m, row[j]) end
+          for j = 1, shape[2] do z = z + math.exp(row[j] - m) end
+          local total = 0
+          for j = 1, shape[2] do
+            total = total + t[i][j]
+            assert.truthy(math.abs(t[i][j] - math.exp(row[j] - m) / z) <= 1e-5, j)
+          end
+          assert.truthy(math.abs(total - 1) < 1e-3, total)
+        end
+      end
+    end)
+  end)
+end
+
 -- Float minimum and maximum split into chunks (lower_fold.c, accumulate_skipping): rows
 -- of 70001 (past two partials' grain) with NaNs where chunks may start (every other
 -- element, either parity), a NaN first element, NaN blocks, signed zeros, a NaN start
