@@ -23,6 +23,8 @@ typedef struct aenv {
   const struct aenv *env;  /* delayed: its environment */
   int slot;                /* materialised: >= 0 */
   const struct aenv *up;
+  const int *elem;         /* delayed, read only at one index: its element there, computed
+                              (a map a fold's loop writes: lower_fold.c), or NULL */
 } aenv;
 
 typedef struct senv {

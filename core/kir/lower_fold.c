@@ -380,15 +380,25 @@ static const lacc_type *t_of(const folds *F, int i) { return F->a[i]->type; }
 static int **folds_elem(lower *L, const folds *F, const int *oix, int o, int j) {
   int **x = kplan_alloc(L->P, sizeof *x * (size_t)F->k);
   if (x == NULL) oom(L);
-  for (int i = 0; i < F->k; i++) x[i] = lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o, j);
-  if (F->write >= 0) {
-    int r = xs_of(F, 0)->rank;
-    kindex k;
-    for (int d = 0; d + 1 < r; d++) k.ix[d] = oix[d];
-    k.ix[r - 1] = j;
-    k.lin = lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, o, F->sx[0][r - 1]), j);
-    lw_store_elem(L, F->write, k.lin, lw_elem(L, F->wnode, F->wenv, &k));
+  if (F->write < 0) {
+    for (int i = 0; i < F->k; i++) x[i] = lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o, j);
+    return x;
   }
+  /* the map's element j, stored, and then the folds' elements from it: the folds read the
+   * map (variable 0) only there (hfuse.c: reads_at_element), so its entry holds the
+   * element rather than the term (a C compiler need not merge two calls of expf) */
+  int r = xs_of(F, 0)->rank;
+  kindex k;
+  for (int d = 0; d + 1 < r; d++) k.ix[d] = oix[d];
+  k.ix[r - 1] = j;
+  k.lin = lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, o, F->sx[0][r - 1]), j);
+  lw_fact(L, j, F->sx[0][r - 1], -1);
+  int *w = lw_copy(L, F->wnode->type, lw_elem(L, F->wnode, F->wenv, &k));
+  lw_store_elem(L, F->write, k.lin, w);
+  aenv *at = lw_alloc(L, sizeof *at);
+  *at = *lw_a_lookup(F->env, 0);
+  at->elem = w;
+  for (int i = 0; i < F->k; i++) x[i] = lw_elem(L, xs_of(F, i), at, &k);
   return x;
 }
 
