@@ -24,7 +24,8 @@ typedef struct aenv {
   int slot;                /* materialised: >= 0 */
   const struct aenv *up;
   const int *elem;         /* delayed, read only at one index: its element there, computed
-                              (a map a fold's loop writes: lower_fold.c), or NULL */
+                              (a map a fold's loop writes: lower_fold.c), or NULL; */
+  int elem_slot;           /* and the slot it was stored into (explain) */
 } aenv;
 
 typedef struct senv {

@@ -398,6 +398,7 @@ static int **folds_elem(lower *L, const folds *F, const int *oix, int o, int j) 
   aenv *at = lw_alloc(L, sizeof *at);
   *at = *lw_a_lookup(F->env, 0);
   at->elem = w;
+  at->elem_slot = F->write;
   for (int i = 0; i < F->k; i++) x[i] = lw_elem(L, xs_of(F, i), at, &k);
   return x;
 }

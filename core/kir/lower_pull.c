@@ -186,7 +186,12 @@ static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kinde
   case K_APPEND: case K_INTERLEAVE: return push_pull(L, t, env, ix);
   case K_AVAR: {
     const aenv *e = lw_a_lookup(env, t->field);
-    if (e->elem != NULL) return (int *)e->elem;
+    if (e->elem != NULL) {   /* the element the loop just stored */
+      char name[32];
+      snprintf(name, sizeof name, " a%d", e->elem_slot);
+      lw_describe(L, name, "");
+      return (int *)e->elem;
+    }
     return e->slot >= 0 ? lw_load_elem(L, e->slot, ix->lin) : lw_elem(L, e->node, e->env, ix);
   }
   case K_ALET: return lw_elem(L, t->kids[1], lw_bind_let(L, t->kids[0], env), ix);

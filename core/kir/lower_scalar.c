@@ -18,7 +18,7 @@ const aenv *lw_a_lookup(const aenv *env, int k) {
 const aenv *lw_a_push(lower *L, const aenv *env, const lacc_node *node, const aenv *nenv,
                       int slot) {
   aenv *e = lw_alloc(L, sizeof *e);
-  *e = (aenv){ node, nenv, slot, env, NULL };
+  *e = (aenv){ node, nenv, slot, env, NULL, -1 };
   return e;
 }
 
