@@ -229,4 +229,37 @@ describe("contraction: what explain says", function()
     local text = lacc.explain(lacc.matmul(a, b))
     assert.truthy(text:find("checks per element: 0 of 2 left, 2 tested once before their loop", 1, true), text)
   end)
+
+  -- a k-means assignment reads each of 16 centres (2 coordinates) at indices fixed for the
+  -- kernel: 32 checks of 4 comparisons each, all tested once before the loop (128
+  -- comparisons; hoist.c took at most 64); a centre index out of range still fails as
+  -- each element reads it, with its message
+  local function nearest(cs, k, shift)
+    local xs = lacc.fromtable({ 0.5, 3, 7.25, 1, 9 }, "f32")
+    return lacc.map(function(x)
+      local best, bd = lacc.constant(1, "i32"), nil
+      for c = 1, k do
+        local d = x - cs:at(c + shift, 1) + cs:at(c, 2)
+        d = d * d
+        if c == 1 then bd = d else
+          local closer = lacc.lt(d, bd)
+          best, bd = lacc.cond(closer, c, best), lacc.cond(closer, d, bd)
+        end
+      end
+      return best
+    end, xs)
+  end
+  it("32 reads of centres through `at`: every check tested once before the loop", function()
+    local t = {}
+    for c = 1, 16 do t[c] = { c - 0.5, 0 } end
+    local cs = lacc.fromtable(t, "f32")
+    local text = lacc.explain(nearest(cs, 16, 0))
+    assert.truthy(text:find("checks per element: 0 of 32 left, 32 tested once before their loop", 1, true), text)
+    for _, bk in ipairs(H.backends) do   -- the nearest centre c - 0.5 to each x, the first of ties
+      assert.are.same({ 1, 3, 8, 1, 9 }, lacc.run(nearest(cs, 16, 0), { backend = bk }):totable(), bk)
+      local ok, err = pcall(lacc.run, nearest(cs, 16, 1), { backend = bk })
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("index (17, 1) out of bounds for shape (16, 2)", 1, true), bk .. ": " .. tostring(err))
+    end
+  end)
 end)
