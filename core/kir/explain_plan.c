@@ -87,8 +87,9 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   if (st->wout >= 0)
     text_put(b, "  writes a%d too, rank %d %s, each element as it folds it (one pass, not two)\n",
              st->wout, P->slots[st->wout].rank, P->slots[st->wout].type->sig);
-  if (st->kind == SK_FOLD && st->node->hwhy != NULL)
-    text_put(b, "  not in one pass with a fold over the same rows: %s\n", st->node->hwhy);
+  const char *why = st->hwhy != NULL ? st->hwhy : st->node->hwhy;
+  if (st->kind == SK_FOLD && why != NULL)
+    text_put(b, "  not in one pass with a fold over the same rows: %s\n", why);
   text_put(b, "  pulls ");
   for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
     if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) text_put(b, "%c", *c);

@@ -245,6 +245,8 @@ typedef struct {
   int wout;                /* fold: a map the loop also writes, element by element, of its
                               input's shape (hfuse.c: hwrite), else -1 */
   char *desc;              /* what the kernel pulls, as a term (explain) */
+  const char *hwhy;        /* fold: why lowering kept it apart from its group (explain;
+                              else node->hwhy, hfuse.c's reason, if any) */
   int checks, checks_left; /* distinct checks in its loops before and after bounds.c, */
   int checks_hoisted;      /* and those hoist.c tests once before their loop */
 } pstep;

@@ -766,6 +766,8 @@ int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
   for (const lacc_node *m = a->hlead; a->rank > 0 && m != NULL; m = m->hnext)
     if (!from_memory(L, fold_input(m), env)) {
       int s = lw_step_fold(L, a, env);
+      L->P->steps[L->step].hwhy = "an array the rows are read from is computed from its "
+                                  "index, which tiles may fold alone";
       lw_set_slot(L, a, s);
       return s;
     }

@@ -514,6 +514,22 @@ for _, b in ipairs(H.backends) do
       assert.are.same({ 3, 6 }, top:totable())
     end)
 
+    it("rows of an array computed from its index stay apart (alone, each folds in tiles), " ..
+       "and explain says why", function()
+      local g = lacc.generate({ 64, 50 }, function(i, j) return lacc.cast(i * j - 7 * j, "f32") end)
+      local p = { lacc.sum(g, 2), lacc.maximum(g, 2) }
+      local text, st = lacc.explain(p, { backend = b == "interp" and "cpu" or b })
+      assert.are.equal(2, st.kernels)
+      assert.truthy(text:find("not in one pass with a fold over the same rows: an array the rows " ..
+                              "are read from is computed from its index", 1, true), text)
+      local sums, tops = lacc.run(p, { backend = b })
+      local s, t = sums:totable(), tops:totable()
+      for i = 1, 64 do   -- row i: (i - 7) j for j = 1 .. 50
+        assert.are.equal((i - 7) * 1275, s[i])
+        assert.are.equal(i >= 7 and (i - 7) * 50 or (i - 7), t[i])
+      end
+    end)
+
     it("empty rows: the sums are 0 and a maximum is the error it is alone", function()
       local xs = lacc.reshape({ 4, 0 }, lacc.fromtable({}, "f32"))
       assert.are.same({ 0, 0, 0, 0 }, lacc.run(lacc.sum(xs, 2), { backend = b }):totable())
