@@ -530,6 +530,18 @@ for _, b in ipairs(H.backends) do
       end
     end)
 
+    it("an index error in rows folded together: the same element and message as apart", function()
+      local function rows(xs, ys)
+        local m = lacc.reshape({ 5, 1 }, xs)
+        local at = lacc.map(function(x) return ys[x] end, m)
+        return { lacc.sum(at, 2), lacc.fold(function(u, v) return lacc.max(u, v) end,
+                                            lacc.constant(-1000, "i32"), at) }
+      end
+      same_error(b, rows)
+      local p = rows(lacc.fromtable({ 1, 2, 3, 4, 5 }, "i32"), lacc.fromtable({ 10, 20, 30 }, "i32"))
+      assert.are.equal(1, select(2, lacc.explain(p, { backend = "cpu" })).kernels)
+    end)
+
     it("empty rows: the sums are 0 and a maximum is the error it is alone", function()
       local xs = lacc.reshape({ 4, 0 }, lacc.fromtable({}, "f32"))
       assert.are.same({ 0, 0, 0, 0 }, lacc.run(lacc.sum(xs, 2), { backend = b }):totable())
