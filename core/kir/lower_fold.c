@@ -505,7 +505,8 @@ static int lanes_for(scalar_kind k) {
  * first element of the least value of all; equal values have equal bits but for zeros,
  * so when the least is a zero and the lanes hold zeros of both signs, the elements are
  * read again, in order, up to the first zero. The result is the in-order fold's, bit
- * for bit, whatever the lanes' alignment. The primitive, or -1. */
+ * for bit, whatever the lanes' alignment (lanes that kept positions instead were slower:
+ * docs/design.md, Measurements). The primitive, or -1. */
 static int nan_lanes(const folds *F, int i) { return fold_nan_chunks(F->a[i]->kids[0], t_of(F, i)); }
 
 /* The value such a fold starts its lanes and chunks from: +inf (min), -inf (max). */
