@@ -133,7 +133,7 @@ typedef struct exec {
   int unordered;           /* a failure was recorded without 64-bit atomics: the first to
                               arrive, not necessarily the lowest element */
   int serial;              /* run steps in order on one work-item */
-  int out;                 /* the slot the running step makes */
+  const pstep *st;         /* the running step (its outputs: stage_result), or NULL */
   int64_t *unwritten;      /* extents not yet written to the device (prepare_step) */
 } exec;
 
@@ -388,9 +388,9 @@ static int prepare_step(exec *X) {
 /* A rank-0 result the running step made, read with the step's failure record: a fold's
  * value, which the host reads next almost always, then costs no wait of its own (on
  * PoCL a wait is a round trip to its threads, a third of a small run's time). */
-static int stage_result(exec *X) {
-  const pslot *ps = X->out >= 0 ? &X->P->slots[X->out] : NULL;
-  darr *d = ps != NULL && ps->result && ps->rank == 0 ? X->d[X->out] : NULL;
+static int stage_one(exec *X, int slot) {
+  const pslot *ps = &X->P->slots[slot];
+  darr *d = ps->result && ps->rank == 0 ? X->d[slot] : NULL;
   if (d == NULL || d->size != 1) return LACC_OK;
   if (d->host == NULL) {
     /* one block: the buffers' pointers, then a word each (no scalar is wider) */
@@ -405,6 +405,14 @@ static int stage_result(exec *X) {
     free(d->host);
     d->host = NULL;
   }
+  return rc;
+}
+
+/* The running step's rank-0 results: its output and its sibling folds' (hfuse.c). */
+static int stage_result(exec *X) {
+  if (X->st == NULL) return LACC_OK;
+  int rc = stage_one(X, X->st->out);
+  for (int i = 0; i < X->st->nsib && rc == LACC_OK; i++) rc = stage_one(X, X->st->sib_out[i]);
   return rc;
 }
 
@@ -616,7 +624,7 @@ static int cl_step(void *R, int k) {
   for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(X, st, st->sib_out[i], ext);
   if (rc == LACC_OK && st->wout >= 0) rc = alloc_out(X, st, st->wout, ext);
   if (rc != LACC_OK) return rc;
-  X->out = st->out;
+  X->st = st;
   rc = step_kernels(X, st, ext);
   if (rc != LACC_OK && X->unordered && !X->serial) {
     /* the failure record kept the first failure to arrive: the step again, in order on
@@ -627,7 +635,7 @@ static int cl_step(void *R, int k) {
     if (rc == LACC_OK) rc = step_kernels(X, st, ext);
     X->serial = 0;
   }
-  X->out = -1;
+  X->st = NULL;
   return rc;
 }
 
@@ -708,7 +716,6 @@ static void *cl_begin(lacc_ctx *ctx, const kplan *P) {
   X->ctx = ctx;
   X->P = P;
   X->cp = P->code;
-  X->out = -1;
   X->fail_init = X->cp->i64_atomics ? INT64_MAX : 0;
   X->finit[0] = X->fail_init;
   size_t ns = (size_t)(P->nslots ? P->nslots : 1);

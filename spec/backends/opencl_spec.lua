@@ -309,7 +309,7 @@ if have then
     end)
   end)
 
-  describe("arrays kept on the device", function()
+  describe("opencl: arrays kept on the device", function()
     local cl = { backend = "opencl" }
     local function moved()
       local t = lacc.transfers()
@@ -457,7 +457,7 @@ if have then
 end
 
 if have then
-  describe("the device-memory pool", function()
+  describe("opencl: the device-memory pool", function()
     local cl = { backend = "opencl" }
     local n = 50000
     local x = lacc.run(lacc.generate({ n }, function(i) return lacc.cast(i, "f32") end), cl)
