@@ -282,10 +282,13 @@ static void writer(lacc_node *b, const scope *body) {
   }
 }
 
-static void in_new_scope(lacc_node *t, const scope *outer) {
+/* t in a scope of its own; bound: the term a let binds, when t is that let's body (its
+ * folds may write it: writer). */
+static void in_new_scope(lacc_node *t, const scope *outer, lacc_node *bound) {
   scope inner = { NULL, 0, 0, outer->ctx, outer->on, outer->maps };
   walk(t, &inner, 0);
   if (inner.on) group(&inner);
+  if (inner.on && !inner.maps && bound != NULL) writer(bound, &inner);
   free(inner.v);
 }
 
@@ -296,19 +299,14 @@ static void in_new_scope(lacc_node *t, const scope *outer) {
 static void walk(lacc_node *t, scope *S, int result) {
   switch (t->kind) {
   case K_USE: case K_PARAM: case K_AVAR: return;
-  case K_ALET: {
+  case K_ALET:
     walk(t->kids[0], S, 0);
-    scope body = { NULL, 0, 0, S->ctx, S->on, S->maps };
-    walk(t->kids[1], &body, 0);
-    if (body.on) group(&body);
-    if (body.on && !S->maps) writer(t->kids[0], &body);
-    free(body.v);
+    in_new_scope(t->kids[1], S, t->kids[0]);
     return;
-  }
   case K_ACOND:   /* each branch runs behind the test, planned on its own */
     walk(t->kids[0], S, 0);
-    in_new_scope(t->kids[1], S);
-    in_new_scope(t->kids[2], S);
+    in_new_scope(t->kids[1], S, NULL);
+    in_new_scope(t->kids[2], S, NULL);
     return;
   default: break;
   }
@@ -325,7 +323,7 @@ static void walk(lacc_node *t, scope *S, int result) {
 
 static void mark_all(ast_arena *ast, int enabled, int maps) {
   scope top = { NULL, 0, 0, ast->ctx, enabled && setting_switch("LACC_HFUSE", 1), maps };
-  in_new_scope(ast->root, &top);
+  in_new_scope(ast->root, &top, NULL);
   for (int i = 0; i < ast->nnested; i++)
     for (int j = 0; j < 2; j++) mark_all(&ast->nested[i][j], enabled, maps);
 }

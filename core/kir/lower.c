@@ -28,9 +28,6 @@ static int placed(lower *L, const lacc_node *t, int s) {
   return s;
 }
 
-/* The environment of a let's body: its bound term b planned (materialised: its slot;
- * else delayed). A materialised map that a fold of the body also reads element for
- * element (hfuse.c: hwrite) is written by that fold's loop, planned here. */
 /* Whether the folds of the group that would write b pull everything between b and them
  * (fusion may have materialised a map in between: then each step as usual). */
 static int pulls_from(const lacc_node *t) {
@@ -55,6 +52,9 @@ static lacc_node *let_term(lacc_node *b) {
   return b;
 }
 
+/* The environment of a let's body: its bound term b planned (materialised: its slot;
+ * else delayed). A materialised map that a fold of the body also reads element for
+ * element (hfuse.c: hwrite) is written by that fold's loop, planned here. */
 static const aenv *let_body_env(lower *L, lacc_node *b, const aenv *env) {
   lacc_node *t = let_term(b);
   if (writes_let(t)) {   /* b's own lets first, then t, written by the folds' loop */

@@ -414,29 +414,40 @@ static void folds_accumulate(lower *L, const folds *F, int **acc, int **x) {
   for (int i = 0; i < F->k; i++) lw_accumulate(L, F->a[i]->kids[0], t_of(F, i), acc[i], x[i], F->env);
 }
 
-/* The start of fold i's partial of a chunk from its first element x. A float min (max)
- * whose partials must pass over the NaNs an in-order fold passes over (fold_nan_chunks)
- * starts from +inf (-inf) combined with x: a NaN element then never enters (y < acc is
- * false), a chunk of NaNs gives inf, which changes nothing in the in-order combine of
- * the partials, and every tie still goes to the first. Only fold1's first chunk starts
- * from x itself, as the in-order fold does (a NaN there stays: the row's start). */
+/* A canonical float min or max (fold_nan_chunks): its primitive, or -1. Its chunks and
+ * lanes start from +inf (-inf), so that a NaN element never enters (y < acc is false), a
+ * chunk of NaNs gives inf, which changes nothing in the in-order combine of the partials,
+ * and every tie still goes to the first. */
+static int nan_lanes(const folds *F, int i) { return fold_nan_chunks(F->a[i]->kids[0], t_of(F, i)); }
+
+/* That start: +inf (min), -inf (max). */
+static int nan_start(lower *L, const folds *F, int i) {
+  lacc_val v;
+  double inf = nan_lanes(F, i) == (int)P_MIN ? INFINITY : -INFINITY;
+  if (t_of(F, i)->scalar == S_F32) v.f = (float)inf;
+  else v.d = inf;
+  return lw_k_const(L, t_of(F, i)->scalar, v);
+}
+
+/* The start of such a fold's partial of the executor's chunk from lo (variable p1), x0
+ * its first element: the infinity, but a fold1's first chunk starts from x0, as the
+ * in-order fold does (a NaN there stays: the row's start). */
+static int nan_chunk_start(lower *L, const folds *F, int i, int lo, int x0) {
+  int s = nan_start(L, F, i);
+  if (F->a[i]->kind != K_FOLD1) return s;
+  return lw_k_select(L, lw_k_prim(L, P_EQ, lo, lw_k_int(L, S_I64, 0)), x0, s);
+}
+
+/* The start of fold i's partial of a chunk from its first element x: x, or for a float
+ * min or max its chunk's start combined with x (f(x, x) = x, bit for bit). */
 static void chunk_start(lower *L, const folds *F, int i, int *acc, const int *x) {
-  const lacc_node *a = F->a[i];
   const lacc_type *t = t_of(F, i);
-  int p = fold_nan_chunks(a->kids[0], t);
-  if (p < 0) {
+  if (nan_lanes(F, i) < 0) {
     lw_assign(L, t, acc, x);
     return;
   }
-  lacc_val v;
-  double inf = p == (int)P_MIN ? INFINITY : -INFINITY;
-  if (t->scalar == S_F32) v.f = (float)inf;
-  else v.d = inf;
-  int s = lw_k_const(L, t->scalar, v);
-  int first = lw_combine(L, a->kids[0], t, &s, x, F->env)[0];
-  if (a->kind == K_FOLD1)   /* variable 1: the chunk's first element in the row */
-    first = lw_k_select(L, lw_k_prim(L, P_EQ, 1, lw_k_int(L, S_I64, 0)), x[0], first);
-  lw_k_mov(L, acc[0], first);
+  int s = nan_chunk_start(L, F, i, 1, x[0]);
+  lw_k_mov(L, acc[0], lw_combine(L, F->a[i]->kids[0], t, &s, x, F->env)[0]);
 }
 
 /* Elements [lo, hi) of one segment folded in strips. Returns the first element left
@@ -499,28 +510,15 @@ static int lanes_for(scalar_kind k) {
 
 /* ---- per-lane accumulators */
 
-/* A canonical float min or max (fold_nan_chunks) folds in lanes too: each lane starts
- * from +inf (-inf), so y < lane ? y : lane passes over NaNs as the in-order fold does and
- * keeps the lane's first element of its least value. The in-order fold ends with the
- * first element of the least value of all; equal values have equal bits but for zeros,
- * so when the least is a zero and the lanes hold zeros of both signs, the elements are
- * read again, in order, up to the first zero. The result is the in-order fold's, bit
- * for bit, whatever the lanes' alignment (lanes that kept positions instead were slower:
- * docs/design.md, Measurements). The primitive, or -1. */
-static int nan_lanes(const folds *F, int i) { return fold_nan_chunks(F->a[i]->kids[0], t_of(F, i)); }
-
-/* The value such a fold starts its lanes and chunks from: +inf (min), -inf (max). */
-static int nan_start(lower *L, const folds *F, int i) {
-  lacc_val v;
-  double inf = nan_lanes(F, i) == (int)P_MIN ? INFINITY : -INFINITY;
-  if (t_of(F, i)->scalar == S_F32) v.f = (float)inf;
-  else v.d = inf;
-  return lw_k_const(L, t_of(F, i)->scalar, v);
-}
-
-/* Lanes arr of fold i over elements [lo, end), folded into acc after its start: +inf
- * (-inf), but a fold1's first chunk (chunk: lo is the executor's p1) starts from its
- * first element, whose NaN stays, as the in-order fold's does. */
+/* A float min or max (nan_lanes) folds in lanes too: each lane starts from the infinity,
+ * so y < lane ? y : lane passes over NaNs as the in-order fold does and keeps the lane's
+ * first element of its least value. The in-order fold ends with the first element of the
+ * least value of all; equal values have equal bits but for zeros, so when the least is a
+ * zero and the lanes hold zeros of both signs, the elements are read again, in order, up
+ * to the first zero. The result is the in-order fold's, bit for bit, whatever the lanes'
+ * alignment (lanes that kept positions instead were slower: docs/design.md,
+ * Measurements). Lanes arr of fold i over elements [lo, end), folded into acc after its
+ * start (chunk: [lo, ...) is the executor's chunk, nan_chunk_start). */
 static void nan_lanes_end(lower *L, const folds *F, int i, int arr, int W, const int *oix,
                           int o, int lo, int end, int chunk, int *acc) {
   const lacc_node *f = F->a[i]->kids[0];
@@ -558,10 +556,8 @@ static void nan_lanes_end(lower *L, const folds *F, int i, int arr, int W, const
   k_end(L);
   k_end(L);
   int s = nan_start(L, F, i);
-  if (chunk && F->a[i]->kind == K_FOLD1) {
-    int x0 = lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o, lo)[0];
-    s = lw_k_select(L, lw_k_prim(L, P_EQ, lo, lw_k_int(L, S_I64, 0)), x0, s);
-  }
+  if (chunk && F->a[i]->kind == K_FOLD1)
+    s = nan_chunk_start(L, F, i, lo, lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o, lo)[0]);
   lw_k_mov(L, acc[0], lw_combine(L, f, t, &s, &best, F->env)[0]);
 }
 
@@ -747,17 +743,17 @@ static void group_step(lower *L, folds *F, const lacc_node *first) {
  * takes tiles (lower_tile.c's tile_good): a group of folds along rows then takes the
  * path each would alone. A let-bound array not materialised may be computed from its
  * index (a contraction's products), which tiles fold in order. */
-static int from_memory(lower *L, const lacc_node *t, const aenv *env) {
+static int from_memory(const lacc_node *t, const aenv *env) {
   switch (t->kind) {
   case K_USE: case K_PARAM: return 1;
   case K_AVAR: {
     const aenv *e = lw_a_lookup(env, t->field);
-    return e->slot >= 0 || (e->node != NULL && from_memory(L, e->node, e->env));
+    return e->slot >= 0 || (e->node != NULL && from_memory(e->node, e->env));
   }
-  case K_RESHAPE: return from_memory(L, t->kids[1], env);   /* the same linear index */
+  case K_RESHAPE: return from_memory(t->kids[1], env);   /* the same linear index */
   case K_MAP:
     for (int i = 1; i < t->nkids; i++)
-      if (!from_memory(L, t->kids[i], env)) return 0;
+      if (!from_memory(t->kids[i], env)) return 0;
     return 1;
   default: return 0;
   }
@@ -765,7 +761,7 @@ static int from_memory(lower *L, const lacc_node *t, const aenv *env) {
 
 int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
   for (const lacc_node *m = a->hlead; a->rank > 0 && m != NULL; m = m->hnext)
-    if (!from_memory(L, fold_input(m), env)) {
+    if (!from_memory(fold_input(m), env)) {
       int s = lw_step_fold(L, a, env);
       L->P->steps[L->step].hwhy = "an array the rows are read from is computed from its "
                                   "index, which tiles may fold alone";
