@@ -584,18 +584,33 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
  * loops over many work-items when the kernel has them (one scalar per element; 64-bit
  * ones need the device's 64-bit atomics) and, on a CPU device, the targets are many (as
  * on the cpu backend: on few, the cores would contend for the same lines), else in order
- * by one work-item. */
-static int run_permute(exec *X, const pstep *st, int64_t nsrc) {
-  int64_t size = X->d[st->out]->size;
-  int rc = launch(X, st->fn[SF_BODY], items_for(X, size), size, 0, size, 0, 0);
+ * by one work-item. Member m of a group alone (mask 1 << m), or with m < 0 all of them
+ * (their extents agree). */
+static int permute_run(exec *X, const pstep *st, int64_t nsrc, int64_t mask, int m) {
+  int slot = m <= 0 ? st->out : st->sib_out[m - 1];
+  int64_t size = X->d[slot]->size;
+  int rc = launch(X, st->fn[SF_BODY], items_for(X, size), size, 0, size, mask, 0);
   if (rc != LACC_OK || nsrc == 0) return rc == LACC_OK ? checked(X) : rc;
-  const pslot *ps = &X->P->slots[st->out];
-  int wide = ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64;
+  int wide = 0;
+  for (int i = m < 0 ? 0 : m; i <= (m < 0 ? st->nsib : m); i++) {
+    const pslot *ps = &X->P->slots[i == 0 ? st->out : st->sib_out[i - 1]];
+    wide = wide || (ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64);
+  }
   if (cl_permute_spread(X->cp, st, size, wide, X->serial))
-    rc = launch(X, st->fn[SF_ASCATTER], items_for(X, nsrc), nsrc, 0, nsrc, 0, 0);
+    rc = launch(X, st->fn[SF_ASCATTER], items_for(X, nsrc), nsrc, 0, nsrc, mask, 0);
   else
-    rc = launch(X, st->fn[SF_SCATTER], 1, nsrc, 0, nsrc, 0, 0);
+    rc = launch(X, st->fn[SF_SCATTER], 1, nsrc, 0, nsrc, mask, 0);
   return rc == LACC_OK ? checked(X) : rc;
+}
+
+/* A permute step: its members together where their extents (ext: each member's, then
+ * its source's size) agree, else one after another, as each would run alone. */
+static int run_permute(exec *X, const pstep *st, const int64_t *ext) {
+  if (step_members_agree(st, ext)) return permute_run(X, st, ext[st->rank], -1, -1);
+  int rc = LACC_OK;
+  for (int m = 0; m <= st->nsib && rc == LACC_OK; m++)
+    rc = permute_run(X, st, ext[m * (st->rank + 1) + st->rank], (int64_t)1 << m, m);
+  return rc;
 }
 
 /* The value of a rank-0 bool array on the device (an acond's test). */
@@ -610,7 +625,7 @@ static int read_bool(exec *X, const darr *t, int *v) {
 static int step_kernels(exec *X, const pstep *st, const int64_t *ext) {
   if (st->kind == SK_FOLD) return run_fold(X, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(X, st, ext[st->rank]);
-  if (st->kind == SK_PERMUTE) return run_permute(X, st, ext[st->rank]);
+  if (st->kind == SK_PERMUTE) return run_permute(X, st, ext);
   return run_rows(X, st, X->d[st->out]->size, X->d[st->out]->size);
 }
 
@@ -618,10 +633,11 @@ static int step_kernels(exec *X, const pstep *st, const int64_t *ext) {
 static int cl_step(void *R, int k) {
   exec *X = R;
   const pstep *st = &X->P->steps[k];
-  int64_t ext[LACC_MAX_RANK + 1] = { 0 };
+  int64_t ext[(LACC_MAX_RANK + 1) * TUNE_HFUSE_MOST] = { 0 };
   int rc = shape_of(X, st, ext);   /* on the host: reads X->E, not the device's copy */
   if (rc == LACC_OK) rc = alloc_out(X, st, st->out, ext);
-  for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(X, st, st->sib_out[i], ext);
+  for (int i = 0; i < st->nsib && rc == LACC_OK; i++)
+    rc = alloc_out(X, st, st->sib_out[i], step_sib_ext(st, ext, i));
   if (rc == LACC_OK && st->wout >= 0) rc = alloc_out(X, st, st->wout, ext);
   if (rc != LACC_OK) return rc;
   X->st = st;

@@ -1018,15 +1018,28 @@ local function histogram()
   local ones = chance(0.5)
   local xs = ones and lacc.map(function() return lacc.constant(1, T.n) end, src.a) or src.a
   local drop3 = chance(0.4)   -- else the plain `x + 1`: x = -1 drops (target 0)
-  local a = lacc.permute(combine, defaults.a, function(i)
+  local function at(i)
     local x = lacc.index(src.a, i)
     local t = x + lacc.constant(1, T.n)
     if not drop3 then return t end
     return lacc.cond(lacc.eq(x, lacc.constant(3, T.n)), lacc.ignore, lacc.cast(t, "i64"))
-  end, xs)
+  end
+  local a = lacc.permute(combine, defaults.a, at, xs)
   local body = (drop3 and "if %s[i] == 3 then ignore else %s[i] + 1" or "%s[i] + 1"):gsub("%%s", src.id)
   local text = ("permute (%s) %s (\\i -> %s) %s"):format(op, defaults.id, body,
     ones and "(map (\\_ -> 1) " .. src.id .. ")" or src.id)
+  -- siblings with the same index function (k-means' sums and counts, hfuse.c): one
+  -- scatter pass, as extra results
+  for _ = 1, chance(0.3) and rint(1, 2) or 0 do
+    local op2 = pick { "+", "min", "max", "bxor" }
+    local z2 = (op2 == "+" or op2 == "bxor") and 0 or pick(EXTREMES[T.n])
+    local d2 = node(lacc.fill({ bins }, lacc.constant(z2, T.n)), T, { bins }, "fill {" .. bins .. "} " .. fmtval(z2))
+    local sq = chance(0.5)
+    local xs2 = sq and lacc.map(function(x) return x * x end, src.a) or src.a
+    ctx.extra_roots[#ctx.extra_roots + 1] = node(lacc.permute(prim2(op2), d2.a, at, xs2), T, { bins },
+      ("permute (%s) %s (\\i -> %s) %s"):format(op2, d2.id, body,
+        sq and "(map (\\x -> x * x) " .. src.id .. ")" or src.id), { d2, src })
+  end
   return node(a, T, { bins }, text, { defaults, src })
 end
 

@@ -1,7 +1,8 @@
 /* hfuse.c: horizontal fusion: sibling folds, and sibling materialised maps, over the same
- * rows computed in one loop.
+ * rows computed in one loop; sibling permutes with one index function in one scatter pass.
  *
- * Owns: the groups (hlead, hnext: on folds before fusion, on materialised maps after it)
+ * Owns: the groups (hlead, hnext: on folds and permutes before fusion, on materialised
+ * maps after it)
  * and the reasons a fold with a sibling over the same rows stays alone (hwhy), and the
  * fold classes both this pass and the lowering go by (fold_commutative,
  * fold_ordered_only, fold_nan_chunks, fold_lanes_ok). Members of a group are in one
@@ -15,11 +16,13 @@
  * and lowering lowers a group of folds along rows apart where a fold alone could take
  * another path (tiles: lower_fold.c). Maps: several results of one shape, written by one
  * loop. A let-bound map that a fold (or group) of the let's body reads element for
- * element (hwrite): the fold's loop can write it as it folds it.
+ * element (hwrite): the fold's loop can write it as it folds it. Permutes: the same index
+ * function (same_term), each scattering as it would alone (permute_joins).
  * Must not: change what any node computes (lowering does the merging, fusion.c counts a
  * group's reads of a producer once).
  */
 #include <stdlib.h>
+#include <string.h>
 #include "ast/ast.h"
 #include "base/settings.h"
 
@@ -132,12 +135,14 @@ static rows_of rows(const lacc_node *t, int count_only) {
 
 /* ---- groups */
 
-typedef struct {
+typedef struct scope {
   lacc_node **v;
   int n, cap;
   lacc_ctx *ctx;
   int on;          /* grouping (else the walk only clears an earlier marking) */
   int maps;        /* the walk after fusion: materialised maps (else folds) */
+  const struct scope *up;   /* the scope around it, and */
+  const lacc_node *bound;   /* the term its let binds (variable 0), NULL for a branch */
 } scope;
 
 static int reads(const lacc_node *t, const lacc_node *x) {
@@ -181,20 +186,107 @@ static const char *differs(const lacc_node *a, const lacc_node *b) {
   return NULL;
 }
 
+/* ---- sibling permutes: one scatter pass, the index computed once */
+
+/* Whether an expression node can raise an error (an index out of bounds, an integer
+ * division by zero), which names its place. */
+static int may_raise(const lacc_node *e) {
+  if (e->kind == K_INDEX) return 1;
+  if (e->kind != K_PRIM || !(prim_has(e->prim, PF_DIV) || e->prim == P_IPOW)) return 0;
+  const lacc_node *d = e->kids[1];   /* a division by a constant other than 0 cannot fail */
+  return !(prim_has(e->prim, PF_DIV) && d->kind == K_CONST && d->cval.u != 0);
+}
+
+/* Whether two terms of one scope are the same term: the same nodes, whatever their
+ * sharing, and where one can raise an error, the same place for it to name (the others'
+ * places are where their combinator was called). */
+static int same_term(const lacc_node *a, const lacc_node *b) {
+  if (a == b) return 1;
+  if (a->kind != b->kind || a->type != b->type || a->rank != b->rank || a->prim != b->prim ||
+      a->field != b->field || a->nparams != b->nparams || a->nkids != b->nkids ||
+      a->array != b->array || memcmp(&a->cval, &b->cval, sizeof a->cval) != 0 ||
+      a->loop != NULL || b->loop != NULL)
+    return 0;
+  if (may_raise(a) && (a->where == NULL || b->where == NULL || strcmp(a->where, b->where) != 0))
+    return 0;
+  for (int i = 0; i < a->nkids; i++)
+    if (!same_term(a->kids[i], b->kids[i])) return 0;
+  return 1;
+}
+
+/* Whether an array term's elements (and an expression) can be computed without raising an
+ * error: no array read by index, no integer division, nothing the scope binds that could.
+ * A group scatters its members' elements side by side and fills all their targets
+ * first, where alone each would run in turn: only the first member's may fail (the
+ * shared index function fails for all alike), so the first error is the one alone. */
+static int quiet_exp(const lacc_node *e) {
+  if (may_raise(e) || e->kind == K_ITERATE || e->kind == K_WHILE) return 0;
+  for (int i = 0; i < e->nkids; i++)
+    if (node_level_of(e->kids[i]->kind) != L_ACC && !quiet_exp(e->kids[i])) return 0;
+  return 1;
+}
+
+static int quiet(const lacc_node *t, const scope *S) {
+  switch (t->kind) {
+  case K_USE: case K_PARAM: return 1;
+  case K_AVAR: {   /* the term its let binds, in the scope around that let */
+    int k = t->field;
+    for (const scope *s = S; s != NULL; s = s->up) {
+      if (s->bound == NULL) continue;   /* an acond branch binds nothing */
+      if (k-- == 0) return quiet(s->bound, s->up);
+    }
+    return 0;
+  }
+  case K_GENERATE: return quiet_exp(t->kids[0]) && quiet_exp(t->kids[1]);
+  case K_MAP:
+    for (int i = 0; i < t->nkids; i++)
+      if (i == 0 ? !quiet_exp(t->kids[0]) : !quiet(t->kids[i], S)) return 0;
+    return 1;
+  default: return 0;
+  }
+}
+
+/* Whether permute b may be scattered in a's pass (its index function is a's, so each
+ * source element's target is computed once), else NULL with *why set where it may not
+ * though it could. Members of a group scatter alike: each with private copies (one
+ * commutative primitive) or each in order, so each combines its elements in the order of
+ * its own run; their sources and targets may differ in extents (the executors then run
+ * the pass once per member: lower_push.c). */
+static int permute_joins(const lacc_node *a, const lacc_node *b, const scope *S, const char **why) {
+  if (a->rank != b->rank || a->kids[3]->rank != b->kids[3]->rank ||
+      !same_term(a->kids[2], b->kids[2]))
+    return 0;
+  if ((fold_commutative(a->kids[0], a->type) >= 0) != (fold_commutative(b->kids[0], b->type) >= 0))
+    *why = "one combines with one commutative primitive (private copies), the other in order";
+  else if (!quiet_exp(b->kids[0]) || !quiet(b->kids[1], S) || !quiet(b->kids[3], S))
+    *why = "its defaults, source or combining function may raise an error (alone, an error "
+           "of the first would come first)";
+  return 1;
+}
+
+static int is_fold(const lacc_node *t) { return t->kind == K_FOLD || t->kind == K_FOLD1; }
+
 static void group(scope *S) {
   for (int i = 0; i < S->n; i++) {
     lacc_node *a = S->v[i];
     if (a->hlead != NULL) continue;
-    rows_of ra = S->maps ? rows(a, 0) : rows(fold_input(a), a->rank == 0);
+    int perm = a->kind == K_PERMUTE;
+    rows_of ra = { { NULL }, 0 };
+    if (!perm) ra = S->maps ? rows(a, 0) : rows(fold_input(a), a->rank == 0);
     lacc_node *last = a;
     int size = 1;
     for (int j = i + 1; j < S->n && size < TUNE_HFUSE_MOST; j++) {
       lacc_node *b = S->v[j];
-      if (b->hlead != NULL) continue;
-      rows_of rb = S->maps ? rows(b, 0) : rows(fold_input(b), b->rank == 0);
-      if (a->rank != b->rank || !same_rows(&ra, &rb)) continue;   /* a whole array's
-                                                                     count, or its rows */
-      const char *why = S->maps ? NULL : differs(a, b);
+      if (b->hlead != NULL || (b->kind == K_PERMUTE) != perm) continue;
+      const char *why = NULL;
+      if (perm) {
+        if (!permute_joins(a, b, S, &why)) continue;
+      } else {
+        rows_of rb = S->maps ? rows(b, 0) : rows(fold_input(b), b->rank == 0);
+        if (a->rank != b->rank || !same_rows(&ra, &rb)) continue;   /* a whole array's
+                                                                       count, or its rows */
+        if (!S->maps) why = differs(a, b);
+      }
       for (lacc_node *m = a; why == NULL && m != NULL; m = m->hnext)
         if (reads(b, m) || reads(m, b)) why = "one reads the other's result";
       if (why != NULL) {
@@ -272,7 +364,7 @@ static void writer(lacc_node *b, const scope *body) {
   if (b->kind != K_MAP && b->kind != K_GENERATE) return;
   for (int i = 0; i < body->n; i++) {
     lacc_node *a = body->v[i];
-    if (a->hlead != NULL && a->hlead != a) continue;
+    if (!is_fold(a) || (a->hlead != NULL && a->hlead != a)) continue;
     int ok = 1;
     for (lacc_node *m = a; ok && m != NULL; m = m->hnext) ok = can_write(m);
     if (!ok) continue;
@@ -285,7 +377,7 @@ static void writer(lacc_node *b, const scope *body) {
 /* t in a scope of its own; bound: the term a let binds, when t is that let's body (its
  * folds may write it: writer). */
 static void in_new_scope(lacc_node *t, const scope *outer, lacc_node *bound) {
-  scope inner = { NULL, 0, 0, outer->ctx, outer->on, outer->maps };
+  scope inner = { NULL, 0, 0, outer->ctx, outer->on, outer->maps, outer, bound };
   walk(t, &inner, 0);
   if (inner.on) group(&inner);
   if (inner.on && !inner.maps && bound != NULL) writer(bound, &inner);
@@ -312,9 +404,9 @@ static void walk(lacc_node *t, scope *S, int result) {
   }
   for (int i = 0; i < t->nkids; i++)
     if (node_level_of(t->kids[i]->kind) == L_ACC) walk(t->kids[i], S, t->kind == K_RESULTS);
-  int fold = t->kind == K_FOLD || t->kind == K_FOLD1;
+  int fold = is_fold(t);
   if (!S->maps && (t->kind == K_MAP || t->kind == K_GENERATE)) t->hwrite = NULL;
-  if (S->maps ? t->kind != K_MAP : !fold) return;
+  if (S->maps ? t->kind != K_MAP : !fold && t->kind != K_PERMUTE) return;
   t->hlead = t->hnext = NULL;
   t->hwhy = NULL;
   if (fold) t->hwrite = NULL;
@@ -322,7 +414,7 @@ static void walk(lacc_node *t, scope *S, int result) {
 }
 
 static void mark_all(ast_arena *ast, int enabled, int maps) {
-  scope top = { NULL, 0, 0, ast->ctx, enabled && setting_switch("LACC_HFUSE", 1), maps };
+  scope top = { NULL, 0, 0, ast->ctx, enabled && setting_switch("LACC_HFUSE", 1), maps, NULL, NULL };
   in_new_scope(ast->root, &top, NULL);
   for (int i = 0; i < ast->nnested; i++)
     for (int j = 0; j < 2; j++) mark_all(&ast->nested[i][j], enabled, maps);

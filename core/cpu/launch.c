@@ -64,6 +64,7 @@ typedef struct {
   kfn_ptr fn;
   int64_t n, nchunks;
   int64_t seg;              /* FN_PART: the segment */
+  int64_t mask;             /* a permute group's members to run (lower_push.c) */
 } launch;
 
 static int64_t chunk_lo(const launch *l, int64_t c) {
@@ -99,7 +100,7 @@ static int64_t parts_for(int64_t n) {
 }
 
 static void parallel(const kslot *S, lacc_krt *rt, kfn_ptr fn, int64_t n) {
-  launch l = { S, rt, fn, n, chunks_for(n, TUNE_CPU_GRAIN), 0 };
+  launch l = { S, rt, fn, n, chunks_for(n, TUNE_CPU_GRAIN), 0, 0 };
   pool_run(l.nchunks, run_range, &l);
 }
 
@@ -142,7 +143,7 @@ static int checked(exec *E) {
  * order by its body function. */
 static int run_rows(exec *E, const pstep *st, int64_t R, int64_t n) {
   launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], R,
-               chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
+               chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0, 0 };
   if (l.nchunks > R) l.nchunks = R;
   pool_run(l.nchunks, run_range, &l);
   return checked(E);
@@ -164,7 +165,7 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
     int64_t lw = st->tile_lanes, rows = st->tile_rows;
     int64_t tiles = (R / J + rows - 1) / rows * ((J + lw - 1) / lw);
     launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_TILE]], tiles,
-                 chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0 };
+                 chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0, 0 };
     if (l.nchunks > tiles) l.nchunks = tiles;
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
@@ -176,7 +177,7 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(E, st, st->sib_partial[i], &one);
   if (rc != LACC_OK) return rc;
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PART]], n, nch, o };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PART]], n, nch, o, 0 };
     pool_run(nch, run_part, &l);
     if (run_stopped(E->ctx)) break;   /* partials missing: nothing to combine */
     E->fns[st->fn[SF_COMBINE]](E->S, &E->rt.abi, o, nch, 0, 0, NULL);
@@ -205,7 +206,7 @@ static int run_scan(exec *E, const pstep *st, int64_t n) {
   int rc = alloc_out(E, st, st->partial, &nch);
   if (rc != LACC_OK) return rc;
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PART]], n, nch, o };
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PART]], n, nch, o, 0 };
     pool_run(nch, run_part, &l);
     rc = checked(E);
     if (rc != LACC_OK) break;
@@ -225,61 +226,95 @@ static int private_off(void) {
 
 static void run_private(void *arg, int64_t c) {   /* private copy c of a permute */
   launch *l = arg;
-  l->fn(l->S, l->rt, chunk_lo(l, c), chunk_lo(l, c + 1), 0, c, NULL);
+  l->fn(l->S, l->rt, chunk_lo(l, c), chunk_lo(l, c + 1), l->mask, c, NULL);
 }
 
 static void run_merge(void *arg, int64_t c) {     /* targets, from seg copies */
   launch *l = arg;
-  l->fn(l->S, l->rt, chunk_lo(l, c), chunk_lo(l, c + 1), l->seg, 0, NULL);
+  l->fn(l->S, l->rt, chunk_lo(l, c), chunk_lo(l, c + 1), l->seg, l->mask, NULL);
 }
+
+static void run_masked(void *arg, int64_t c) {    /* a permute's defaults, or its scatter */
+  launch *l = arg;
+  l->fn(l->S, l->rt, chunk_lo(l, c), chunk_lo(l, c + 1), l->mask, 0, NULL);
+}
+
+static void masked(const kslot *S, lacc_krt *rt, kfn_ptr fn, int64_t n, int64_t mask) {
+  launch l = { S, rt, fn, n, chunks_for(n, TUNE_CPU_GRAIN), 0, mask };
+  pool_run(l.nchunks, run_masked, &l);
+}
+
+/* A permute group's member m's slot (m < 0: the step's own), and its partial. */
+static int member_slot(const pstep *st, int m) { return m <= 0 ? st->out : st->sib_out[m - 1]; }
+static int member_partial(const pstep *st, int m) { return m <= 0 ? st->partial : st->sib_partial[m - 1]; }
 
 /* A permute with one commutative primitive onto few targets: each thread scatters its
  * share of the source into a private copy of the targets (no contention, no atomics),
  * then the copies are combined into the defaults in parallel over the targets. */
-static int permute_private(exec *E, const pstep *st, int64_t nsrc) {
-  int64_t n = E->S[st->out].size, copies = pool_threads();
+static int permute_private(exec *E, const pstep *st, int64_t n, int64_t nsrc, int64_t mask, int m) {
+  int64_t copies = pool_threads();
   if (copies > nsrc / TUNE_CPU_GRAIN)
     copies = nsrc / TUNE_CPU_GRAIN > 1 ? nsrc / TUNE_CPU_GRAIN : 1;
-  int64_t ext = copies * (n + LACC_PRIVATE_GAP);
-  int rc = alloc_out(E, st, st->partial, &ext);
-  if (rc != LACC_OK) return rc;
-  launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PSCATTER]], nsrc, copies, 0 };
-  pool_run(copies, run_private, &l);
-  rc = checked(E);
+  int rc = LACC_OK;
+  for (int i = 0; i <= st->nsib && rc == LACC_OK; i++) {   /* every member's: the kernel
+                                                              finds each member's buffers */
+    int64_t ext = copies * (E->S[member_slot(st, i)].size + LACC_PRIVATE_GAP);
+    if (m >= 0 && i != m) ext = 1;
+    rc = alloc_out(E, st, member_partial(st, i), &ext);
+  }
   if (rc == LACC_OK) {
-    launch m = { E->S, &E->rt.abi, E->fns[st->fn[SF_PMERGE]], n,
-                 chunks_for(n * copies, TUNE_CPU_GRAIN), copies };
-    pool_run(m.nchunks, run_merge, &m);
+    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_PSCATTER]], nsrc, copies, 0, mask };
+    pool_run(copies, run_private, &l);
     rc = checked(E);
   }
-  lacc_array_release(E->arrays[st->partial]);
-  E->arrays[st->partial] = NULL;
+  if (rc == LACC_OK) {
+    launch g = { E->S, &E->rt.abi, E->fns[st->fn[SF_PMERGE]], n,
+                 chunks_for(n * copies, TUNE_CPU_GRAIN), copies, mask };
+    pool_run(g.nchunks, run_merge, &g);
+    rc = checked(E);
+  }
+  for (int i = 0; i <= st->nsib; i++) {
+    int p = member_partial(st, i);
+    lacc_array_release(E->arrays[p]);
+    E->arrays[p] = NULL;
+  }
   return rc;
 }
 
 /* Permute: the defaults copied in parallel, then the source scattered: in parallel when
  * each element is one scalar and the targets are many (the kernel updates them with
  * compare-and-swap loops), else in order on one thread, which is safe for tuples and
- * sums and, on few targets, faster than threads contending for them. */
-static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
-  parallel(E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], E->S[st->out].size);
+ * sums and, on few targets, faster than threads contending for them. Member m of a group
+ * alone (mask 1 << m), or with m < 0 all of them (their extents agree). */
+static int permute_run(exec *E, const pstep *st, int64_t nsrc, int64_t mask, int m) {
+  int64_t n = E->S[member_slot(st, m)].size;
+  masked(E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], n, mask);
   int rc = checked(E);
   if (rc != LACC_OK || nsrc == 0) return rc;
-  int64_t n = E->S[st->out].size;
   if (st->fn[SF_PSCATTER] >= 0 && n < TUNE_PERMUTE_SPREAD && nsrc >= 2 * n &&
       nsrc >= 2 * TUNE_CPU_GRAIN &&
       pool_threads() > 1 && !private_off())
-    return permute_private(E, st, nsrc);
+    return permute_private(E, st, n, nsrc, mask, m);
   if (st->atomic && E->atomics && n >= TUNE_PERMUTE_SPREAD && pool_threads() > 1) {
-    parallel(E->S, &E->rt.abi, E->fns[st->fn[SF_ASCATTER]], nsrc);
+    masked(E->S, &E->rt.abi, E->fns[st->fn[SF_ASCATTER]], nsrc, mask);
     return checked(E);
   }
   /* in order, a chunk at a time (a stop request is seen between them) */
   for (int64_t lo = 0; lo < nsrc && rc == LACC_OK; lo += TUNE_CPU_CHUNK_MOST) {
     int64_t hi = nsrc - lo > TUNE_CPU_CHUNK_MOST ? lo + TUNE_CPU_CHUNK_MOST : nsrc;
-    E->fns[st->fn[SF_SCATTER]](E->S, &E->rt.abi, lo, hi, 0, 0, NULL);
+    E->fns[st->fn[SF_SCATTER]](E->S, &E->rt.abi, lo, hi, mask, 0, NULL);
     rc = checked(E);
   }
+  return rc;
+}
+
+/* A permute step: its members together where their extents (ext: each member's, then
+ * its source's size) agree, else one after another, as each would run alone. */
+static int run_permute(exec *E, const pstep *st, const int64_t *ext) {
+  if (step_members_agree(st, ext)) return permute_run(E, st, ext[st->rank], -1, -1);
+  int rc = LACC_OK;
+  for (int m = 0; m <= st->nsib && rc == LACC_OK; m++)
+    rc = permute_run(E, st, ext[m * (st->rank + 1) + st->rank], (int64_t)1 << m, m);
   return rc;
 }
 
@@ -287,16 +322,17 @@ static int run_permute(exec *E, const pstep *st, int64_t nsrc) {
 static int cpu_step(void *R, int k) {
   exec *E = R;
   const pstep *st = &E->P->steps[k];
-  int64_t ext[LACC_MAX_RANK + 1] = { 0 };
+  int64_t ext[(LACC_MAX_RANK + 1) * TUNE_HFUSE_MOST] = { 0 };
   E->fns[st->fn[SF_SHAPE]](E->S, &E->rt.abi, 0, 0, 0, 0, ext);
   int rc = checked(E);
   if (rc == LACC_OK) rc = alloc_out(E, st, st->out, ext);
-  for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = alloc_out(E, st, st->sib_out[i], ext);
+  for (int i = 0; i < st->nsib && rc == LACC_OK; i++)
+    rc = alloc_out(E, st, st->sib_out[i], step_sib_ext(st, ext, i));
   if (rc == LACC_OK && st->wout >= 0) rc = alloc_out(E, st, st->wout, ext);
   if (rc != LACC_OK) return rc;
   if (st->kind == SK_FOLD) return run_fold(E, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(E, st, ext[st->rank]);
-  if (st->kind == SK_PERMUTE) return run_permute(E, st, ext[st->rank]);
+  if (st->kind == SK_PERMUTE) return run_permute(E, st, ext);
   parallel(E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], E->S[st->out].size);
   return checked(E);
 }

@@ -77,8 +77,10 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
     for (int i = 0; i < st->nsib; i++) text_put(b, ", a%d", st->sib_out[i]);
     text_put(b, " = %s", kind_name(st->node->kind));
     for (int i = 0; i < st->nsib; i++) text_put(b, ", %s", kind_name(st->sib_kind != NULL ? st->sib_kind[i] : st->node->kind));
-    text_put(b, " (one pass over the same rows), rank %d %s (at %s)\n", out->rank,
-             out->type->sig, st->node->where != NULL ? st->node->where : "?");
+    text_put(b, " (%s), rank %d %s (at %s)\n",
+             st->kind == SK_PERMUTE ? "one scatter pass, each target computed once"
+                                    : "one pass over the same rows",
+             out->rank, out->type->sig, st->node->where != NULL ? st->node->where : "?");
   } else {
     text_put(b, "kernel %d: a%d = %s, rank %d %s%s (at %s)\n", ++*n, st->out,
              kind_name(st->node->kind), out->rank, out->type->sig,
@@ -90,6 +92,8 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   const char *why = st->hwhy != NULL ? st->hwhy : st->node->hwhy;
   if (st->kind == SK_FOLD && why != NULL)
     text_put(b, "  not in one pass with a fold over the same rows: %s\n", why);
+  if (st->kind == SK_PERMUTE && why != NULL)
+    text_put(b, "  not in one pass with a permute of the same index function: %s\n", why);
   text_put(b, "  pulls ");
   for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
     if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) text_put(b, "%c", *c);

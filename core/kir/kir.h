@@ -251,6 +251,21 @@ typedef struct {
   int checks_hoisted;      /* and those hoist.c tests once before their loop */
 } pstep;
 
+/* Where sibling i's extents are in what step st's shape function gave (a permute group's
+ * members have their own, each its rank's extents then its source's size: lower_push.c). */
+static inline const int64_t *step_sib_ext(const pstep *st, const int64_t *ext, int i) {
+  return st->kind == SK_PERMUTE ? ext + (i + 1) * (st->rank + 1) : ext;
+}
+
+/* Whether a permute step's members' extents agree (one pass for all of them), else the
+ * executors run it once per member, with that member's bit of the mask. */
+static inline int step_members_agree(const pstep *st, const int64_t *ext) {
+  for (int i = 0; i < st->nsib; i++)
+    for (int d = 0; d <= st->rank; d++)
+      if (step_sib_ext(st, ext, i)[d] != ext[d]) return 0;
+  return 1;
+}
+
 typedef enum {
   CK_INDEX, CK_BACKPERMUTE, CK_PERMUTE, CK_DIVZERO, CK_RESHAPE, CK_EXTENT,
   CK_SIZE        /* a delayed array's element count past LACC_MAX_ELEMS */

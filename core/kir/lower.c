@@ -104,6 +104,12 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
       return lw_step_folds(L, t, env);
     }
   }
+  if (t->kind == K_PERMUTE && t->hlead != NULL) {
+    int s = lw_slot_of(L, t);
+    if (s >= 0) return s;   /* planned with its group */
+    for (lacc_node *m = t->hlead; m != NULL; m = m->hnext) plan_kids(L, m, env);
+    return lw_step_permutes(L, t, env);
+  }
   if (t->kind == K_MAP && t->manifest && t->hlead != NULL) {
     int s = lw_slot_of(L, t);
     if (s >= 0) return s;   /* planned with its group */

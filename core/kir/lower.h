@@ -189,6 +189,9 @@ int lw_step_scan(lower *L, const lacc_node *a, const aenv *env);
 int lw_step_push(lower *L, const lacc_node *t, const aenv *env);
 int lw_step_stencil(lower *L, const lacc_node *a, const aenv *env);
 int lw_step_permute(lower *L, const lacc_node *a, const aenv *env);
+/* A group of sibling permutes (hfuse.c: a's hlead list) as one step; each member's slot
+ * set, a's returned. */
+int lw_step_permutes(lower *L, const lacc_node *a, const aenv *env);
 
 /* lower_control.c */
 int lw_step_acond(lower *L, lacc_node *t, const aenv *env);

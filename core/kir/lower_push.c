@@ -226,64 +226,147 @@ int lw_step_stencil(lower *L, const lacc_node *a, const aenv *env) {
 
 /* ---- permute: the defaults copied (in parallel), then the source scattered into them */
 
-/* Source elements p0 <= i < p1 combined into their targets: plainly (one thread), or
- * with compare-and-swap loops on a one-scalar element (any number of threads); with
- * dst >= 0, plainly into slot dst at base + the target (a private copy). */
-static void scatter(lower *L, const lacc_node *a, const aenv *env, int out, int atomic,
-                    int dst, int base) {
-  const lacc_node *ixf = a->kids[2], *xs = a->kids[3];
-  int *oext = lw_slot_ext(L, out);
-  int *sx = lw_shape_of(L, xs, env);
-  int i = lw_var(L, S_I64);
-  kinst *loop = lw_k_for(L, i, 0, 1, 1);
-  if (dst >= 0) loop->unroll = 4;   /* private copies: a few operations per element */
-  L->key = i;
-  kindex k;
-  k.lin = i;
-  lw_unravel_in(L, xs->rank, sx, i, k.ix);   /* i < the source's size: the executor's chunks */
-  const lacc_type *shape_t = type_shape(L->ctx, xs->rank);
-  if (shape_t == NULL) oom(L);
-  int *to = lw_apply(L, ixf, NULL, env, &shape_t, k.ix);
-  int zero = lw_k_int(L, S_I64, 0), minus1 = lw_k_int(L, S_I64, -1);
-  int ignore = -1, ok = -1;
-  for (int d = 0; d < a->rank; d++) {
-    int ig = lw_k_prim(L, P_EQ, to[d], minus1);
-    int in_d = lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, to[d], zero), lw_k_prim(L, P_LT, to[d], oext[d]));
-    ignore = ignore < 0 ? ig : lw_k_prim(L, P_LAND, ignore, ig);
-    ok = ok < 0 ? in_d : lw_k_prim(L, P_LAND, ok, in_d);
+/* A permute step's permutes: one, or siblings with one index function (hfuse.c), each its
+ * own defaults, source, combining function and output. A group computes each source
+ * element's target once and then combines each member's element into that member's
+ * targets. Each member's code runs where its bit of the function's mask parameter is
+ * set: the executors set every bit when the members' extents agree, else run the step
+ * once per member, each as it would run alone. */
+typedef struct {
+  int k;
+  const lacc_node *a[TUNE_HFUSE_MOST];
+  int out[TUNE_HFUSE_MOST], part[TUNE_HFUSE_MOST];
+  const aenv *env;
+  int guarded;   /* member code tests the mask (else every member runs) */
+} permutes;
+
+/* Opens member m's code (closed by member_close): nothing for a permute alone. */
+static void member_open(lower *L, const permutes *G, int mask, int m) {
+  if (G->k == 1 || !G->guarded) return;
+  int bit = lw_k_prim(L, P_BAND, lw_k_prim(L, P_SHR, mask, lw_k_int(L, S_I64, m)), lw_k_int(L, S_I64, 1));
+  k_if(L, lw_k_prim(L, P_NE, bit, lw_k_int(L, S_I64, 0)));
+}
+
+static void member_close(lower *L, const permutes *G) {
+  if (G->k > 1 && G->guarded) k_end(L);
+}
+
+/* The source's shape: a group's first member's in the mask (all of them agree when the
+ * mask has every bit). */
+static int *source_shape(lower *L, const permutes *G, int mask) {
+  int r = G->a[0]->kids[3]->rank;
+  int *sx = lw_shape_of(L, G->a[G->k - 1]->kids[3], G->env);
+  for (int m = G->k - 2; m >= 0; m--) {
+    int *sm = lw_shape_of(L, G->a[m]->kids[3], G->env);
+    int bit = lw_k_prim(L, P_BAND, lw_k_prim(L, P_SHR, mask, lw_k_int(L, S_I64, m)), lw_k_int(L, S_I64, 1));
+    int on = lw_k_prim(L, P_NE, bit, lw_k_int(L, S_I64, 0));
+    int *sel = ints(L, r ? r : 1);
+    for (int d = 0; d < r; d++) sel[d] = lw_k_select(L, on, sm[d], sx[d]);
+    sx = sel;
   }
-  if (ok >= 0) k_if(L, ok);
-  int t = lw_ravel(L, a->rank, oext, to);
-  if (!atomic) lw_start_desc(L);
-  int *x = lw_elem(L, xs, env, &k);
-  L->describe = 0;
+  return sx;
+}
+
+/* Member m's element x combined into its targets at t: plainly (into slot dst at base +
+ * t: a private copy, when dst >= 0), or with compare-and-swap loops. */
+static void combine_into(lower *L, const permutes *G, int m, int atomic, int dst, int base, int t,
+                         const int *x) {
+  const lacc_node *a = G->a[m];
   const lacc_type *pt[2] = { a->type, a->type };
   int nl = a->type->nleaves;
   int *args = ints(L, 2 * nl);
   memcpy(args, x, sizeof *args * (size_t)nl);
   if (atomic) {
-    int b0 = L->P->slots[out].plan->leaf_buf[0];
+    int b0 = L->P->slots[G->out[m]].plan->leaf_buf[0];
     lw_emit(L, KO_LOOP);
-    int old = lw_k_read(L, KO_ALOAD, out, b0, t);
+    int old = lw_k_read(L, KO_ALOAD, G->out[m], b0, t);
     args[nl] = lw_k_cast(L, a->type->scalar, old);
-    int *nv = lw_apply(L, a->kids[0], NULL, env, pt, args);
-    int done = lw_k_cas(L, out, b0, t, old, nv[0]);
+    int *nv = lw_apply(L, a->kids[0], NULL, G->env, pt, args);
+    int done = lw_k_cas(L, G->out[m], b0, t, old, nv[0]);
     int again = lw_k_prim(L, P_LNOT, done, -1);
     lw_emit(L, KO_BREAKIFNOT)->a = again;
     k_end(L);
   } else {
-    int slot = dst >= 0 ? dst : out, at = dst >= 0 ? lw_k_prim(L, P_ADD, base, t) : t;
+    int slot = dst >= 0 ? dst : G->out[m], at = dst >= 0 ? lw_k_prim(L, P_ADD, base, t) : t;
     int *old = lw_load_elem(L, slot, at);
     memcpy(args + nl, old, sizeof *args * (size_t)nl);
-    lw_store_elem(L, slot, at, lw_apply(L, a->kids[0], NULL, env, pt, args));
+    lw_store_elem(L, slot, at, lw_apply(L, a->kids[0], NULL, G->env, pt, args));
   }
-  if (ok >= 0) {   /* the failure on the else side: the loop's common path calls nothing */
-    k_else(L);
-    k_if(L, lw_k_prim(L, P_LNOT, ignore, -1));
-    lw_k_fail(L, lw_add_check(L, CK_PERMUTE, "permute", a->where, 0), 0, NULL);
-    k_end(L);
-    k_end(L);
+}
+
+/* 0 <= x < n */
+static int in_range(lower *L, int x, int zero, int n) {
+  return lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, x, zero), lw_k_prim(L, P_LT, x, n));
+}
+
+/* acc (or -1: none yet) and x */
+static int and_into(lower *L, int acc, int x) {
+  return acc < 0 ? x : lw_k_prim(L, P_LAND, acc, x);
+}
+
+/* Source elements p0 <= i < p1 combined into their targets: plainly (one thread), or
+ * with compare-and-swap loops on a one-scalar element (any number of threads); with
+ * dst, plainly into slot dst[m] at base[m] + the target (private copies). The mask is
+ * variable 2. */
+static void scatter_loop(lower *L, const permutes *G, int atomic, const int *dst, const int *base) {
+  const lacc_node *a0 = G->a[0], *ixf = a0->kids[2], *xs0 = a0->kids[3];
+  int *oext[TUNE_HFUSE_MOST];
+  for (int m = 0; m < G->k; m++) oext[m] = lw_slot_ext(L, G->out[m]);
+  int *sx = G->guarded ? source_shape(L, G, 2) : lw_shape_of(L, xs0, G->env);
+  int i = lw_var(L, S_I64);
+  kinst *loop = lw_k_for(L, i, 0, 1, 1);
+  if (dst != NULL) loop->unroll = 4;   /* private copies: a few operations per element */
+  L->key = i;
+  kindex k;
+  k.lin = i;
+  lw_unravel_in(L, xs0->rank, sx, i, k.ix);   /* i < the source's size: the executor's chunks */
+  const lacc_type *shape_t = type_shape(L->ctx, xs0->rank);
+  if (shape_t == NULL) oom(L);
+  int *to = lw_apply(L, ixf, NULL, G->env, &shape_t, k.ix);
+  int zero = lw_k_int(L, S_I64, 0), minus1 = lw_k_int(L, S_I64, -1);
+  int ignore = -1, ok0 = -1;
+  for (int d = 0; d < a0->rank; d++) {
+    int ig = lw_k_prim(L, P_EQ, to[d], minus1), in = in_range(L, to[d], zero, oext[0][d]);
+    ignore = and_into(L, ignore, ig);
+    ok0 = and_into(L, ok0, in);
   }
+  for (int m = 0; m < G->k; m++) {
+    const lacc_node *a = G->a[m];
+    member_open(L, G, 2, m);
+    int ok = ok0;
+    for (int d = 0; m > 0 && d < a->rank; d++)
+      ok = and_into(L, d == 0 ? -1 : ok, in_range(L, to[d], zero, oext[m][d]));
+    if (ok >= 0) k_if(L, ok);
+    int t = lw_ravel(L, a->rank, oext[m], to);
+    if (!atomic && m == 0) lw_start_desc(L);
+    int *x = lw_elem(L, a->kids[3], G->env, &k);
+    L->describe = 0;
+    combine_into(L, G, m, atomic, dst != NULL ? dst[m] : -1, dst != NULL ? base[m] : -1, t, x);
+    if (ok >= 0) {   /* the failure on the else side: the loop's common path calls nothing */
+      k_else(L);
+      k_if(L, lw_k_prim(L, P_LNOT, ignore, -1));
+      lw_k_fail(L, lw_add_check(L, CK_PERMUTE, "permute", a->where, 0), 0, NULL);
+      k_end(L);
+      k_end(L);
+    }
+    member_close(L, G);
+  }
+  k_end(L);
+}
+
+/* The scatter loop; a group's twice: every member at each element when the mask has
+ * every bit (no test in the loop), else each member where its bit is set. */
+static void scatter(lower *L, permutes *G, int atomic, const int *dst, const int *base) {
+  G->guarded = 0;
+  if (G->k == 1) {
+    scatter_loop(L, G, atomic, dst, base);
+    return;
+  }
+  k_if(L, lw_k_prim(L, P_EQ, 2, lw_k_int(L, S_I64, -1)));
+  scatter_loop(L, G, atomic, dst, base);
+  k_else(L);
+  G->guarded = 1;
+  scatter_loop(L, G, atomic, dst, base);
   k_end(L);
 }
 
@@ -324,80 +407,143 @@ static int identity(lower *L, prim_op p, scalar_kind k) {
 /* FN_SCATTER for private copies: copy p3 of the targets (n of them, at p3 * (n + gap)
  * of the partial slot) set to the identity, then source elements p0 <= i < p1 combined into it
  * in order. Then FN_BODY: targets p0 <= t < p1, each the default combined with the p2
- * copies in turn. Only for one commutative primitive (any order gives one answer, up to
- * a float sum's rounding), and on the cpu backend (run_permute chooses). */
-static void permute_private(lower *L, int st, const lacc_node *a, const aenv *env) {
-  const lacc_type *t = a->type;
-  int p = fold_commutative(a->kids[0], t);
-  if (!L->P->caps.private_scatter || p < 0) return;
-  int out = L->P->steps[st].out;
-  int part = lw_new_slot(L, SLOT_PARTIAL, t, 1, lw_out_plan(L, t));
-  L->P->steps[st].partial = part;
-  L->P->steps[st].fn[SF_PSCATTER] = lw_new_fn(L, FN_SCATTER);
-  int n = lw_size_of(L, a->rank, lw_slot_ext(L, out));
-  int stride = lw_k_prim(L, P_ADD, n, lw_k_int(L, S_I64, LACC_PRIVATE_GAP));
-  int base = lw_k_prim(L, P_MUL, 3, stride), id = identity(L, (prim_op)p, t->scalar);
-  int j = lw_var(L, S_I64);
-  lw_k_for(L, j, lw_k_int(L, S_I64, 0), n, 1);
-  lw_store_elem(L, part, lw_k_prim(L, P_ADD, base, j), &id);
-  k_end(L);
-  scatter(L, a, env, out, 0, part, base);
+ * copies in turn (its mask is variable 3). Only for one commutative primitive (any order
+ * gives one answer, up to a float sum's rounding; a group's members all have one:
+ * hfuse.c), and on the cpu backend (run_permute chooses). */
+static void permute_private(lower *L, int st, permutes *G) {
+  if (!L->P->caps.private_scatter || fold_commutative(G->a[0]->kids[0], G->a[0]->type) < 0) return;
+  for (int m = 0; m < G->k; m++) {
+    const lacc_type *t = G->a[m]->type;
+    G->part[m] = lw_new_slot(L, SLOT_PARTIAL, t, 1, lw_out_plan(L, t));
+  }
+  pstep *S = &L->P->steps[st];   /* after the slots: lowering's arrays may move */
+  S->partial = G->part[0];
+  for (int m = 1; m < G->k; m++) S->sib_partial[m - 1] = G->part[m];
+  S->fn[SF_PSCATTER] = lw_new_fn(L, FN_SCATTER);
+  G->guarded = 1;
+  int base[TUNE_HFUSE_MOST];
+  for (int m = 0; m < G->k; m++) {
+    const lacc_node *a = G->a[m];
+    member_open(L, G, 2, m);
+    int n = lw_size_of(L, a->rank, lw_slot_ext(L, G->out[m]));
+    int stride = lw_k_prim(L, P_ADD, n, lw_k_int(L, S_I64, LACC_PRIVATE_GAP));
+    base[m] = lw_k_prim(L, P_MUL, 3, stride);
+    int id = identity(L, (prim_op)fold_commutative(a->kids[0], a->type), a->type->scalar);
+    int j = lw_var(L, S_I64);
+    lw_k_for(L, j, lw_k_int(L, S_I64, 0), n, 1);
+    lw_store_elem(L, G->part[m], lw_k_prim(L, P_ADD, base[m], j), &id);
+    k_end(L);
+    member_close(L, G);
+  }
+  scatter(L, G, 0, G->part, base);
 
   L->P->steps[st].fn[SF_PMERGE] = lw_new_fn(L, FN_BODY);
-  n = lw_size_of(L, a->rank, lw_slot_ext(L, out));
-  stride = lw_k_prim(L, P_ADD, n, lw_k_int(L, S_I64, LACC_PRIVATE_GAP));
+  G->guarded = 1;
+  int stride[TUNE_HFUSE_MOST];
+  for (int m = 0; m < G->k; m++) {
+    int n = lw_size_of(L, G->a[m]->rank, lw_slot_ext(L, G->out[m]));
+    stride[m] = lw_k_prim(L, P_ADD, n, lw_k_int(L, S_I64, LACC_PRIVATE_GAP));
+  }
   int i = lw_var(L, S_I64);
   lw_k_for(L, i, 0, 1, 1);
   L->key = i;
-  int acc = lw_copy(L, t, lw_load_elem(L, out, i))[0];
-  int c = lw_var(L, S_I64);
-  lw_k_for(L, c, lw_k_int(L, S_I64, 0), 2, 1);
-  const lacc_type *pt[2] = { t, t };
-  int args[2] = { lw_load_elem(L, part, lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, c, stride), i))[0], acc };
-  lw_k_mov(L, acc, lw_apply(L, a->kids[0], NULL, env, pt, args)[0]);
-  k_end(L);
-  lw_store_elem(L, out, i, &acc);
+  for (int m = 0; m < G->k; m++) {
+    const lacc_type *t = G->a[m]->type;
+    member_open(L, G, 3, m);
+    int acc = lw_copy(L, t, lw_load_elem(L, G->out[m], i))[0];
+    int c = lw_var(L, S_I64);
+    lw_k_for(L, c, lw_k_int(L, S_I64, 0), 2, 1);
+    const lacc_type *pt[2] = { t, t };
+    int args[2] = { lw_load_elem(L, G->part[m], lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, c, stride[m]), i))[0],
+                    acc };
+    lw_k_mov(L, acc, lw_apply(L, G->a[m]->kids[0], NULL, G->env, pt, args)[0]);
+    k_end(L);
+    lw_store_elem(L, G->out[m], i, &acc);
+    member_close(L, G);
+  }
   k_end(L);
 }
 
-int lw_step_permute(lower *L, const lacc_node *a, const aenv *env) {
-  const lacc_node *def = a->kids[1], *xs = a->kids[3];
-  int st = lw_new_step(L, SK_PERMUTE, a, a->rank);
-  int out = lw_new_slot(L, SLOT_KERNEL, a->type, a->rank, lw_out_plan(L, a->type));
-  L->P->steps[st].out = out;
+/* Whether member a's targets could take compare-and-swap updates. */
+static int atomic_ok(lower *L, const lacc_node *a, int out) {
   const layout_plan *op = L->P->slots[out].plan;
-  L->P->steps[st].atomic = a->type->kind == T_SCALAR && !op->raw && op->leaf_buf[0] >= 0;
+  return a->type->kind == T_SCALAR && !op->raw && op->leaf_buf[0] >= 0;
+}
 
-  /* shape: the defaults'; then the number of source elements */
-  L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
-  int *ext = lw_shape_of(L, def, env);
-  for (int d = 0; d < a->rank; d++) {
-    kinst *in = lw_emit(L, KO_OUT);
-    in->a = ext[d];
-    in->imm.i = d;
+static int step_permutes(lower *L, permutes *G) {
+  const lacc_node *a0 = G->a[0];
+  int st = lw_new_step(L, SK_PERMUTE, a0, a0->rank);
+  for (int m = 0; m < G->k; m++)
+    G->out[m] = lw_new_slot(L, SLOT_KERNEL, G->a[m]->type, a0->rank, lw_out_plan(L, G->a[m]->type));
+  pstep *S = &L->P->steps[st];
+  S->out = G->out[0];
+  S->atomic = 1;   /* a group's only if every member's may: else in order, which any
+                      member may take alone too (compare-and-swap orders nothing) */
+  for (int m = 0; m < G->k; m++) S->atomic = S->atomic && atomic_ok(L, G->a[m], G->out[m]);
+  if (G->k > 1) {
+    S->nsib = G->k - 1;
+    S->sib_out = kplan_alloc(L->P, sizeof *S->sib_out * (size_t)S->nsib);
+    S->sib_partial = kplan_alloc(L->P, sizeof *S->sib_partial * (size_t)S->nsib);
+    S->sib_kind = NULL;
+    if (S->sib_out == NULL || S->sib_partial == NULL) oom(L);
+    for (int m = 1; m < G->k; m++) S->sib_out[m - 1] = G->out[m], S->sib_partial[m - 1] = -1;
   }
-  int nsrc = lw_size_of(L, xs->rank, lw_shape_of(L, xs, env));
-  kinst *in = lw_emit(L, KO_OUT);
-  in->a = nsrc;
-  in->imm.i = a->rank;
+
+  /* shape, member by member: the defaults', then the number of source elements */
+  L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
+  for (int m = 0; m < G->k; m++) {
+    const lacc_node *a = G->a[m];
+    int *ext = lw_shape_of(L, a->kids[1], G->env);
+    for (int d = 0; d <= a->rank; d++) {
+      int v = d < a->rank ? ext[d] : lw_size_of(L, a->kids[3]->rank, lw_shape_of(L, a->kids[3], G->env));
+      kinst *in = lw_emit(L, KO_OUT);
+      in->a = v;
+      in->imm.i = m * (a->rank + 1) + d;
+    }
+  }
 
   L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
-  int *oext = lw_slot_ext(L, out);
+  G->guarded = 1;
+  int *oext[TUNE_HFUSE_MOST];
+  for (int m = 0; m < G->k; m++) oext[m] = lw_slot_ext(L, G->out[m]);
   int i = lw_var(L, S_I64);
   lw_k_for(L, i, 0, 1, 1);
   L->key = i;
-  kindex k;
-  k.lin = i;
-  lw_unravel(L, a->rank, oext, i, k.ix);
-  lw_store_elem(L, out, i, lw_elem(L, def, env, &k));
+  for (int m = 0; m < G->k; m++) {
+    member_open(L, G, 2, m);
+    kindex k;
+    k.lin = i;
+    lw_unravel(L, a0->rank, oext[m], i, k.ix);
+    lw_store_elem(L, G->out[m], i, lw_elem(L, G->a[m]->kids[1], G->env, &k));
+    member_close(L, G);
+  }
   k_end(L);
 
   L->P->steps[st].fn[SF_SCATTER] = lw_new_fn(L, FN_SCATTER);
-  scatter(L, a, env, out, 0, -1, -1);
+  scatter(L, G, 0, NULL, NULL);
   if (L->P->steps[st].atomic) {
     L->P->steps[st].fn[SF_ASCATTER] = lw_new_fn(L, FN_SCATTER);
-    scatter(L, a, env, out, 1, -1, -1);
+    scatter(L, G, 1, NULL, NULL);
   }
-  permute_private(L, st, a, env);
+  permute_private(L, st, G);
+  return st;
+}
+
+int lw_step_permute(lower *L, const lacc_node *a, const aenv *env) {
+  permutes G = { .k = 1, .a = { a }, .env = env };
+  step_permutes(L, &G);
+  return G.out[0];
+}
+
+int lw_step_permutes(lower *L, const lacc_node *a, const aenv *env) {
+  permutes G = { .k = 0, .env = env };
+  for (const lacc_node *m = a->hlead; m != NULL && G.k < TUNE_HFUSE_MOST; m = m->hnext)
+    G.a[G.k++] = m;
+  step_permutes(L, &G);
+  int out = -1;
+  for (int m = 0; m < G.k; m++) {
+    lw_set_slot(L, G.a[m], G.out[m]);
+    if (G.a[m] == a) out = G.out[m];
+  }
   return out;
 }

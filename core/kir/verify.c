@@ -137,10 +137,11 @@ int kir_verify(const kplan *P, char *why, size_t cap) {
     if (st->wout >= P->nslots || (st->wout >= 0 && st->kind != SK_FOLD))
       return bad(&V, "step %d writes slot %d of %d", s, st->wout, P->nslots);
     for (int i = 0; i < st->nsib; i++)
-      if ((st->kind != SK_FOLD && st->kind != SK_MAP) || st->sib_out[i] >= P->nslots ||
-          (st->kind == SK_FOLD && st->sib_partial[i] >= P->nslots))
+      if ((st->kind != SK_FOLD && st->kind != SK_MAP && st->kind != SK_PERMUTE) ||
+          st->sib_out[i] >= P->nslots ||
+          (st->kind != SK_MAP && st->sib_partial[i] >= P->nslots))
         return bad(&V, "step %d's sibling %d writes slot %d or %d of %d", s, i, st->sib_out[i],
-                   st->kind == SK_FOLD ? st->sib_partial[i] : -1, P->nslots);
+                   st->kind != SK_MAP ? st->sib_partial[i] : -1, P->nslots);
   }
   return 0;
 }

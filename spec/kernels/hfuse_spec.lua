@@ -707,6 +707,118 @@ end
 -- lacc.run of a table of programs keeps what it made with the table (lua/lacc/run.lua's
 -- memo), as it does for one program object: run again, it must still follow the table's
 -- contents, the options and the layout.
+-- Sibling permutes with one index function (k-means' per-centre sums and counts): one
+-- scatter pass, each source element's target computed once.
+local function add(u, v) return u + v end
+local function sums_and_count(xs, ys, at, k)
+  local zeros = lacc.fill({ k }, lacc.constant(0, "f32"))
+  local ones = lacc.map(function() return lacc.constant(1, "i32") end, xs)
+  return { lacc.permute(add, zeros, at, xs), lacc.permute(add, zeros, at, ys),
+           lacc.permute(add, lacc.fill({ k }, lacc.constant(0, "i32")), at, ones) }
+end
+
+local function all_same(ps, b)
+  local on = { lacc.run(ps, { backend = b }) }
+  local off = { lacc.run(ps, { backend = b, hfuse = false }) }
+  for i = 1, #ps do
+    local a, c = on[i]:totable(), off[i]:totable()
+    assert.are.equal(#c, #a)
+    for j = 1, #c do assert.are.equal(bits(c[j]), bits(a[j]), "result " .. i .. " target " .. j) end
+  end
+  return on
+end
+
+for _, b in ipairs(H.backends) do
+  describe("sibling permutes in one scatter pass on " .. b, function()
+    it("per-target sums of two arrays and counts: one kernel, each result as apart and as a " ..
+       "Lua loop", function()
+      H.seed(71)
+      for _, n in ipairs { 0, 1, 7, 1000, 70001 } do for _, k in ipairs { 1, 16, 300 } do
+        local tx, ty, tc = data(n, "finite"), data(n, "special"), {}
+        for i = 1, n do tc[i] = H.randint(1, k) end
+        local xs, ys, cs = lacc.fromtable(tx, "f32"), lacc.fromtable(ty, "f32"), lacc.fromtable(tc, "i32")
+        local p = sums_and_count(xs, ys, function(i) return cs[i] end, k)
+        local r = all_same(p, b)
+        local cnt = {}
+        for c = 1, k do cnt[c] = 0 end
+        for i = 1, n do cnt[tc[i]] = cnt[tc[i]] + 1 end
+        for c = 1, k do assert.are.equal(cnt[c], r[3]:get(c)) end
+        local _, s = lacc.explain(p, { backend = b == "interp" and "cpu" or b })
+        local _, soff = lacc.explain(p, { backend = b == "interp" and "cpu" or b, hfuse = false })
+        assert.are.equal(soff.kernels - 2, s.kernels)   -- three permute kernels, then one
+      end end
+    end)
+
+    it("sources of other lengths (each run alone, in turn) and ignored elements", function()
+      H.seed(72)
+      for _, sizes in ipairs { { 10, 3 }, { 0, 70001 }, { 70001, 5000 } } do
+        local tx, ty = data(sizes[1], "finite"), data(sizes[2], "finite")
+        local xs, ys = lacc.fromtable(tx, "f32"), lacc.fromtable(ty, "f32")
+        local function at(i) return lacc.cond(lacc.eq(i % 5, 0), lacc.ignore, i % 7 + 1) end
+        local p = { lacc.permute(add, lacc.fill({ 8 }, lacc.constant(0, "f32")), at, xs),
+                    lacc.permute(add, lacc.fill({ 8 }, lacc.constant(0, "f32")), at, ys) }
+        local r = all_same(p, b)
+        local want = { {}, {} }
+        for c = 1, 8 do want[1][c], want[2][c] = 0, 0 end
+        for s, t in ipairs { tx, ty } do
+          for i = 1, #t do
+            if i % 5 ~= 0 then want[s][i % 7 + 1] = want[s][i % 7 + 1] + t[i] end
+          end
+        end
+        for s = 1, 2 do for c = 1, 8 do
+          assert.is_true(H.same(want[s][c], r[s]:get(c), 1e-3), s .. " " .. c)
+        end end
+      end
+    end)
+
+    it("a bad index, or a target out of bounds, reports the same element and words as apart", function()
+      same_error(b, function(xs, ys)
+        local function at(i) return ys[xs[i]] % 2 end
+        return { lacc.permute(add, lacc.fill({ 2 }, lacc.constant(0, "i32")), at, xs),
+                 lacc.permute(add, lacc.fill({ 2 }, lacc.constant(0, "i32")), at, xs) }
+      end)
+      local xs = lacc.fromtable({ 1, 2, 3, 4, 5 }, "i32")
+      local function at(i) return xs[i] end
+      local p = { lacc.permute(add, lacc.fill({ 3 }, lacc.constant(0, "i32")), at, xs),
+                  lacc.permute(add, lacc.fill({ 3 }, lacc.constant(0, "i32")), at, xs) }
+      local ok1, e1 = pcall(lacc.run, p, { backend = b })
+      local ok2, e2 = pcall(lacc.run, p, { backend = b, hfuse = false })
+      assert.is_false(ok1)
+      assert.is_false(ok2)
+      assert.are.equal(tostring(e2), tostring(e1))
+    end)
+  end)
+end
+
+describe("sibling permutes that stay apart", function()
+  local xs = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i32")
+  local zeros = lacc.fill({ 3 }, lacc.constant(0, "i32"))
+  local function kernels(p, hfuse)
+    return select(2, lacc.explain(p, { backend = "cpu", hfuse = hfuse })).kernels
+  end
+  it("other index functions", function()
+    local p = { lacc.permute(add, zeros, function(i) return i % 3 + 1 end, xs),
+                lacc.permute(add, zeros, function(i) return (i + 1) % 3 + 1 end, xs) }
+    assert.are.equal(kernels(p, false), kernels(p))
+    local function q() return lacc.permute(add, zeros, function(i) return i % 3 + 1 end, xs) end
+    local same = { q(), q() }
+    assert.are.equal(kernels(same, false) - 1, kernels(same))   -- one index function: one pass
+  end)
+  it("a combine of one primitive beside one that is not (private copies or in order), and " ..
+     "a source that may fail: explain says why", function()
+    local at = function(i) return i % 3 + 1 end
+    local p = { lacc.permute(add, zeros, at, xs),
+                lacc.permute(function(u, v) return u * 2 + v end, zeros, at, xs),
+                lacc.permute(add, zeros, at, lacc.map(function(x) return lacc.idiv(12, x) end, xs)) }
+    local text = lacc.explain(p, { backend = "cpu" })
+    assert.are.equal(kernels(p, false), kernels(p))
+    assert.truthy(text:find("the other in order", 1, true), text)
+    assert.truthy(text:find("may raise an error", 1, true), text)
+    local r = { lacc.run(p) }
+    assert.are.same({ 3 + 6, 1 + 4, 2 + 5 }, r[1]:totable())
+  end)
+end)
+
 describe("a table of programs run again", function()
   it("gives the programs' results each time, and follows a change of the table, the " ..
      "options and the layout", function()
