@@ -587,13 +587,12 @@ static int run_scan(exec *X, const pstep *st, int64_t n) {
  * by one work-item. Member m of a group alone (mask 1 << m), or with m < 0 all of them
  * (their extents agree). */
 static int permute_run(exec *X, const pstep *st, int64_t nsrc, int64_t mask, int m) {
-  int slot = m <= 0 ? st->out : st->sib_out[m - 1];
-  int64_t size = X->d[slot]->size;
+  int64_t size = X->d[step_member_slot(st, m)]->size;
   int rc = launch(X, st->fn[SF_BODY], items_for(X, size), size, 0, size, mask, 0);
   if (rc != LACC_OK || nsrc == 0) return rc == LACC_OK ? checked(X) : rc;
   int wide = 0;
   for (int i = m < 0 ? 0 : m; i <= (m < 0 ? st->nsib : m); i++) {
-    const pslot *ps = &X->P->slots[i == 0 ? st->out : st->sib_out[i - 1]];
+    const pslot *ps = &X->P->slots[step_member_slot(st, i)];
     wide = wide || (ps->plan->nbufs > 0 && scalar_bits(ps->plan->buf_kind[0]) == 64);
   }
   if (cl_permute_spread(X->cp, st, size, wide, X->serial))

@@ -244,8 +244,7 @@ static void masked(const kslot *S, lacc_krt *rt, kfn_ptr fn, int64_t n, int64_t 
   pool_run(l.nchunks, run_masked, &l);
 }
 
-/* A permute group's member m's slot (m < 0: the step's own), and its partial. */
-static int member_slot(const pstep *st, int m) { return m <= 0 ? st->out : st->sib_out[m - 1]; }
+/* A permute group's member m's partial (m < 0: the step's own). */
 static int member_partial(const pstep *st, int m) { return m <= 0 ? st->partial : st->sib_partial[m - 1]; }
 
 /* A permute with one commutative primitive onto few targets: each thread scatters its
@@ -258,7 +257,7 @@ static int permute_private(exec *E, const pstep *st, int64_t n, int64_t nsrc, in
   int rc = LACC_OK;
   for (int i = 0; i <= st->nsib && rc == LACC_OK; i++) {   /* every member's: the kernel
                                                               finds each member's buffers */
-    int64_t ext = copies * (E->S[member_slot(st, i)].size + LACC_PRIVATE_GAP);
+    int64_t ext = copies * (E->S[step_member_slot(st, i)].size + LACC_PRIVATE_GAP);
     if (m >= 0 && i != m) ext = 1;
     rc = alloc_out(E, st, member_partial(st, i), &ext);
   }
@@ -287,7 +286,7 @@ static int permute_private(exec *E, const pstep *st, int64_t n, int64_t nsrc, in
  * sums and, on few targets, faster than threads contending for them. Member m of a group
  * alone (mask 1 << m), or with m < 0 all of them (their extents agree). */
 static int permute_run(exec *E, const pstep *st, int64_t nsrc, int64_t mask, int m) {
-  int64_t n = E->S[member_slot(st, m)].size;
+  int64_t n = E->S[step_member_slot(st, m)].size;
   masked(E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], n, mask);
   int rc = checked(E);
   if (rc != LACC_OK || nsrc == 0) return rc;

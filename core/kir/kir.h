@@ -257,6 +257,11 @@ static inline const int64_t *step_sib_ext(const pstep *st, const int64_t *ext, i
   return st->kind == SK_PERMUTE ? ext + (i + 1) * (st->rank + 1) : ext;
 }
 
+/* A permute group's member m's slot (m < 0: the step's own). */
+static inline int step_member_slot(const pstep *st, int m) {
+  return m <= 0 ? st->out : st->sib_out[m - 1];
+}
+
 /* Whether a permute step's members' extents agree (one pass for all of them), else the
  * executors run it once per member, with that member's bit of the mask. */
 static inline int step_members_agree(const pstep *st, const int64_t *ext) {

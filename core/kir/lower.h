@@ -96,6 +96,10 @@ int lw_k_int(lower *L, scalar_kind k, int64_t i);
 int lw_k_user_const(lower *L, const lacc_type *t, lacc_val v);
 void lw_k_mov(lower *L, int dst, int src);
 int lw_k_prim(lower *L, prim_op p, int a, int b);
+/* 0 <= x < n (zero: the constant 0), and acc && x (acc < 0: none yet, x itself): the
+ * conjunctions an index check is made of. */
+int lw_k_in_range(lower *L, int x, int zero, int n);
+int lw_k_and(lower *L, int acc, int x);
 int lw_k_prim3(lower *L, prim_op p, int a, int b, int c);
 int lw_k_unary(lower *L, kop op, scalar_kind k, int a);
 int lw_k_cast(lower *L, scalar_kind to, int a);

@@ -101,6 +101,14 @@ int lw_k_prim(lower *L, prim_op p, int a, int b) {
   return d;
 }
 
+int lw_k_in_range(lower *L, int x, int zero, int n) {
+  return lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, x, zero), lw_k_prim(L, P_LT, x, n));
+}
+
+int lw_k_and(lower *L, int acc, int x) {
+  return acc < 0 ? x : lw_k_prim(L, P_LAND, acc, x);
+}
+
 /* A primitive of three operands (fma): the third in args[0]. */
 int lw_k_prim3(lower *L, prim_op p, int a, int b, int c) {
   int *args = ints(L, 1);

@@ -228,8 +228,7 @@ static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kinde
     }
     int zero = lw_k_int(L, S_I64, 0), ok = -1;
     for (int d = 0; d < src->rank; d++) {
-      int in = lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, to[d], zero), lw_k_prim(L, P_LT, to[d], ext[d]));
-      ok = ok < 0 ? in : lw_k_prim(L, P_LAND, ok, in);
+      ok = lw_k_and(L, ok, lw_k_in_range(L, to[d], zero, ext[d]));
     }
     k_if(L, lw_k_prim(L, P_LNOT, ok, -1));
     lw_k_fail(L, lw_add_check(L, CK_BACKPERMUTE, "backpermute", t->where, 0), 0, NULL);

@@ -237,14 +237,19 @@ typedef struct {
   const lacc_node *a[TUNE_HFUSE_MOST];
   int out[TUNE_HFUSE_MOST], part[TUNE_HFUSE_MOST];
   const aenv *env;
-  int guarded;   /* member code tests the mask (else every member runs) */
+  int guarded;   /* member code tests the mask: always but in scatter's first loop */
 } permutes;
 
-/* Opens member m's code (closed by member_close): nothing for a permute alone. */
-static void member_open(lower *L, const permutes *G, int mask, int m) {
-  if (G->k == 1 || !G->guarded) return;
+/* Whether bit m of variable mask is set. */
+static int mask_bit(lower *L, int mask, int m) {
   int bit = lw_k_prim(L, P_BAND, lw_k_prim(L, P_SHR, mask, lw_k_int(L, S_I64, m)), lw_k_int(L, S_I64, 1));
-  k_if(L, lw_k_prim(L, P_NE, bit, lw_k_int(L, S_I64, 0)));
+  return lw_k_prim(L, P_NE, bit, lw_k_int(L, S_I64, 0));
+}
+
+/* Opens member m's code (closed by member_close): nothing for a permute alone, nor in
+ * the loop that runs every member. */
+static void member_open(lower *L, const permutes *G, int mask, int m) {
+  if (G->k > 1 && G->guarded) k_if(L, mask_bit(L, mask, m));
 }
 
 static void member_close(lower *L, const permutes *G) {
@@ -258,8 +263,7 @@ static int *source_shape(lower *L, const permutes *G, int mask) {
   int *sx = lw_shape_of(L, G->a[G->k - 1]->kids[3], G->env);
   for (int m = G->k - 2; m >= 0; m--) {
     int *sm = lw_shape_of(L, G->a[m]->kids[3], G->env);
-    int bit = lw_k_prim(L, P_BAND, lw_k_prim(L, P_SHR, mask, lw_k_int(L, S_I64, m)), lw_k_int(L, S_I64, 1));
-    int on = lw_k_prim(L, P_NE, bit, lw_k_int(L, S_I64, 0));
+    int on = mask_bit(L, mask, m);
     int *sel = ints(L, r ? r : 1);
     for (int d = 0; d < r; d++) sel[d] = lw_k_select(L, on, sm[d], sx[d]);
     sx = sel;
@@ -294,16 +298,6 @@ static void combine_into(lower *L, const permutes *G, int m, int atomic, int dst
   }
 }
 
-/* 0 <= x < n */
-static int in_range(lower *L, int x, int zero, int n) {
-  return lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, x, zero), lw_k_prim(L, P_LT, x, n));
-}
-
-/* acc (or -1: none yet) and x */
-static int and_into(lower *L, int acc, int x) {
-  return acc < 0 ? x : lw_k_prim(L, P_LAND, acc, x);
-}
-
 /* Source elements p0 <= i < p1 combined into their targets: plainly (one thread), or
  * with compare-and-swap loops on a one-scalar element (any number of threads); with
  * dst, plainly into slot dst[m] at base[m] + the target (private copies). The mask is
@@ -312,7 +306,7 @@ static void scatter_loop(lower *L, const permutes *G, int atomic, const int *dst
   const lacc_node *a0 = G->a[0], *ixf = a0->kids[2], *xs0 = a0->kids[3];
   int *oext[TUNE_HFUSE_MOST];
   for (int m = 0; m < G->k; m++) oext[m] = lw_slot_ext(L, G->out[m]);
-  int *sx = G->guarded ? source_shape(L, G, 2) : lw_shape_of(L, xs0, G->env);
+  int *sx = G->k > 1 && G->guarded ? source_shape(L, G, 2) : lw_shape_of(L, xs0, G->env);
   int i = lw_var(L, S_I64);
   kinst *loop = lw_k_for(L, i, 0, 1, 1);
   if (dst != NULL) loop->unroll = 4;   /* private copies: a few operations per element */
@@ -326,16 +320,16 @@ static void scatter_loop(lower *L, const permutes *G, int atomic, const int *dst
   int zero = lw_k_int(L, S_I64, 0), minus1 = lw_k_int(L, S_I64, -1);
   int ignore = -1, ok0 = -1;
   for (int d = 0; d < a0->rank; d++) {
-    int ig = lw_k_prim(L, P_EQ, to[d], minus1), in = in_range(L, to[d], zero, oext[0][d]);
-    ignore = and_into(L, ignore, ig);
-    ok0 = and_into(L, ok0, in);
+    int ig = lw_k_prim(L, P_EQ, to[d], minus1), in = lw_k_in_range(L, to[d], zero, oext[0][d]);
+    ignore = lw_k_and(L, ignore, ig);
+    ok0 = lw_k_and(L, ok0, in);
   }
   for (int m = 0; m < G->k; m++) {
     const lacc_node *a = G->a[m];
     member_open(L, G, 2, m);
     int ok = ok0;
     for (int d = 0; m > 0 && d < a->rank; d++)
-      ok = and_into(L, d == 0 ? -1 : ok, in_range(L, to[d], zero, oext[m][d]));
+      ok = lw_k_and(L, d == 0 ? -1 : ok, lw_k_in_range(L, to[d], zero, oext[m][d]));
     if (ok >= 0) k_if(L, ok);
     int t = lw_ravel(L, a->rank, oext[m], to);
     if (!atomic && m == 0) lw_start_desc(L);
@@ -357,15 +351,15 @@ static void scatter_loop(lower *L, const permutes *G, int atomic, const int *dst
 /* The scatter loop; a group's twice: every member at each element when the mask has
  * every bit (no test in the loop), else each member where its bit is set. */
 static void scatter(lower *L, permutes *G, int atomic, const int *dst, const int *base) {
-  G->guarded = 0;
   if (G->k == 1) {
     scatter_loop(L, G, atomic, dst, base);
     return;
   }
   k_if(L, lw_k_prim(L, P_EQ, 2, lw_k_int(L, S_I64, -1)));
+  G->guarded = 0;
   scatter_loop(L, G, atomic, dst, base);
-  k_else(L);
   G->guarded = 1;
+  k_else(L);
   scatter_loop(L, G, atomic, dst, base);
   k_end(L);
 }
@@ -420,7 +414,6 @@ static void permute_private(lower *L, int st, permutes *G) {
   S->partial = G->part[0];
   for (int m = 1; m < G->k; m++) S->sib_partial[m - 1] = G->part[m];
   S->fn[SF_PSCATTER] = lw_new_fn(L, FN_SCATTER);
-  G->guarded = 1;
   int base[TUNE_HFUSE_MOST];
   for (int m = 0; m < G->k; m++) {
     const lacc_node *a = G->a[m];
@@ -438,7 +431,6 @@ static void permute_private(lower *L, int st, permutes *G) {
   scatter(L, G, 0, G->part, base);
 
   L->P->steps[st].fn[SF_PMERGE] = lw_new_fn(L, FN_BODY);
-  G->guarded = 1;
   int stride[TUNE_HFUSE_MOST];
   for (int m = 0; m < G->k; m++) {
     int n = lw_size_of(L, G->a[m]->rank, lw_slot_ext(L, G->out[m]));
@@ -503,7 +495,6 @@ static int step_permutes(lower *L, permutes *G) {
   }
 
   L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
-  G->guarded = 1;
   int *oext[TUNE_HFUSE_MOST];
   for (int m = 0; m < G->k; m++) oext[m] = lw_slot_ext(L, G->out[m]);
   int i = lw_var(L, S_I64);
@@ -530,13 +521,13 @@ static int step_permutes(lower *L, permutes *G) {
 }
 
 int lw_step_permute(lower *L, const lacc_node *a, const aenv *env) {
-  permutes G = { .k = 1, .a = { a }, .env = env };
+  permutes G = { .k = 1, .a = { a }, .env = env, .guarded = 1 };
   step_permutes(L, &G);
   return G.out[0];
 }
 
 int lw_step_permutes(lower *L, const lacc_node *a, const aenv *env) {
-  permutes G = { .k = 0, .env = env };
+  permutes G = { .k = 0, .env = env, .guarded = 1 };
   for (const lacc_node *m = a->hlead; m != NULL && G.k < TUNE_HFUSE_MOST; m = m->hnext)
     G.a[G.k++] = m;
   step_permutes(L, &G);

@@ -137,8 +137,7 @@ static int *lower_index(lower *L, const lacc_node *e, const senv *se, const aenv
   }
   int zero = lw_k_int(L, S_I64, 0), ok = -1;
   for (int d = 0; d < rank; d++) {
-    int in = lw_k_prim(L, P_LAND, lw_k_prim(L, P_GE, ix[d], zero), lw_k_prim(L, P_LT, ix[d], ext[d]));
-    ok = ok < 0 ? in : lw_k_prim(L, P_LAND, ok, in);
+    ok = lw_k_and(L, ok, lw_k_in_range(L, ix[d], zero, ext[d]));
   }
   k_if(L, lw_k_prim(L, P_LNOT, ok, -1));
   int args[2 * LACC_MAX_RANK] = { 0 };
