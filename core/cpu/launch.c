@@ -423,28 +423,40 @@ static void cpu_end(void *R) {
 /* The most operations of one loop of a function (those of loops inside it not counted;
  * the code outside loops is one more): gcc's vectorisers at -O3 take time that grows
  * faster than the loop, while a function of many modest loops (a stencil's border
- * regions) compiles fast (docs/design.md, Measurements). */
+ * regions) compiles fast (docs/design.md, Measurements). Not counted: constants and
+ * copies (the lowering writes many, an index's constant parts and a select's two moves,
+ * and the C compiler folds them away first), and a loop that can report a failure (the
+ * checked copy of a loop whose checks did not all pass before it): the vectorisers give
+ * it up at its first branch to the failure. */
 enum { MAX_NEST = 64 };
-static int64_t loop_ops(const klist *l, int64_t *count, int *is_loop, int *depth) {
+typedef struct {
+  int64_t count[MAX_NEST];
+  int is_loop[MAX_NEST], fails[MAX_NEST], depth;
+} loop_count;
+
+static int64_t loop_ops(const klist *l, loop_count *c) {
   int64_t most = 0;
   for (int i = 0; i < l->n; i++) {
     kop op = l->v[i].op;
-    int d = *depth, loop = d;
-    while (loop > 0 && !is_loop[loop]) loop--;
+    int d = c->depth, loop = d;
+    while (loop > 0 && !c->is_loop[loop]) loop--;
     if (op == KO_FOR || op == KO_LOOP || op == KO_IF) {
       if (d + 1 < MAX_NEST) {
-        (*depth)++;
-        is_loop[*depth] = op != KO_IF;
-        count[*depth] = 0;
+        c->depth++;
+        c->is_loop[c->depth] = op != KO_IF;
+        c->count[c->depth] = 0;
+        c->fails[c->depth] = 0;
       }
-      count[loop]++;
+      c->count[loop]++;
     } else if (op == KO_END) {
       if (d > 0) {
-        if (is_loop[d] && count[d] > most) most = count[d];
-        (*depth)--;
+        if (c->is_loop[d] && !c->fails[d] && c->count[d] > most) most = c->count[d];
+        c->depth--;
       }
-    } else {
-      count[loop]++;
+    } else if (op == KO_FAIL) {
+      c->fails[loop] = 1;
+    } else if (op != KO_CONST && op != KO_KCONST && op != KO_MOV) {
+      c->count[loop]++;
     }
   }
   return most;
@@ -453,13 +465,12 @@ static int64_t loop_ops(const klist *l, int64_t *count, int *is_loop, int *depth
 int64_t cpu_longest_loop(const kplan *P) {
   int64_t most = 0;
   for (int k = 0; k < P->nfns; k++) {
-    int64_t count[MAX_NEST] = { 0 };
-    int is_loop[MAX_NEST] = { 1 }, depth = 0;
-    int64_t a = loop_ops(&P->fns[k].pro, count, is_loop, &depth);
-    int64_t b = loop_ops(&P->fns[k].body, count, is_loop, &depth);
+    loop_count c = { .is_loop = { 1 } };
+    int64_t a = loop_ops(&P->fns[k].pro, &c);
+    int64_t b = loop_ops(&P->fns[k].body, &c);
     if (a > most) most = a;
     if (b > most) most = b;
-    if (count[0] > most) most = count[0];
+    if (c.count[0] > most) most = c.count[0];
   }
   return most;
 }

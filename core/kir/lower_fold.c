@@ -1,10 +1,10 @@
 /* lower_fold.c: map steps, strips and folds.
  *
  * Owns: a materialised map's body (in strips of 256 elements on the cpu backend where
- * the code is straight-line), and folds: segments in order, partials per chunk with
- * per-lane accumulators for one commutative primitive (a float min or max's partials
- * from an infinity, passing over NaNs), the combine of partials, and on OpenCL the work-group tree
- * (FN_GROUP); a group of sibling folds or maps (hfuse.c) in the same loops.
+ * the code is straight-line; by rows at rank 2 and more), and folds: segments in order,
+ * partials per chunk with per-lane accumulators for one commutative primitive (a float
+ * min or max's partials from an infinity, passing over NaNs), the combine of partials,
+ * and on OpenCL the work-group tree (FN_GROUP); a group of sibling folds or maps (hfuse.c) in the same loops.
  * Must not: change what a fold computes: only how its loops are laid out.
  */
 #include "kir/lower.h"
@@ -233,7 +233,7 @@ typedef struct {
 /* Elements [lo, hi) of rank-1 maps on the cpu backend in strips, then stored. Returns
  * the first element left: lo when there is nothing to speculate (the plain loop then
  * vectorises as well, without the copy) or the elements' code is not straight-line even
- * so. Other ranks unravel the index with divisions, which no vector unit has. */
+ * so. Other ranks go by rows (map_rows). */
 static int map_strips(lower *L, const maps *M, int lo, int hi) {
   if (!L->P->caps.cpu_like || M->t[0]->rank != 1 || !strips_on()) return lo;
   int nl = 0;
@@ -257,6 +257,44 @@ static int map_strips(lower *L, const maps *M, int lo, int hi) {
   for (int i = 0, l0 = 0; i < M->k; l0 += M->t[i]->type->nleaves, i++)
     lw_store_elem(L, M->out[i], at, y + l0);
   return strip_close(L, &S);
+}
+
+/* Each map's element at index k, stored. */
+static void map_elems(lower *L, const maps *M, const kindex *k) {
+  int **v = kplan_alloc(L->P, sizeof *v * (size_t)M->k);
+  if (v == NULL) oom(L);
+  for (int m = 0; m < M->k; m++) {
+    shape_facts(L, M->t[m], M->env, k->ix);
+    v[m] = lw_elem(L, M->t[m], M->env, k);
+  }
+  L->describe = 0;
+  for (int m = 0; m < M->k; m++) lw_store_elem(L, M->out[m], k->lin, v[m]);
+}
+
+/* Elements [lo, hi) of maps of rank 2 or more on the cpu backend, row by row: the row
+ * and the outer indices from divisions once a row, then a loop along the row whose
+ * index moves by one, without divisions (which no vector unit has), in which the outer
+ * indices stay the same (so that hoist.c tests their reads' checks once a row). */
+static void map_rows(lower *L, const maps *M, int lo, const int *oext) {
+  int r = M->t[0]->rank, J = oext[r - 1];
+  k_if(L, lw_k_prim(L, P_LT, lo, 1));   /* none: J may be 0 */
+  int o = lw_var(L, S_I64), j = lw_var(L, S_I64), zero = lw_k_int(L, S_I64, 0);
+  int last = lw_k_prim(L, P_QUOT, lw_k_prim(L, P_SUB, 1, lw_k_int(L, S_I64, 1)), J);
+  lw_k_for(L, o, lw_k_prim(L, P_QUOT, lo, J), lw_k_prim(L, P_ADD, last, lw_k_int(L, S_I64, 1)), 1);
+  int base = lw_k_prim(L, P_MUL, o, J);
+  int jlo = lw_k_prim(L, P_MAX, lw_k_prim(L, P_SUB, lo, base), zero);
+  int jhi = lw_k_prim(L, P_MIN, lw_k_prim(L, P_SUB, 1, base), J);
+  kindex k;
+  lw_unravel_in(L, r - 1, oext, o, k.ix);
+  lw_k_for(L, j, jlo, jhi, 1);
+  lw_fact(L, j, J, -1);
+  k.ix[r - 1] = j;
+  k.lin = lw_k_prim(L, P_ADD, base, j);
+  L->key = k.lin;
+  map_elems(L, M, &k);
+  k_end(L);
+  k_end(L);
+  k_end(L);
 }
 
 static int step_maps(lower *L, maps *M) {
@@ -284,20 +322,17 @@ static int step_maps(lower *L, maps *M) {
   lw_start_desc(L);
   int lo = map_strips(L, M, 0, 1);
   if (lo != 0) L->describe = 0;   /* the strips described the elements */
+  if (t->rank >= 2 && L->P->caps.cpu_like) {
+    map_rows(L, M, lo, oext);
+    return M->out[0];
+  }
   int i = lw_var(L, S_I64);
   lw_k_for(L, i, lo, 1, 1);
   L->key = i;
   kindex k;
   k.lin = i;
   lw_unravel(L, t->rank, oext, i, k.ix);
-  int **v = kplan_alloc(L->P, sizeof *v * (size_t)M->k);
-  if (v == NULL) oom(L);
-  for (int m = 0; m < M->k; m++) {
-    shape_facts(L, M->t[m], M->env, k.ix);
-    v[m] = lw_elem(L, M->t[m], M->env, &k);
-  }
-  L->describe = 0;
-  for (int m = 0; m < M->k; m++) lw_store_elem(L, M->out[m], i, v[m]);
+  map_elems(L, M, &k);
   k_end(L);
   return M->out[0];
 }

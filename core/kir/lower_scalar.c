@@ -209,6 +209,29 @@ static int speculable(const lacc_node *e, int *budget) {
   return 1;
 }
 
+/* An arm that costs nothing to compute: a constant, a bound variable, a projection of
+ * one, or a cond of such. Selecting between such arms is never slower than branching,
+ * and a loop of selects has no control flow, which the C compiler needs to vectorise it
+ * (an argmin over unrolled candidates: a chain of conds on constants). */
+static int free_arm(const lacc_node *e, int depth) {
+  if (depth > 64) return 0;
+  switch (e->kind) {
+  case K_CONST: case K_EVAR: return 1;
+  case K_PRJ: return free_arm(e->kids[0], depth + 1);
+  case K_COND:
+    for (int i = 0; i < 3; i++)
+      if (!free_arm(e->kids[i], depth + 1)) return 0;
+    return 1;
+  default: return 0;
+  }
+}
+
+static int free_arms(const lacc_node *const *arms, int n) {
+  for (int i = 0; i < n; i++)
+    if (!free_arm(arms[i], 0)) return 0;
+  return 1;
+}
+
 static int speculate_arms(lower *L, const lacc_node *const *arms, int n) {
   int budget = SPECULATE_NODES;
   if (!L->speculate) return 0;
@@ -321,7 +344,25 @@ int *lw_lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae) 
   }
   case K_COND: {
     int c = lw_lower_exp(L, e->kids[0], se, ae)[0];
-    if (speculate_arms(L, (const lacc_node *const *)e->kids + 1, 2)) {
+    const lacc_node *const *arms = (const lacc_node *const *)e->kids + 1;
+    if (free_arms(arms, 2)) {
+      /* a fold's accumulator kept on most elements: a predicted branch breaks the
+       * dependency from one element to the next that a select would carry */
+      int *a = lw_lower_exp(L, e->kids[1], se, ae), *b = lw_lower_exp(L, e->kids[2], se, ae);
+      int keeps = keeps_acc(L, e->type, b) ? -1 : keeps_acc(L, e->type, a) ? 1 : 0;
+      if (keeps == 0 || L->speculate) return select_value(L, e->type, c, a, b);
+      int *o = lw_fresh(L, e->type);
+      const klist *l = L->pro ? &fn(L)->pro : &fn(L)->body;
+      int at = l->n;
+      k_if(L, c);
+      lw_assign(L, e->type, o, a);
+      k_else(L);
+      lw_assign(L, e->type, o, b);
+      k_end(L);
+      l->v[at].expect = keeps;
+      return o;
+    }
+    if (speculate_arms(L, arms, 2)) {
       int *a = lw_lower_exp(L, e->kids[1], se, ae);
       return select_value(L, e->type, c, a, lw_lower_exp(L, e->kids[2], se, ae));
     }
