@@ -531,7 +531,7 @@ static int run_tiles(exec *X, const pstep *st, int64_t R, int64_t n) {
 
 static int run_fold(exec *X, const pstep *st, int64_t n) {
   int64_t R = X->d[st->out]->size;
-  if (!st->with_z && n == 0 && R > 0)
+  if (!st->with_z && st->empty_later != 2 && n == 0 && R > 0)
     return err_fold1_empty(X->ctx, st->empty->where);
   if (R == 0) return LACC_OK;
   const clprog *cp = X->cp;

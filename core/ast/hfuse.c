@@ -2,9 +2,8 @@
  * rows computed in one loop; sibling permutes with one index function in one scatter pass.
  *
  * Owns: the groups (hlead, hnext: on folds and permutes before fusion, on materialised
- * maps after it)
- * and the reasons a fold with a sibling over the same rows stays alone (hwhy), and the
- * fold classes both this pass and the lowering go by (fold_commutative,
+ * maps after it) and the reasons a fold (or a scan) with a sibling over the same rows
+ * stays alone (hwhy), and the fold classes both this pass and the lowering go by (fold_commutative,
  * fold_ordered_only, fold_nan_chunks, fold_lanes_ok). Members of a group are in one
  * scope (no let or acond branch between them: lowering plans them with one environment,
  * under one guard), neither reads the other, and their rows are those of one array (maps
@@ -266,9 +265,81 @@ static int permute_joins(const lacc_node *a, const lacc_node *b, const scope *S,
 
 static int is_fold(const lacc_node *t) { return t->kind == K_FOLD || t->kind == K_FOLD1; }
 
+/* A fold's function and start value raise no error (no integer division, no index). */
+static int quiet_fn(const lacc_node *f) {
+  return quiet_exp(f->kids[0]) && (f->kind != K_FOLD || quiet_exp(f->kids[1]));
+}
+
+/* Whether array term t is u, or what a map in u maps. */
+static int within(const lacc_node *t, const lacc_node *u) {
+  if (same_term(t, u)) return 1;
+  if (u->kind != K_MAP) return 0;
+  for (int i = 1; i < u->nkids; i++)
+    if (within(t, u->kids[i])) return 1;
+  return 0;
+}
+
+/* Whether reading the elements of t raises no error that group a's rows would not raise
+ * first: t is quiet, or maps with quiet functions of what a member's rows are made of
+ * (the same reads: the member before raises the same error at the same element). */
+static int quiet_rows(const lacc_node *t, const lacc_node *a, const scope *S) {
+  for (const lacc_node *m = a; m != NULL; m = m->hnext)
+    if (within(t, fold_input(m))) return 1;
+  if (t->kind == K_MAP) {
+    if (!quiet_exp(t->kids[0])) return 0;
+    for (int i = 1; i < t->nkids; i++)
+      if (!quiet_rows(t->kids[i], a, S)) return 0;
+    return 1;
+  }
+  return quiet(t, S);
+}
+
+/* Why fold b, joining group a, would raise an error earlier than alone (the group runs
+ * where a would: alone, steps between a and b could fail first), or NULL: its rows,
+ * function or start value may raise an error. (A fold1's error on empty rows is reported
+ * at its own place: lower_fold.c's lw_fold_reached.) */
+static const char *fold_raises_first(const lacc_node *a, const lacc_node *b, const scope *S) {
+  if (!quiet_fn(b) || !quiet_rows(fold_input(b), a, S))
+    return "its rows, start value or combining function may raise an error (alone, an error "
+           "of the first would come first)";
+  return NULL;
+}
+
+/* The rows a fold folds, or a scan scans, as a fold of the rank of its result would
+ * (a scan keeps the rank: its rows are those of a fold one rank lower). */
+static rows_of rows_folded(const lacc_node *t, int *rank) {
+  if (is_scan(t->kind)) {
+    const lacc_node *xs = t->kids[scan_with_z(t->kind) ? 2 : 1];
+    *rank = xs->rank - 1;
+    return rows(xs, *rank == 0);
+  }
+  *rank = t->rank;
+  return rows(fold_input(t), t->rank == 0);
+}
+
+/* A scan beside a fold over the same rows: never merged, and explain says why. */
+static void scan_beside(scope *S, int i) {
+  lacc_node *a = S->v[i];
+  int ra_rank, rb_rank;
+  rows_of ra = rows_folded(a, &ra_rank);
+  for (int j = 0; j < S->n; j++) {
+    lacc_node *b = S->v[j];
+    if (!is_fold(b)) continue;
+    rows_of rb = rows_folded(b, &rb_rank);
+    if (ra_rank != rb_rank || !same_rows(&ra, &rb)) continue;
+    a->hwhy = "a scan and a fold each combine in their own order along a row (a fold in "
+              "per-lane accumulators or chunks, a scan in chunks): loops of their own";
+    return;
+  }
+}
+
 static void group(scope *S) {
   for (int i = 0; i < S->n; i++) {
     lacc_node *a = S->v[i];
+    if (is_scan(a->kind)) {
+      if (!S->maps) scan_beside(S, i);
+      continue;
+    }
     if (a->hlead != NULL) continue;
     int perm = a->kind == K_PERMUTE;
     rows_of ra = { { NULL }, 0 };
@@ -277,7 +348,7 @@ static void group(scope *S) {
     int size = 1;
     for (int j = i + 1; j < S->n && size < TUNE_HFUSE_MOST; j++) {
       lacc_node *b = S->v[j];
-      if (b->hlead != NULL || (b->kind == K_PERMUTE) != perm) continue;
+      if (b->hlead != NULL || (b->kind == K_PERMUTE) != perm || is_scan(b->kind)) continue;
       const char *why = NULL;
       if (perm) {
         if (!permute_joins(a, b, S, &why)) continue;
@@ -286,6 +357,7 @@ static void group(scope *S) {
         if (a->rank != b->rank || !same_rows(&ra, &rb)) continue;   /* a whole array's
                                                                        count, or its rows */
         if (!S->maps) why = differs(a, b);
+        if (!S->maps && why == NULL) why = fold_raises_first(a, b, S);
       }
       for (lacc_node *m = a; why == NULL && m != NULL; m = m->hnext)
         if (reads(b, m) || reads(m, b)) why = "one reads the other's result";
@@ -349,12 +421,15 @@ int reads_at_element(const lacc_node *t, int idx) {
  * it folds an array of the map's extents (maps of it alone, not of a shorter array
  * beside it: every element visited exactly once, in every path but tiles, which lowering
  * leaves out for it), and its function and start value read no array (the fold is
- * planned where the let is). */
+ * planned where the let is). Its function and start value raise no error (no integer
+ * division), since where the let is it runs before the steps of the let's body that come
+ * before it (a fold1's error on empty rows is reported at its own place: lower_fold.c's
+ * lw_fold_reached). */
 static int can_write(const lacc_node *a) {
   rows_of r = rows(fold_input(a), 0);   /* the map's extents alone: all of it is written */
   return reads_at_element(fold_input(a), 0) && r.n == 1 &&
          r.node[0]->kind == K_AVAR && r.node[0]->field == 0 && closed(a->kids[0]) &&
-         (a->kind == K_FOLD1 || closed(a->kids[1]));
+         (a->kind == K_FOLD1 || closed(a->kids[1])) && quiet_fn(a);
 }
 
 /* The let's bound map b (or the map its own lets end in) and the folds of its body's
@@ -406,7 +481,7 @@ static void walk(lacc_node *t, scope *S, int result) {
     if (node_level_of(t->kids[i]->kind) == L_ACC) walk(t->kids[i], S, t->kind == K_RESULTS);
   int fold = is_fold(t);
   if (!S->maps && (t->kind == K_MAP || t->kind == K_GENERATE)) t->hwrite = NULL;
-  if (S->maps ? t->kind != K_MAP : !fold && t->kind != K_PERMUTE) return;
+  if (S->maps ? t->kind != K_MAP : !fold && t->kind != K_PERMUTE && !is_scan(t->kind)) return;
   t->hlead = t->hnext = NULL;
   t->hwhy = NULL;
   if (fold) t->hwrite = NULL;

@@ -151,7 +151,7 @@ static int run_rows(exec *E, const pstep *st, int64_t R, int64_t n) {
 
 static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int64_t R = E->S[st->out].size, n = inner;
-  if (!st->with_z && n == 0 && R > 0)
+  if (!st->with_z && st->empty_later != 2 && n == 0 && R > 0)
     return err_fold1_empty(E->ctx, st->empty->where);
   int threads = pool_threads();
   if (R == 0) return LACC_OK;

@@ -11,13 +11,14 @@
 #include "base/text.h"
 
 /* Kernels of a plan (an acond's select only picks an array, a sort runs lacc's own
- * radix sort; an awhile's are those of its condition and body). */
+ * radix sort, a check only tests a shape; an awhile's are those of its condition and
+ * body). */
 int plan_kernels(const kplan *P) {
   int n = 0;
   for (int k = 0; k < P->nsteps; k++) {
     const pstep *st = &P->steps[k];
     if (st->kind == SK_WHILE) n += plan_kernels(st->loop[0]) + plan_kernels(st->loop[1]);
-    else n += st->kind != SK_SELECT && st->kind != SK_SORT;
+    else n += st->kind != SK_SELECT && st->kind != SK_SORT && !st->check_only;
   }
   return n;
 }
@@ -60,6 +61,12 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   if (st->guard >= 0)
     text_put(b, "if a%d is %s:\n", P->guards[st->guard].slot,
              P->guards[st->guard].want ? "true" : "false");
+  if (st->check_only) {   /* lower_fold.c: empty_check_step */
+    text_put(b, "check: %s's rows are not empty, here where it comes alone (it was "
+             "computed with its siblings) (at %s)\n", kind_name(st->node->kind),
+             st->node->where != NULL ? st->node->where : "?");
+    return;
+  }
   if (st->kind == SK_WHILE) {
     while_print(b, ctx, st);
     return;
@@ -90,7 +97,7 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
     text_put(b, "  writes a%d too, rank %d %s, each element as it folds it (one pass, not two)\n",
              st->wout, P->slots[st->wout].rank, P->slots[st->wout].type->sig);
   const char *why = st->hwhy != NULL ? st->hwhy : st->node->hwhy;
-  if (st->kind == SK_FOLD && why != NULL)
+  if ((st->kind == SK_FOLD || st->kind == SK_SCAN) && why != NULL)
     text_put(b, "  not in one pass with a fold over the same rows: %s\n", why);
   if (st->kind == SK_PERMUTE && why != NULL)
     text_put(b, "  not in one pass with a permute of the same index function: %s\n", why);

@@ -227,6 +227,14 @@ typedef struct {
   int tile_rows;           /* and how many outer rows a tile takes */
   int with_z;              /* fold: an empty row folds to the start value (no fold1) */
   const lacc_node *empty;  /* fold: the node an empty row is an error of (the first fold1) */
+  int empty_later;         /* fold: a group that runs before its first fold1 would alone
+                              (a member with a start value comes first): 1 while lowering
+                              has not reached that fold1 (the error is raised here, as
+                              empty), 2 once a check step at its place reports it (the
+                              group then folds empty rows, its fold1s' results unused),
+                              0 when nothing came between (lower.c: lw_fold_reached) */
+  int check_only;          /* a step that only tests a condition and reports its error
+                              (explain prints it apart, not as a kernel) */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
   int atomic;              /* permute: SF_ASCATTER updates targets with compare-and-swap */
   int ordered;             /* fold/scan: rows only in order (no chunks: a float min/max
@@ -273,7 +281,8 @@ static inline int step_members_agree(const pstep *st, const int64_t *ext) {
 
 typedef enum {
   CK_INDEX, CK_BACKPERMUTE, CK_PERMUTE, CK_DIVZERO, CK_RESHAPE, CK_EXTENT,
-  CK_SIZE        /* a delayed array's element count past LACC_MAX_ELEMS */
+  CK_SIZE,       /* a delayed array's element count past LACC_MAX_ELEMS */
+  CK_EMPTY       /* a fold1's rows empty (a check step: pstep.empty_later) */
 } check_kind;
 
 typedef struct {

@@ -98,7 +98,10 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
   }
   if ((t->kind == K_FOLD || t->kind == K_FOLD1) && (t->hlead != NULL || t->hwrite != NULL)) {
     int s = lw_slot_of(L, t);
-    if (s >= 0) return s;   /* planned with its group, or where the map it writes is */
+    if (s >= 0) {   /* planned with its group, or where the map it writes is */
+      lw_fold_reached(L, t, env, s);
+      return s;
+    }
     if (t->hlead != NULL) {
       for (lacc_node *m = t->hlead; m != NULL; m = m->hnext) plan_kids(L, m, env);
       return lw_step_folds(L, t, env);

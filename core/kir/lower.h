@@ -185,6 +185,10 @@ int lw_step_folds(lower *L, const lacc_node *a, const aenv *env);
  * the lets the bound term is made of) written by the loop of the fold group that reads
  * it, planned now in the let's env, the folds' slots set: b's slot. */
 int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *benv, const aenv *env);
+/* Lowering reached fold t (in env) again, planned in slot with its group: where the group
+ * ran before t's place and t is its first fold1 reached, t's error on empty rows is
+ * reported here, as alone (pstep.empty_later). */
+void lw_fold_reached(lower *L, const lacc_node *t, const aenv *env, int slot);
 
 /* lower_scan.c */
 int lw_step_scan(lower *L, const lacc_node *a, const aenv *env);
@@ -199,6 +203,9 @@ int lw_step_permutes(lower *L, const lacc_node *a, const aenv *env);
 
 /* lower_control.c */
 int lw_step_acond(lower *L, lacc_node *t, const aenv *env);
+/* A rank-0 bool step of t (the current step), its shape function written and its body
+ * begun: its output slot. */
+int lw_bool_step(lower *L, const lacc_node *t, step_kind kind);
 int lw_step_while(lower *L, lacc_node *t, const aenv *env);
 int lw_step_sort(lower *L, lacc_node *t, const aenv *env);
 

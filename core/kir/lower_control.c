@@ -9,14 +9,19 @@
 
 /* ---- acond: a test step, each branch's steps behind a guard, a select */
 
-static int step_test(lower *L, const lacc_node *t, const aenv *env) {
+int lw_bool_step(lower *L, const lacc_node *t, step_kind kind) {
   const lacc_type *b = type_parse(L->ctx, "bool");
   if (b == NULL) oom(L);
-  int st = lw_new_step(L, SK_TEST, t, 0);
+  int st = lw_new_step(L, kind, t, 0);
   int out = lw_new_slot(L, SLOT_KERNEL, b, 0, lw_out_plan(L, b));
   L->P->steps[st].out = out;
   L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
   L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
+  return out;
+}
+
+static int step_test(lower *L, const lacc_node *t, const aenv *env) {
+  int out = lw_bool_step(L, t, SK_TEST);
   int i = lw_var(L, S_I64);
   lw_k_for(L, i, 0, 1, 1);
   L->key = i;

@@ -402,6 +402,9 @@ typedef struct {
   const int *sx[TUNE_HFUSE_MOST];   /* each input's shape (one at run time) */
   int out[TUNE_HFUSE_MOST], part[TUNE_HFUSE_MOST];
   const aenv *env;
+  int defer;                        /* its first fold1 comes after a member with a start
+                                       value, or after the let it is planned at: an empty
+                                       row is reported at that fold1's place, and folded */
   int write;                        /* the slot of a map the loops also write, or -1: */
   const lacc_node *wnode;           /* the map, in */
   const aenv *wenv;                 /* its environment */
@@ -764,8 +767,12 @@ int lw_step_fold(lower *L, const lacc_node *a, const aenv *env) {
 }
 
 static void group_step(lower *L, folds *F, const lacc_node *first) {
-  for (const lacc_node *m = first; m != NULL && F->k < TUNE_HFUSE_MOST; m = m->hnext)
+  int fold1 = 0;
+  for (const lacc_node *m = first; m != NULL && F->k < TUNE_HFUSE_MOST; m = m->hnext) {
     F->a[F->k++] = m;
+    fold1 = fold1 || m->kind == K_FOLD1;
+  }
+  F->defer = F->defer && fold1;
   const lacc_node *saved = L->fold_input;
   L->fold_input = term_of(fold_input(F->a[0]), F->env);
   step_fold(L, F);
@@ -803,8 +810,9 @@ int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
       lw_set_slot(L, a, s);
       return s;
     }
-  folds F = { .k = 0, .env = env, .write = -1 };
+  folds F = { .k = 0, .env = env, .write = -1, .defer = a->kind != K_FOLD1 };
   group_step(L, &F, a->hlead);
+  if (a->kind == K_FOLD1) L->P->steps[L->step].empty = a;   /* reached first: its error */
   return lw_slot_of(L, a);
 }
 
@@ -814,7 +822,7 @@ int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
 int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *benv, const aenv *env) {
   int s = lw_new_slot(L, SLOT_KERNEL, b->type, b->rank, lw_out_plan(L, b->type));
   folds F = { .k = 0, .env = lw_a_push(L, env, b, benv, -1), .write = s, .wnode = b,
-              .wenv = benv };
+              .wenv = benv, .defer = 1 };
   const lacc_node *a = b->hwrite;
   group_step(L, &F, a->hlead != NULL ? a->hlead : a);
   L->P->steps[L->step].wout = s;
@@ -822,21 +830,90 @@ int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *benv, const 
   return s;
 }
 
+/* The step whose results include slot, or -1. */
+static int step_of_slot(const kplan *P, int slot) {
+  for (int k = P->nsteps - 1; k >= 0; k--) {
+    const pstep *s = &P->steps[k];
+    if (s->kind != SK_FOLD) continue;
+    if (s->out == slot) return k;
+    for (int i = 0; i < s->nsib; i++)
+      if (s->sib_out[i] == slot) return k;
+  }
+  return -1;
+}
+
+/* A step that reports fold1 t's error when its rows are empty (and there are rows). */
+static void empty_check_step(lower *L, const lacc_node *t, const aenv *env) {
+  int out = lw_bool_step(L, t, SK_MAP);
+  L->P->steps[L->step].check_only = 1;
+  int i = lw_var(L, S_I64);
+  lw_k_for(L, i, 0, 1, 1);
+  L->key = lw_k_int(L, S_I64, -1);
+  const lacc_node *xs = fold_input(t);
+  int r = xs->rank, zero = lw_k_int(L, S_I64, 0);
+  int *sx = lw_shape_of(L, xs, env);
+  int bad = lw_k_prim(L, P_LAND, lw_k_prim(L, P_EQ, sx[r - 1], zero),
+                      lw_k_prim(L, P_GT, lw_size_of(L, r - 1, sx), zero));
+  k_if(L, bad);
+  lw_k_fail(L, lw_add_check(L, CK_EMPTY, "fold1", t->where, 0), 0, NULL);
+  k_end(L);
+  lw_store_elem(L, out, i, &bad);
+  k_end(L);
+}
+
+void lw_fold_reached(lower *L, const lacc_node *t, const aenv *env, int slot) {
+  if (t->kind != K_FOLD1) return;
+  int k = step_of_slot(L->P, slot);
+  if (k < 0 || L->P->steps[k].empty_later != 1) return;
+  if (k == L->P->nsteps - 1) {   /* nothing came between: the group reports it */
+    L->P->steps[k].empty = t;
+    L->P->steps[k].empty_later = 0;
+    return;
+  }
+  L->P->steps[k].empty_later = 2;
+  empty_check_step(L, t, env);
+}
+
 /* Each fold's start value into its accumulator (fold), or element 0 (fold1); the first
  * element the loops take. zstart: some fold has a start value (a fold1 beside it is a
  * float min or max, which folding element 0 again leaves as it is: hfuse.c). */
+static int *zero_leaves(lower *L, const lacc_type *t) {
+  int *o = ints(L, t->nleaves ? t->nleaves : 1);
+  lacc_val z = { .u = 0 };
+  for (int k = 0; k < t->nleaves; k++) o[k] = lw_k_const(L, type_leaf(t, k), z);
+  return o;
+}
+
 static int folds_start(lower *L, const folds *F, const int *oix, int o, int **acc, int zstart) {
+  int r = xs_of(F, 0)->rank;
+  /* a deferred group folds empty rows too: no element 0 there, a fold1 starts from 0 bits
+   * (element 0's index is a variable of its own, defined inside the test: bounds.c takes
+   * it as inside the row wherever it is defined) */
+  int rowful = F->defer ? lw_k_prim(L, P_GT, F->sx[0][r - 1], lw_k_int(L, S_I64, 0)) : -1;
   if (!zstart) {
+    if (rowful >= 0) {
+      for (int i = 0; i < F->k; i++) lw_assign(L, t_of(F, i), acc[i], zero_leaves(L, t_of(F, i)));
+      k_if(L, rowful);
+    }
     int **x = folds_elem(L, F, oix, o, lw_k_int(L, S_I64, 0));
     for (int i = 0; i < F->k; i++) lw_assign(L, t_of(F, i), acc[i], x[i]);
+    if (rowful >= 0) k_end(L);
     return lw_k_int(L, S_I64, 1);
   }
   for (int i = 0; i < F->k; i++) {
     const lacc_node *a = F->a[i];
-    int *v = a->kind == K_FOLD ? lw_lower_exp(L, a->kids[1], NULL, F->env)
-                               : lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o,
-                                              lw_k_int(L, S_I64, 0));
-    lw_assign(L, t_of(F, i), acc[i], v);
+    const lacc_type *t = t_of(F, i);
+    if (a->kind == K_FOLD) {
+      lw_assign(L, t, acc[i], lw_lower_exp(L, a->kids[1], NULL, F->env));
+      continue;
+    }
+    if (rowful >= 0) {
+      lw_assign(L, t, acc[i], zero_leaves(L, t));
+      k_if(L, rowful);
+    }
+    lw_assign(L, t, acc[i], lw_fold_elem(L, xs_of(F, i), F->env, F->sx[i], oix, o,
+                                         lw_k_int(L, S_I64, 0)));
+    if (rowful >= 0) k_end(L);
   }
   return lw_k_int(L, S_I64, 0);
 }
@@ -869,6 +946,7 @@ static int step_fold(lower *L, folds *F) {
   s->partial = F->part[0];
   s->with_z = first1 == NULL;
   s->empty = first1 != NULL ? first1 : a;
+  s->empty_later = F->defer;
   s->lanes = fold_lanes_ok(a);
   s->ordered = fold_in_order(a);
   if (F->k > 1) {

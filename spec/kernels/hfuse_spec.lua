@@ -356,6 +356,24 @@ describe("sibling folds that stay apart", function()
     assert.is_true(H.same(want, r[2]:get(), 1e-6))
   end)
 
+  it("a scan beside a fold over the same rows: loops of their own, explain says why", function()
+    local m = lacc.fromtable({ { 1, 2, 3 }, { 4, 5, 6 } }, "f32")
+    local add = function(a, c) return a + c end
+    for _, p in ipairs { { lacc.scanl(add, 0, m), lacc.sum(m, 2) },
+                         { lacc.sum(lacc.flatten(m)), lacc.scanl1(add, lacc.flatten(m)) } } do
+      local text, stats = lacc.explain(p, { backend = "cpu" })
+      assert.are.equal(2, stats.kernels)
+      assert.truthy(text:find("not in one pass with a fold over the same rows: a scan and a fold " ..
+                              "each combine in their own order along a row", 1, true), text)
+    end
+    local r = { lacc.run({ lacc.scanl(add, 0, m), lacc.sum(m, 2) }) }
+    H.check_array(r[1], { 0, 1, 3, 6, 0, 4, 9, 15 })
+    H.check_array(r[2], { 6, 15 })
+    -- a scan over other rows than the fold's: nothing to say
+    local text = lacc.explain({ lacc.scanl(add, 0, m), lacc.sum(xs) }, { backend = "cpu" })
+    assert.falsy(text:find("a scan and a fold", 1, true), text)
+  end)
+
   it("folds over arrays of other lengths", function()
     local ys = lacc.fromtable({ 1, 2, 3 }, "f32")
     assert.are.equal(2, kernels({ lacc.sum(xs), lacc.sum(ys) }))
@@ -587,6 +605,91 @@ for _, b in ipairs(H.backends) do
     end)
   end)
 end
+
+-- A group runs where its first member would alone: an error a later member would raise
+-- alone must still come after the steps between them. A fold1's error on empty rows is
+-- reported by a check at its own place (lower_fold.c: lw_fold_reached); a member whose
+-- rows or function may raise an error of their own stays apart.
+local function errors_as_apart(ps)
+  for _, b in ipairs(H.backends) do
+    local ok1, e1 = pcall(lacc.run, ps, { backend = b })
+    local ok2, e2 = pcall(lacc.run, ps, { backend = b, hfuse = false })
+    local ok3, e3 = pcall(lacc.run, ps, { backend = "interp" })
+    assert.is_false(ok1)
+    assert.is_false(ok2)
+    assert.is_false(ok3)
+    assert.are.equal(tostring(e3), tostring(e1), b)
+    assert.are.equal(tostring(e2), tostring(e1), b)
+  end
+end
+
+describe("errors of sibling folds, where each raises them alone", function()
+  local ys = lacc.fromtable({ 1, 2, 3 }, "f32")
+  local function empty(t) return lacc.generate({ 0 }, function(i) return lacc.cast(i, t) end) end
+
+  it("a float maximum after a sum over empty rows, a failing read between: the read's error; one loop", function()
+    local e = empty("f32")
+    local ps = { lacc.sum(e), lacc.generate({ 5 }, function(i) return ys[i] end), lacc.maximum(e) }
+    errors_as_apart(ps)
+    local text, st = lacc.explain(ps, { backend = "cpu" })
+    assert.are.equal(2, st.kernels)
+    assert.truthy(text:find("fold, fold1 (one pass over the same rows)", 1, true), text)
+    assert.truthy(text:find("check: fold1's rows are not empty, here where it comes alone", 1, true), text)
+    -- nothing between them: no check, the group reports the maximum's error
+    local ps2 = { lacc.sum(e), lacc.maximum(e) }
+    errors_as_apart(ps2)
+    text = lacc.explain(ps2, { backend = "cpu" })
+    assert.falsy(text:find("check:", 1, true), text)
+  end)
+
+  it("the same with rows: a deferred group folds rows of every length right, and reports empty rows at the maximum", function()
+    H.seed(48)
+    for _, shape in ipairs { { 3, 0 }, { 0, 4 }, { 0, 0 }, { 5, 1 }, { 7, 130 } } do
+      local n = shape[1] * shape[2]
+      local xs = lacc.reshape(shape, lacc.run(lacc.generate({ n }, function(i)
+        return lacc.cast(lacc.imod(i * 7, 101) - 50, "f32") end)))
+      local bad = lacc.generate({ 4 }, function(i) return ys[i] end)
+      local ps = { lacc.sum(xs, 2), bad, lacc.maximum(xs, 2), lacc.minimum(xs, 2) }
+      if shape[2] == 0 and shape[1] > 0 then
+        errors_as_apart(ps)
+        errors_as_apart({ lacc.sum(xs, 2), lacc.maximum(xs, 2), bad })
+      else
+        local good = { lacc.sum(xs, 2), lacc.map(function(x) return x * 2 end, ys), lacc.maximum(xs, 2),
+                       lacc.minimum(xs, 2) }
+        for _, b in ipairs(H.backends) do
+          local on = { lacc.run(good, { backend = b }) }
+          local ref = { lacc.run(good, { backend = "interp" }) }
+          for k = 1, 4 do assert.are.same(ref[k]:totable(), on[k]:totable(), b .. " result " .. k) end
+        end
+      end
+    end
+  end)
+
+  it("a fold1 that writes the map it folds, over empty rows: its error where it comes alone", function()
+    local a4 = lacc.generate({ 7 }, function(i) return lacc.cast(i, "i32") end)
+    local a7 = empty("i32")
+    local a8 = lacc.stencil2(function(x1, x2, x3, y1, y2, y3) return x1 + x2 + y3 end, "mirror", a4, "clamp", a7)
+    local function m() return lacc.map(function(x) return x * 3 + 1 end, a8) end
+    errors_as_apart({ lacc.argmax(a8, 1), lacc.fold1(function(a, b) return lacc.max(a, b) end, m()),
+                      lacc.fold(function(a, b) return lacc.min(a, b) end, lacc.constant(5, "i32"), m()) })
+    -- a kept map folded by a maximum: written by the fold's loop; empty: the maximum's error
+    local k = lacc.map(function(x) return x + 1 end, a7)
+    errors_as_apart({ lacc.generate({ 5 }, function(i) return ys[i] end), k, lacc.maximum(k) })
+  end)
+
+  it("a fold whose function divides integers stays apart, and an error between comes first", function()
+    local xs = lacc.fromtable({ 1, 2, 0, 4 }, "i32")
+    local ws = lacc.fromtable({ 1, 2 }, "f32")
+    local ps = { lacc.fold(function(a, c) return a * 2 + c end, lacc.constant(0, "i32"), xs),
+                 lacc.generate({ 5 }, function(i) return ws[i] end),
+                 lacc.fold(function(a, c) return lacc.idiv(a, c) end, lacc.constant(100, "i32"), xs) }
+    errors_as_apart(ps)
+    local text, st = lacc.explain(ps, { backend = "cpu" })
+    assert.are.equal(3, st.kernels)
+    assert.truthy(text:find("not in one pass with a fold over the same rows: its rows, start value " ..
+                            "or combining function may raise an error", 1, true), text)
+  end)
+end)
 
 -- Float minimum and maximum split into chunks (lower_fold.c, accumulate_skipping): rows
 -- of 70001 (past two partials' grain) with NaNs where chunks may start (every other
