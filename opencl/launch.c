@@ -135,6 +135,7 @@ typedef struct exec {
   int serial;              /* run steps in order on one work-item */
   const pstep *st;         /* the running step (its outputs: stage_result), or NULL */
   int64_t *unwritten;      /* extents not yet written to the device (prepare_step) */
+  int hdefer;              /* a fold step left to the scan step after it (SF_HROWS), -1 */
 } exec;
 
 static void spare_put(exec *X, cl_mem m, size_t bytes) {
@@ -408,11 +409,19 @@ static int stage_one(exec *X, int slot) {
   return rc;
 }
 
-/* The running step's rank-0 results: its output and its sibling folds' (hfuse.c). */
+static int stage_step(exec *X, const pstep *st) {
+  int rc = stage_one(X, st->out);
+  for (int i = 0; i < st->nsib && rc == LACC_OK; i++) rc = stage_one(X, st->sib_out[i]);
+  return rc;
+}
+
+/* The running step's rank-0 results: its output and its sibling folds' (hfuse.c), and
+ * those of a fold step it ran the rows of (SF_HROWS). */
 static int stage_result(exec *X) {
   if (X->st == NULL) return LACC_OK;
-  int rc = stage_one(X, X->st->out);
-  for (int i = 0; i < X->st->nsib && rc == LACC_OK; i++) rc = stage_one(X, X->st->sib_out[i]);
+  int rc = stage_step(X, X->st);
+  if (rc == LACC_OK && X->st->hfold >= 0 && X->hdefer == X->st->hfold)
+    rc = stage_step(X, &X->P->steps[X->st->hfold]);
   return rc;
 }
 
@@ -494,10 +503,10 @@ static int units(const exec *X) {
 /* R rows (or elements) of `work` elements in all: work-items by the work, not the rows
  * (4096 rows of 4096 elements each, nbody's fold, took one work-item: one core), at most
  * one a row. */
-static int run_rows(exec *X, const pstep *st, int64_t R, int64_t work) {
+static int run_rows(exec *X, const pstep *st, int f, int64_t R, int64_t work) {
   int64_t nch = items_for(X, work > R ? work : R);
   if (nch > R) nch = R;
-  int rc = launch(X, st->fn[SF_BODY], nch, work, 0, R, 0, 0);
+  int rc = launch(X, st->fn[f], nch, work, 0, R, 0, 0);
   return rc == LACC_OK ? checked(X) : rc;
 }
 
@@ -539,7 +548,12 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
   fold_way way = cl_fold_way(cp, st, &z);
   if (way == FOLD_GROUP_TILES) return run_gtiles(X, st, R);
   if (way == FOLD_LANE_TILES) return run_tiles(X, st, R, n);
-  if (way == FOLD_ROWS) return run_rows(X, st, R, R * (n + 1));
+  if (way == FOLD_ROWS && st->hscan >= 0 &&
+      !cl_scan_parts(&X->P->steps[st->hscan], R, n, units(X), X->serial)) {
+    X->hdefer = (int)(st - X->P->steps);   /* the scan's row loop folds the rows too */
+    return LACC_OK;
+  }
+  if (way == FOLD_ROWS) return run_rows(X, st, SF_BODY, R, R * (n + 1));
   int grouped = way == FOLD_GROUP_TREE;
   int64_t nch = !grouped ? parts_for(X, n)
                  : n / TUNE_CL_GROUP_CHUNK < TUNE_CL_GROUP_PARTS ? n / TUNE_CL_GROUP_CHUNK
@@ -565,8 +579,14 @@ static int run_fold(exec *X, const pstep *st, int64_t n) {
 static int run_scan(exec *X, const pstep *st, int64_t n) {
   int64_t m = X->d[st->out]->ext[st->rank - 1];
   int64_t R = m > 0 ? X->d[st->out]->size / m : 0;
+  if (st->hfold >= 0 && X->hdefer == st->hfold) {   /* the fold's rows and the scan's (a
+                                                        scan1's rows may be empty, not the
+                                                        fold's: its count of rows) */
+    int64_t Rf = X->d[X->P->steps[st->hfold].out]->size;
+    return run_rows(X, st, SF_HROWS, Rf, Rf * (2 * n + 1));
+  }
   if (R == 0) return LACC_OK;
-  if (!cl_scan_parts(st, R, n, units(X), X->serial)) return run_rows(X, st, R, R * (n + 1));
+  if (!cl_scan_parts(st, R, n, units(X), X->serial)) return run_rows(X, st, SF_BODY, R, R * (n + 1));
   int64_t nch = parts_for(X, n);
   int rc = alloc_out(X, st, st->partial, &nch);
   for (int64_t o = 0; o < R && rc == LACC_OK; o++) {
@@ -625,7 +645,7 @@ static int step_kernels(exec *X, const pstep *st, const int64_t *ext) {
   if (st->kind == SK_FOLD) return run_fold(X, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(X, st, ext[st->rank]);
   if (st->kind == SK_PERMUTE) return run_permute(X, st, ext);
-  return run_rows(X, st, X->d[st->out]->size, X->d[st->out]->size);
+  return run_rows(X, st, SF_BODY, X->d[st->out]->size, X->d[st->out]->size);
 }
 
 /* A kernel step: its shape (on the host), its output, its kernels. */
@@ -650,6 +670,7 @@ static int cl_step(void *R, int k) {
     if (rc == LACC_OK) rc = step_kernels(X, st, ext);
     X->serial = 0;
   }
+  if (st->kind == SK_SCAN && st->hfold >= 0 && X->hdefer == st->hfold) X->hdefer = -1;
   X->st = NULL;
   return rc;
 }
@@ -731,6 +752,7 @@ static void *cl_begin(lacc_ctx *ctx, const kplan *P) {
   X->ctx = ctx;
   X->P = P;
   X->cp = P->code;
+  X->hdefer = -1;
   X->fail_init = X->cp->i64_atomics ? INT64_MAX : 0;
   X->finit[0] = X->fail_init;
   size_t ns = (size_t)(P->nslots ? P->nslots : 1);

@@ -1611,6 +1611,25 @@ local function siblings()
     end
     ctx.extra_roots[#ctx.extra_roots + 1] = fold_of(c, copy(rows))
   end
+  if chance(0.5) then   -- a scan of the same rows: one loop with the folds where both go by rows
+    local c = base
+    if chance(0.5) then
+      local f, ftext = bump(base.T)
+      c = node(lacc.map(f, base.a), base.T, copy(base.sh), "map " .. ftext .. " " .. base.id, { base })
+    end
+    local kind = pick { "scanl", "scanl1", "scanr", "scanr1" }
+    local f, optext = combiner(c.T, { "+", "+", "min", "max" })
+    local sh = copy(c.sh)
+    if kind:find("1") then
+      ctx.extra_roots[#ctx.extra_roots + 1] = node(lacc[kind](f, c.a), c.T, sh, kind .. " " .. optext ..
+        " " .. c.id, { c })
+    else
+      local z = start_value(c.T)
+      sh[#sh] = ext_add(sh[#sh], 1)
+      ctx.extra_roots[#ctx.extra_roots + 1] = node(lacc[kind](f, z.e, c.a), c.T, sh, kind .. " " ..
+        optext .. " " .. z.s .. " " .. c.id, { c })
+    end
+  end
 end
 
 -- Build the program of one seed: its roots (nodes) in ctx. With params (inside

@@ -2,9 +2,11 @@
  * rows computed in one loop; sibling permutes with one index function in one scatter pass.
  *
  * Owns: the groups (hlead, hnext: on folds and permutes before fusion, on materialised
- * maps after it) and the reasons a fold (or a scan) with a sibling over the same rows
- * stays alone (hwhy), and the fold classes both this pass and the lowering go by (fold_commutative,
- * fold_ordered_only, fold_nan_chunks, fold_lanes_ok). Members of a group are in one
+ * maps after it), a scan paired with a fold group over the same rows (hscan: the
+ * group's rows folded in the scan's row loop), and the reasons a fold (or a scan) with
+ * a sibling over the same rows stays alone (hwhy), and the fold classes both this pass
+ * and the lowering go by (fold_commutative, fold_ordered_only, fold_nan_chunks,
+ * fold_lanes_ok). Members of a group are in one
  * scope (no let or acond branch between them: lowering plans them with one environment,
  * under one guard), neither reads the other, and their rows are those of one array (maps
  * and reshapes of it: the same extents at run time). Folds also fold the same way (start
@@ -16,7 +18,10 @@
  * another path (tiles: lower_fold.c). Maps: several results of one shape, written by one
  * loop. A let-bound map that a fold (or group) of the let's body reads element for
  * element (hwrite): the fold's loop can write it as it folds it. Permutes: the same index
- * function (same_term), each scattering as it would alone (permute_joins).
+ * function (same_term), each scattering as it would alone (permute_joins). A member
+ * planned where an earlier one is raises no error of its own before its place: quiet
+ * rows and functions, or the same reads as an earlier member's (a fold1's error on
+ * empty rows: lower_fold.c's lw_fold_reached).
  * Must not: change what any node computes (lowering does the merging, fusion.c counts a
  * group's reads of a producer once).
  */
@@ -317,29 +322,11 @@ static rows_of rows_folded(const lacc_node *t, int *rank) {
   return rows(fold_input(t), t->rank == 0);
 }
 
-/* A scan beside a fold over the same rows: never merged, and explain says why. */
-static void scan_beside(scope *S, int i) {
-  lacc_node *a = S->v[i];
-  int ra_rank, rb_rank;
-  rows_of ra = rows_folded(a, &ra_rank);
-  for (int j = 0; j < S->n; j++) {
-    lacc_node *b = S->v[j];
-    if (!is_fold(b)) continue;
-    rows_of rb = rows_folded(b, &rb_rank);
-    if (ra_rank != rb_rank || !same_rows(&ra, &rb)) continue;
-    a->hwhy = "a scan and a fold each combine in their own order along a row (a fold in "
-              "per-lane accumulators or chunks, a scan in chunks): loops of their own";
-    return;
-  }
-}
 
 static void group(scope *S) {
   for (int i = 0; i < S->n; i++) {
     lacc_node *a = S->v[i];
-    if (is_scan(a->kind)) {
-      if (!S->maps) scan_beside(S, i);
-      continue;
-    }
+    if (is_scan(a->kind)) continue;   /* paired with a fold group after (pair_scans) */
     if (a->hlead != NULL) continue;
     int perm = a->kind == K_PERMUTE;
     rows_of ra = { { NULL }, 0 };
@@ -386,6 +373,58 @@ static void add(scope *S, lacc_node *t) {
 }
 
 static void walk(lacc_node *t, scope *S, int result);
+
+/* ---- a scan and a fold (or group) over the same rows: the fold's row, then the
+ * scan's, in one loop over the rows (lower_fold.c: lw_step_fold_scan) */
+
+/* Whether the later of a scan and a fold group raises no error the earlier would not
+ * first (lowering plans both where the earlier one is reached): its rows, function and
+ * start value are quiet, or read what the other's rows are made of. A fold1's error on
+ * empty rows keeps its own place (lw_fold_reached). */
+static int scan_fold_quiet(const lacc_node *sc, const lacc_node *lead, const scope *S, int scan_later) {
+  const lacc_node *xs = sc->kids[scan_with_z(sc->kind) ? 2 : 1];
+  if (scan_later)
+    return quiet_exp(sc->kids[0]) && (!scan_with_z(sc->kind) || quiet_exp(sc->kids[1])) &&
+           quiet_rows(xs, lead, S);
+  for (const lacc_node *m = lead; m != NULL; m = m->hnext)
+    if (!quiet_fn(m) || !(within(fold_input(m), xs) || quiet(fold_input(m), S))) return 0;
+  return 1;
+}
+
+/* Each scan of the scope with the first fold group (or fold) over the same rows that can
+ * share its loop, else why not (explain). */
+static void pair_scans(scope *S) {
+  for (int i = 0; i < S->n; i++) {
+    lacc_node *sc = S->v[i];
+    if (!is_scan(sc->kind)) continue;
+    int rs_rank, rf_rank;
+    rows_of rs = rows_folded(sc, &rs_rank);
+    const char *why = NULL;
+    int paired = 0;
+    for (int j = 0; j < S->n && !paired; j++) {
+      lacc_node *f = S->v[j];
+      if (!is_fold(f) || (f->hlead != NULL && f->hlead != f)) continue;   /* a group's first */
+      rows_of rf = rows_folded(f, &rf_rank);
+      if (rs_rank != rf_rank || !same_rows(&rs, &rf)) continue;
+      const char *no = NULL;
+      for (const lacc_node *m = f; no == NULL && m != NULL; m = m->hnext)
+        if (reads(sc, m) || reads(m, sc)) no = "one reads the other's result";
+      if (no == NULL && f->hwrite != NULL) no = "the fold's loop writes the map it folds";
+      if (no == NULL && f->hscan != NULL) no = "the fold shares its loop with another scan";
+      if (no == NULL && !scan_fold_quiet(sc, f, S, j < i))
+        no = "the later one's rows, start value or function may raise an error (alone, "
+             "an error of the first would come first)";
+      if (no != NULL) {
+        if (why == NULL) why = no;
+        continue;
+      }
+      sc->hscan = f;
+      f->hscan = sc;
+      paired = 1;
+    }
+    if (!paired && why != NULL) sc->hwhy = why;
+  }
+}
 
 /* ---- a map that is both kept and folded: written by the fold's loop */
 
@@ -456,6 +495,7 @@ static void in_new_scope(lacc_node *t, const scope *outer, lacc_node *bound) {
   walk(t, &inner, 0);
   if (inner.on) group(&inner);
   if (inner.on && !inner.maps && bound != NULL) writer(bound, &inner);
+  if (inner.on && !inner.maps) pair_scans(&inner);
   free(inner.v);
 }
 
@@ -484,6 +524,7 @@ static void walk(lacc_node *t, scope *S, int result) {
   if (S->maps ? t->kind != K_MAP : !fold && t->kind != K_PERMUTE && !is_scan(t->kind)) return;
   t->hlead = t->hnext = NULL;
   t->hwhy = NULL;
+  if (!S->maps) t->hscan = NULL;
   if (fold) t->hwrite = NULL;
   if (S->on && (!S->maps || (t->manifest && result))) add(S, t);
 }

@@ -286,6 +286,9 @@ struct lacc_node {
   struct lacc_node *hwrite;    /* a let-bound map: the fold (a group's first) whose loop
                                   also writes it; that fold: the map (hfuse.c); read by
                                   fusion, lowering and explain */
+  struct lacc_node *hscan;     /* a scan: the fold (a group's first) over the same rows
+                                  whose row loop it may share; that fold: the scan
+                                  (hfuse.c); read by lowering */
   /* Scratch of a walk over the graph, valid while mark equals the generation the walk
    * took from ctx->next_mark: sharing recovery (one conversion) and awhile_build
    * (awhile.c) use it; nothing keeps a value in it past its walk. */

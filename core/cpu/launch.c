@@ -113,6 +113,7 @@ typedef struct {
   kslot *S;
   lacc_array **arrays;
   krt rt;
+  int hdefer;               /* a fold step left to the scan step after it (SF_HROWS), -1 */
 } exec;
 
 /* Slot s holds a (the reference passes to the slot). */
@@ -140,13 +141,20 @@ static int checked(exec *E) {
 }
 
 /* R rows (a fold's or scan's) of n elements each, in parallel chunks of rows, each row in
- * order by its body function. */
-static int run_rows(exec *E, const pstep *st, int64_t R, int64_t n) {
-  launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_BODY]], R,
-               chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0, 0 };
+ * order by its function f (SF_BODY; SF_HROWS: a scan's and a fold's, twice the work). */
+static int run_rows(exec *E, const pstep *st, int f, int64_t R, int64_t n) {
+  launch l = { E->S, &E->rt.abi, E->fns[st->fn[f]], R,
+               chunks_for(R * ((f == SF_HROWS ? 2 : 1) * n + 1), TUNE_CPU_GRAIN), 0, 0 };
   if (l.nchunks > R) l.nchunks = R;
   pool_run(l.nchunks, run_range, &l);
   return checked(E);
+}
+
+/* Whether a scan of R rows of n elements goes row by row (each row in order on a
+ * thread), else in three passes over chunks of few long rows (run_scan). */
+static int scan_by_rows(const pstep *st, int64_t R, int64_t n) {
+  int threads = pool_threads();
+  return R >= threads || n < 2 * TUNE_PART_GRAIN || threads == 1 || st->ordered;
 }
 
 static int run_fold(exec *E, const pstep *st, int64_t inner) {
@@ -170,7 +178,11 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
     pool_run(l.nchunks, run_range, &l);
     return checked(E);
   }
-  if (!part) return run_rows(E, st, R, n);
+  if (!part && st->hscan >= 0 && scan_by_rows(&E->P->steps[st->hscan], R, n)) {
+    E->hdefer = (int)(st - E->P->steps);   /* the scan's row loop folds the rows too */
+    return LACC_OK;
+  }
+  if (!part) return run_rows(E, st, SF_BODY, R, n);
   int64_t nch = parts_for(n);
   int64_t one = nch;
   int rc = alloc_out(E, st, st->partial, &one);
@@ -198,10 +210,14 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
 static int run_scan(exec *E, const pstep *st, int64_t n) {
   int64_t m = E->S[st->out].ext[st->rank - 1];
   int64_t R = m > 0 ? E->S[st->out].size / m : 0;
-  int threads = pool_threads();
+  if (st->hfold >= 0 && E->hdefer == st->hfold) {   /* the fold's rows and the scan's (a
+                                                        scan1's rows may be empty, not the
+                                                        fold's: its count of rows) */
+    E->hdefer = -1;
+    return run_rows(E, st, SF_HROWS, E->S[E->P->steps[st->hfold].out].size, n);
+  }
   if (R == 0) return LACC_OK;
-  if (R >= threads || n < 2 * TUNE_PART_GRAIN || threads == 1 || st->ordered)
-    return run_rows(E, st, R, n);
+  if (scan_by_rows(st, R, n)) return run_rows(E, st, SF_BODY, R, n);
   int64_t nch = parts_for(n);
   int rc = alloc_out(E, st, st->partial, &nch);
   if (rc != LACC_OK) return rc;
@@ -354,6 +370,7 @@ static void *cpu_begin(lacc_ctx *ctx, const kplan *P) {
   }
   E->ctx = ctx;
   E->P = P;
+  E->hdefer = -1;
   E->fns = (kfn_ptr *)cpu_code_fns(P->code, &E->atomics);
   E->rt.abi.fail = rt_fail;
   E->rt.abi.K = (const lacc_kval *)P->consts;

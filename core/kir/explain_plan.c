@@ -96,6 +96,12 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   if (st->wout >= 0)
     text_put(b, "  writes a%d too, rank %d %s, each element as it folds it (one pass, not two)\n",
              st->wout, P->slots[st->wout].rank, P->slots[st->wout].type->sig);
+  if (st->hscan >= 0)
+    text_put(b, "  folded in a%d's loop (the scan's), each row folded then scanned, where both "
+             "go row by row (one pass over the rows, not two)\n", P->steps[st->hscan].out);
+  if (st->hfold >= 0)
+    text_put(b, "  its loop folds a%d's rows too, each row folded then scanned, where both go "
+             "row by row\n", P->steps[st->hfold].out);
   const char *why = st->hwhy != NULL ? st->hwhy : st->node->hwhy;
   if ((st->kind == SK_FOLD || st->kind == SK_SCAN) && why != NULL)
     text_put(b, "  not in one pass with a fold over the same rows: %s\n", why);

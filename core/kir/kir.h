@@ -210,6 +210,8 @@ typedef enum {
   SF_GROUP,      /* fold on OpenCL: FN_GROUP */
   SF_GTILE,      /* fold on OpenCL: FN_GTILE */
   SF_TILE,       /* fold on the cpu: FN_TILE */
+  SF_HROWS,      /* scan: FN_SEG, rows p0 <= o < p1, each folded by the fold step hfold's
+                    row code, then scanned (run in place of both where both go row by row) */
   SF_COUNT
 } step_fn;
 
@@ -233,6 +235,9 @@ typedef struct {
                               empty), 2 once a check step at its place reports it (the
                               group then folds empty rows, its fold1s' results unused),
                               0 when nothing came between (lower.c: lw_fold_reached) */
+  int hscan, hfold;        /* fold: the scan step that folds its rows in SF_HROWS where
+                              both go row by row (the executor skips the fold then), and
+                              that scan: the fold step; -1 (hfuse.c: hscan) */
   int check_only;          /* a step that only tests a condition and reports its error
                               (explain prints it apart, not as a kernel) */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */

@@ -96,6 +96,19 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
     return placed(L, t, lw_step_sort(L, t, env));
   default: break;
   }
+  lacc_node *lead = (t->kind == K_FOLD || t->kind == K_FOLD1) ? (t->hlead != NULL ? t->hlead : t)
+                    : is_scan(t->kind) ? t->hscan : NULL;
+  if (lead != NULL && lead->hscan != NULL) {   /* a fold and a scan over the same rows */
+    int s = lw_slot_of(L, t);
+    if (s >= 0) {   /* planned with its partner */
+      if (!is_scan(t->kind)) lw_fold_reached(L, t, env, s);
+      return s;
+    }
+    for (lacc_node *m = lead; m != NULL; m = m->hnext) plan_kids(L, m, env);
+    plan_kids(L, lead->hscan, env);
+    if (lw_step_fold_scan(L, lead, lead->hscan, is_scan(t->kind) ? NULL : t, env) == 0)
+      return lw_slot_of(L, t);
+  }
   if ((t->kind == K_FOLD || t->kind == K_FOLD1) && (t->hlead != NULL || t->hwrite != NULL)) {
     int s = lw_slot_of(L, t);
     if (s >= 0) {   /* planned with its group, or where the map it writes is */

@@ -189,9 +189,17 @@ int lw_step_folds_writing(lower *L, const lacc_node *b, const aenv *benv, const 
  * ran before t's place and t is its first fold1 reached, t's error on empty rows is
  * reported here, as alone (pstep.empty_later). */
 void lw_fold_reached(lower *L, const lacc_node *t, const aenv *env, int slot);
+/* The fold group (or fold) lead and the scan sc paired with it (hfuse.c: hscan), their
+ * kids planned, as a fold step and then a scan step whose SF_HROWS folds and scans each
+ * row (reached: the fold that lowering reached, NULL for the scan); each one's slot set.
+ * 0, or -1 where the group is lowered apart (lw_step_folds) and nothing was planned. */
+int lw_step_fold_scan(lower *L, const lacc_node *lead, const lacc_node *sc,
+                      const lacc_node *reached, const aenv *env);
 
 /* lower_scan.c */
 int lw_step_scan(lower *L, const lacc_node *a, const aenv *env);
+/* Row o of scan a (in env) scanned into slot out, in the function being written. */
+void lw_scan_row(lower *L, const lacc_node *a, const aenv *env, int out, int o);
 
 /* lower_push.c */
 int lw_step_push(lower *L, const lacc_node *t, const aenv *env);

@@ -4,7 +4,9 @@
  * the code is straight-line; by rows at rank 2 and more), and folds: segments in order,
  * partials per chunk with per-lane accumulators for one commutative primitive (a float
  * min or max's partials from an infinity, passing over NaNs), the combine of partials,
- * and on OpenCL the work-group tree (FN_GROUP); a group of sibling folds or maps (hfuse.c) in the same loops.
+ * and on OpenCL the work-group tree (FN_GROUP); a group of sibling folds or maps
+ * (hfuse.c) in the same loops; a fold group's rows folded in the row loop of a scan of
+ * the same rows (SF_HROWS), and a later fold1's error on empty rows at its own place.
  * Must not: change what a fold computes: only how its loops are laid out.
  */
 #include "kir/lower.h"
@@ -22,6 +24,7 @@ int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   s->rank = rank;
   for (int f = 0; f < SF_COUNT; f++) s->fn[f] = -1;
   s->wout = -1;
+  s->hscan = s->hfold = -1;
   s->guard = L->guard;
   L->step = P->nsteps;
   return P->nsteps++;
@@ -801,15 +804,23 @@ static int from_memory(const lacc_node *t, const aenv *env) {
   }
 }
 
-int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
+/* Whether group a (a member) must be lowered apart: along rows, an array its rows are
+ * read from may be computed from its index. */
+static int group_apart(const lacc_node *a, const aenv *env) {
   for (const lacc_node *m = a->hlead; a->rank > 0 && m != NULL; m = m->hnext)
-    if (!from_memory(fold_input(m), env)) {
-      int s = lw_step_fold(L, a, env);
-      L->P->steps[L->step].hwhy = "an array the rows are read from is computed from its "
-                                  "index, which tiles may fold alone";
-      lw_set_slot(L, a, s);
-      return s;
-    }
+    if (!from_memory(fold_input(m), env)) return 1;
+  return 0;
+}
+
+
+int lw_step_folds(lower *L, const lacc_node *a, const aenv *env) {
+  if (group_apart(a, env)) {
+    int s = lw_step_fold(L, a, env);
+    L->P->steps[L->step].hwhy = "an array the rows are read from is computed from its "
+                                "index, which tiles may fold alone";
+    lw_set_slot(L, a, s);
+    return s;
+  }
   folds F = { .k = 0, .env = env, .write = -1, .defer = a->kind != K_FOLD1 };
   group_step(L, &F, a->hlead);
   if (a->kind == K_FOLD1) L->P->steps[L->step].empty = a;   /* reached first: its error */
@@ -865,7 +876,9 @@ void lw_fold_reached(lower *L, const lacc_node *t, const aenv *env, int slot) {
   if (t->kind != K_FOLD1) return;
   int k = step_of_slot(L->P, slot);
   if (k < 0 || L->P->steps[k].empty_later != 1) return;
-  if (k == L->P->nsteps - 1) {   /* nothing came between: the group reports it */
+  /* nothing came between but the scan that folds the group's rows (on empty rows it reads
+   * nothing, and its shape is the group's): the group reports it */
+  if (k == L->P->nsteps - 1 || L->P->steps[k].hscan == L->P->nsteps - 1) {
     L->P->steps[k].empty = t;
     L->P->steps[k].empty_later = 0;
     return;
@@ -926,6 +939,39 @@ static void folds_shapes(lower *L, folds *F) {
   for (int i = 0; i < F->k; i++) F->sx[i] = lw_shape_of(L, xs_of(F, i), F->env);
 }
 
+/* Whether some fold of F has a start value (the others start from element 0). */
+static int folds_with_z(const folds *F) {
+  for (int i = 0; i < F->k; i++)
+    if (F->a[i]->kind == K_FOLD) return 1;
+  return 0;
+}
+
+/* Segment o of fold step st folded, in order, into its outputs (F's shapes computed in
+ * this function: folds_shapes); describe: record what it pulls (explain). */
+static void fold_row(lower *L, const folds *F, int st, int o, int describe) {
+  const lacc_type *t = F->a[0]->type;
+  int r = xs_of(F, 0)->rank;
+  const int *sx = F->sx[0];
+  int oix[LACC_MAX_RANK];
+  lw_unravel_in(L, r - 1, sx, o, oix);
+  int **acc = folds_fresh(L, F);
+  int j0 = folds_start(L, F, oix, o, acc, folds_with_z(F));
+  int lanes_seg = L->P->steps[st].lanes && L->P->caps.lane_segments && lanes_on();
+  if (lanes_seg) {   /* a long segment of a commutative primitive: per-lane accumulators */
+    int len = lw_k_prim(L, P_SUB, sx[r - 1], j0);
+    k_if(L, lw_k_prim(L, P_GE, len, lw_k_int(L, S_I64, 2 * lanes_for(t->scalar))));
+    int **part = folds_fresh(L, F);
+    fold_lanes(L, F, oix, o, j0, sx[r - 1], part, 0);
+    folds_accumulate(L, F, acc, part);
+    k_else(L);
+  }
+  if (describe) lw_start_desc(L);
+  fold_range(L, F, oix, o, j0, sx[r - 1], acc);
+  L->describe = 0;
+  if (lanes_seg) k_end(L);
+  folds_store(L, F, F->out, o, acc);
+}
+
 static int step_fold(lower *L, folds *F) {
   const lacc_node *a = F->a[0], *first1 = NULL;
   int with_z = 0;   /* some fold has a start value; the others start from element 0 */
@@ -974,29 +1020,14 @@ static int step_fold(lower *L, folds *F) {
   /* segments in order, each sequential: the interpreter's order exactly */
   L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_SEG);
   folds_shapes(L, F);
-  sx = (int *)F->sx[0];
   int o = lw_var(L, S_I64);
   lw_k_for(L, o, 0, 1, 1);
   L->key = o;
-  int oix[LACC_MAX_RANK];
-  lw_unravel_in(L, r - 1, sx, o, oix);
-  int **acc = folds_fresh(L, F);
-  int j0 = folds_start(L, F, oix, o, acc, with_z);
-  int lanes_seg = L->P->steps[st].lanes && L->P->caps.lane_segments && lanes_on();
-  if (lanes_seg) {   /* a long segment of a commutative primitive: per-lane accumulators */
-    int len = lw_k_prim(L, P_SUB, sx[r - 1], j0);
-    k_if(L, lw_k_prim(L, P_GE, len, lw_k_int(L, S_I64, 2 * lanes_for(t->scalar))));
-    int **part = folds_fresh(L, F);
-    fold_lanes(L, F, oix, o, j0, sx[r - 1], part, 0);
-    folds_accumulate(L, F, acc, part);
-    k_else(L);
-  }
-  lw_start_desc(L);
-  fold_range(L, F, oix, o, j0, sx[r - 1], acc);
-  L->describe = 0;
-  if (lanes_seg) k_end(L);
-  folds_store(L, F, F->out, o, acc);
+  fold_row(L, F, st, o, 1);
   k_end(L);
+  sx = (int *)F->sx[0];
+  int oix[LACC_MAX_RANK];
+  int **acc;
 
   /* one chunk of one segment into a partial; lanes reassociate commutative functions */
   L->P->steps[st].fn[SF_PART] = lw_new_fn(L, FN_PART);
@@ -1050,4 +1081,31 @@ static int step_fold(lower *L, folds *F) {
     lw_fold_gtiles(L, st, a, F->env);
   }
   return F->out[0];
+}
+
+int lw_step_fold_scan(lower *L, const lacc_node *lead, const lacc_node *sc,
+                      const lacc_node *reached, const aenv *env) {
+  if (lead->hlead != NULL && group_apart(lead, env)) return -1;
+  folds F = { .k = 0, .env = env, .write = -1,
+              .defer = reached == NULL || reached->kind != K_FOLD1 };
+  group_step(L, &F, lead);
+  int fk = L->step;
+  if (reached != NULL && reached->kind == K_FOLD1) L->P->steps[fk].empty = reached;
+  int out = lw_step_scan(L, sc, env);
+  lw_set_slot(L, sc, out);
+  int sk = L->step;
+  L->P->steps[sk].hfold = fk;
+  L->P->steps[fk].hscan = sk;
+  L->P->steps[sk].fn[SF_HROWS] = lw_new_fn(L, FN_SEG);
+  const lacc_node *saved = L->fold_input;
+  L->fold_input = term_of(fold_input(F.a[0]), env);
+  folds_shapes(L, &F);
+  int o = lw_var(L, S_I64);
+  lw_k_for(L, o, 0, 1, 1);
+  L->key = o;
+  fold_row(L, &F, fk, o, 0);
+  L->fold_input = saved;
+  lw_scan_row(L, sc, env, out, o);
+  k_end(L);
+  return 0;
 }

@@ -2,7 +2,7 @@
  *
  * Owns: the four scans (left and right, with and without a start value): rows in order,
  * and for long rows three passes (reduce each chunk, carries in order, scan each chunk
- * from its carry).
+ * from its carry); a row's scan for a loop that also folds it (lw_scan_row).
  * Must not: reorder applications of the function beyond associativity.
  */
 #include "kir/lower.h"
@@ -102,8 +102,7 @@ static void scan_reduce(lower *L, scanner *S, int lo, int hi, int *acc) {
   }
 }
 
-int lw_step_scan(lower *L, const lacc_node *a, const aenv *env) {
-  scanner S0 = { 0 }, *S = &S0;
+static void scanner_init(scanner *S, const lacc_node *a, const aenv *env) {
   S->a = a;
   S->env = env;
   S->t = a->type;
@@ -111,6 +110,22 @@ int lw_step_scan(lower *L, const lacc_node *a, const aenv *env) {
   S->with_z = scan_with_z(a->kind);
   S->right = scan_right(a->kind);
   S->xs = a->kids[S->with_z ? 2 : 1];
+}
+
+void lw_scan_row(lower *L, const lacc_node *a, const aenv *env, int out, int o) {
+  scanner S0 = { 0 }, *S = &S0;
+  scanner_init(S, a, env);
+  S->out = out;
+  scan_begin(L, S, o);
+  /* the fold's rows may be empty: a scan1's then has none (no element 0 to start from) */
+  if (!S->with_z) k_if(L, lw_k_prim(L, P_GT, S->n, lw_k_int(L, S_I64, 0)));
+  scan_row(L, S, lw_fresh(L, S->t));
+  if (!S->with_z) k_end(L);
+}
+
+int lw_step_scan(lower *L, const lacc_node *a, const aenv *env) {
+  scanner S0 = { 0 }, *S = &S0;
+  scanner_init(S, a, env);
   int r = S->xs->rank;
   int st = lw_new_step(L, SK_SCAN, a, a->rank);
   S->out = lw_new_slot(L, SLOT_KERNEL, S->t, a->rank, lw_out_plan(L, S->t));
