@@ -16,9 +16,9 @@ OPT ?= -O2 -g
 # WERROR= (the rock build does) leaves warnings as warnings for other compilers' users
 WERROR ?= -Werror
 WARN = -Wall -Wextra $(WERROR) -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
-CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore -Icore/include $(PNG_CFLAGS) $(SAN) $(CFLAGS)
-LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 B ?= build
+CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Icore -Icore/include -I$(B)/gen $(PNG_CFLAGS) $(SAN) $(CFLAGS)
+LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
 # The core by part (docs/architecture.md): the driver, then one folder per part.
 CORE_SRC = $(wildcard core/*.c core/base/*.c core/front/*.c core/ast/*.c core/kir/*.c core/cpu/*.c)
@@ -45,7 +45,13 @@ $(B)/flags: FORCE
 	@mkdir -p $(B)
 	@echo '$(CFLAGS_ALL)' | cmp -s - $@ || echo '$(CFLAGS_ALL)' > $@
 
-$(B)/obj/%.o: core/%.c $(HDRS) $(B)/flags
+# lacc's own math functions, compiled into the interpreter and held as text by the kernel
+# preludes (core/base/ownmath.h): the file as a C string literal.
+$(B)/gen/ownmath.inc: core/base/ownmath.h
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+
+$(B)/obj/%.o: core/%.c $(HDRS) $(B)/flags $(B)/gen/ownmath.inc
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -158,8 +164,8 @@ deps:
 # luacheck over every Lua file (.luacheckrc) and cppcheck over the C: zero warnings; also
 # a step of make test.
 CPPCHECK = cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
-  --inline-suppr -Icore -Icore/include -Impi core opencl bindings mpi
-lint: deps
+  --inline-suppr -Icore -Icore/include -I$(B)/gen -Impi core opencl bindings mpi
+lint: deps $(B)/gen/ownmath.inc
 	@luacheck lua spec tools bench examples types --no-color -q
 	@$(CPPCHECK) && echo "cppcheck: clean"
 

@@ -1,8 +1,9 @@
-/* lacc's own f32 exp and log (the OpenCL prelude's LACC_OWN_MATH code, which CPU devices
- * run) over every f32 input against libm in double: prints the largest error of each in
- * ulp of the exact value and fails past 1 ulp or on a wrong end value (NaN, infinities,
- * zeros). tools/clmath_check.sh extracts the functions from the OpenCL source lacc emits
- * into clmath_fns.h and builds this with contraction off, as OpenCL C is built. */
+/* lacc's own f32 exp and log (core/base/ownmath.h: the OpenCL prelude's LACC_OWN_MATH
+ * code, which CPU devices run, and the interpreter's and the cpu backend's) over every f32
+ * input against libm in double: prints the largest error of each in ulp of the exact
+ * value and fails past 1 ulp or on a wrong end value (NaN, infinities, zeros).
+ * tools/clmath_check.sh extracts the functions from the OpenCL source lacc emits into
+ * clmath_fns.h and builds this with contraction off, as OpenCL C is built. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 #!/bin/sh
-# make check-clmath: lacc's own f32 exp and log, as the OpenCL C text lacc emits for a CPU
+# make check-clmath: lacc's own f32 exp and log (core/base/ownmath.h: the interpreter's,
+# the cpu backend's and a CPU device's), as the OpenCL C text lacc emits for a CPU
 # device, checked over all 2^32 f32 inputs (tools/clmath_check.c; about 5 minutes on one
 # core). Needs only a C compiler and Lua 5.4 with lacc built (no OpenCL device).
 set -e

@@ -11,6 +11,20 @@
 #include <string.h>
 #include "base/internal.h"
 
+/* lacc's own f32 exp and log: the kernels' (emit_c.c), so that every backend gives the
+ * same bits */
+static inline float lacc_as_float(int i) {
+  float f;
+  memcpy(&f, &i, 4);
+  return f;
+}
+static inline int lacc_as_int(float f) {
+  int i;
+  memcpy(&i, &f, 4);
+  return i;
+}
+#include "base/ownmath.h"
+
 /* Operand classes a primitive accepts (PRIMDEF's operands column). */
 typedef enum { C_NUM, C_INT, C_FLOAT, C_BOOL, C_ANY } operand_class;
 
@@ -292,8 +306,8 @@ static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_MIN: r = y < x ? y : x; break;
   case P_MAX: r = y > x ? y : x; break;
   case P_SQRT: r = sqrtf(x); break;
-  case P_EXP: r = expf(x); break;
-  case P_LOG: r = logf(x); break;
+  case P_EXP: r = lacc_expf(x); break;
+  case P_LOG: r = lacc_logf(x); break;
   case P_SIN: r = sinf(x); break;
   case P_COS: r = cosf(x); break;
   case P_TAN: r = tanf(x); break;

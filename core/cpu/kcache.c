@@ -56,9 +56,12 @@ void cpu_cflags(char *out, size_t cap) {
 }
 
 /* Flags lacc's semantics depend on: no contraction into fma (results must equal the
- * interpreter's), no errno (lets sqrt be one instruction). */
+ * interpreter's), no errno (lets sqrt be one instruction), no floating-point traps (no
+ * program sees the exception flags; values are as they were, and the compiler may then
+ * compute both arms of a select whose arms compute, as base/ownmath.h's exp and log do:
+ * their loops vectorise). */
 static const char *const fixed_flags[] = { "-std=c11", "-ffp-contract=off", "-fno-math-errno",
-                                           "-fPIC", "-shared" };
+                                           "-fno-trapping-math", "-fPIC", "-shared" };
 enum { NFIXED = sizeof fixed_flags / sizeof *fixed_flags };
 
 /* Splits flags at blanks into a NULL-terminated argv with room for `extra` more words;
