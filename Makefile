@@ -27,7 +27,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: FORCE all rock rock-install test check test-opencl test-full demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef entries install-lua bench fuzz
+.PHONY: FORCE all rock rock-install test check test-opencl test-full demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef entries install-lua bench bench-peers fuzz
 
 # MPI is optional, as OpenCL is: with mpicc (Open MPI) lacc.mpi's library and Lua 5.4 module
 # are built beside the core, which never needs MPI (docs/guide.md, "Many machines: MPI").
@@ -227,6 +227,12 @@ clean:
 # benchmark with ratios against hand-written C. BENCH_SCALE=0.05 for a quick run.
 bench: all
 	@B=$(B) CC=$(CC) LUA54=$(LUA54) LUAJIT=$(LUAJIT) sh bench/run.sh
+
+# Issue 45's peer rows (bench/peers/, bench/README.md "Peer rows"): PyTorch, Numba and Halide
+# beside the C and lacc rows of the workloads they have, a peers line under each table.
+# They are no dependency of lacc: install them with LACC_PEERS=1 sh tools/deps.sh.
+bench-peers: all
+	@B=$(B) CC=$(CC) LUA54=$(LUA54) LUAJIT=$(LUAJIT) BENCH_PEERS=only sh bench/run.sh
 
 # The MPI path (lacc.mpi) against the cpu backend: 1 and 2 ranks (bench/mpi/run.sh).
 bench-mpi: all

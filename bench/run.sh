@@ -24,10 +24,17 @@
 #                    (sort_*), "C philox" (random) and "C row sums" (colsum); the NumPy
 #                    process "NumPy argsort" (sort_*) and "NumPy row sums" (colsum); the
 #                    plain lacc row "lacc argsort" (sort_*) and "lacc row sums" (colsum))
+#                    and the peer rows (issue 45, bench/peers/): "PyTorch Numba Halide
+#                    Halide_separable", each where its library is installed
+#   BENCH_PEERS      "only" (`make bench-peers`): BENCH_ONLY and BENCH_ROWS default to the
+#                    workloads with peer rows and to "C lacc lacc_matmul PyTorch Numba Halide
+#                    Halide_separable"; 0: no peer rows (default 1: in the tables where
+#                    installed)
 #   BENCH_LUAJIT_LACC  0 to skip the "lacc (LuaJIT)" rows (default 1)
 #   BENCH_CFLAGS     flags of the C baselines (default "-O3 -march=native -fopenmp")
 #   LACC_THREADS     threads for lacc and for the C rows' OMP_NUM_THREADS (default nproc)
-#   B, CC, LUA54, LUAJIT, BENCH_PYTHON (default /usr/bin/python3)
+#   B, CC, LUA54, LUAJIT, BENCH_PYTHON (default /usr/bin/python3), CXX (default g++: the
+#                    Halide rows), HALIDE_INC (default /usr/include/halide14)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -37,6 +44,12 @@ LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 SCALE=${BENCH_SCALE:-1}
+PEERS=${BENCH_PEERS:-1}
+PEER_ROWS="PyTorch Numba Halide Halide_separable"
+if [ "$PEERS" = only ]; then
+  BENCH_ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d sort random colsum stats}
+  BENCH_ROWS=${BENCH_ROWS:-C lacc lacc_matmul $PEER_ROWS}
+fi
 ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk sort random colsum stats}
 # "sort" is its three key types, "stats" its four programs, each a benchmark (and a table)
 # of its own
@@ -50,7 +63,8 @@ done)
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
-ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit}
+ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit $PEER_ROWS}
+[ "$PEERS" = 0 ] && ROWS=$(for r in $ROWS; do case " $PEER_ROWS " in *" $r "*) ;; *) printf '%s ' "$r" ;; esac; done)
 export LACC_TIER=opt LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
 export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
   BENCH_ROW_BUDGET="${BENCH_ROW_BUDGET:-30}"
@@ -130,6 +144,63 @@ command -v "$LUA54" >/dev/null 2>&1 && HAVE_LUA54=1
 
 wanted() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; }
 
+# ---- the peer rows (issue 45, bench/peers/): the libraries a user would pick instead of
+# lacc, on the workloads each has a natural spelling for. Each runs only where installed
+# (one note line where not: LACC_PEERS=1 sh tools/deps.sh installs them); the checks cost
+# a Python import or two, the Halide binary is rebuilt only when its sources change.
+TORCH_BENCHES="dotp saxpy blackscholes scan histogram blur matmul matmul_f64 nbody conv2d sort_u32 sort_f32 sort_i64 random colsum stats_meanvar stats_minmax stats_softmax stats_kmeans"
+NUMBA_BENCHES="dotp saxpy blackscholes mandelbrot histogram blur nbody conv2d stats_meanvar stats_minmax stats_softmax stats_kmeans"
+HALIDE_BENCHES="blur conv2d"
+in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
+# peer_wanted ROWS BENCHES: one of the rows is wanted for one of the benchmarks to run
+peer_wanted() {
+  for r in $1; do
+    wanted "$r" || continue
+    for b in $ONLY; do in_list "$b" "$2" && return 0; done
+  done
+  return 1
+}
+HAVE_TORCH=0 HAVE_NUMBA=0 HAVE_HALIDE=0
+if peer_wanted PyTorch "$TORCH_BENCHES"; then
+  if [ -x "$PY" ] && "$PY" -c 'import torch' 2>/dev/null; then HAVE_TORCH=1; else
+    note "PyTorch: n/a (install python3-torch: LACC_PEERS=1 sh tools/deps.sh)"; fi
+fi
+if peer_wanted Numba "$NUMBA_BENCHES"; then
+  if [ -x "$PY" ] && "$PY" -c 'import numba' 2>/dev/null; then HAVE_NUMBA=1; else
+    note "Numba: n/a (install python3-numba: LACC_PEERS=1 sh tools/deps.sh)"; fi
+fi
+if peer_wanted "Halide Halide_separable" "$HALIDE_BENCHES"; then
+  CXX=${CXX:-g++}
+  HALIDE_INC=${HALIDE_INC:-/usr/include/halide14}
+  if [ ! -f "$HALIDE_INC/Halide.h" ] || ! command -v "$CXX" >/dev/null 2>&1; then
+    note "Halide: n/a (no $HALIDE_INC/Halide.h or no $CXX: install libhalide14-0-dev: LACC_PEERS=1 sh tools/deps.sh)"
+  elif [ -x "$OUT/halide" ] && [ ! bench/peers/halide.cpp -nt "$OUT/halide" ] && [ ! bench/c/common.h -nt "$OUT/halide" ]; then
+    HAVE_HALIDE=1
+  elif "$CXX" -std=c++17 -O2 -I"$HALIDE_INC" -o "$OUT/halide" bench/peers/halide.cpp -lHalide14 -lpthread -ldl \
+      2> "$LOGS/cxx_halide.err"; then
+    HAVE_HALIDE=1
+  else
+    note "Halide: n/a (building bench/peers/halide.cpp failed, see $LOGS/cxx_halide.err)"
+    rm -f "$OUT/halide"
+  fi
+fi
+
+# peer_rows BENCH SIZE: the peer rows of one benchmark, those that have it
+peer_rows() {
+  bench=$1 n=$2
+  if [ $HAVE_TORCH = 1 ] && in_list "$bench" "$TORCH_BENCHES"; then
+    row "$bench" PyTorch "$PY" bench/peers/torch_rows.py "$bench" PyTorch "$n"
+  fi
+  if [ $HAVE_NUMBA = 1 ] && in_list "$bench" "$NUMBA_BENCHES"; then
+    row "$bench" Numba env NUMBA_NUM_THREADS="$THREADS" "$PY" bench/peers/numba_rows.py "$bench" Numba "$n"
+  fi
+  if [ $HAVE_HALIDE = 1 ] && in_list "$bench" "$HALIDE_BENCHES"; then
+    for peer in Halide Halide_separable; do
+      row "$bench" "$peer" env HL_NUM_THREADS="$THREADS" "$OUT/halide" "$bench" "$peer" "$n"
+    done
+  fi
+}
+
 # row BENCH ROW CMD...: runs one row process under the timeout; keeps its RESULT/NA lines,
 # or records why it gave none. Rows not in BENCH_ROWS are left out; the other lacc rows
 # of a benchmark are skipped once its plain lacc row has timed out (they would too).
@@ -193,6 +264,7 @@ run_bench() {
   elif wanted LuaJIT_loop; then
     echo "NA $bench LuaJIT_loop luajit not found" >> "$RES"
   fi
+  peer_rows "$bench" "$n"
   modes="default fusion_off sharing_off compile opencl opencl_read"
   case $bench in stats_*) modes="default fusion_off hfuse_off sharing_off compile opencl opencl_read" ;; esac
   for mode in $modes; do
@@ -422,6 +494,7 @@ describe() {
 
 echo
 echo "lacc benchmarks (bench/README.md): BENCH_SCALE=$SCALE, $THREADS threads, medians of $BENCH_REPS runs after $BENCH_WARMUP warm-up"
+[ "$PEERS" = only ] && echo "peer rows only (BENCH_PEERS=only, make bench-peers): rows $ROWS; peers lines: lacc's time over each peer's (under 1: lacc is faster)"
 [ "$BUSY" = 1 ] && echo "warning: load average was $LOAD at the start: other processes competed for the cores; timings are noisy"
 for bench in $ONLY; do
   d=$(describe "$bench")
@@ -500,8 +573,8 @@ for bench in $ONLY; do
       split("C C_vectorised C_fresh_output C_blocked OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
       split("C|C vectorised|C fresh output|C blocked|OpenCL by hand|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc fusion off|lacc hfuse off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
-      split("C_wc C_philox C_rows NumPy_argsort NumPy_rows lacc_argsort lacc_rows", ids, " ")
-      split("C write-combining|C philox|C row sums|NumPy argsort|NumPy row sums|lacc argsort|lacc row sums", names, "|")
+      split("C_wc C_philox C_rows NumPy_argsort NumPy_rows lacc_argsort lacc_rows Halide_separable", ids, " ")
+      split("C write-combining|C philox|C row sums|NumPy argsort|NumPy row sums|lacc argsort|lacc row sums|Halide separable", names, "|")
       for (k in ids) label[ids[k]] = names[k]
     }
     function name(id) { return (id in label) ? label[id] : id }
@@ -545,15 +618,30 @@ for bench in $ONLY; do
         printf "compile %s: lacc'"'"'s first run, with an empty kernel cache, %s ms against its median %s ms: about %s ms generating and compiling the kernel\n",
           bench, fmt_ms(fr), fmt_ms(ms["lacc"]), fmt_ms(fr - ms["lacc"])
       }
+      # issue 45: lacc against each peer row, lacc'"'"'s time over the peer'"'"'s (under 1: lacc is
+      # faster); for matmul also lacc.matmul'"'"'s
+      np = split("PyTorch Numba Halide Halide_separable", peer, " "); pl = ""
+      for (k = 1; k <= np; k++) {
+        if (!(peer[k] in ms)) continue
+        if ("lacc" in ms) pl = pl sprintf("%s %.2fx %s", pl == "" ? " lacc" : ",", ms["lacc"] / ms[peer[k]], name(peer[k]))
+        else pl = pl sprintf("%s %s %s ms", pl == "" ? " lacc n/a;" : ",", name(peer[k]), fmt_ms(ms[peer[k]]))
+      }
+      if (pl != "" && ("lacc_matmul" in ms)) {
+        pm = ""
+        for (k = 1; k <= np; k++)
+          if (peer[k] in ms) pm = pm sprintf("%s %.2fx %s", pm == "" ? "; lacc.matmul" : ",", ms["lacc_matmul"] / ms[peer[k]], name(peer[k]))
+        pl = pl pm
+      }
+      if (pl != "") pl = sprintf("peers %s:%s", bench, pl)
       # summary
       s = sprintf("summary %s:", bench)
-      if (!hasc) { print s " no C row, no ratios"; exit }
+      if (!hasc) { print s " no C row, no ratios"; if (pl != "") print pl; exit }
       s = s sprintf(" C %s ms", fmt_ms(c))
       if ("C_vectorised" in ms) s = s sprintf(", C vectorised %.2fx C", ms["C_vectorised"] / c)
       if ("C_fresh_output" in ms) s = s sprintf(", C fresh output %.2fx C", ms["C_fresh_output"] / c)
       if ("C_blocked" in ms) s = s sprintf(", C blocked %.2fx C", ms["C_blocked"] / c)
-      split("lacc lacc_generate lacc_matmul lacc_compile lacc_opencl lacc_opencl_read lacc_luajit NumPy LuaJIT_loop", want, " ")
-      for (k = 1; k <= 9; k++) {
+      nw = split("lacc lacc_generate lacc_matmul lacc_compile lacc_opencl lacc_opencl_read lacc_luajit NumPy LuaJIT_loop PyTorch Numba Halide Halide_separable", want, " ")
+      for (k = 1; k <= nw; k++) {
         id = want[k]
         if (id in ms) {
           s = s sprintf("; %s %.2fx C", name(id), ms[id] / c)
@@ -564,6 +652,7 @@ for bench in $ONLY; do
       if (bench ~ /^sort_/) s = s " (argsort rows vs NumPy argsort)"
       if (bench == "random") s = s " (Philox rows vs C philox)"
       print s
+      if (pl != "") print pl
       # the targets of issue 22 (bench/README.md)
       if (bench ~ /^sort_/ && ("lacc" in ms)) {
         t = sprintf("target %s: lacc.sort %.2fx C%s", bench, ms["lacc"] / c, verdict("<= 1.5", ms["lacc"] <= 1.5 * c))
