@@ -473,9 +473,22 @@ static int can_write(const lacc_node *a) {
 
 /* The let's bound map b (or the map its own lets end in) and the folds of its body's
  * scope: the first fold (or group) that reads b element for element and can write it. */
+/* Whether an expression reads an array through an index (`xs[i]`, `xs:at(i, j)`). */
+static int indexes(const lacc_node *e) {
+  if (e->kind == K_INDEX) return 1;
+  for (int i = 0; i < e->nkids; i++)
+    if (node_level_of(e->kids[i]->kind) != L_ACC && indexes(e->kids[i])) return 1;
+  return 0;
+}
+
 static void writer(lacc_node *b, const scope *body) {
   while (b->kind == K_ALET) b = b->kids[1];   /* the term its own lets make (lower.c) */
   if (b->kind != K_MAP && b->kind != K_GENERATE) return;
+  /* a map that reads arrays through indices is written by a loop of its own: there its
+   * reads vectorise (a row by row loop), in a fold's loop of per-lane accumulators gcc
+   * keeps them scalar (a softmax's exponentials of x:at(i, j) - mx[i]: 4x slower) */
+  for (int i = 0; i < b->nkids; i++)
+    if (node_level_of(b->kids[i]->kind) != L_ACC && indexes(b->kids[i])) return;
   for (int i = 0; i < body->n; i++) {
     lacc_node *a = body->v[i];
     if (!is_fold(a) || (a->hlead != NULL && a->hlead != a)) continue;
