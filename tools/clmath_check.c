@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static inline float as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-static inline int as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
 #include "clmath_fns.h"
 
 /* got's distance from the exact ref in units of the last place of ref's binade (the

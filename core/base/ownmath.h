@@ -8,11 +8,27 @@
  * input by make check-clmath: within 0.99 ulp (exp) and 0.83 ulp (log) of the exact
  * value, with subnormal results and arguments, infinities and NaN as C99 Annex F says.
  * Built without floating-point contraction (an fma would change the bits).
- * Must not: use anything but the includer's lacc_as_float(int) and lacc_as_int(float)
- * (bit casts), INFINITY and NAN, which both dialects have.
+ * Must not: use anything but bit casts (OpenCL C's as_float and as_int, else memcpy from
+ * string.h, which the includer includes), INFINITY and NAN, which both dialects have.
  */
 #ifndef LACC_OWNMATH_H
 #define LACC_OWNMATH_H
+
+#ifdef __OPENCL_VERSION__
+#define lacc_as_float as_float
+#define lacc_as_int as_int
+#else
+static inline float lacc_as_float(int i) {
+  float f;
+  memcpy(&f, &i, 4);
+  return f;
+}
+static inline int lacc_as_int(float f) {
+  int i;
+  memcpy(&i, &f, 4);
+  return i;
+}
+#endif
 
 static inline float lacc_expf(float x) {
   float c = x != x ? 0.0f : x;

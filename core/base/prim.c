@@ -13,16 +13,6 @@
 
 /* lacc's own f32 exp and log: the kernels' (emit_c.c), so that every backend gives the
  * same bits */
-static inline float lacc_as_float(int i) {
-  float f;
-  memcpy(&f, &i, 4);
-  return f;
-}
-static inline int lacc_as_int(float f) {
-  int i;
-  memcpy(&i, &f, 4);
-  return i;
-}
 #include "base/ownmath.h"
 
 /* Operand classes a primitive accepts (PRIMDEF's operands column). */

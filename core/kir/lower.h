@@ -158,6 +158,9 @@ int *lw_part_elem(lower *L, const lacc_node *part, const aenv *env, const kindex
 
 /* lower_fold.c */
 int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank);
+/* Step st's k results, out[0] its own and the others its siblings' (hfuse.c's groups);
+ * partials: each sibling gets a partial slot, -1 until the caller sets it. */
+void lw_step_results(lower *L, int st, int k, const int *out, int partials);
 void lw_start_desc(lower *L);
 int lw_step_map(lower *L, const lacc_node *t, const aenv *env);
 /* A group of sibling maps (hfuse.c: t's hlead list) as one step; each member's slot set,

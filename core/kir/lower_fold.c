@@ -30,6 +30,20 @@ int lw_new_step(lower *L, step_kind kind, const lacc_node *node, int rank) {
   return P->nsteps++;
 }
 
+void lw_step_results(lower *L, int st, int k, const int *out, int partials) {
+  pstep *s = &L->P->steps[st];
+  s->out = out[0];
+  if (k < 2) return;
+  s->nsib = k - 1;
+  s->sib_out = kplan_alloc(L->P, sizeof *s->sib_out * (size_t)(partials ? 2 * s->nsib : s->nsib));
+  if (s->sib_out == NULL) oom(L);
+  if (partials) s->sib_partial = s->sib_out + s->nsib;
+  for (int i = 1; i < k; i++) {
+    s->sib_out[i - 1] = out[i];
+    if (partials) s->sib_partial[i - 1] = -1;
+  }
+}
+
 void lw_start_desc(lower *L) {
   L->describe = 1;
   L->dlen = L->dcap = 0;
@@ -305,14 +319,7 @@ static int step_maps(lower *L, maps *M) {
   int st = lw_new_step(L, SK_MAP, t, t->rank);
   for (int i = 0; i < M->k; i++)
     M->out[i] = lw_new_slot(L, SLOT_KERNEL, M->t[i]->type, t->rank, lw_out_plan(L, M->t[i]->type));
-  pstep *s = &L->P->steps[st];
-  s->out = M->out[0];
-  if (M->k > 1) {
-    s->nsib = M->k - 1;
-    s->sib_out = kplan_alloc(L->P, sizeof *s->sib_out * (size_t)s->nsib);
-    if (s->sib_out == NULL) oom(L);
-    for (int i = 1; i < M->k; i++) s->sib_out[i - 1] = M->out[i];
-  }
+  lw_step_results(L, st, M->k, M->out, 0);
   L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
   int *ext = lw_shape_of(L, t, M->env);
   for (int d = 0; d < t->rank; d++) {
@@ -974,11 +981,9 @@ static void fold_row(lower *L, const folds *F, int st, int o, int describe) {
 
 static int step_fold(lower *L, folds *F) {
   const lacc_node *a = F->a[0], *first1 = NULL;
-  int with_z = 0;   /* some fold has a start value; the others start from element 0 */
-  for (int i = 0; i < F->k; i++) {
-    if (F->a[i]->kind == K_FOLD) with_z = 1;
-    else if (first1 == NULL) first1 = F->a[i];
-  }
+  int with_z = folds_with_z(F);   /* the others start from element 0 */
+  for (int i = 0; i < F->k && first1 == NULL; i++)
+    if (F->a[i]->kind == K_FOLD1) first1 = F->a[i];
   const lacc_node *xs = fold_input(a);
   const lacc_type *t = a->type;
   int r = xs->rank;
@@ -987,8 +992,8 @@ static int step_fold(lower *L, folds *F) {
     F->out[i] = lw_new_slot(L, SLOT_KERNEL, t_of(F, i), a->rank, lw_out_plan(L, t_of(F, i)));
     F->part[i] = lw_new_slot(L, SLOT_PARTIAL, t_of(F, i), 1, lw_out_plan(L, t_of(F, i)));
   }
+  lw_step_results(L, st, F->k, F->out, 1);
   pstep *s = &L->P->steps[st];
-  s->out = F->out[0];
   s->partial = F->part[0];
   s->with_z = first1 == NULL;
   s->empty = first1 != NULL ? first1 : a;
@@ -996,15 +1001,10 @@ static int step_fold(lower *L, folds *F) {
   s->lanes = fold_lanes_ok(a);
   s->ordered = fold_in_order(a);
   if (F->k > 1) {
-    s->nsib = F->k - 1;
-    s->sib_out = kplan_alloc(L->P, sizeof *s->sib_out * (size_t)(2 * s->nsib));
-    if (s->sib_out == NULL) oom(L);
-    s->sib_partial = s->sib_out + s->nsib;
     s->sib_kind = kplan_alloc(L->P, sizeof *s->sib_kind * (size_t)s->nsib);
     if (s->sib_kind == NULL) oom(L);
     for (int i = 1; i < F->k; i++) {
       s->sib_kind[i - 1] = F->a[i]->kind;
-      s->sib_out[i - 1] = F->out[i];
       s->sib_partial[i - 1] = F->part[i];
     }
   }

@@ -467,19 +467,11 @@ static int step_permutes(lower *L, permutes *G) {
   int st = lw_new_step(L, SK_PERMUTE, a0, a0->rank);
   for (int m = 0; m < G->k; m++)
     G->out[m] = lw_new_slot(L, SLOT_KERNEL, G->a[m]->type, a0->rank, lw_out_plan(L, G->a[m]->type));
+  lw_step_results(L, st, G->k, G->out, 1);
   pstep *S = &L->P->steps[st];
-  S->out = G->out[0];
   S->atomic = 1;   /* a group's only if every member's may: else in order, which any
                       member may take alone too (compare-and-swap orders nothing) */
   for (int m = 0; m < G->k; m++) S->atomic = S->atomic && atomic_ok(L, G->a[m], G->out[m]);
-  if (G->k > 1) {
-    S->nsib = G->k - 1;
-    S->sib_out = kplan_alloc(L->P, sizeof *S->sib_out * (size_t)S->nsib);
-    S->sib_partial = kplan_alloc(L->P, sizeof *S->sib_partial * (size_t)S->nsib);
-    S->sib_kind = NULL;
-    if (S->sib_out == NULL || S->sib_partial == NULL) oom(L);
-    for (int m = 1; m < G->k; m++) S->sib_out[m - 1] = G->out[m], S->sib_partial[m - 1] = -1;
-  }
 
   /* shape, member by member: the defaults', then the number of source elements */
   L->P->steps[st].fn[SF_SHAPE] = lw_new_fn(L, FN_SHAPE);
