@@ -663,9 +663,12 @@ for bench in $ONLY; do
         print t
       }
       if (bench == "random" && ("lacc" in ms)) {
-        t = sprintf("target random: lacc %.2fx C, writing the floats%s", ms["lacc"] / c, verdict("<= 1.25", ms["lacc"] <= 1.25 * c))
+        # issue 45: within 1.25x of the same numbers by hand (C philox); the ratios to writing
+        # the floats alone and to writing them into a new array for scale
+        t = "target random:"
+        if ("C_philox" in ms) t = t sprintf(" lacc %.2fx C philox%s;", ms["lacc"] / ms["C_philox"], verdict("<= 1.25", ms["lacc"] <= 1.25 * ms["C_philox"]))
+        t = t sprintf(" lacc %.2fx C, writing the floats", ms["lacc"] / c)
         if ("C_fresh_output" in ms) t = t sprintf("; lacc %.2fx C fresh output", ms["lacc"] / ms["C_fresh_output"])
-        if ("C_philox" in ms) t = t sprintf("; lacc %.2fx C philox", ms["lacc"] / ms["C_philox"])
         print t
       }
       # issue 44: what merging sibling folds into one pass gains (lacc hfuse off / lacc)

@@ -111,6 +111,9 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
     if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) text_put(b, "%c", *c);
   text_put(b, "\n");
+  if (st->group > 0)
+    text_put(b, "  %d neighbouring elements an iteration, computing once what they share "
+             "(a grouped producer)\n", st->group);
   if (st->kind == SK_FOLD && st->fn[SF_TILE] >= 0)
     text_put(b, "  rows of %d outputs or more: in tiles of that many, one output per vector lane\n",
              st->tile_lanes);

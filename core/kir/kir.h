@@ -227,6 +227,8 @@ typedef struct {
   int fn[SF_COUNT];        /* its functions by what each does for it, -1 where none */
   int tile_lanes;          /* fold on the cpu backend with an SF_TILE: its LW, */
   int tile_rows;           /* and how many outer rows a tile takes */
+  int group;               /* map: elements written an iteration, sharing their common work
+                              (a grouped producer: lower_group.c), or 0 */
   int with_z;              /* fold: an empty row folds to the start value (no fold1) */
   const lacc_node *empty;  /* fold: the node an empty row is an error of (the first fold1) */
   int empty_later;         /* fold: a group that runs before its first fold1 would alone

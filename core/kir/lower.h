@@ -70,6 +70,8 @@ typedef struct {
                               leaves of the type being folded), else NULL */
   int nacc;
   int speculated;          /* how many did */
+  struct grp *grp;         /* while a grouped producer's elements are lowered: what is known
+                              of their index arithmetic (lower_group.c), else NULL */
   const lacc_node *fold_input;  /* the array a fold being lowered reads: an iteration
                                    space (lower_pull.c's size_check), not an array */
   const layout_strategy *layouts;  /* the parameters' layouts (NULL: their nodes') */
@@ -198,6 +200,30 @@ void lw_fold_reached(lower *L, const lacc_node *t, const aenv *env, int slot);
  * 0, or -1 where the group is lowered apart (lw_step_folds) and nothing was planned. */
 int lw_step_fold_scan(lower *L, const lacc_node *lead, const lacc_node *sc,
                       const lacc_node *reached, const aenv *env);
+
+/* lower_group.c: a grouped producer's index algebra. The elements of a group are at
+ * b + k, b (`base`) a multiple of `align` (the group's width; 1 while probing, which only
+ * records in `shift` the largest right shift of the index by 1 to 3). */
+typedef struct grp {
+  int fi, base, align, shift;
+  int cap;
+  signed char *kind;       /* per variable: unknown, a constant, or base + an offset */
+  lacc_val *val;           /* the constant or the offset */
+} grp;
+void lw_group_begin(lower *L, grp *g, int base, int align);
+int lw_group_index(lower *L, int k);
+/* hooks of the instruction builders (lower_ir.c): a rewritten result or -1; what an
+ * emitted instruction's result is known to be */
+int lw_group_prim(lower *L, prim_op p, int a, int b);
+void lw_group_note(lower *L, int d, prim_op p, int a, int b);
+void lw_group_cast(lower *L, int d, int a);
+void lw_group_const(lower *L, int v, lacc_val x);
+void lw_group_forget(lower *L, int v);
+int lw_group_known(lower *L, int v, lacc_val *x);
+
+/* lower_cse.c: the pure instructions written since body instruction `from` that repeat
+ * one in force before them dropped, their results' uses renamed */
+void lw_cse_since(lower *L, int from);
 
 /* lower_scan.c */
 int lw_step_scan(lower *L, const lacc_node *a, const aenv *env);

@@ -314,6 +314,90 @@ static void map_rows(lower *L, const maps *M, int lo, const int *oext) {
   k_end(L);
 }
 
+/* ---- grouped producers: rank-1 maps whose element i shares work with its neighbours
+ * through i >> c (a Philox block gives four neighbouring words), lower_group.c's algebra */
+
+static int groups_on(void) {
+  return setting_switch("LACC_GROUPS", 1);
+}
+
+/* Whether term e has a right shift within `budget` nodes: only then is a group looked for. */
+static int has_shift(const lacc_node *e, int *budget) {
+  if (e == NULL || --*budget < 0) return 0;
+  if (e->kind == K_PRIM && e->prim == P_SHR) return 1;
+  for (int i = 0; i < e->nkids; i++)
+    if (has_shift(e->kids[i], budget)) return 1;
+  return 0;
+}
+
+/* The width of a group of these maps' elements: 2^c for the largest shift by c (1 to 3) of
+ * the element index they compute, found by lowering them once at an index, then taken
+ * back; 0 for none. */
+static int group_width(lower *L, const maps *M, const int *oext) {
+  int budget = 4096, any = 0;
+  if (!groups_on()) return 0;
+  for (int i = 0; i < M->k && !any; i++) any = has_shift(M->t[i], &budget);
+  if (!any) return 0;
+  mark m = mark_here(L);
+  int describe = L->describe, key = L->key;
+  int pro = fn(L)->pro.n, nvars = fn(L)->nvars, nfacts = fn(L)->nfacts;
+  memo *memos = L->memos;
+  grp g;
+  lw_group_begin(L, &g, lw_var(L, S_I64), 1);
+  kindex k;
+  k.lin = lw_group_index(L, 0);
+  lw_unravel(L, M->t[0]->rank, oext, k.lin, k.ix);
+  L->key = k.lin;
+  map_elems(L, M, &k);
+  L->grp = NULL;
+  L->describe = describe;
+  back_to(L, m);
+  /* and everything else the probe wrote: the function's text is then as if it never ran */
+  fn(L)->pro.n = pro;
+  fn(L)->nvars = nvars;
+  fn(L)->nfacts = nfacts;
+  L->memos = memos;
+  L->key = key;
+  return g.shift > 0 ? 1 << g.shift : 0;
+}
+
+/* Elements [lo, hi) of maps: in groups of w at multiples of w of the row-major index,
+ * each group's elements lowered at b + k so that what they share is computed from the same
+ * variables (the C compiler computes it once), then the elements before the first group
+ * and after the last one by one. At rank 2 and more the indices come from divisions, which
+ * the C compiler drops where only the row-major index is read (a reshaped generate). */
+static void map_groups(lower *L, const maps *M, int w, int lo, int hi, const int *oext) {
+  int r = M->t[0]->rank;
+  int zero = lw_k_int(L, S_I64, 0);
+  int up = lw_k_prim(L, P_BAND, lw_k_prim(L, P_ADD, lo, lw_k_int(L, S_I64, w - 1)),
+                     lw_k_int(L, S_I64, -(int64_t)w));
+  int first = lw_k_prim(L, P_MIN, up, hi), b = lw_var(L, S_I64);
+  lw_k_for(L, b, first, hi, w);
+  int from = fn(L)->body.n;
+  grp g;
+  lw_group_begin(L, &g, b, w);
+  for (int k = 0; k < w; k++) {
+    kindex ix;
+    ix.lin = lw_group_index(L, k);
+    lw_unravel(L, r, oext, ix.lin, ix.ix);
+    L->key = ix.lin;
+    map_elems(L, M, &ix);
+  }
+  L->grp = NULL;
+  lw_cse_since(L, from);
+  k_end(L);
+  /* b is the first element after the groups: the rest is [lo, first) and [b, hi) */
+  int head = lw_k_prim(L, P_SUB, first, lo), j = lw_var(L, S_I64);
+  lw_k_for(L, j, zero, lw_k_prim(L, P_ADD, head, lw_k_prim(L, P_SUB, hi, b)), 1);
+  kindex ix;
+  ix.lin = lw_k_select(L, lw_k_prim(L, P_LT, j, head), lw_k_prim(L, P_ADD, lo, j),
+                       lw_k_prim(L, P_ADD, b, lw_k_prim(L, P_SUB, j, head)));
+  lw_unravel(L, r, oext, ix.lin, ix.ix);
+  L->key = ix.lin;
+  map_elems(L, M, &ix);
+  k_end(L);
+}
+
 static int step_maps(lower *L, maps *M) {
   const lacc_node *t = M->t[0];
   int st = lw_new_step(L, SK_MAP, t, t->rank);
@@ -330,6 +414,12 @@ static int step_maps(lower *L, maps *M) {
   L->P->steps[st].fn[SF_BODY] = lw_new_fn(L, FN_BODY);
   int *oext = lw_slot_ext(L, M->out[0]);
   lw_start_desc(L);
+  int w = group_width(L, M, oext);
+  if (w > 0) {
+    map_groups(L, M, w, 0, 1, oext);
+    L->P->steps[st].group = w;
+    return M->out[0];
+  }
   int lo = map_strips(L, M, 0, 1);
   if (lo != 0) L->describe = 0;   /* the strips described the elements */
   if (t->rank >= 2 && L->P->caps.cpu_like) {

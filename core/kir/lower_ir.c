@@ -53,6 +53,7 @@ int lw_k_const(lower *L, scalar_kind k, lacc_val v) {
   kinst *in = lw_emit(L, KO_CONST);
   in->dst = d;
   in->imm = v;
+  if (L->grp != NULL) lw_group_const(L, d, v);
   return d;
 }
 
@@ -72,7 +73,8 @@ static int lifted(const lacc_type *t, lacc_val v) {
 }
 
 int lw_k_user_const(lower *L, const lacc_type *t, lacc_val v) {
-  if (!lifted(t, v)) return lw_k_const(L, t->scalar, v);
+  /* a grouped producer's elements inline theirs, so that their copies are alike */
+  if (!lifted(t, v) || L->grp != NULL) return lw_k_const(L, t->scalar, v);
   kplan *P = L->P;
   lw_grow(L, (void **)&P->consts, &P->kcap, P->nconsts, sizeof *P->consts);
   P->consts[P->nconsts] = v;
@@ -89,15 +91,21 @@ void lw_k_mov(lower *L, int dst, int src) {
   kinst *in = lw_emit(L, KO_MOV);
   in->dst = dst;
   in->a = src;
+  if (L->grp != NULL) lw_group_forget(L, dst);
 }
 
 int lw_k_prim(lower *L, prim_op p, int a, int b) {
+  if (L->grp != NULL) {
+    int known = lw_group_prim(L, p, a, b);
+    if (known >= 0) return known;
+  }
   int d = lw_var(L, prim_has(p, PF_BOOL) ? S_BOOL : vtype(L, a));
   kinst *in = lw_emit(L, KO_PRIM);
   in->dst = d;
   in->prim = p;
   in->a = a;
   in->b = b;
+  if (L->grp != NULL) lw_group_note(L, d, p, a, b);
   return d;
 }
 
@@ -131,10 +139,14 @@ int lw_k_unary(lower *L, kop op, scalar_kind k, int a) {
 
 int lw_k_cast(lower *L, scalar_kind to, int a) {
   if (vtype(L, a) == to) return a;
-  return lw_k_unary(L, KO_CAST, to, a);
+  int d = lw_k_unary(L, KO_CAST, to, a);
+  if (L->grp != NULL) lw_group_cast(L, d, a);
+  return d;
 }
 
 int lw_k_select(lower *L, int c, int a, int b) {
+  lacc_val known;
+  if (L->grp != NULL && lw_group_known(L, c, &known)) return known.u != 0 ? a : b;
   int d = lw_var(L, vtype(L, a));
   kinst *in = lw_emit(L, KO_IF);
   in->a = c;

@@ -345,6 +345,9 @@ int *lw_lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae) 
   case K_COND: {
     int c = lw_lower_exp(L, e->kids[0], se, ae)[0];
     const lacc_node *const *arms = (const lacc_node *const *)e->kids + 1;
+    lacc_val known;
+    if (L->grp != NULL && lw_group_known(L, c, &known))   /* a grouped producer's element k */
+      return lw_lower_exp(L, arms[known.u != 0 ? 0 : 1], se, ae);
     if (free_arms(arms, 2)) {
       /* a fold's accumulator kept on most elements: a predicted branch breaks the
        * dependency from one element to the next that a select would carry */

@@ -78,17 +78,19 @@ local function unit64(a, b)
   return (exp.cast(exp.shr(a, 5), "f64") * 67108864 + exp.cast(exp.shr(b, 6), "f64")) * 2 ^ -53
 end
 
--- The array of `shape` whose element p is f(p) (p a u64 position, row-major, 0-based).
+-- The array of `shape` whose element p is f(p) (p a u64 position, row-major, 0-based): a
+-- rank-1 generate, reshaped at rank 2 and more, so that the lowering sees the position as
+-- the row-major index itself (neighbouring elements then share a Philox block in a grouped
+-- producer, at every rank).
 local function by_position(shape, what, f)
   local sh = exp.shape_exp(shape, what)
   local rank = type(shape) == "table" and not exp.is_exp(shape) and #shape or 1
-  local ext = {}
-  for d = 1, rank do ext[d] = rank == 1 and sh or sh[d] end
-  return lacc.generate(shape, function(...)
-    local ix, p = { ... }, exp.constant(0, "i64")
-    for d = 1, rank do p = p * ext[d] + (ix[d] - 1) end
-    return f(exp.cast(p, "u64"))
-  end)
+  local function at(i) return f(exp.cast(i - 1, "u64")) end
+  if rank == 0 then return lacc.generate(shape, function() return f(exp.constant(0, "u64")) end) end
+  if rank == 1 then return lacc.generate(shape, at) end
+  local n = sh[1]
+  for d = 2, rank do n = n * sh[d] end
+  return lacc.reshape(shape, lacc.generate(n, at))
 end
 
 local function float_type(what, t)
@@ -120,8 +122,9 @@ function M.uniform(shape, seed, t, lo, hi)
   local scaled = lo ~= nil or hi ~= nil
   lo, hi = number("random.uniform", "lo", lo or 0), number("random.uniform", "hi", hi or 1)
   return by_position(shape, "random.uniform", function(p)
-    local u = t == "f32" and unit32(word32(k0, k1, p)) or unit64(words64(k0, k1, p))
-    u = exp.cast(u, t)
+    -- f32: the 24 bits and the scaling exact in f32 itself (the same values as through f64)
+    local u = t == "f32" and exp.cast(exp.shr(word32(k0, k1, p), 8), "f32") * exp.constant(2 ^ -24, "f32")
+      or exp.cast(unit64(words64(k0, k1, p)), t)
     if not scaled then return u end
     local l, h = exp.constant(lo, t), exp.constant(hi, t)
     local x = l + (h - l) * u
