@@ -15,9 +15,10 @@
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
 #   BENCH_ROWS       rows to run (default all: "C OpenCL NumPy LuaJIT_loop lacc lacc_generate
-#                    lacc_matmul lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile
-#                    lacc_opencl lacc_opencl_read lacc_luajit"; lacc_generate and lacc_matmul
-#                    are matmul's other formulations; lacc_hfuse_off (sibling folds not
+#                    lacc_matmul lacc_separable lacc_fusion_off lacc_hfuse_off lacc_sharing_off
+#                    lacc_compile lacc_opencl lacc_opencl_read lacc_luajit"; lacc_generate and
+#                    lacc_matmul are matmul's other formulations, lacc_separable conv2d's (two
+#                    1-D stencils); lacc_hfuse_off (sibling folds not
 #                    merged, {hfuse = false}) runs for stats_* only; the C process also
 #                    gives "C vectorised" (dotp, nbody), "C fresh output" (saxpy,
 #                    blackscholes, random), "C blocked" (matmul), "C write-combining"
@@ -63,7 +64,7 @@ done)
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
-ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit $PEER_ROWS}
+ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_separable lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit $PEER_ROWS}
 [ "$PEERS" = 0 ] && ROWS=$(for r in $ROWS; do case " $PEER_ROWS " in *" $r "*) ;; *) printf '%s ' "$r" ;; esac; done)
 export LACC_TIER=opt LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
 export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
@@ -447,7 +448,7 @@ for bench in $ONLY; do
     matmul) run_bench matmul "$N_MATMUL" matmul f32 "lacc_generate lacc_matmul" ;;
     matmul_f64) run_bench matmul_f64 "$N_MATMUL_F64" matmul f64 "lacc_generate lacc_matmul" ;;
     nbody) run_bench nbody "$N_NBODY" ;;
-    conv2d) run_bench conv2d "$W_CONV" ;;
+    conv2d) run_bench conv2d "$W_CONV" conv2d "" lacc_separable ;;
     tags) run_tags ;;
     nearest) run_nearest ;;
     overhead) run_overhead ;;
@@ -570,8 +571,8 @@ for bench in $ONLY; do
   fi
   awk -v bench="$bench" '
     BEGIN {
-      split("C C_vectorised C_fresh_output C_blocked OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
-      split("C|C vectorised|C fresh output|C blocked|OpenCL by hand|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc fusion off|lacc hfuse off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
+      split("C C_vectorised C_fresh_output C_blocked OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_separable lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
+      split("C|C vectorised|C fresh output|C blocked|OpenCL by hand|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc separable|lacc fusion off|lacc hfuse off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
       split("C_wc C_philox C_rows NumPy_argsort NumPy_rows lacc_argsort lacc_rows Halide_separable", ids, " ")
       split("C write-combining|C philox|C row sums|NumPy argsort|NumPy row sums|lacc argsort|lacc row sums|Halide separable", names, "|")
@@ -632,6 +633,9 @@ for bench in $ONLY; do
           if (peer[k] in ms) pm = pm sprintf("%s %.2fx %s", pm == "" ? "; lacc.matmul" : ",", ms["lacc_matmul"] / ms[peer[k]], name(peer[k]))
         pl = pl pm
       }
+      if (("lacc_separable" in ms) && ("Halide_separable" in ms))
+        pl = pl sprintf("; lacc separable %.2fx Halide separable%s", ms["lacc_separable"] / ms["Halide_separable"],
+                        verdict("<= 1.2", ms["lacc_separable"] <= 1.2 * ms["Halide_separable"]))
       if (pl != "") pl = sprintf("peers %s:%s", bench, pl)
       # summary
       s = sprintf("summary %s:", bench)
@@ -640,7 +644,7 @@ for bench in $ONLY; do
       if ("C_vectorised" in ms) s = s sprintf(", C vectorised %.2fx C", ms["C_vectorised"] / c)
       if ("C_fresh_output" in ms) s = s sprintf(", C fresh output %.2fx C", ms["C_fresh_output"] / c)
       if ("C_blocked" in ms) s = s sprintf(", C blocked %.2fx C", ms["C_blocked"] / c)
-      nw = split("lacc lacc_generate lacc_matmul lacc_compile lacc_opencl lacc_opencl_read lacc_luajit NumPy LuaJIT_loop PyTorch Numba Halide Halide_separable", want, " ")
+      nw = split("lacc lacc_generate lacc_matmul lacc_separable lacc_compile lacc_opencl lacc_opencl_read lacc_luajit NumPy LuaJIT_loop PyTorch Numba Halide Halide_separable", want, " ")
       for (k = 1; k <= nw; k++) {
         id = want[k]
         if (id in ms) {

@@ -326,11 +326,13 @@ int err_shape_size(lacc_ctx *ctx, const char *prefix);
 int shape_size(lacc_ctx *ctx, const char *prefix, int rank, const int64_t *ext, int64_t *size);
 int err_extent(lacc_ctx *ctx, const char *what, int64_t extent, int64_t dim,
                const char *where);
-/* K_STENCIL's field: the boundary (low 4 bits) and the window size of dimension d in
- * bits 4 + 4d. */
+/* K_STENCIL's field: the boundary (low 4 bits), the window size of dimension d in bits
+ * 4 + 4d, and bit 16 set where lacc.stencil made it of two stencils along different
+ * dimensions (explain says so). */
 typedef enum { B_CLAMP, B_MIRROR, B_WRAP, B_CONSTANT } boundary_kind;
 static inline boundary_kind stencil_boundary(int spec) { return (boundary_kind)(spec & 15); }
 static inline int stencil_window(int spec, int d) { return (spec >> (4 + 4 * d)) & 15; }
+static inline int stencil_composed(int spec) { return (spec >> 16) & 1; }
 
 /* An awhile loop (base/loop.c): runs the condition (which == 0: a rank-0 bool array) or
  * the body (which == 1: the loop's next array) of arguments args (the loop's array, then

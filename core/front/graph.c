@@ -630,8 +630,8 @@ static lacc_node *build_stencil(lacc_ctx *ctx, node_kind k, int nargs, lacc_node
   boundary_kind b = stencil_boundary(s);
   for (int d = 0; d < xs->rank; d++) {
     int win = stencil_window(s, d);
-    if (win < 3 || win > LACC_MAX_WINDOW || win % 2 == 0) {
-      ctx_error(ctx, LACC_ERR_ARG, "stencil: window sizes must be odd, 3 to %d (at %s)",
+    if (win < 1 || win > LACC_MAX_WINDOW || win % 2 == 0) {
+      ctx_error(ctx, LACC_ERR_ARG, "stencil: window sizes must be odd, 1 to %d (at %s)",
                 LACC_MAX_WINDOW, place(w));
       return NULL;
     }

@@ -38,7 +38,7 @@ enum lacc_limit {
   LACC_MAX_NAME = 63,                   /* characters of a type's or constructor's name */
   LACC_MAX_DEPTH = 2000,                /* levels of an expression, array combinators too */
   LACC_MAX_STENCIL_RANK = 3,            /* rank of a stencil's arrays */
-  LACC_MAX_WINDOW = 9                   /* a stencil's window per dimension (odd, from 3) */
+  LACC_MAX_WINDOW = 9                   /* a stencil's window per dimension (odd, from 1) */
 };
 
 typedef enum lacc_status {

@@ -111,6 +111,9 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   for (const char *c = st->desc != NULL ? st->desc : ""; *c; c++)
     if (!(*c == ' ' && (c == st->desc || c[-1] == '('))) text_put(b, "%c", *c);
   text_put(b, "\n");
+  if (st->node->kind == K_STENCIL && stencil_composed(st->node->field))
+    text_put(b, "  two stencils along different dimensions in one pass: the first one's values "
+             "computed where the second reads them, not stored\n");
   if (st->group > 0)
     text_put(b, "  %d neighbouring elements an iteration, computing once what they share "
              "(a grouped producer)\n", st->group);

@@ -17,7 +17,7 @@ local F = {}   -- what this module adds to lacc
 local lacc
 
 -- stencil(f, boundary, xs [, window]) and stencil2(f, b1, xs, b2, ys [, window]): for
--- each element, f gets its neighbourhood (odd window sizes 3 to 9 per dimension, default
+-- each element, f gets its neighbourhood (odd window sizes 1 to 9 per dimension, default
 -- 3) as separate arguments in row-major order, the centre in the middle; neighbours
 -- outside the array come from the boundary: "clamp" (the nearest element), "mirror"
 -- (reflected, the edge not repeated), "wrap" (periodic) or lacc.constant(v).
@@ -28,8 +28,8 @@ local function check_window(what, window, rank)
   local w = {}
   for d = 1, rank do
     local k = window == nil and 3 or (type(window) == "number" and window or window[d])
-    if type(k) ~= "number" or k % 2 ~= 1 or k < 3 or k > MAX_WINDOW then
-      fail("%s: window sizes must be odd, 3 to %d (dimension %d: %s)", what, MAX_WINDOW, d,
+    if type(k) ~= "number" or k % 2 ~= 1 or k < 1 or k > MAX_WINDOW then
+      fail("%s: window sizes must be odd, 1 to %d (dimension %d: %s)", what, MAX_WINDOW, d,
            tostring(k))
     end
     w[d] = k
@@ -91,6 +91,63 @@ end
 
 local boundary_code = { clamp = 0, mirror = 1, wrap = 2 }
 
+-- A stencil of a stencil whose windows lie along different dimensions (a separable filter
+-- written as two 1-D stencils: {1, 5} then {5, 1}), with the same clamp, mirror or wrap
+-- boundary, is one stencil over the product window: per dimension the boundary maps each
+-- index alone, so the outer one's neighbour o of the inner one's neighbour k is the input
+-- element at o along the outer one's dimensions and k along the inner one's, and the
+-- values are the two passes' bit for bit. One pass reads the input once and stores no
+-- intermediate; it computes the inner values again for each outer neighbour, so it is
+-- taken while that costs at most COMPOSE_TAPS window reads an element (5x5: 5 x 5 + 5;
+-- a 7x7 filter's 56 lost to the two passes' 14 plus an array written and read).
+-- composed[node] = { f, boundary, input, window, taps } of each stencil built here.
+local composed = setmetatable({}, { __mode = "k" })
+local COMPOSE_TAPS = 32
+
+local function compose(f, b, xs, w)
+  local inner = composed[xs.node]
+  if inner == nil or inner.b ~= b or type(b) ~= "string" or os.getenv("LACC_STENCIL_FUSE") == "0" then
+    return nil
+  end
+  local rank, W, nout = xs.rank, {}, 1
+  for d = 1, rank do
+    if w[d] > 1 and inner.w[d] > 1 then return nil end
+    W[d] = math.max(w[d], inner.w[d])
+    nout = nout * w[d]
+  end
+  local taps = nout * inner.taps + nout
+  if taps > COMPOSE_TAPS then return nil end
+  local t = xs.t
+  -- the product window's element at (0-based) multi-index c, row-major in W
+  local function at(c)
+    local lin = 0
+    for d = 1, rank do lin = lin * W[d] + c[d] end
+    return lin + 1
+  end
+  local function each(win, fn)   -- fn(o) for each 0-based multi-index o of win, row-major
+    local o = {}
+    local function walk(d)
+      if d > rank then return fn(o) end
+      for k = 0, win[d] - 1 do o[d] = k; walk(d + 1) end
+    end
+    walk(1)
+  end
+  local function g(...)
+    local v, outer = { ... }, {}
+    each(w, function(o)
+      local args = {}
+      each(inner.w, function(k)
+        local c = {}
+        for d = 1, rank do c[d] = w[d] > 1 and o[d] or k[d] end
+        args[#args + 1] = v[at(c)]
+      end)
+      outer[#outer + 1] = exp.result(t, "stencil", inner.f(unpack(args, 1, #args)))
+    end)
+    return f(unpack(outer, 1, #outer))
+  end
+  return g, inner.x, W, taps
+end
+
 -- stencil: a core node, so the cpu backend keeps boundary code off the interior.
 function F.stencil(f, boundary, xs, window)
   xs = to_acc(xs, "stencil")
@@ -100,7 +157,12 @@ function F.stencil(f, boundary, xs, window)
   end
   local w = check_window("stencil", window, xs.rank)
   local b = check_boundary("stencil", boundary, xs.t)
-  local spec, count = type(b) == "string" and boundary_code[b] or 3, 1
+  local user_f, user_xs, user_w, taps, flag = f, xs, w, nil, 0
+  do
+    local g, x, W, n = compose(f, b, xs, w)
+    if g then f, xs, w, taps, flag = g, x, W, n, 2 ^ 16 end
+  end
+  local spec, count = (type(b) == "string" and boundary_code[b] or 3) + flag, 1
   for d = 1, xs.rank do
     spec = spec + w[d] * 2 ^ (4 * d)
     count = count * w[d]
@@ -113,8 +175,13 @@ function F.stencil(f, boundary, xs, window)
     return unpack(parts, 1, count)
   end, "stencil")
   local spec_node = exp.lift(math.floor(spec), "i64", "stencil").node
-  if type(b) == "string" then return acc("stencil", lam, xs.node, spec_node) end
-  return acc("stencil", lam, xs.node, spec_node, b.node)
+  if type(b) ~= "string" then return acc("stencil", lam, xs.node, spec_node, b.node) end
+  local r = acc("stencil", lam, xs.node, spec_node)
+  -- what a stencil of this one composes with: the user's own function, input and window
+  -- (the composed form where this one was composed, with its cost)
+  composed[r.node] = taps and { f = f, b = b, x = xs, w = w, taps = taps }
+    or { f = user_f, b = b, x = user_xs, w = user_w, taps = count }
+  return r
 end
 
 function F.stencil2(f, b1, xs, b2, ys, window)
