@@ -9,7 +9,7 @@ typedef struct clprog clprog;
 
 /* What the backend's kernels can run, with or without OpenCL built in (none.c): the same
  * plans, so explain says the same. */
-#define CL_CAPS { .work_groups = 1, \
+#define CL_CAPS { .work_groups = 1, .wide_tile_most = 4, \
                   .sort_where = "on the device (count, scan and scatter kernels per 8-bit digit)" }
 
 #endif

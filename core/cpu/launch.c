@@ -548,7 +548,7 @@ const backend_ops cpu_backend = {
   .name = "cpu",
   .available = cpu_available,
   .setting = cpu_setting,
-  .caps = { .cpu_like = 1, .lane_segments = 1, .private_scatter = 1,
+  .caps = { .cpu_like = 1, .lane_segments = 1, .private_scatter = 1, .wide_tile_most = 8,
             .sort_where = "on the host in parallel chunks on the cpu backend's threads" },
   .compile = cpu_compile,
   .release = cpu_release,

@@ -118,8 +118,8 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
     text_put(b, "  %d neighbouring elements an iteration, computing once what they share "
              "(a grouped producer)\n", st->group);
   if (st->kind == SK_FOLD && st->fn[SF_TILE] >= 0)
-    text_put(b, "  rows of %d outputs or more: in tiles of that many, one output per vector lane\n",
-             st->tile_lanes);
+    text_put(b, "  rows of %d outputs or more: in tiles of that many, one output per vector lane, "
+             "%d rows a tile\n", st->tile_lanes, st->tile_rows);
   if (st->checks > 0)
     text_put(b, "  checks per element: %d of %d left, %d tested once before their loop, "
              "%d proved\n", st->checks_left, st->checks, st->checks_hoisted,

@@ -23,6 +23,9 @@ typedef struct {
   int lane_segments;     /* a long segment of a commutative fold in per-lane accumulators */
   int private_scatter;   /* a permute into private copies of its targets, then merged */
   const char *sort_where;  /* where a sort step runs, for explain (NULL: on the host) */
+  int wide_tile_most;      /* cpu-like: the largest scalar (bytes) whose contraction tiles
+                              take 8 rows where the CPU has AVX-512 (lower_tile.c); 0 none
+                              (PoCL's f64 tiles ran 1.5x slower so: 4 there) */
 } kcaps;
 
 /* ---- instructions: three-address code over variables declared at function level */
