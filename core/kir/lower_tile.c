@@ -187,16 +187,22 @@ static int *tile_elem(lower *L, const tile *T, int j, int k) {
   return lw_fold_elem(L, T->xs, T->env, T->sx, oix, lw_k_prim(L, P_ADD, T->base, j), k);
 }
 
-/* for l in [0, LW): a tile's lanes; cl_unroll copies asked of the OpenCL C compiler */
-static int lane_loop(lower *L, int LW, int cl_unroll) {
+/* for l in [0, LW), or [0, nl) where nl >= 0 is a variable (the last columns, fewer than
+ * LW): a tile's lanes; cl_unroll copies asked of the OpenCL C compiler */
+static int lane_loop(lower *L, int LW, int nl, int cl_unroll) {
   int l = lw_var(L, S_I64);
-  lw_k_for(L, l, lw_k_int(L, S_I64, 0), lw_k_int(L, S_I64, LW), 1)->cl_unroll = cl_unroll;
+  int hi = nl >= 0 ? nl : lw_k_int(L, S_I64, LW);
+  lw_k_for(L, l, lw_k_int(L, S_I64, 0), hi, 1)->cl_unroll = nl >= 0 ? 0 : cl_unroll;
   return l;
 }
 
-/* A full tile: outputs jb .. jb + LW - 1 of nrows neighbouring outer rows (T[0..]),
- * lane by lane: each read of b serves every row of the tile. */
-static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
+/* A tile: outputs jb .. jb + LW - 1 (or the nl there are, nl >= 0 a variable) of nrows
+ * neighbouring outer rows (T[0..]), lane by lane: each read of b serves every row of the
+ * tile. The last columns of a row, fewer than LW, still go a lane an output (the C
+ * compiler vectorises a loop of a variable count too; an output at a time, each folded
+ * alone, is bound by the latency of its additions: a 1040 f32 product took 1.45x the
+ * time per operation of a 1024 one so). */
+static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW, int nl) {
   const lacc_type *t = T->a->type;
   const lacc_node *f = T->a->kids[0];
   int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1], nf = t->nleaves;
@@ -204,9 +210,9 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   for (int r = 0; r < nrows; r++)
     for (int i = 0; i < nf; i++) acc[r][i] = lw_lane_array(L, type_leaf(t, i), LW);
   int *z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env)) : NULL;
-  int l = lane_loop(L, LW, 0);
+  int l = lane_loop(L, LW, nl, 0);
   int j = lw_k_prim(L, P_ADD, jb, l);
-  lw_fact(L, j, T->J, -1);               /* the tile is whole: jb + LW <= J */
+  lw_fact(L, j, T->J, -1);               /* jb + LW <= J, or nl = J - jb */
   for (int r = 0; r < nrows; r++) {
     int *first = with_z ? z : tile_elem(L, &T[r], j, lw_k_int(L, S_I64, 0));
     for (int i = 0; i < nf; i++) lw_k_lset(L, acc[r][i], l, first[i]);
@@ -216,7 +222,7 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   lw_k_for(L, k, lw_k_int(L, S_I64, with_z ? 0 : 1), K, 1);
   /* the lanes of one step along the rows, unrolled whole on OpenCL: PoCL then keeps
    * them in vector registers, as gcc does unasked (measured: docs/design.md, Measurements) */
-  l = lane_loop(L, LW, LW);
+  l = lane_loop(L, LW, nl, LW);
   fn(L)->tile_lane = l;
   j = lw_k_prim(L, P_ADD, jb, l);
   lw_fact(L, j, T->J, -1);
@@ -228,31 +234,12 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW) {
   }
   k_end(L);
   k_end(L);
-  l = lane_loop(L, LW, 0);
+  l = lane_loop(L, LW, nl, 0);
   for (int r = 0; r < nrows; r++) {
     int o = lw_k_prim(L, P_ADD, T[r].base, lw_k_prim(L, P_ADD, jb, l));
     for (int i = 0; i < nf; i++) cur[i] = lw_k_lget(L, acc[r][i], l);
     lw_store_elem(L, L->P->steps[L->step].out, o, cur);
   }
-  k_end(L);
-}
-
-/* The rest of an outer row, outputs jb .. J - 1, each in order on its own. */
-static void tile_rest(lower *L, const tile *T, int jb) {
-  const lacc_type *t = T->a->type;
-  int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1];
-  int j = lw_var(L, S_I64);
-  lw_k_for(L, j, jb, T->J, 1);
-  lw_fact(L, j, T->J, -1);
-  int oix[LACC_MAX_RANK];
-  for (int d = 0; d + 2 < T->r; d++) oix[d] = T->oix[d];
-  oix[T->r - 2] = j;
-  int o = lw_k_prim(L, P_ADD, T->base, j);
-  int *acc = lw_fresh(L, t);
-  if (with_z) lw_assign(L, t, acc, lw_lower_exp(L, T->a->kids[1], NULL, T->env));
-  else lw_assign(L, t, acc, tile_elem(L, T, j, lw_k_int(L, S_I64, 0)));
-  lw_fold_plain(L, T->a, T->env, T->sx, oix, o, lw_k_int(L, S_I64, with_z ? 0 : 1), K, acc);
-  lw_store_elem(L, L->P->steps[L->step].out, o, acc);
   k_end(L);
 }
 
@@ -264,6 +251,24 @@ static tile row_of(lower *L, const tile *T0, int q) {
   T.oix = oix;
   T.base = lw_k_prim(L, P_MUL, q, T.J);
   return T;
+}
+
+/* The tiles of outer rows q .. last - 1 (at most R) at outputs jb ..: R rows at once
+ * where there are R, else one row at a time. */
+static void tile_rows_at(lower *L, const tile *T0, int q, int last, int R, int jb, int LW,
+                         int nl) {
+  k_if(L, lw_k_prim(L, P_EQ, lw_k_prim(L, P_SUB, last, q), lw_k_int(L, S_I64, R)));
+  tile T[TILE_ROWS_MOST];
+  for (int i = 0; i < TILE_ROWS_MOST; i++) T[i] = *T0;
+  for (int i = 0; i < R; i++) T[i] = row_of(L, T0, i == 0 ? q : lw_k_prim(L, P_ADD, q, lw_k_int(L, S_I64, i)));
+  tile_full(L, T, R, jb, LW, nl);
+  k_else(L);                             /* the last rows, fewer than R: one at a time */
+  int qi = lw_var(L, S_I64);
+  lw_k_for(L, qi, q, last, 1);
+  T[0] = row_of(L, T0, qi);
+  tile_full(L, T, 1, jb, LW, nl);
+  k_end(L);
+  k_end(L);
 }
 
 /* FN_TILE for fold step st of a (after its other functions): tiles p0 <= t < p1 of the
@@ -296,26 +301,11 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   int spec = L->speculate;
   L->speculate = 1;                      /* no branch in a lane: matches compute every arm */
   k_if(L, lw_k_prim(L, P_LE, lw_k_prim(L, P_ADD, jb, lw), T0.J));
-  k_if(L, lw_k_prim(L, P_LE, lw_k_prim(L, P_ADD, q, rows), Q));
-  tile T[TILE_ROWS_MOST];
-  for (int i = 0; i < TILE_ROWS_MOST; i++) T[i] = T0;
-  for (int i = 0; i < R; i++) T[i] = row_of(L, &T0, i == 0 ? q : lw_k_prim(L, P_ADD, q, lw_k_int(L, S_I64, i)));
-  tile_full(L, T, R, jb, LW);
-  k_else(L);                             /* the last rows, fewer than R: one at a time */
-  int qi = lw_var(L, S_I64);
-  lw_k_for(L, qi, q, last, 1);
-  T[0] = row_of(L, &T0, qi);
-  tile_full(L, T, 1, jb, LW);
+  tile_rows_at(L, &T0, q, last, R, jb, LW, -1);
+  k_else(L);                             /* the row's last outputs, fewer than LW */
+  tile_rows_at(L, &T0, q, last, R, jb, LW, lw_k_prim(L, P_SUB, T0.J, jb));
   k_end(L);
-  k_end(L);
-  k_else(L);
   L->speculate = spec;
-  qi = lw_var(L, S_I64);
-  lw_k_for(L, qi, q, last, 1);
-  T[0] = row_of(L, &T0, qi);
-  tile_rest(L, &T[0], jb);
-  k_end(L);
-  k_end(L);
   k_end(L);
   pstep *s = &L->P->steps[st];
   s->fn[SF_TILE] = fi;
