@@ -28,8 +28,8 @@
 #                    and the peer rows (issue 45, bench/peers/): "PyTorch Numba Halide
 #                    Halide_separable", each where its library is installed
 #   BENCH_PEERS      "only" (`make bench-peers`): BENCH_ONLY and BENCH_ROWS default to the
-#                    workloads with peer rows and to "C lacc lacc_matmul PyTorch Numba Halide
-#                    Halide_separable"; 0: no peer rows (default 1: in the tables where
+#                    workloads with peer rows and to "C lacc lacc_matmul lacc_separable PyTorch
+#                    Numba Halide Halide_separable"; 0: no peer rows (default 1: in the tables where
 #                    installed)
 #   BENCH_LUAJIT_LACC  0 to skip the "lacc (LuaJIT)" rows (default 1)
 #   BENCH_CFLAGS     flags of the C baselines (default "-O3 -march=native -fopenmp")
@@ -49,7 +49,7 @@ PEERS=${BENCH_PEERS:-1}
 PEER_ROWS="PyTorch Numba Halide Halide_separable"
 if [ "$PEERS" = only ]; then
   BENCH_ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d sort random colsum stats}
-  BENCH_ROWS=${BENCH_ROWS:-C lacc lacc_matmul $PEER_ROWS}
+  BENCH_ROWS=${BENCH_ROWS:-C lacc lacc_matmul lacc_separable $PEER_ROWS}
 fi
 ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk sort random colsum stats}
 # "sort" is its three key types, "stats" its four programs, each a benchmark (and a table)
