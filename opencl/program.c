@@ -296,8 +296,9 @@ char *cl_describe(lacc_ctx *ctx, const char *spec, const kplan *P) {
   text_put(&b, "-- on OpenCL device '%s' (%s, %d compute units)\n", cp.info->name,
            cp.info->is_cpu ? "a CPU device" : "a GPU", cp.info->compute_units);
   if (cp.own_math)
-    text_put(&b, "-- f32 exp and log: lacc's own straight-line code, which the device "
-             "vectorises (LACC_CL_OWN_MATH=0: the device's built-ins)\n");
+    text_put(&b, "-- f32 exp and log%s: lacc's own straight-line code, which the device "
+             "vectorises (LACC_CL_OWN_MATH=0: the device's built-ins)\n",
+             cp.info->fp64 ? ", log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos and tan" : "");
   for (int k = 0; k < P->nsteps; k++) describe_step(&b, &cp, P, &P->steps[k]);
   return text_finish(ctx, &b);
 }

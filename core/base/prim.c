@@ -11,8 +11,8 @@
 #include <string.h>
 #include "base/internal.h"
 
-/* lacc's own f32 exp and log: the kernels' (emit_c.c), so that every backend gives the
- * same bits */
+/* lacc's own f32 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos and
+ * tan: the kernels' (emit_c.c), so that every backend gives the same bits */
 #include "base/ownmath.h"
 
 /* Operand classes a primitive accepts (PRIMDEF's operands column). */
@@ -298,9 +298,9 @@ static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_SQRT: r = sqrtf(x); break;
   case P_EXP: r = lacc_expf(x); break;
   case P_LOG: r = lacc_logf(x); break;
-  case P_SIN: r = sinf(x); break;
-  case P_COS: r = cosf(x); break;
-  case P_TAN: r = tanf(x); break;
+  case P_SIN: r = lacc_sinf(x); break;
+  case P_COS: r = lacc_cosf(x); break;
+  case P_TAN: r = lacc_tanf(x); break;
   case P_ASIN: r = asinf(x); break;
   case P_ACOS: r = acosf(x); break;
   case P_ATAN: r = atanf(x); break;
@@ -308,16 +308,16 @@ static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_CEIL: r = ceilf(x); break;
   case P_ROUND: r = roundf(x); break;
   case P_TRUNCATE: r = truncf(x); break;
-  case P_SINH: r = sinhf(x); break;
-  case P_COSH: r = coshf(x); break;
-  case P_TANH: r = tanhf(x); break;
+  case P_SINH: r = lacc_sinhf(x); break;
+  case P_COSH: r = lacc_coshf(x); break;
+  case P_TANH: r = lacc_tanhf(x); break;
   case P_ASINH: r = asinhf(x); break;
   case P_ACOSH: r = acoshf(x); break;
   case P_ATANH: r = atanhf(x); break;
-  case P_LOG2: r = log2f(x); break;
-  case P_LOG10: r = log10f(x); break;
-  case P_LOG1P: r = log1pf(x); break;
-  case P_EXPM1: r = expm1f(x); break;
+  case P_LOG2: r = lacc_log2f(x); break;
+  case P_LOG10: r = lacc_log10f(x); break;
+  case P_LOG1P: r = lacc_log1pf(x); break;
+  case P_EXPM1: r = lacc_expm1f(x); break;
   case P_CBRT: r = cbrtf(x); break;
   case P_HYPOT: r = hypotf(x, y); break;
   case P_ROUNDEVEN: r = rintf(x); break;   /* ties to even: the default rounding mode */

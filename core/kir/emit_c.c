@@ -84,7 +84,13 @@ static const char *const own_math =
 #include "ownmath.inc"
   ;
 static const char *const own_math_names =
-  "#undef expf\n#undef logf\n#define expf lacc_expf\n#define logf lacc_logf\n";
+  "#undef expf\n#undef logf\n#define expf lacc_expf\n#define logf lacc_logf\n"
+  "#if !defined(__OPENCL_VERSION__) || defined(LACC_FP64)\n"
+  "#undef log2f\n#undef log10f\n#undef log1pf\n#undef expm1f\n#undef sinhf\n#undef coshf\n"
+  "#undef tanhf\n#undef sinf\n#undef cosf\n#undef tanf\n#define log2f lacc_log2f\n"
+  "#define log10f lacc_log10f\n#define sinf lacc_sinf\n#define cosf lacc_cosf\n#define tanf lacc_tanf\n"
+  "#define log1pf lacc_log1pf\n#define expm1f lacc_expm1f\n#define sinhf lacc_sinhf\n"
+  "#define coshf lacc_coshf\n#define tanhf lacc_tanhf\n#endif\n";
 
 static const char *const prelude =
   "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
@@ -266,7 +272,7 @@ static void prim_float(sbuf *b, prim_op p, scalar_kind k, int a, int c) {
   case P_ISINF: put(b, "isinf(v%d) != 0", a); return;
   case P_TANH:   /* PoCL's tanh(inf) is 1 - 2^-24: the limit, as C99 Annex F has it */
     if (b->cl) {
-      put(b, "isinf(v%d) ? copysign((%s)1, v%d) : tanh(v%d)", a, ctype(k), a, a);
+      put(b, "isinf(v%d) ? copysign((%s)1, v%d) : tanh%s(v%d)", a, ctype(k), a, f, a);
       return;
     }
     put(b, "tanh%s(v%d)", f, a);
