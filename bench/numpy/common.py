@@ -72,3 +72,34 @@ def result(bench, row, ms, checksum, reps):
 
 def args():
     return sys.argv[1], int(sys.argv[2])
+
+
+def fmix32(h):
+    h = h ^ (h >> np.uint32(16))
+    h = h * np.uint32(0x85EBCA6B)
+    h = h ^ (h >> np.uint32(13))
+    h = h * np.uint32(0xC2B2AE35)
+    return h ^ (h >> np.uint32(16))
+
+
+# k-means' centres (stats_kmeans): the 16 of a 4 x 4 grid
+K = 16
+
+
+def check_kmeans(x, y, sx, sy, cnt):
+    n = x.size
+    bx = np.clip(np.floor((x.astype(np.float64) - 0.125) / 4.0), 0, 3).astype(np.int64)
+    by = np.clip(np.floor((y.astype(np.float64) + 0.125) / 4.0), 0, 3).astype(np.int64)
+    cell = 4 * by + bx
+    wx = np.bincount(cell, weights=x, minlength=K)
+    wy = np.bincount(cell, weights=y, minlength=K)
+    wc = np.bincount(cell, minlength=K)
+    cnt = np.asarray(cnt).astype(np.int64)
+    if int(cnt.sum()) != n:
+        return None, "the counts add up to %d, not %d" % (int(cnt.sum()), n)
+    if not (np.array_equal(np.asarray(sx, dtype=np.float64), wx) and np.array_equal(np.asarray(sy, dtype=np.float64), wy)
+            and np.array_equal(cnt, wc)):
+        return None, "a sum or count differs from the cells'"
+    w = np.arange(1, K + 1, dtype=np.float64)
+    per = np.asarray(sx, dtype=np.float64) + 2.0 * np.asarray(sy, dtype=np.float64) + 3.0 * cnt
+    return float((w * per).sum()), None

@@ -14,21 +14,13 @@ t = sys.argv[3] if len(sys.argv) > 3 else "u32"
 bench = "sort_" + t
 
 
-def fmix32(h):
-    h = h ^ (h >> np.uint32(16))
-    h = h * np.uint32(0x85EBCA6B)
-    h = h ^ (h >> np.uint32(13))
-    h = h * np.uint32(0xC2B2AE35)
-    return h ^ (h >> np.uint32(16))
-
-
 k = np.arange(1, n + 1, dtype=np.uint32)
 if t == "u32":
-    a = fmix32(k)
+    a = c.fmix32(k)
 elif t == "f32":
-    a = fmix32(k).view(np.int32).astype(np.float32) * np.float32(2.0 ** -31)
+    a = c.fmix32(k).view(np.int32).astype(np.float32) * np.float32(2.0 ** -31)
 elif t == "i64":
-    a = ((fmix32(k).astype(np.uint64) << np.uint64(32)) | fmix32(~k).astype(np.uint64)).view(np.int64)
+    a = ((c.fmix32(k).astype(np.uint64) << np.uint64(32)) | c.fmix32(~k).astype(np.uint64)).view(np.int64)
 else:
     sys.exit("sortkeys.py: unknown type " + t)
 del k

@@ -10,7 +10,7 @@ import numpy as np
 import common as c
 
 row, n = c.args()
-K = 16
+K = c.K
 x = (np.floor(64.0 * c.frac(n, c.C1)) / 4.0).astype(np.float32)
 y = (np.floor(64.0 * c.frac(n, c.C2)) / 4.0).astype(np.float32)
 cx = (4.0 * (np.arange(K) % 4) + 2.125).astype(np.float32)
@@ -26,18 +26,8 @@ def kmeans_step():
 
 
 ms, reps, (sx, sy, cnt) = c.measure(kmeans_step)
-bx = np.clip(np.floor((x.astype(np.float64) - 0.125) / 4.0), 0, 3).astype(np.int64)
-by = np.clip(np.floor((y.astype(np.float64) + 0.125) / 4.0), 0, 3).astype(np.int64)
-cell = 4 * by + bx
-wx = np.bincount(cell, weights=x, minlength=K)
-wy = np.bincount(cell, weights=y, minlength=K)
-wc = np.bincount(cell, minlength=K)
-if int(cnt.sum()) != n:
-    print("NA stats_kmeans %s the counts add up to %d, not %d" % (row, int(cnt.sum()), n))
-elif not (np.array_equal(sx.astype(np.float64), wx) and np.array_equal(sy.astype(np.float64), wy)
-          and np.array_equal(cnt, wc)):
-    print("NA stats_kmeans %s a sum or count differs from the cells'" % row)
+cs, bad = c.check_kmeans(x, y, sx, sy, cnt)
+if bad is not None:
+    print("NA stats_kmeans %s %s" % (row, bad))
 else:
-    w = np.arange(1, K + 1, dtype=np.float64)
-    per = sx.astype(np.float64) + 2.0 * sy.astype(np.float64) + 3.0 * cnt
-    c.result("stats_kmeans", row, ms, float((w * per).sum()), reps)
+    c.result("stats_kmeans", row, ms, cs, reps)

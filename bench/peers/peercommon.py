@@ -19,6 +19,7 @@ _spec.loader.exec_module(_np_common)
 C1, C2, C3 = _np_common.C1, _np_common.C2, _np_common.C3
 frac, u24, u16, b01 = _np_common.frac, _np_common.u24, _np_common.u16, _np_common.b01
 mandel_dx, measure = _np_common.mandel_dx, _np_common.measure
+fmix32, check_kmeans = _np_common.fmix32, _np_common.check_kmeans
 
 # the C rows' OMP_NUM_THREADS (bench/run.sh sets it to LACC_THREADS)
 THREADS = int(os.environ.get("OMP_NUM_THREADS") or 2)
@@ -79,7 +80,7 @@ def minmax_input(n):
     return xs
 
 
-K = 16
+K = _np_common.K
 
 
 def kmeans_inputs(n):
@@ -92,14 +93,6 @@ def kmeans_inputs(n):
 
 def nbody_inputs(n):
     return frac(n, C1), frac(n, C2), (frac(n, C3) - 0.5) / 4, (0.5 - frac(n, C1)) / 4
-
-
-def fmix32(h):
-    h = h ^ (h >> np.uint32(16))
-    h = h * np.uint32(0x85EBCA6B)
-    h = h ^ (h >> np.uint32(13))
-    h = h * np.uint32(0xC2B2AE35)
-    return h ^ (h >> np.uint32(16))
 
 
 def sort_keys(n, t):
@@ -179,22 +172,3 @@ def check_softmax(a, r):
         return None, "an element differs from the f64 softmax"
     j = np.arange(1, n + 1, dtype=np.float64)[None, :]
     return float((r.astype(np.float64) * j).sum()), None
-
-
-def check_kmeans(x, y, sx, sy, cnt):
-    n = x.size
-    bx = np.clip(np.floor((x.astype(np.float64) - 0.125) / 4.0), 0, 3).astype(np.int64)
-    by = np.clip(np.floor((y.astype(np.float64) + 0.125) / 4.0), 0, 3).astype(np.int64)
-    cell = 4 * by + bx
-    wx = np.bincount(cell, weights=x, minlength=K)
-    wy = np.bincount(cell, weights=y, minlength=K)
-    wc = np.bincount(cell, minlength=K)
-    cnt = np.asarray(cnt).astype(np.int64)
-    if int(cnt.sum()) != n:
-        return None, "the counts add up to %d, not %d" % (int(cnt.sum()), n)
-    if not (np.array_equal(np.asarray(sx, dtype=np.float64), wx) and np.array_equal(np.asarray(sy, dtype=np.float64), wy)
-            and np.array_equal(cnt, wc)):
-        return None, "a sum or count differs from the cells'"
-    w = np.arange(1, K + 1, dtype=np.float64)
-    per = np.asarray(sx, dtype=np.float64) + 2.0 * np.asarray(sy, dtype=np.float64) + 3.0 * cnt
-    return float((w * per).sum()), None
