@@ -100,9 +100,10 @@ static void choose_paths(clprog *cp) {
   /* on a CPU device the cpu backend's tiles, where a fold has them, before work-group
    * tiles (docs/design.md, Measurements; LACC_CL_LANE_TILES=0 turns them off) */
   cp->lane_tiles = cp->info->is_cpu && setting_switch("LACC_CL_LANE_TILES", 1);
-  /* on a CPU device f32 exp and log are the prelude's straight-line code, which the
-   * device compiler vectorises: PoCL's built-ins kept Black-Scholes' loop scalar
-   * (LACC_CL_OWN_MATH=0: the built-ins, as on a GPU) */
+  /* on a CPU device f32 exp and log (and with f64 the rest of base/ownmath.h's set) are
+   * the prelude's straight-line code, which the device compiler vectorises: PoCL's
+   * built-ins kept Black-Scholes' loop scalar (LACC_CL_OWN_MATH=0: the built-ins, as on a
+   * GPU) */
   cp->own_math = cp->info->is_cpu && setting_switch("LACC_CL_OWN_MATH", 1);
 }
 
@@ -298,7 +299,9 @@ char *cl_describe(lacc_ctx *ctx, const char *spec, const kplan *P) {
   if (cp.own_math)
     text_put(&b, "-- f32 exp and log%s: lacc's own straight-line code, which the device "
              "vectorises (LACC_CL_OWN_MATH=0: the device's built-ins)\n",
-             cp.info->fp64 ? ", log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos and tan" : "");
+             cp.info->fp64 ? ", log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan, "
+                             "atan2 and pow, f64 exp, log, log2, log10, log1p, expm1, sinh, cosh, "
+                             "tanh, atan, atan2 and pow" : "");
   for (int k = 0; k < P->nsteps; k++) describe_step(&b, &cp, P, &P->steps[k]);
   return text_finish(ctx, &b);
 }

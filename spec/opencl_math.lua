@@ -1,11 +1,13 @@
 -- Run by opencl_spec.lua in a process of its own (with LACC_CL_OWN_MATH=0 too): f32 exp,
--- log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos and tan on the OpenCL device
--- against the exact values (doubles: Lua's, and series where those would cancel), within
--- 1 ulp where the device runs lacc's own code (a CPU device; explain says so; the ten
--- after log only with f64 on the device), within the OpenCL C specification's bounds (5
--- ulp) where it runs the device's built-ins; the ends exactly. Prints "ok own" / "ok
--- built-ins" or what differed. LACC_MATH_BACKEND=interp or cpu: that backend
--- (scalar_math_spec.lua), which always runs lacc's own code.
+-- log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan, atan2 and pow on
+-- the OpenCL device against the exact values (doubles: Lua's, and series where those would
+-- cancel), and f64 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, atan, atan2 and
+-- pow against correctly rounded values (spec/f64_math_refs.lua, from mpmath), within 1 ulp
+-- where the device runs lacc's own code (a CPU device; explain says so; all but f32 exp and
+-- log only with f64 on the device), within the OpenCL C specification's bounds where it
+-- runs the device's built-ins; the ends exactly. Prints "ok own" / "ok built-ins" or what
+-- differed. LACC_MATH_BACKEND=interp or cpu: that backend (scalar_math_spec.lua), which
+-- always runs lacc's own code.
 local lacc = require "lacc"
 local H = require "helper"
 local cl = { backend = os.getenv("LACC_MATH_BACKEND") or "opencl" }
@@ -60,7 +62,7 @@ local function check(name, x, got, ref)
   elseif (got == INF or got == -INF) and math.abs(ref) > 3.4028235677973366e38 then ok = (got > 0) == (ref > 0)
   else ok = math.abs(got - ref) <= bound * ulp(ref) end
   if not ok and #bad < 10 then
-    bad[#bad + 1] = ("%s(%.9g) = %.9g, want %.9g"):format(name, x, got, ref)
+    bad[#bad + 1] = ("%s(%s) = %.9g, want %.9g"):format(name, type(x) == "number" and ("%.9g"):format(x) or x, got, ref)
   end
 end
 for i, x in ipairs(xs) do
@@ -100,6 +102,7 @@ local more = {
   { "sin", lacc.sin, math.sin },
   { "cos", lacc.cos, math.cos },
   { "tan", lacc.tan, math.tan },
+  { "atan", lacc.atan, math.atan },
 }
 local ps = {}
 for k, m in ipairs(more) do ps[k] = lacc.map(m[2], arr) end
@@ -133,6 +136,7 @@ local more_ends = {
   sin = { 0, 0, -0.0, -0.0, INF, NAN, -INF, NAN, NAN, NAN },
   cos = { 0, 1, -0.0, 1, INF, NAN, -INF, NAN, NAN, NAN },
   tan = { 0, 0, -0.0, -0.0, INF, NAN, -INF, NAN, NAN, NAN },
+  atan = { 0, 0, -0.0, -0.0, INF, H.f32(math.pi / 2), -INF, -H.f32(math.pi / 2), NAN, NAN },
 }
 for k, m in ipairs(more) do
   local e = more_ends[m[1]]
@@ -157,5 +161,129 @@ for _, e in ipairs(ends) do
   if e[1] == 0 and 1 / e[1] < 0 then i = 2 end
   if e[2] ~= nil and not same(ex:get(i), e[2]) then bad[#bad + 1] = ("exp(%s) = %s"):format(e[1], ex:get(i)) end
   if e[3] ~= nil and not same(lg:get(i), e[3]) then bad[#bad + 1] = ("log(%s) = %s"):format(e[1], lg:get(i)) end
+end
+
+-- f32 atan2 and pow: pairs of the values above (every 97th against every 89th, and the ends
+-- against each other), against Lua's doubles, within the same bound
+local ybs, xs2 = {}, {}
+for i = 1, #xs, 97 do
+  for j = 5, #xs, 89 do ybs[#ybs + 1], xs2[#xs2 + 1] = H.f32(xs[i]), H.f32(xs[j]) end
+end
+for i = 1, 13 do
+  for j = 1, 13 do ybs[#ybs + 1], xs2[#xs2 + 1] = xs[i], xs[j] end
+end
+for _, p in ipairs({ { 2, 10 }, { -2, 3 }, { -2, 0.5 }, { -8, 1 / 3 }, { 10, -3 }, { 0.5, 149 },
+                     { 2, 128 }, { 2, -150 }, { -1, INF }, { 1, NAN }, { NAN, 0 }, { -0.0, -3 },
+                     { -0.0, 3 }, { -INF, 3 }, { -INF, -2 }, { 1.0000001, 2 ^ 30 } }) do
+  ybs[#ybs + 1], xs2[#xs2 + 1] = H.f32(p[1]), H.f32(p[2])
+end
+local atan2 = math.atan2 or math.atan   -- LuaJIT's math.atan takes one argument
+local ya, xa = lacc.fromtable(ybs, "f32"), lacc.fromtable(xs2, "f32")
+local at2, pw = lacc.run({ lacc.zipWith(lacc.atan2, ya, xa), lacc.zipWith(lacc.pow, ya, xa) }, cl)
+local pow_bound, atan2_bound = own_more and 1 or 16, own_more and 1 or 6
+for i = 1, #ybs do
+  local y, x = ybs[i], xs2[i]
+  bound = atan2_bound
+  check("atan2", y .. ", " .. x, at2:get(i), atan2(y, x))
+  local ref = y ^ x
+  if y == 1 or x == 0 then ref = 1 end   -- C99 Annex F (Lua's ^ is C's pow)
+  bound = pow_bound
+  check("pow", y .. ", " .. x, pw:get(i), ref)
+end
+
+-- f64: against the correctly rounded values of spec/f64_math_refs.lua, where the device has
+-- f64 (always elsewhere), and the ends exactly
+local has_f64 = cl.backend ~= "opencl"
+if not has_f64 then
+  for _, d in ipairs(lacc.devices()) do has_f64 = has_f64 or d.fp64 end
+end
+local function ulp64(ref)
+  local a = math.abs(ref)
+  if a < 2 ^ -1022 then return 2 ^ -1074 end
+  local e = math.floor(math.log(a, 2))
+  if 2 ^ e > a then e = e - 1 elseif 2 ^ (e + 1) <= a then e = e + 1 end
+  return 2 ^ (e - 52)
+end
+-- the OpenCL C specification's bounds for the device's built-ins (ulp)
+local cl_bound = { exp = 3, log = 3, log2 = 3, log10 = 3, log1p = 2, expm1 = 3, sinh = 4, cosh = 4,
+                   tanh = 5, atan = 5, atan2 = 6 }
+local refs = dofile("spec/f64_math_refs.lua")
+local own64 = cl.backend ~= "opencl" or own_more
+local ends64 = {   -- { x, f(x) } for x in 0, -0, inf, -inf, NaN, and the overflow edges
+  exp = { 0, 1, -0.0, 1, INF, INF, -INF, 0, NAN, NAN, 709.7827128933841, INF, -745.1332191019412, 0,
+          -745.1332191019411, 2 ^ -1074 },
+  log = { 0, -INF, -0.0, -INF, INF, INF, -INF, NAN, NAN, NAN, 1, 0, -1, NAN, 2 ^ -1074, -744.44007192138122 },
+  log2 = { 0, -INF, -0.0, -INF, INF, INF, -INF, NAN, NAN, NAN, 1, 0, -1, NAN, 2 ^ -1074, -1074 },
+  log10 = { 0, -INF, -0.0, -INF, INF, INF, -INF, NAN, NAN, NAN, 1, 0, -1, NAN, 1e22, 22 },
+  log1p = { 0, 0, -0.0, -0.0, INF, INF, -INF, NAN, NAN, NAN, -1, -INF, -2, NAN },
+  expm1 = { 0, 0, -0.0, -0.0, INF, INF, -INF, -1, NAN, NAN, 709.7827128933841, INF, -40, -1 },
+  sinh = { 0, 0, -0.0, -0.0, INF, INF, -INF, -INF, NAN, NAN, 710.4758600739439, 1.7976931348621744e308,
+           -710.4758600739439, -1.7976931348621744e308, 710.475860073944, INF },
+  cosh = { 0, 1, -0.0, 1, INF, INF, -INF, INF, NAN, NAN, 710.4758600739439, 1.7976931348621744e308,
+           -710.475860073944, INF },
+  tanh = { 0, 0, -0.0, -0.0, INF, 1, -INF, -1, NAN, NAN, 22, 1, -1e-300, -1e-300 },
+  atan = { 0, 0, -0.0, -0.0, INF, math.pi / 2, -INF, -math.pi / 2, NAN, NAN, 1e300, math.pi / 2 },
+}
+local names64 = { "exp", "log", "log2", "log10", "log1p", "expm1", "sinh", "cosh", "tanh", "atan" }
+local function check64(name, x, got, ref, b)
+  local ok
+  if ref ~= ref then ok = got ~= got
+  elseif ref == INF or ref == -INF then ok = got == ref
+  else ok = math.abs(got - ref) <= b * ulp64(ref) and (ref ~= 0 or 1 / got == 1 / ref) end
+  if not ok and #bad < 20 then
+    bad[#bad + 1] = ("f64 %s(%s) = %.17g, want %.17g"):format(name, x, got, ref)
+  end
+end
+if has_f64 then
+  for _, name in ipairs(names64) do
+    local rows, args = refs[name], {}
+    for i, r in ipairs(rows) do args[i] = r[1] end
+    local e = ends64[name]
+    for j = 1, #e, 2 do args[#args + 1] = e[j] end
+    local got = lacc.run(lacc.map(lacc[name], lacc.fromtable(args, "f64")), cl)
+    for i, r in ipairs(rows) do
+      -- a device's built-ins within a few ulp of the largest double are its own business
+      -- (PoCL's f64 exp gives inf there, its sinh and cosh NaN); lacc's code is checked there
+      if own64 or math.abs(r[2]) < 2 ^ 1023 then
+        check64(name, r[1], got:get(i), r[2], own64 and 1 or cl_bound[name])
+      end
+    end
+    for j = 1, #e, 2 do
+      local g = got:get(#rows + (j + 1) / 2)
+      if own64 and not same_value(g, e[j + 1]) then
+        bad[#bad + 1] = ("f64 %s(%.17g) = %.17g, want %.17g"):format(name, e[j], g, e[j + 1])
+      end
+    end
+  end
+  local rows, yv, xv = refs.atan2, {}, {}
+  for i, r in ipairs(rows) do yv[i], xv[i] = r[1], r[2] end
+  local special = { 0, -0.0, INF, -INF, NAN, 1, -1 }
+  for _, a in ipairs(special) do
+    for _, b in ipairs(special) do yv[#yv + 1], xv[#xv + 1] = a, b end
+  end
+  local got = lacc.run(lacc.zipWith(lacc.atan2, lacc.fromtable(yv, "f64"), lacc.fromtable(xv, "f64")), cl)
+  for i, r in ipairs(rows) do check64("atan2", r[1] .. ", " .. r[2], got:get(i), r[3], own64 and 1 or cl_bound.atan2) end
+  for i = #rows + 1, #yv do   -- C's atan2, which C99 Annex F pins at these
+    local want = atan2(yv[i], xv[i])
+    if own64 and not same_value(got:get(i), want) then
+      bad[#bad + 1] = ("f64 atan2(%s, %s) = %.17g, want %.17g"):format(yv[i], xv[i], got:get(i), want)
+    end
+  end
+end
+if has_f64 then   -- f64 pow, its ends against C's pow (Lua's ^), which C99 Annex F pins there
+  local rows, xv, yv = refs.pow, {}, {}
+  for i, r in ipairs(rows) do xv[i], yv[i] = r[1], r[2] end
+  local special = { 0, -0.0, INF, -INF, NAN, 1, -1, 2, -2, 0.5, -0.5, 3, -3 }
+  for _, a in ipairs(special) do
+    for _, b in ipairs(special) do xv[#xv + 1], yv[#yv + 1] = a, b end
+  end
+  local got = lacc.run(lacc.zipWith(lacc.pow, lacc.fromtable(xv, "f64"), lacc.fromtable(yv, "f64")), cl)
+  for i, r in ipairs(rows) do check64("pow", r[1] .. ", " .. r[2], got:get(i), r[3], own64 and 1 or 16) end
+  for i = #rows + 1, #xv do
+    local want = (xv[i] == 1 or yv[i] == 0) and 1 or xv[i] ^ yv[i]
+    if own64 and not same_value(got:get(i), want) then
+      bad[#bad + 1] = ("f64 pow(%s, %s) = %.17g, want %.17g"):format(xv[i], yv[i], got:get(i), want)
+    end
+  end
 end
 io.write(#bad == 0 and (own and "ok own" or "ok built-ins") or table.concat(bad, "\n"))

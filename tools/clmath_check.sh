@@ -1,9 +1,11 @@
 #!/bin/sh
-# make check-clmath: lacc's own f32 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh,
-# sin, cos and tan (core/base/ownmath.h: the interpreter's, the cpu backend's and a CPU device's), as
-# the OpenCL C text lacc emits for a CPU device, checked over all 2^32 f32 inputs each
-# (tools/clmath_check.c, on every core; CLMATH="exp log" checks those alone). Needs only a
-# C compiler with OpenMP and Lua 5.4 with lacc built (no OpenCL device).
+# make check-clmath: lacc's own math (core/base/ownmath.h: the interpreter's, the cpu
+# backend's and a CPU device's), as the OpenCL C text lacc emits for a CPU device: f32 exp,
+# log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan and atan over all 2^32 f32
+# inputs each, f32 atan2 and pow and the f64 set (exp64 ... pow64) over 30 million samples
+# each (tools/clmath_check.c, on every core; CLMATH="exp log pow64" checks those alone,
+# CLMATH_SAMPLES sets the samples). Needs only a C compiler with OpenMP and Lua 5.4 with lacc
+# built (no OpenCL device).
 set -e
 B=${B:-build}
 LUA54=${LUA54:-lua5.4}

@@ -1,17 +1,21 @@
-/* ownmath.h: lacc's own f32 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos
- * and tan, as straight-line code a C compiler vectorises (libm's are calls that keep a loop
- * scalar).
+/* ownmath.h: lacc's own f32 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos,
+ * tan, atan, atan2 and pow, and f64 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh,
+ * atan, atan2 and pow, as straight-line code a C compiler vectorises (libm's are calls that keep
+ * a loop scalar).
  *
  * Owns: the one source of these functions for every backend: the interpreter compiles it
  * (prim.c), and the C and OpenCL C preludes of kernels (emit_c.c) hold it as text
  * (the Makefile makes build/gen/ownmath.inc of this file), so that interp, cpu and
- * OpenCL CPU devices give the same bits. Cephes' polynomials; checked over every f32
- * input by make check-clmath: within 0.99 ulp (exp) and 0.83 ulp (log) of the exact
- * value, with subnormal results and arguments, infinities and NaN as C99 Annex F says.
- * Built without floating-point contraction (an fma would change the bits).
+ * OpenCL CPU devices give the same bits. Checked by make check-clmath (every f32 input of the
+ * unary f32 functions, large samples of the rest): each within 1 ulp of the exact value,
+ * with subnormal results and arguments, infinities and NaN as C99 Annex F says.
+ * Built without floating-point contraction (an fma would change the bits); where a
+ * function wants a product's exact error it calls fma itself.
  * Must not: use anything but bit casts (OpenCL C's as_float, as_int, as_double and as_long,
  * else memcpy from string.h, which the includer includes), int64_t (stdint.h there, the
- * OpenCL prelude's typedef), INFINITY and NAN, which both dialects have.
+ * OpenCL prelude's typedef), INFINITY, NAN, fma and floor, which both dialects have; a
+ * branch or a choice nested among more than two computed values (gcc then vectorises no
+ * loop that calls the function); identifiers OpenCL C reserves (half, ...).
  */
 #ifndef LACC_OWNMATH_H
 #define LACC_OWNMATH_H
@@ -144,6 +148,18 @@ static inline double lacc_expm1_d(double x) {
   return a < 0.35 ? small : large;
 }
 
+/* (atanh s - s - s^3 / 3) / s^5 to s^19, z = s^2 */
+static inline double lacc_atanh_tail(double z) {
+  double p = 1.0 / 19.0;
+  p = p * z + 1.0 / 17.0;
+  p = p * z + 1.0 / 15.0;
+  p = p * z + 1.0 / 13.0;
+  p = p * z + 1.0 / 11.0;
+  p = p * z + 1.0 / 9.0;
+  p = p * z + 1.0 / 7.0;
+  return p * z + 1.0 / 5.0;
+}
+
 /* log u for a positive normal u: u = m 2^e, m in [sqrt(1/2), sqrt(2)) */
 static inline double lacc_log_d(double u) {
   int64_t b = lacc_as_long(u);
@@ -153,15 +169,7 @@ static inline double lacc_log_d(double u) {
   m = hi ? m * 0.5 : m;
   e = hi ? e + 1.0 : e;
   double s = (m - 1.0) / (m + 1.0), z = s * s;
-  double p = 1.0 / 19.0;
-  p = p * z + 1.0 / 17.0;
-  p = p * z + 1.0 / 15.0;
-  p = p * z + 1.0 / 13.0;
-  p = p * z + 1.0 / 11.0;
-  p = p * z + 1.0 / 9.0;
-  p = p * z + 1.0 / 7.0;
-  p = p * z + 1.0 / 5.0;
-  p = p * z + 1.0 / 3.0;
+  double p = lacc_atanh_tail(z) * z + 1.0 / 3.0;
   return e * 0.6931471805599453 + (2.0 * s + 2.0 * s * (z * p));
 }
 
@@ -328,6 +336,406 @@ static inline float lacc_tanf(float x) {
   float y = (float)(x < 0.0f ? -v : v);
   y = x == 0.0f ? x : y;
   return x - x != 0.0f ? NAN : y;
+}
+
+/* ---- f64 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, atan, atan2 and pow, and
+ * the f32 atan, atan2 and pow computed with them
+ *
+ * Each within 1 ulp of the exact value (make check-clmath: large samples of every binade and
+ * the edges, against long double): the classic reductions (x = n ln2 + r with ln2 in two
+ * parts, x = 2^k (1 + f), atan's five intervals), Remez polynomials of the published fdlibm
+ * fits, and where a last rounding would leave more than 1 ulp the value carried as a sum of
+ * two doubles (fma gives a product's exact error: one instruction where the CPU has it, and
+ * libm's or the device's correctly rounded fma elsewhere, so the bits are the same). */
+
+/* r = x - n ln2 (n whole, |r| <= ln2 / 2 or a little more) as r + *c (ln2 in two parts: n
+ * times the high one, which has 32 zero bits, exact), for |x| <= 746 */
+static inline double lacc_exp_reduce(double x, double *n, double *c) {
+  double k = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+  double hi = x - k * 6.93147180369123816490e-01, lo = k * 1.90821492927058770002e-10;
+  double r = hi - lo;
+  *n = k;
+  *c = (hi - r) - lo;
+  return r;
+}
+
+/* e^x for every x: 2^n e^r, e^r by fdlibm's rational form (below 1 ulp), 2^n in two factors
+ * so that a subnormal result is rounded once */
+static inline double lacc_exp(double x) {
+  double cx = x != x ? 0.0 : x;
+  cx = cx < -746.0 ? -746.0 : cx;
+  cx = cx > 710.0 ? 710.0 : cx;
+  double n = (cx * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+  double hi = cx - n * 6.93147180369123816490e-01, lo = n * 1.90821492927058770002e-10;
+  double r = hi - lo;
+  double z = r * r;
+  double p = 4.13813679705723846039e-08;
+  p = p * z - 1.65339022054652515390e-06;
+  p = p * z + 6.61375632143793436117e-05;
+  p = p * z - 2.77777777770155933842e-03;
+  p = p * z + 1.66666666666666019037e-01;
+  double t = r - z * p;
+  double y = 1.0 - ((lo - (r * t) / (2.0 - t)) - hi);
+  double h = (n * 0.5 + 6755399441055744.0) - 6755399441055744.0;
+  double e = y * lacc_pow2_d(h) * lacc_pow2_d(n - h);
+  return x != x ? x : e;
+}
+
+/* sc e^(r + c) - m as hi + *lo (|*lo| at most half of hi's last place), for |r| <= 0.35, c a
+ * few units of r's last place, sc a power of 2: sc (1 + r + r^2 q(r)) + sc c (1 + r), the
+ * first sum and the renormalisation exact (Knuth's two-sum) */
+static inline double lacc_exp_core(double r, double c, double sc, double m, double *lo) {
+  double q = 1.0 / 87178291200.0;   /* (e^r - 1 - r) / r^2 to r^14 */
+  q = q * r + 1.0 / 6227020800.0;
+  q = q * r + 1.0 / 479001600.0;
+  q = q * r + 1.0 / 39916800.0;
+  q = q * r + 1.0 / 3628800.0;
+  q = q * r + 1.0 / 362880.0;
+  q = q * r + 1.0 / 40320.0;
+  q = q * r + 1.0 / 5040.0;
+  q = q * r + 1.0 / 720.0;
+  q = q * r + 1.0 / 120.0;
+  q = q * r + 1.0 / 24.0;
+  q = q * r + 1.0 / 6.0;
+  q = q * r + 0.5;
+  double a = sc - m, ab = a - sc;   /* 2^53 - 1/2 is not a double: its error kept */
+  double ea = (sc - (a - ab)) + (-m - ab);
+  double b = sc * r, s = a + b, bb = s - a;
+  double l = ((a - (s - bb)) + (b - bb)) + (ea + sc * (r * r * q + c * (1.0 + r)));
+  double h = s + l, hb = h - s;
+  *lo = (s - (h - hb)) + (l - hb);
+  return h;
+}
+
+/* e^x 2^-j - m as hi + *lo, for x in [-40, 711] and 2^(n - j) a normal double */
+static inline double lacc_exp_hilo(double x, double j, double m, double *lo) {
+  double n, c;
+  double r = lacc_exp_reduce(x, &n, &c);
+  return lacc_exp_core(r, c, lacc_pow2_d(n - j), m, lo);
+}
+
+static inline double lacc_expm1(double x) {
+  double cx = x != x ? 0.0 : x;
+  cx = cx < -40.0 ? -40.0 : cx;
+  cx = cx > 710.0 ? 710.0 : cx;
+  double lo, hi = lacc_exp_hilo(cx, 1.0, 0.5, &lo);
+  double e = 2.0 * (hi + lo);
+  e = (x < 0x1p-54) & (x > -0x1p-54) ? x : e;   /* x + x^2/2 rounds to x (and keeps -0) */
+  return x != x ? x : e;
+}
+
+/* log x = k ln2 + log(1 + f) for a positive x, 1 + f in [sqrt(1/2), sqrt(2)); log(1 + f) =
+ * f - f^2 / 2 + *s2, from fdlibm's series in s = f / (2 + f); *k and *f given back */
+/* x = m 2^*k, m in [sqrt(1/2), sqrt(2)), for a positive finite x (subnormals too) */
+static inline double lacc_log_reduce(double x, double *k) {
+  int sub = x < 2.2250738585072014e-308;
+  int64_t b = lacc_as_long(sub ? x * 18014398509481984.0 : x);   /* 2^54 */
+  /* the exponent through a double's bits: an integer conversion kept gcc's AVX2 loops scalar */
+  double e = lacc_as_double((int64_t)(((uint64_t)b >> 52) | 0x4330000000000000UL))
+             - 4503599627371519.0 - (sub ? 54.0 : 0.0);   /* 2^52 + 1023 */
+  double m = lacc_as_double((b & 0x000fffffffffffffL) | 0x3ff0000000000000L);
+  int up = m > 1.4142135623730951;
+  *k = up ? e + 1.0 : e;
+  return up ? m * 0.5 : m;
+}
+
+static inline double lacc_log_core(double x, double *k, double *f, double *hfsq) {
+  double e, m = lacc_log_reduce(x, &e);
+  double fm = m - 1.0;   /* exact */
+  double s = fm / (2.0 + fm), z = s * s, w = z * z;
+  double t1 = w * (3.999999999940941908e-01 + w * (2.222219843214978396e-01 + w * 1.531383769920937332e-01));
+  double t2 = z * (6.666666666666735130e-01 + w * (2.857142874366239149e-01 +
+                   w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
+  double h = 0.5 * fm * fm;
+  *k = e;
+  *f = fm;
+  *hfsq = h;
+  return s * (h + t1 + t2);
+}
+
+/* the ends of a logarithm per C99 Annex F (lg: the value for a positive finite x) */
+static inline double lacc_log_ends(double x, double lg) {
+  double r = x == 0.0 ? -INFINITY : lg;
+  r = x < 0.0 ? NAN : r;
+  r = x == INFINITY ? x : r;
+  return x != x ? x : r;
+}
+
+static inline double lacc_log(double x) {
+  double k, f, h;
+  double s2 = lacc_log_core(x > 0.0 ? x : 1.0, &k, &f, &h);
+  double lg = k * 6.93147180369123816490e-01 - ((h - (s2 + k * 1.90821492927058770002e-10)) - f);
+  return lacc_log_ends(x, lg);
+}
+
+/* log(1 + f) as hi + *lo, hi with 21 significant bits, so that hi times a 32-bit constant
+ * is exact */
+static inline double lacc_log_split(double f, double h, double s2, double *lo) {
+  double hi = lacc_as_double(lacc_as_long(f - h) & (int64_t)0xffffffff00000000UL);
+  *lo = (f - hi) - h + s2;
+  return hi;
+}
+
+static inline double lacc_log2(double x) {
+  double k, f, h, lo;
+  double s2 = lacc_log_core(x > 0.0 ? x : 1.0, &k, &f, &h);
+  double hi = lacc_log_split(f, h, s2, &lo);
+  double vhi = hi * 1.44269504072144627571e+00;
+  double vlo = (lo + hi) * 1.6751713164886512e-10 + lo * 1.44269504072144627571e+00;
+  double w = k + vhi;
+  vlo += (k - w) + vhi;
+  return lacc_log_ends(x, vlo + w);
+}
+
+static inline double lacc_log10(double x) {
+  double k, f, h, lo;
+  double s2 = lacc_log_core(x > 0.0 ? x : 1.0, &k, &f, &h);
+  double hi = lacc_log_split(f, h, s2, &lo);
+  double vhi = hi * 4.34294481878168880939e-01, y2 = k * 3.01029995663611771306e-01;
+  double vlo = k * 3.694239077158931e-13 + (lo + hi) * 2.5082946711645275e-11 +
+               lo * 4.34294481878168880939e-01;
+  double w = y2 + vhi;
+  vlo += (y2 - w) + vhi;
+  return lacc_log_ends(x, vlo + w);
+}
+
+/* log(1 + x): the log of u = 1 + x, plus the part of x the sum rounded away, c / u */
+static inline double lacc_log1p(double x) {
+  double u = 1.0 + x;
+  double c = u >= 2.0 ? 1.0 - (u - x) : x - (u - 1.0);
+  c = c / (u > 0.0 ? u : 1.0);
+  double k, f, h;
+  double s2 = lacc_log_core(u > 0.0 ? u : 1.0, &k, &f, &h);
+  double lg = k * 6.93147180369123816490e-01 -
+              ((h - (s2 + (k * 1.90821492927058770002e-10 + c))) - f);
+  lg = x == 0.0 ? x : lg;
+  return lacc_log_ends(u, lg);   /* u: -1 gives -inf, below it NaN */
+}
+
+/* e^a / 4 = hi + *lo for a in [0, 710.6] (the largest finite sinh and cosh need e^a / 2
+ * past the largest double) */
+static inline double lacc_exp_quarter(double a, double *lo) {
+  return lacc_exp_hilo(a, 2.0, 0.0, lo);
+}
+
+static inline double lacc_sinh(double x) {
+  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double z = a * a, p = 1.0 / 51090942171709440000.0;   /* sinh a = a + a^3 p(a^2), a < 1 */
+  p = p * z + 1.0 / 121645100408832000.0;
+  p = p * z + 1.0 / 355687428096000.0;
+  p = p * z + 1.0 / 1307674368000.0;
+  p = p * z + 1.0 / 6227020800.0;
+  p = p * z + 1.0 / 39916800.0;
+  p = p * z + 1.0 / 362880.0;
+  p = p * z + 1.0 / 5040.0;
+  p = p * z + 1.0 / 120.0;
+  p = p * z + 1.0 / 6.0;
+  double small = a + a * (z * p);
+  double ca = a > 710.6 ? 710.6 : a, lo, q = lacc_exp_quarter(ca, &lo);
+  double large = 2.0 * (q + (lo - 0.0625 / q));
+  double v = a < 1.0 ? small : large;
+  v = x < 0.0 ? -v : v;
+  return (x == 0.0) | (x != x) ? x : v;
+}
+
+static inline double lacc_cosh(double x) {
+  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double z = a * a, p = 1.0 / 2432902008176640000.0;   /* cosh a = 1 + a^2 p(a^2), a < 1/2 */
+  p = p * z + 1.0 / 6402373705728000.0;
+  p = p * z + 1.0 / 20922789888000.0;
+  p = p * z + 1.0 / 87178291200.0;
+  p = p * z + 1.0 / 479001600.0;
+  p = p * z + 1.0 / 3628800.0;
+  p = p * z + 1.0 / 40320.0;
+  p = p * z + 1.0 / 720.0;
+  p = p * z + 1.0 / 24.0;
+  p = p * z + 0.5;
+  double small = 1.0 + z * p;
+  double ca = a > 710.6 ? 710.6 : a, lo, q = lacc_exp_quarter(ca, &lo);
+  double large = 2.0 * (q + (lo + 0.0625 / q));
+  double v = a < 0.5 ? small : large;
+  return x != x ? x : v;
+}
+
+/* tanh a = e / (e + 2), e = e^2a - 1 as a sum of two doubles, divided as one (the remainder
+ * of the first quotient exact by fma) */
+static inline double lacc_tanh(double x) {
+  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  a = a > 22.0 ? 22.0 : a;
+  double elo, ehi = lacc_exp_hilo(2.0 * a, 1.0, 0.5, &elo);
+  double nh = 2.0 * ehi, nl = 2.0 * elo;
+  double dh = nh + 2.0, bb = dh - nh;
+  double dl = ((nh - (dh - bb)) + (2.0 - bb)) + nl;
+  double q = nh / dh;
+  double v = q + ((fma(-q, dh, nh) + nl) - q * dl) / dh;
+  v = x < 0.0 ? -v : v;
+  return (x == 0.0) | (x != x) ? x : v;
+}
+
+/* atan a for a >= 0 as *hi + lo (lo within 0.2 or so), da a correction to a (atan(a + da)
+ * = atan a + da / (1 + a^2)): fdlibm's intervals: a itself below 7/16, else (a - c) / (1 +
+ * c a) for c = 1/2, 1 or 3/2 (a - c exact), or -1 / a past 39/16 */
+static inline double lacc_atan_parts(double a, double da, double *hi) {
+  int i0 = a >= 0.4375, i1 = a >= 0.6875, i2 = a >= 1.1875, i3 = a >= 2.4375;
+  /* one select at a time: gcc vectorised no loop of a nested choice among five constants */
+  double c = i0 ? 0.5 : 0.0, h = i0 ? 4.63647609000806093515e-01 : 0.0;
+  double l = i0 ? 2.2698777452961687e-17 : 0.0;
+  c = i1 ? 1.0 : c;
+  h = i1 ? 7.85398163397448278999e-01 : h;
+  l = i1 ? 3.061616997868383e-17 : l;
+  c = i2 ? 1.5 : c;
+  h = i2 ? 9.82793723247329054082e-01 : h;
+  l = i2 ? 1.3903311031230998e-17 : l;
+  h = i3 ? 1.57079632679489655800e+00 : h;
+  l = i3 ? 6.123233995736766e-17 : l;
+  double num = i3 ? -1.0 : a - c, den = i3 ? a : 1.0 + c * a;
+  double t = num / den;
+  double z = t * t, w = z * z;
+  double s1 = z * (3.33333333333329318027e-01 + w * (1.42857142725034663711e-01 +
+              w * (9.09088713343650656196e-02 + w * (6.66107313738753120669e-02 +
+              w * (4.97687799461593236017e-02 + w * 1.62858201153657823623e-02)))));
+  double s2 = w * (-1.99999999998764832476e-01 + w * (-1.11111104054623557880e-01 +
+              w * (-7.69187620504482999495e-02 + w * (-5.83357013379057348645e-02 +
+              w * -3.65315727442169155270e-02))));
+  double corr = da / (1.0 + a * a);
+  *hi = h;
+  return (t - (t * (s1 + s2) - (l + corr)));
+}
+
+static inline double lacc_atan(double x) {
+  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double hi, lo = lacc_atan_parts(a, 0.0, &hi);
+  double v = hi + lo;
+  v = x < 0.0 ? -v : v;
+  return (x == 0.0) | (x != x) ? x : v;
+}
+
+/* atan2(y, x): atan of t = min / max of |y| and |x| (t's rounding error, from fma, goes in as
+ * a correction), then pi/2 - that where |y| > |x| and pi - that where x < 0, each a
+ * two-sum with pi's low part added, so the one rounding is the last; the signs and ends
+ * per C99 Annex F */
+static inline double lacc_atan2(double y, double x) {
+  double ay = lacc_as_double(lacc_as_long(y) & 0x7fffffffffffffffL);
+  double ax = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  int swap = ay > ax;
+  double u = swap ? ax : ay, v = swap ? ay : ax;
+  int inf2 = u == INFINITY;   /* both infinite: t = 1 */
+  double vv = v > 0.0 ? v : 1.0;
+  double t = inf2 ? 1.0 : u / vv;
+  /* the quotient's error: (u - t v) / v, with u and v scaled into range when v is large
+   * (fma's remainder would overflow) */
+  double sc = v > 1e300 ? 0x1p-600 : v < 1e-300 ? 0x1p600 : 1.0;
+  double dt = inf2 | (v == INFINITY) ? 0.0 : fma(-t, vv * sc, u * sc) / (vv * sc);
+  double hi, lo = lacc_atan_parts(t, dt, &hi);
+  /* swapped: pi/2 - (hi + lo) */
+  double ph = 1.5707963267948966, s = ph - hi, bb = s - ph;
+  double err = (ph - (s - bb)) + (-hi - bb);
+  double hi1 = swap ? s : hi, lo1 = swap ? (err + 6.123233995736766e-17) - lo : lo;
+  int neg = lacc_as_long(x) < 0;   /* x < 0 or x = -0: pi - that */
+  double pp = 3.141592653589793, s2 = pp - hi1, b2 = s2 - pp;
+  double err2 = (pp - (s2 - b2)) + (-hi1 - b2);
+  double hi2 = neg ? s2 : hi1, lo2 = neg ? (err2 + 1.2246467991473532e-16) - lo1 : lo1;
+  double r = hi2 + lo2;
+  r = (u == 0.0) & !swap ? (neg ? pp : 0.0) : r;   /* y = +-0: 0 or pi */
+  r = lacc_as_long(y) < 0 ? -r : r;
+  return (x != x) | (y != y) ? x + y : r;
+}
+
+static inline float lacc_atanf(float x) { return (float)lacc_atan((double)x); }
+static inline float lacc_atan2f(float y, float x) { return (float)lacc_atan2((double)y, (double)x); }
+
+/* x^y for f32: e^(y log |x|) in f64 (within 2^-44 of the exact value before the rounding to
+ * f32), the sign and ends per C99 Annex F */
+static inline float lacc_powf(float x, float y) {
+  double dx = (double)x, dy = (double)y;
+  double ax = dx < 0.0 ? -dx : dx;
+  /* the f32 functions' cheaper log and exp (f64 steps within a few units of 2^-53): |y log
+   * |x|| past 110 over- or underflows f32 whatever the rest */
+  double l = lacc_log_d((ax > 0.0) & (ax < INFINITY) ? ax : 1.0);
+  l = ax == 0.0 ? -INFINITY : ax == INFINITY ? INFINITY : ax != ax ? ax : l;
+  double p = dy * l;
+  double m = lacc_exp_d(p != p ? 0.0 : p < -110.0 ? -110.0 : p > 110.0 ? 110.0 : p);
+  m = p != p ? p : m;
+  int whole = floor(dy) == dy;   /* infinities too */
+  double hy = dy * 0.5;
+  int odd = whole & (floor(hy) != hy);
+  int neg = lacc_as_int(x) < 0;   /* x < 0 or x = -0 */
+  double r = neg & odd ? -m : m;
+  r = (x < 0.0f) & (x - x == 0.0f) & !whole ? NAN : r;
+  r = ((ax == 1.0) & (dy - dy != 0.0) & (dy == dy)) | (x == 1.0f) | (y == 0.0f) ? 1.0 : r;
+  return (float)r;
+}
+
+/* log x as hi + *lo within 2^-66 or so of the exact value (relative), for a positive finite
+ * x: x = 2^k m, m in [sqrt(1/2), sqrt(2)), m = c (1 + s) / (1 - s) for c = 0.8 (a double), 1 or 5/4
+ * (|s| <= 0.062), log m = log c + 2 atanh s, s = (m - c) / (m + c) as a sum of two doubles
+ * (fma's remainder), 2 s^3 / 3 as one too, the rest of the series (to s^19) in doubles;
+ * k ln2 in three parts (the first times k exact) and log c in two */
+static inline double lacc_log_hilo(double x, double *lo) {
+  double k, m = lacc_log_reduce(x, &k);
+  int below = m < 0.8944271909999159, above = m >= 1.118033988749895;   /* 2/sqrt 5, sqrt 5/2 */
+  double c = below ? 0.8 : 1.0;
+  c = above ? 1.25 : c;
+  /* the log of the double nearest 4/5 */
+  double lch = below ? -0.2231435513142097 : 0.0, lcl = below ? 9.091270597324798e-18 : 0.0;
+  lch = above ? 0.22314355131420976 : lch;
+  lcl = above ? -9.091270597324799e-18 : lcl;
+  double f = m - c;   /* exact */
+  double d = m + c, dd = d - m, dl = (m - (d - dd)) + (c - dd);   /* m + c = d + dl */
+  double sh = f / d;
+  double sl = (fma(-sh, d, f) - sh * dl) / d;
+  double z = sh * sh, ze = fma(sh, sh, -z);
+  double s3 = z * sh, s3e = fma(z, sh, -s3) + ze * sh;   /* s^3 = s3 + s3e */
+  double t3 = 0.6666666666666666 * s3;
+  double t3e = fma(0.6666666666666666, s3, -t3) + (3.700743415417188e-17 * s3 + 0.6666666666666666 * s3e);
+  double p = lacc_atanh_tail(z);
+  double rest = 2.0 * sl + 2.0 * z * sl + 2.0 * (s3 * z) * p + t3e + lcl +
+                k * 1.9082149292705877e-10 + k * 1.1612227229362532e-26;
+  double a = k * 6.93147180369123816490e-01, bv = 2.0 * sh;   /* both exact */
+  double h0 = a + lch, b0 = h0 - a, e0 = (a - (h0 - b0)) + (lch - b0);
+  double h1 = h0 + bv, b1 = h1 - h0, e1 = (h0 - (h1 - b1)) + (bv - b1);
+  double h2 = h1 + t3, b2 = h2 - h1, e2 = (h1 - (h2 - b2)) + (t3 - b2);
+  double l = e0 + e1 + e2 + rest;
+  double h = h2 + l, hb = h - h2;
+  *lo = (h2 - (h - hb)) + (l - hb);
+  return h;
+}
+
+/* x^y for f64: e^(y log |x|) with y log |x| a sum of two doubles, e^ of it as one, rounded
+ * once and scaled by 2^n in two factors (a subnormal result rounded by the last product);
+ * the sign and ends per C99 Annex F */
+static inline double lacc_pow(double x, double y) {
+  double ax = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double llo, lhi = lacc_log_hilo((ax > 0.0) & (ax < INFINITY) ? ax : 1.0, &llo);
+  double ph = y * lhi;
+  double pl = fma(y, lhi, -ph) + y * llo;
+  /* past these it over- or underflows whatever the rest (pl, NaN or infinite there, left out) */
+  double cp = ph != ph ? 0.0 : ph;
+  cp = cp < -746.0 ? -746.0 : cp;
+  cp = cp > 710.0 ? 710.0 : cp;
+  pl = (ph > -746.0) & (ph < 710.0) ? pl : 0.0;
+  double n = (cp * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+  double hi = cp - n * 6.93147180369123816490e-01;   /* exact */
+  double lo = n * 1.90821492927058770002e-10 - pl;
+  double r = hi - lo, c = (hi - r) - lo;
+  double elo, ehi = lacc_exp_core(r, c, 1.0, 0.0, &elo);
+  double hn = (n * 0.5 + 6755399441055744.0) - 6755399441055744.0;
+  double mag = (ehi + elo) * lacc_pow2_d(hn) * lacc_pow2_d(n - hn);
+  /* the ends: log |x| of 0 and inf, then NaN from y log |x| */
+  double lx = ax == 0.0 ? -INFINITY : INFINITY;
+  double pe = y * lx;
+  double emag = pe > 0.0 ? INFINITY : pe;
+  emag = pe < 0.0 ? 0.0 : emag;
+  mag = ph != ph ? ph : mag;
+  mag = (ax == 0.0) | (ax == INFINITY) ? emag : mag;
+  int whole = floor(y) == y;   /* infinities too */
+  double hy = y * 0.5;
+  int odd = whole & (floor(hy) != hy);
+  int neg = lacc_as_long(x) < 0;   /* x < 0 or x = -0 */
+  double v = neg & odd ? -mag : mag;
+  v = (x < 0.0) & (x - x == 0.0) & !whole ? NAN : v;
+  v = ((ax == 1.0) & (y - y != 0.0) & (y == y)) | (x == 1.0) | (y == 0.0) ? 1.0 : v;
+  return (x != x) & (y != 0.0) ? x : v;
 }
 
 #endif

@@ -11,8 +11,9 @@
 #include <string.h>
 #include "base/internal.h"
 
-/* lacc's own f32 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos and
- * tan: the kernels' (emit_c.c), so that every backend gives the same bits */
+/* lacc's own exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh and atan (f32 and f64),
+ * atan2 and pow (both), sin, cos and tan (f32): the kernels' (emit_c.c), so that every
+ * backend gives the same bits */
 #include "base/ownmath.h"
 
 /* Operand classes a primitive accepts (PRIMDEF's operands column). */
@@ -233,36 +234,36 @@ static int eval_f64(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_DIV: r = x / y; break;
   case P_IDIV: r = floor(x / y); break;
   case P_MOD: r = lua_fmod(x, y); break;
-  case P_POW: r = pow(x, y); break;
-  case P_ATAN2: r = atan2(x, y); break;
+  case P_POW: r = lacc_pow(x, y); break;
+  case P_ATAN2: r = lacc_atan2(x, y); break;
   case P_NEG: r = -x; break;
   case P_ABS: r = fabs(x); break;
   case P_SIGNUM: r = signum_d(x); break;
   case P_MIN: r = y < x ? y : x; break;
   case P_MAX: r = y > x ? y : x; break;
   case P_SQRT: r = sqrt(x); break;
-  case P_EXP: r = exp(x); break;
-  case P_LOG: r = log(x); break;
+  case P_EXP: r = lacc_exp(x); break;
+  case P_LOG: r = lacc_log(x); break;
   case P_SIN: r = sin(x); break;
   case P_COS: r = cos(x); break;
   case P_TAN: r = tan(x); break;
   case P_ASIN: r = asin(x); break;
   case P_ACOS: r = acos(x); break;
-  case P_ATAN: r = atan(x); break;
+  case P_ATAN: r = lacc_atan(x); break;
   case P_FLOOR: r = floor(x); break;
   case P_CEIL: r = ceil(x); break;
   case P_ROUND: r = round(x); break;
   case P_TRUNCATE: r = trunc(x); break;
-  case P_SINH: r = sinh(x); break;
-  case P_COSH: r = cosh(x); break;
-  case P_TANH: r = tanh(x); break;
+  case P_SINH: r = lacc_sinh(x); break;
+  case P_COSH: r = lacc_cosh(x); break;
+  case P_TANH: r = lacc_tanh(x); break;
   case P_ASINH: r = asinh(x); break;
   case P_ACOSH: r = acosh(x); break;
   case P_ATANH: r = atanh(x); break;
-  case P_LOG2: r = log2(x); break;
-  case P_LOG10: r = log10(x); break;
-  case P_LOG1P: r = log1p(x); break;
-  case P_EXPM1: r = expm1(x); break;
+  case P_LOG2: r = lacc_log2(x); break;
+  case P_LOG10: r = lacc_log10(x); break;
+  case P_LOG1P: r = lacc_log1p(x); break;
+  case P_EXPM1: r = lacc_expm1(x); break;
   case P_CBRT: r = cbrt(x); break;
   case P_HYPOT: r = hypot(x, y); break;
   case P_ROUNDEVEN: r = rint(x); break;   /* ties to even: the default rounding mode */
@@ -288,8 +289,8 @@ static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_DIV: r = x / y; break;
   case P_IDIV: r = floorf(x / y); break;
   case P_MOD: r = lua_fmodf(x, y); break;
-  case P_POW: r = powf(x, y); break;
-  case P_ATAN2: r = atan2f(x, y); break;
+  case P_POW: r = lacc_powf(x, y); break;
+  case P_ATAN2: r = lacc_atan2f(x, y); break;
   case P_NEG: r = -x; break;
   case P_ABS: r = fabsf(x); break;
   case P_SIGNUM: r = (float)signum_d(x); break;
@@ -303,7 +304,7 @@ static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_TAN: r = lacc_tanf(x); break;
   case P_ASIN: r = asinf(x); break;
   case P_ACOS: r = acosf(x); break;
-  case P_ATAN: r = atanf(x); break;
+  case P_ATAN: r = lacc_atanf(x); break;
   case P_FLOOR: r = floorf(x); break;
   case P_CEIL: r = ceilf(x); break;
   case P_ROUND: r = roundf(x); break;

@@ -78,8 +78,8 @@ static const char *const helpers =
   "  uint64_t v = d >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)d;\n"
   "  return v > hi ? hi : v;\n}\n";
 
-/* lacc's own f32 exp and log (base/ownmath.h, as text: build/gen/ownmath.inc), which the
- * C compiler vectorises; the interpreter runs the same code. */
+/* lacc's own math (base/ownmath.h, as text: build/gen/ownmath.inc), which the C compiler
+ * vectorises; the interpreter runs the same code. */
 static const char *const own_math =
 #include "ownmath.inc"
   ;
@@ -87,10 +87,18 @@ static const char *const own_math_names =
   "#undef expf\n#undef logf\n#define expf lacc_expf\n#define logf lacc_logf\n"
   "#if !defined(__OPENCL_VERSION__) || defined(LACC_FP64)\n"
   "#undef log2f\n#undef log10f\n#undef log1pf\n#undef expm1f\n#undef sinhf\n#undef coshf\n"
-  "#undef tanhf\n#undef sinf\n#undef cosf\n#undef tanf\n#define log2f lacc_log2f\n"
+  "#undef tanhf\n#undef sinf\n#undef cosf\n#undef tanf\n#undef atanf\n#undef atan2f\n"
+  "#undef powf\n#define log2f lacc_log2f\n"
   "#define log10f lacc_log10f\n#define sinf lacc_sinf\n#define cosf lacc_cosf\n#define tanf lacc_tanf\n"
   "#define log1pf lacc_log1pf\n#define expm1f lacc_expm1f\n#define sinhf lacc_sinhf\n"
-  "#define coshf lacc_coshf\n#define tanhf lacc_tanhf\n#endif\n";
+  "#define coshf lacc_coshf\n#define tanhf lacc_tanhf\n#define atanf lacc_atanf\n"
+  "#define atan2f lacc_atan2f\n#define powf lacc_powf\n"
+  "#undef exp\n#undef log\n#undef log2\n#undef log10\n#undef log1p\n#undef expm1\n"
+  "#undef sinh\n#undef cosh\n#undef tanh\n#undef atan\n#undef atan2\n#undef pow\n"
+  "#define exp lacc_exp\n#define log lacc_log\n#define log2 lacc_log2\n#define log10 lacc_log10\n"
+  "#define log1p lacc_log1p\n#define expm1 lacc_expm1\n#define sinh lacc_sinh\n"
+  "#define cosh lacc_cosh\n#define tanh lacc_tanh\n#define atan lacc_atan\n"
+  "#define atan2 lacc_atan2\n#define pow lacc_pow\n#endif\n";
 
 static const char *const prelude =
   "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
