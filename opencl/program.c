@@ -301,7 +301,7 @@ char *cl_describe(lacc_ctx *ctx, const char *spec, const kplan *P) {
              "vectorises (LACC_CL_OWN_MATH=0: the device's built-ins)\n",
              cp.info->fp64 ? ", log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan, "
                              "atan2 and pow, f64 exp, log, log2, log10, log1p, expm1, sinh, cosh, "
-                             "tanh, atan, atan2 and pow" : "");
+                             "tanh, sin, cos, tan, atan, atan2 and pow" : "");
   for (int k = 0; k < P->nsteps; k++) describe_step(&b, &cp, P, &P->steps[k]);
   return text_finish(ctx, &b);
 }

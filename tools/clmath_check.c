@@ -155,6 +155,9 @@ static const sfn sfns[] = {
   { "cosh64", lacc_cosh, coshl, 0, 0, 0, 0, -711, 711 },
   { "tanh64", lacc_tanh, tanhl, 0, 0, 0, 0, -20, 20 },
   { "atan64", lacc_atan, atanl, 0, 0, 0, 0, -4, 4 },
+  { "sin64", lacc_sin, sinl, 0, 0, 0, 0, -100, 100 },
+  { "cos64", lacc_cos, cosl, 0, 0, 0, 0, -100, 100 },
+  { "tan64", lacc_tan, tanl, 0, 0, 0, 0, -100, 100 },
   { "atan2_64", 0, 0, lacc_atan2, atan2l, 0, 0, -3, 3 },
   { "pow64", 0, 0, lacc_pow, powl, 0, 0, -60, 60 },
 };

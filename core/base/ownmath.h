@@ -1,6 +1,6 @@
 /* ownmath.h: lacc's own f32 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos,
  * tan, atan, atan2 and pow, and f64 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh,
- * atan, atan2 and pow, as straight-line code a C compiler vectorises (libm's are calls that keep
+ * sin, cos, tan, atan, atan2 and pow, as straight-line code a C compiler vectorises (libm's are calls that keep
  * a loop scalar).
  *
  * Owns: the one source of these functions for every backend: the interpreter compiles it
@@ -20,6 +20,13 @@
 #ifndef LACC_OWNMATH_H
 #define LACC_OWNMATH_H
 
+/* inlined whatever the size: gcc's limits left sin's reduction a call, and the loop scalar */
+#if defined(__GNUC__) || defined(__clang__)
+#define LACC_MATH static inline __attribute__((always_inline))
+#else
+#define LACC_MATH static inline
+#endif
+
 #ifdef __OPENCL_VERSION__
 #define lacc_as_float as_float
 #define lacc_as_int as_int
@@ -28,29 +35,29 @@
 #define lacc_as_long as_long
 #endif
 #else
-static inline double lacc_as_double(int64_t i) {
+LACC_MATH double lacc_as_double(int64_t i) {
   double d;
   memcpy(&d, &i, 8);
   return d;
 }
-static inline int64_t lacc_as_long(double d) {
+LACC_MATH int64_t lacc_as_long(double d) {
   int64_t i;
   memcpy(&i, &d, 8);
   return i;
 }
-static inline float lacc_as_float(int i) {
+LACC_MATH float lacc_as_float(int i) {
   float f;
   memcpy(&f, &i, 4);
   return f;
 }
-static inline int lacc_as_int(float f) {
+LACC_MATH int lacc_as_int(float f) {
   int i;
   memcpy(&i, &f, 4);
   return i;
 }
 #endif
 
-static inline float lacc_expf(float x) {
+LACC_MATH float lacc_expf(float x) {
   float c = x != x ? 0.0f : x;
   c = c < -104.0f ? -104.0f : c;
   c = c > 89.0f ? 89.0f : c;
@@ -71,7 +78,7 @@ static inline float lacc_expf(float x) {
   return x != x ? x : e;
 }
 
-static inline float lacc_logf(float x) {
+LACC_MATH float lacc_logf(float x) {
   /* every choice between two computed values: a C compiler that keeps floating-point
    * exceptions (gcc's default) vectorises no branch whose arm computes */
   int sub = x < 1.17549435e-38f;
@@ -112,7 +119,7 @@ static inline float lacc_logf(float x) {
 #if !defined(__OPENCL_VERSION__) || defined(LACC_FP64)
 
 /* e^t - 1 for |t| <= 0.35 (relative error below 1e-14) */
-static inline double lacc_expm1_small(double t) {
+LACC_MATH double lacc_expm1_small(double t) {
   double p = 1.0 / 39916800.0;
   p = p * t + 1.0 / 3628800.0;
   p = p * t + 1.0 / 362880.0;
@@ -128,13 +135,13 @@ static inline double lacc_expm1_small(double t) {
 
 /* 2^n for a whole n in [-1022, 1023], from n + 1023 in the low bits of a sum's significand
  * (no conversion to an integer: with one, where a clamp bounds n, gcc kept the loop scalar) */
-static inline double lacc_pow2_d(double n) {
+LACC_MATH double lacc_pow2_d(double n) {
   uint64_t b = (uint64_t)lacc_as_long(n + 6755399441056767.0);   /* 1.5 * 2^52 + 1023 */
   return lacc_as_double((int64_t)(b << 52));
 }
 
 /* e^x for |x| <= 110: x = n ln2 + t (ln2 in two parts: n ln2's high part exact), e^t * 2^n */
-static inline double lacc_exp_d(double x) {
+LACC_MATH double lacc_exp_d(double x) {
   double n = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
   double t = (x - n * 0.693147180369123816490) - n * 1.90821492927058770002e-10;
   return (1.0 + lacc_expm1_small(t)) * lacc_pow2_d(n);
@@ -142,14 +149,14 @@ static inline double lacc_exp_d(double x) {
 
 /* e^x - 1 for |x| <= 110 (the test on |x|: gcc vectorised no loop of a clamped x tested on
  * both sides) */
-static inline double lacc_expm1_d(double x) {
+LACC_MATH double lacc_expm1_d(double x) {
   double small = lacc_expm1_small(x), large = lacc_exp_d(x) - 1.0;
   double a = x < 0.0 ? -x : x;
   return a < 0.35 ? small : large;
 }
 
 /* (atanh s - s - s^3 / 3) / s^5 to s^19, z = s^2 */
-static inline double lacc_atanh_tail(double z) {
+LACC_MATH double lacc_atanh_tail(double z) {
   double p = 1.0 / 19.0;
   p = p * z + 1.0 / 17.0;
   p = p * z + 1.0 / 15.0;
@@ -161,7 +168,7 @@ static inline double lacc_atanh_tail(double z) {
 }
 
 /* log u for a positive normal u: u = m 2^e, m in [sqrt(1/2), sqrt(2)) */
-static inline double lacc_log_d(double u) {
+LACC_MATH double lacc_log_d(double u) {
   int64_t b = lacc_as_long(u);
   double e = (double)((b >> 52) - 1023);
   double m = lacc_as_double((b & 0x000fffffffffffffL) | 0x3ff0000000000000L);
@@ -174,7 +181,7 @@ static inline double lacc_log_d(double u) {
 }
 
 /* log x / log b, scale = 1 / log b: the ends of a logarithm of f32 x per C99 Annex F */
-static inline float lacc_logb_f(float x, double scale) {
+LACC_MATH float lacc_logb_f(float x, double scale) {
   double d = (double)x;
   float r = (float)(lacc_log_d(d > 0.0 ? d : 1.0) * scale);
   r = x == 0.0f ? -INFINITY : r;
@@ -183,10 +190,10 @@ static inline float lacc_logb_f(float x, double scale) {
   return x != x ? x : r;
 }
 
-static inline float lacc_log2f(float x) { return lacc_logb_f(x, 1.4426950408889634); }
-static inline float lacc_log10f(float x) { return lacc_logb_f(x, 0.43429448190325182); }
+LACC_MATH float lacc_log2f(float x) { return lacc_logb_f(x, 1.4426950408889634); }
+LACC_MATH float lacc_log10f(float x) { return lacc_logb_f(x, 0.43429448190325182); }
 
-static inline float lacc_log1pf(float x) {
+LACC_MATH float lacc_log1pf(float x) {
   double d = (double)x, u = 1.0 + d;
   /* 1 + x is exact in f64 for |x| >= 2^-29; below, log1p x = x - x^2 / 2 to 2^-58 */
   float tiny = (float)(d - 0.5 * d * d);
@@ -198,7 +205,7 @@ static inline float lacc_log1pf(float x) {
   return x != x ? x : r;
 }
 
-static inline float lacc_expm1f(float x) {
+LACC_MATH float lacc_expm1f(float x) {
   double d = (double)x;
   d = d > 100.0 ? 100.0 : d < -100.0 ? -100.0 : d;
   float r = (float)lacc_expm1_d(d);
@@ -206,7 +213,7 @@ static inline float lacc_expm1f(float x) {
   return x != x ? x : r;
 }
 
-static inline float lacc_sinhf(float x) {
+LACC_MATH float lacc_sinhf(float x) {
   double a = (double)x;
   a = a < 0.0 ? -a : a;
   a = a > 100.0 ? 100.0 : a;
@@ -216,7 +223,7 @@ static inline float lacc_sinhf(float x) {
   return x != x ? x : r;
 }
 
-static inline float lacc_coshf(float x) {
+LACC_MATH float lacc_coshf(float x) {
   double a = (double)x;
   a = a < 0.0 ? -a : a;
   a = a > 100.0 ? 100.0 : a;
@@ -225,7 +232,7 @@ static inline float lacc_coshf(float x) {
   return x != x ? x : r;
 }
 
-static inline float lacc_tanhf(float x) {
+LACC_MATH float lacc_tanhf(float x) {
   double a = (double)x;
   a = a < 0.0 ? -a : a;
   a = a > 50.0 ? 50.0 : a;
@@ -238,18 +245,22 @@ static inline float lacc_tanhf(float x) {
 /* ---- f32 sin, cos and tan, in f64 too */
 
 /* the bits of 2 / pi after the binary point, behind a word of zeros (reduce_f's windows
- * start up to 25 bits before the point) */
+ * start up to 25 bits before the point), as far as f64's largest arguments need (1,250 bits) */
 #ifdef __OPENCL_VERSION__
-__constant uint32_t lacc_two_over_pi[11] = {
+__constant uint32_t lacc_two_over_pi[41] = {
 #else
-static const uint32_t lacc_two_over_pi[11] = {
+static const uint32_t lacc_two_over_pi[41] = {
 #endif
   0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u, 0xfe5163abu,
-  0xdebbc561u, 0xb7246e3au, 0x424dd2e0u,
+  0xdebbc561u, 0xb7246e3au, 0x424dd2e0u, 0x06492eeau, 0x09d1921cu, 0xfe1deb1cu, 0xb129a73eu,
+  0xe88235f5u, 0x2ebb4484u, 0xe99c7026u, 0xb45f7e41u, 0x3991d639u, 0x835339f4u, 0x9c845f8bu,
+  0xbdf9283bu, 0x1ff897ffu, 0xde05980fu, 0xef2f118bu, 0x5a0a6d1fu, 0x6d367ecfu, 0x27cb09b7u,
+  0x4f463f66u, 0x9e5fea2du, 0x7527bac7u, 0xebe5f17bu, 0x3d0739f7u, 0x8a5292eau, 0x6bfb5fb1u,
+  0x1f8d5d08u, 0x56033046u, 0xfc7b6babu, 0xf0cfbc20u, 0x9af4361du,
 };
 
 /* Word j of the 128 bits of 2 / pi from bit `base` of the table (bit 0: word 0's top bit). */
-static inline uint64_t lacc_two_over_pi_word(int base, int j) {
+LACC_MATH uint64_t lacc_two_over_pi_word(int base, int j) {
   int k = (base >> 5) + j;
   uint64_t pair = ((uint64_t)lacc_two_over_pi[k] << 32) | lacc_two_over_pi[k + 1];
   return (pair >> (32 - (base & 31))) & 0xffffffffu;
@@ -261,7 +272,7 @@ static inline uint64_t lacc_two_over_pi_word(int base, int j) {
  * bits of quadrant, 64 of fraction; the fraction rounded to the nearest quadrant, times
  * pi/2 in f64 (r within 2^-60 of the exact value; the nearest an f32 comes to a multiple
  * of pi/2 is about 2^-30 of it); the quadrant in *q. */
-static inline double lacc_reduce_f(float x, int *q) {
+LACC_MATH double lacc_reduce_f(float x, int *q) {
   int b = lacc_as_int(x);
   /* m 2^E, E = exponent - 150: from bit E - 1 of 2 / pi, table bit E + 30 (word 0 is
    * zeros); below pi/4 (every lane computes this; the caller takes x itself there) from
@@ -278,31 +289,37 @@ static inline double lacc_reduce_f(float x, int *q) {
   return (double)(int64_t)f * 5.4210108624275222e-20 * 1.5707963267948966;
 }
 
-/* sin r and cos r for |r| <= pi/4: Taylor to r^15 and r^16 (within 5e-17) */
-static inline double lacc_sin_d(double r) {
-  double z = r * r, p = -1.0 / 1307674368000.0;
+/* Taylor's series of sin and cos from r^13 and r^14 down (Horner in z = r^2, p the higher
+ * terms so far): (sin r - r) / r^3 and (cos r - 1 + r^2 / 2) / r^4 */
+LACC_MATH double lacc_sin_tail(double z, double p) {
   p = p * z + 1.0 / 6227020800.0;
   p = p * z - 1.0 / 39916800.0;
   p = p * z + 1.0 / 362880.0;
   p = p * z - 1.0 / 5040.0;
   p = p * z + 1.0 / 120.0;
-  p = p * z - 1.0 / 6.0;
-  return r + r * (z * p);
+  return p * z - 1.0 / 6.0;
 }
-static inline double lacc_cos_d(double r) {
-  double z = r * r, p = 1.0 / 20922789888000.0;
+LACC_MATH double lacc_cos_tail(double z, double p) {
   p = p * z - 1.0 / 87178291200.0;
   p = p * z + 1.0 / 479001600.0;
   p = p * z - 1.0 / 3628800.0;
   p = p * z + 1.0 / 40320.0;
   p = p * z - 1.0 / 720.0;
-  p = p * z + 1.0 / 24.0;
-  p = p * z - 0.5;
+  return p * z + 1.0 / 24.0;
+}
+
+/* sin r and cos r for |r| <= pi/4: Taylor to r^15 and r^16 (within 5e-17) */
+LACC_MATH double lacc_sin_d(double r) {
+  double z = r * r, p = lacc_sin_tail(z, -1.0 / 1307674368000.0);
+  return r + r * (z * p);
+}
+LACC_MATH double lacc_cos_d(double r) {
+  double z = r * r, p = lacc_cos_tail(z, 1.0 / 20922789888000.0) * z - 0.5;
   return 1.0 + z * p;
 }
 
 /* |x| reduced: r in [-pi/4, pi/4] and the quadrant q, x = r + q pi/2 (mod 2 pi) */
-static inline double lacc_trig_arg(float x, int *q) {
+LACC_MATH double lacc_trig_arg(float x, int *q) {
   float a = lacc_as_float(lacc_as_int(x) & 0x7fffffff);
   int k;
   double r = lacc_reduce_f(a, &k);
@@ -311,7 +328,7 @@ static inline double lacc_trig_arg(float x, int *q) {
   return small ? (double)a : r;
 }
 
-static inline float lacc_sinf(float x) {
+LACC_MATH float lacc_sinf(float x) {
   int q;
   double r = lacc_trig_arg(x, &q), s = lacc_sin_d(r), c = lacc_cos_d(r);
   double v = (q & 1) ? c : s;
@@ -321,7 +338,7 @@ static inline float lacc_sinf(float x) {
   return x - x != 0.0f ? NAN : y;   /* infinities and NaN */
 }
 
-static inline float lacc_cosf(float x) {
+LACC_MATH float lacc_cosf(float x) {
   int q;
   double r = lacc_trig_arg(x, &q), s = lacc_sin_d(r), c = lacc_cos_d(r);
   double v = (q & 1) ? s : c;
@@ -329,7 +346,7 @@ static inline float lacc_cosf(float x) {
   return x - x != 0.0f ? NAN : y;
 }
 
-static inline float lacc_tanf(float x) {
+LACC_MATH float lacc_tanf(float x) {
   int q;
   double r = lacc_trig_arg(x, &q), s = lacc_sin_d(r), c = lacc_cos_d(r);
   double v = (q & 1) ? -c / s : s / c;
@@ -350,7 +367,7 @@ static inline float lacc_tanf(float x) {
 
 /* r = x - n ln2 (n whole, |r| <= ln2 / 2 or a little more) as r + *c (ln2 in two parts: n
  * times the high one, which has 32 zero bits, exact), for |x| <= 746 */
-static inline double lacc_exp_reduce(double x, double *n, double *c) {
+LACC_MATH double lacc_exp_reduce(double x, double *n, double *c) {
   double k = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
   double hi = x - k * 6.93147180369123816490e-01, lo = k * 1.90821492927058770002e-10;
   double r = hi - lo;
@@ -361,7 +378,7 @@ static inline double lacc_exp_reduce(double x, double *n, double *c) {
 
 /* e^x for every x: 2^n e^r, e^r by fdlibm's rational form (below 1 ulp), 2^n in two factors
  * so that a subnormal result is rounded once */
-static inline double lacc_exp(double x) {
+LACC_MATH double lacc_exp(double x) {
   double cx = x != x ? 0.0 : x;
   cx = cx < -746.0 ? -746.0 : cx;
   cx = cx > 710.0 ? 710.0 : cx;
@@ -384,7 +401,7 @@ static inline double lacc_exp(double x) {
 /* sc e^(r + c) - m as hi + *lo (|*lo| at most half of hi's last place), for |r| <= 0.35, c a
  * few units of r's last place, sc a power of 2: sc (1 + r + r^2 q(r)) + sc c (1 + r), the
  * first sum and the renormalisation exact (Knuth's two-sum) */
-static inline double lacc_exp_core(double r, double c, double sc, double m, double *lo) {
+LACC_MATH double lacc_exp_core(double r, double c, double sc, double m, double *lo) {
   double q = 1.0 / 87178291200.0;   /* (e^r - 1 - r) / r^2 to r^14 */
   q = q * r + 1.0 / 6227020800.0;
   q = q * r + 1.0 / 479001600.0;
@@ -408,13 +425,13 @@ static inline double lacc_exp_core(double r, double c, double sc, double m, doub
 }
 
 /* e^x 2^-j - m as hi + *lo, for x in [-40, 711] and 2^(n - j) a normal double */
-static inline double lacc_exp_hilo(double x, double j, double m, double *lo) {
+LACC_MATH double lacc_exp_hilo(double x, double j, double m, double *lo) {
   double n, c;
   double r = lacc_exp_reduce(x, &n, &c);
   return lacc_exp_core(r, c, lacc_pow2_d(n - j), m, lo);
 }
 
-static inline double lacc_expm1(double x) {
+LACC_MATH double lacc_expm1(double x) {
   double cx = x != x ? 0.0 : x;
   cx = cx < -40.0 ? -40.0 : cx;
   cx = cx > 710.0 ? 710.0 : cx;
@@ -427,7 +444,7 @@ static inline double lacc_expm1(double x) {
 /* log x = k ln2 + log(1 + f) for a positive x, 1 + f in [sqrt(1/2), sqrt(2)); log(1 + f) =
  * f - f^2 / 2 + *s2, from fdlibm's series in s = f / (2 + f); *k and *f given back */
 /* x = m 2^*k, m in [sqrt(1/2), sqrt(2)), for a positive finite x (subnormals too) */
-static inline double lacc_log_reduce(double x, double *k) {
+LACC_MATH double lacc_log_reduce(double x, double *k) {
   int sub = x < 2.2250738585072014e-308;
   int64_t b = lacc_as_long(sub ? x * 18014398509481984.0 : x);   /* 2^54 */
   /* the exponent through a double's bits: an integer conversion kept gcc's AVX2 loops scalar */
@@ -439,7 +456,7 @@ static inline double lacc_log_reduce(double x, double *k) {
   return up ? m * 0.5 : m;
 }
 
-static inline double lacc_log_core(double x, double *k, double *f, double *hfsq) {
+LACC_MATH double lacc_log_core(double x, double *k, double *f, double *hfsq) {
   double e, m = lacc_log_reduce(x, &e);
   double fm = m - 1.0;   /* exact */
   double s = fm / (2.0 + fm), z = s * s, w = z * z;
@@ -454,14 +471,14 @@ static inline double lacc_log_core(double x, double *k, double *f, double *hfsq)
 }
 
 /* the ends of a logarithm per C99 Annex F (lg: the value for a positive finite x) */
-static inline double lacc_log_ends(double x, double lg) {
+LACC_MATH double lacc_log_ends(double x, double lg) {
   double r = x == 0.0 ? -INFINITY : lg;
   r = x < 0.0 ? NAN : r;
   r = x == INFINITY ? x : r;
   return x != x ? x : r;
 }
 
-static inline double lacc_log(double x) {
+LACC_MATH double lacc_log(double x) {
   double k, f, h;
   double s2 = lacc_log_core(x > 0.0 ? x : 1.0, &k, &f, &h);
   double lg = k * 6.93147180369123816490e-01 - ((h - (s2 + k * 1.90821492927058770002e-10)) - f);
@@ -470,13 +487,13 @@ static inline double lacc_log(double x) {
 
 /* log(1 + f) as hi + *lo, hi with 21 significant bits, so that hi times a 32-bit constant
  * is exact */
-static inline double lacc_log_split(double f, double h, double s2, double *lo) {
+LACC_MATH double lacc_log_split(double f, double h, double s2, double *lo) {
   double hi = lacc_as_double(lacc_as_long(f - h) & (int64_t)0xffffffff00000000UL);
   *lo = (f - hi) - h + s2;
   return hi;
 }
 
-static inline double lacc_log2(double x) {
+LACC_MATH double lacc_log2(double x) {
   double k, f, h, lo;
   double s2 = lacc_log_core(x > 0.0 ? x : 1.0, &k, &f, &h);
   double hi = lacc_log_split(f, h, s2, &lo);
@@ -487,7 +504,7 @@ static inline double lacc_log2(double x) {
   return lacc_log_ends(x, vlo + w);
 }
 
-static inline double lacc_log10(double x) {
+LACC_MATH double lacc_log10(double x) {
   double k, f, h, lo;
   double s2 = lacc_log_core(x > 0.0 ? x : 1.0, &k, &f, &h);
   double hi = lacc_log_split(f, h, s2, &lo);
@@ -500,7 +517,7 @@ static inline double lacc_log10(double x) {
 }
 
 /* log(1 + x): the log of u = 1 + x, plus the part of x the sum rounded away, c / u */
-static inline double lacc_log1p(double x) {
+LACC_MATH double lacc_log1p(double x) {
   double u = 1.0 + x;
   double c = u >= 2.0 ? 1.0 - (u - x) : x - (u - 1.0);
   c = c / (u > 0.0 ? u : 1.0);
@@ -514,11 +531,11 @@ static inline double lacc_log1p(double x) {
 
 /* e^a / 4 = hi + *lo for a in [0, 710.6] (the largest finite sinh and cosh need e^a / 2
  * past the largest double) */
-static inline double lacc_exp_quarter(double a, double *lo) {
+LACC_MATH double lacc_exp_quarter(double a, double *lo) {
   return lacc_exp_hilo(a, 2.0, 0.0, lo);
 }
 
-static inline double lacc_sinh(double x) {
+LACC_MATH double lacc_sinh(double x) {
   double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
   double z = a * a, p = 1.0 / 51090942171709440000.0;   /* sinh a = a + a^3 p(a^2), a < 1 */
   p = p * z + 1.0 / 121645100408832000.0;
@@ -538,7 +555,7 @@ static inline double lacc_sinh(double x) {
   return (x == 0.0) | (x != x) ? x : v;
 }
 
-static inline double lacc_cosh(double x) {
+LACC_MATH double lacc_cosh(double x) {
   double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
   double z = a * a, p = 1.0 / 2432902008176640000.0;   /* cosh a = 1 + a^2 p(a^2), a < 1/2 */
   p = p * z + 1.0 / 6402373705728000.0;
@@ -559,7 +576,7 @@ static inline double lacc_cosh(double x) {
 
 /* tanh a = e / (e + 2), e = e^2a - 1 as a sum of two doubles, divided as one (the remainder
  * of the first quotient exact by fma) */
-static inline double lacc_tanh(double x) {
+LACC_MATH double lacc_tanh(double x) {
   double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
   a = a > 22.0 ? 22.0 : a;
   double elo, ehi = lacc_exp_hilo(2.0 * a, 1.0, 0.5, &elo);
@@ -575,7 +592,7 @@ static inline double lacc_tanh(double x) {
 /* atan a for a >= 0 as *hi + lo (lo within 0.2 or so), da a correction to a (atan(a + da)
  * = atan a + da / (1 + a^2)): fdlibm's intervals: a itself below 7/16, else (a - c) / (1 +
  * c a) for c = 1/2, 1 or 3/2 (a - c exact), or -1 / a past 39/16 */
-static inline double lacc_atan_parts(double a, double da, double *hi) {
+LACC_MATH double lacc_atan_parts(double a, double da, double *hi) {
   int i0 = a >= 0.4375, i1 = a >= 0.6875, i2 = a >= 1.1875, i3 = a >= 2.4375;
   /* one select at a time: gcc vectorised no loop of a nested choice among five constants */
   double c = i0 ? 0.5 : 0.0, h = i0 ? 4.63647609000806093515e-01 : 0.0;
@@ -602,7 +619,7 @@ static inline double lacc_atan_parts(double a, double da, double *hi) {
   return (t - (t * (s1 + s2) - (l + corr)));
 }
 
-static inline double lacc_atan(double x) {
+LACC_MATH double lacc_atan(double x) {
   double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
   double hi, lo = lacc_atan_parts(a, 0.0, &hi);
   double v = hi + lo;
@@ -614,7 +631,7 @@ static inline double lacc_atan(double x) {
  * a correction), then pi/2 - that where |y| > |x| and pi - that where x < 0, each a
  * two-sum with pi's low part added, so the one rounding is the last; the signs and ends
  * per C99 Annex F */
-static inline double lacc_atan2(double y, double x) {
+LACC_MATH double lacc_atan2(double y, double x) {
   double ay = lacc_as_double(lacc_as_long(y) & 0x7fffffffffffffffL);
   double ax = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
   int swap = ay > ax;
@@ -641,12 +658,151 @@ static inline double lacc_atan2(double y, double x) {
   return (x != x) | (y != y) ? x + y : r;
 }
 
-static inline float lacc_atanf(float x) { return (float)lacc_atan((double)x); }
-static inline float lacc_atan2f(float y, float x) { return (float)lacc_atan2((double)y, (double)x); }
+/* ---- f64 sin, cos and tan
+ *
+ * |x| = n pi/2 + r, r in [-pi/4, pi/4] as a sum of two doubles: below 2^24 by pi/2 in three
+ * parts (x - n p1 exact by fma, the rest two-sums), above by Payne and Hanek's method in
+ * 32-bit limbs (192 bits of 2 / pi from the argument's exponent on: the fraction to 2^-126,
+ * enough for the nearest a double comes to a multiple of pi/2, about 2^-61 of it); then
+ * Taylor's series for sin r and cos r to r^19 and r^20 (within 2^-60), each kept as a sum of
+ * two doubles so that tan's quotient is rounded once. */
+
+/* v < 2^52 as a double, exactly (no integer conversion, which AVX2 lacks) */
+LACC_MATH double lacc_u52(uint64_t v) {
+  return lacc_as_double((int64_t)(v | 0x4330000000000000UL)) - 4503599627370496.0;   /* 2^52 */
+}
+
+/* |x| mod pi/2 for |x| >= 2^24 (finite): *rl, the quadrant in *q */
+LACC_MATH double lacc_reduce_big(double a, double *rl, int *q) {
+  int64_t b = lacc_as_long(a);
+  /* a = M 2^E, E = exponent - 1075; from bit E - 1 of 2 / pi (table bit E + 30), earlier bits
+   * giving multiples of 4; every lane computes this, reading inside the table */
+  int t = (int)((b >> 52) & 0x7ff) - 1045;
+  t = t < 0 ? 0 : t;
+  uint64_t m = (uint64_t)(b & 0x000fffffffffffffL) | 0x0010000000000000UL;
+  uint64_t m0 = m & 0xffffffffu, m1 = m >> 32;
+  uint64_t w0 = lacc_two_over_pi_word(t, 0), w1 = lacc_two_over_pi_word(t, 1);
+  uint64_t w2 = lacc_two_over_pi_word(t, 2), w3 = lacc_two_over_pi_word(t, 3);
+  uint64_t w4 = lacc_two_over_pi_word(t, 4), w5 = lacc_two_over_pi_word(t, 5);
+  /* M W = sum of m0 w_j 2^(32 (5 - j)) and m1 w_j 2^(32 (6 - j)), by 32-bit columns: bits 190
+   * and 191 the quadrant, below them the fraction */
+  uint64_t a0 = m0 * w0, a1 = m0 * w1, a2 = m0 * w2, a3 = m0 * w3, a4 = m0 * w4, a5 = m0 * w5;
+  uint64_t b1 = m1 * w1, b2 = m1 * w2, b3 = m1 * w3, b4 = m1 * w4, b5 = m1 * w5;
+  /* column 0 (a5's low half alone) carries nothing; column 1's carry reaches column 2 */
+  uint64_t v1 = (a4 & 0xffffffffu) + (a5 >> 32) + (b5 & 0xffffffffu);
+  uint64_t v2 = (v1 >> 32) + (a3 & 0xffffffffu) + (a4 >> 32) + (b4 & 0xffffffffu) + (b5 >> 32);
+  uint64_t v3 = (v2 >> 32) + (a2 & 0xffffffffu) + (a3 >> 32) + (b3 & 0xffffffffu) + (b4 >> 32);
+  uint64_t v4 = (v3 >> 32) + (a1 & 0xffffffffu) + (a2 >> 32) + (b2 & 0xffffffffu) + (b3 >> 32);
+  uint64_t v5 = (v4 >> 32) + (a0 & 0xffffffffu) + (a1 >> 32) + (b1 & 0xffffffffu) + (b2 >> 32);
+  uint64_t l2 = v2 & 0xffffffffu, l3 = v3 & 0xffffffffu, l4 = v4 & 0xffffffffu;
+  uint64_t l5 = v5 & 0xffffffffu;
+  uint64_t fh = ((l5 & 0x3fffffffu) << 34) | (l4 << 2) | (l3 >> 30);   /* 2^-1 .. 2^-64 */
+  uint64_t fl = ((l3 & 0x3fffffffu) << 32) | l2;                       /* 2^-65 .. 2^-126 */
+  int up = (int)(fh >> 63);   /* to the nearest quadrant: the fraction less 1 */
+  *q = (int)(((l5 >> 30) + (uint64_t)up) & 3u);
+  double top = lacc_u52(fh >> 12) * 0x1p-52;
+  top = up ? top - 1.0 : top;
+  double bot = lacc_u52(fh & 0xfffu) * 0x1p-64;
+  double h = top + bot, hb = h - top, e = (top - (h - hb)) + (bot - hb);
+  double l = e + (lacc_u52(fl >> 10) * 0x1p-116 + lacc_u52(fl & 0x3ffu) * 0x1p-126);
+  double f = h + l, fe = l - (f - h);
+  /* r = f pi/2 */
+  double r = f * 1.5707963267948966;
+  *rl = fma(f, 1.5707963267948966, -r) + (f * 6.123233995736766e-17 + fe * 1.5707963267948966);
+  return r;
+}
+
+/* |x| = n pi/2 + r: r as the result + *rl, n mod 4 in *q (x finite) */
+LACC_MATH double lacc_trig_reduce(double x, double *rl, int *q) {
+  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double n = (a * 0.6366197723675814 + 6755399441055744.0) - 6755399441055744.0;
+  double r1 = fma(-n, 1.5707963267948966, a);   /* exact below 2^24 */
+  double th = n * 6.123233995736766e-17, tl = fma(n, 6.123233995736766e-17, -th);
+  double s = r1 - th, sb = s - r1, e = (r1 - (s - sb)) + (-th - sb);
+  double l = (e - tl) - n * -1.4973849048591698e-33;
+  double r = s + l, rlo = l - (r - s);
+  int k = (int)(((uint64_t)lacc_as_long(n + 6755399441055744.0)) & 3u);
+  double bl;
+  int bq;
+  double br = lacc_reduce_big(a, &bl, &bq);
+  int big = a >= 16777216.0;
+  *q = big ? bq : k;
+  *rl = big ? bl : rlo;
+  return big ? br : r;
+}
+
+/* sin(r + rl) as the result + *lo, |r| <= pi/4 (rl a few units of r's last place) */
+LACC_MATH double lacc_sin_dd(double r, double rl, double *lo) {
+  double z = r * r, p = -1.0 / 121645100408832000.0;
+  p = p * z + 1.0 / 355687428096000.0;
+  p = lacc_sin_tail(z, p * z - 1.0 / 1307674368000.0);
+  double t = r * (z * p);
+  double h = r + t;
+  *lo = (t - (h - r)) + rl * (1.0 - 0.5 * z);
+  return h;
+}
+
+/* cos(r + rl) as the result + *lo, |r| <= pi/4 */
+LACC_MATH double lacc_cos_dd(double r, double rl, double *lo) {
+  double z = r * r, ze = fma(r, r, -z), hz = 0.5 * z;
+  double q = 1.0 / 2432902008176640000.0;
+  q = q * z - 1.0 / 6402373705728000.0;
+  q = lacc_cos_tail(z, q * z + 1.0 / 20922789888000.0);
+  double c1 = 1.0 - hz, e1 = (1.0 - c1) - hz;
+  double l = e1 - 0.5 * ze + z * z * q - r * rl;
+  double h = c1 + l;
+  *lo = l - (h - c1);
+  return h;
+}
+
+/* sin and cos of |x| mod pi/2, each a sum of two doubles; the quadrant returned (x finite
+ * or not: infinities and NaN reduce 0) */
+LACC_MATH int lacc_sincos(double x, double *sh, double *sl, double *ch, double *cl) {
+  double rl;
+  int q;
+  double r = lacc_trig_reduce(x - x == 0.0 ? x : 0.0, &rl, &q);
+  *sh = lacc_sin_dd(r, rl, sl);
+  *ch = lacc_cos_dd(r, rl, cl);
+  return q;
+}
+
+LACC_MATH double lacc_sin(double x) {
+  double sh, sl, ch, cl;
+  int q = lacc_sincos(x, &sh, &sl, &ch, &cl);
+  double v = (q & 1) ? ch + cl : sh + sl;
+  v = (q & 2) ? -v : v;
+  v = x < 0.0 ? -v : v;
+  v = x == 0.0 ? x : v;
+  return x - x != 0.0 ? NAN : v;   /* infinities and NaN */
+}
+
+LACC_MATH double lacc_cos(double x) {
+  double sh, sl, ch, cl;
+  int q = lacc_sincos(x, &sh, &sl, &ch, &cl);
+  double v = (q & 1) ? sh + sl : ch + cl;
+  v = ((q + 1) & 2) ? -v : v;
+  return x - x != 0.0 ? NAN : v;
+}
+
+/* tan: sin / cos (or -cos / sin in odd quadrants), divided as sums of two doubles */
+LACC_MATH double lacc_tan(double x) {
+  double sh, sl, ch, cl;
+  int odd = lacc_sincos(x, &sh, &sl, &ch, &cl) & 1;
+  double nh = odd ? ch : sh, nl = odd ? cl : sl, dh = odd ? sh : ch, dl = odd ? sl : cl;
+  double t = nh / dh;
+  double v = t + ((fma(-t, dh, nh) + nl) - t * dl) / dh;
+  v = odd ? -v : v;
+  v = x < 0.0 ? -v : v;
+  v = x == 0.0 ? x : v;
+  return x - x != 0.0 ? NAN : v;
+}
+
+LACC_MATH float lacc_atanf(float x) { return (float)lacc_atan((double)x); }
+LACC_MATH float lacc_atan2f(float y, float x) { return (float)lacc_atan2((double)y, (double)x); }
 
 /* x^y for f32: e^(y log |x|) in f64 (within 2^-44 of the exact value before the rounding to
  * f32), the sign and ends per C99 Annex F */
-static inline float lacc_powf(float x, float y) {
+LACC_MATH float lacc_powf(float x, float y) {
   double dx = (double)x, dy = (double)y;
   double ax = dx < 0.0 ? -dx : dx;
   /* the f32 functions' cheaper log and exp (f64 steps within a few units of 2^-53): |y log
@@ -671,7 +827,7 @@ static inline float lacc_powf(float x, float y) {
  * (|s| <= 0.062), log m = log c + 2 atanh s, s = (m - c) / (m + c) as a sum of two doubles
  * (fma's remainder), 2 s^3 / 3 as one too, the rest of the series (to s^19) in doubles;
  * k ln2 in three parts (the first times k exact) and log c in two */
-static inline double lacc_log_hilo(double x, double *lo) {
+LACC_MATH double lacc_log_hilo(double x, double *lo) {
   double k, m = lacc_log_reduce(x, &k);
   int below = m < 0.8944271909999159, above = m >= 1.118033988749895;   /* 2/sqrt 5, sqrt 5/2 */
   double c = below ? 0.8 : 1.0;
@@ -704,7 +860,7 @@ static inline double lacc_log_hilo(double x, double *lo) {
 /* x^y for f64: e^(y log |x|) with y log |x| a sum of two doubles, e^ of it as one, rounded
  * once and scaled by 2^n in two factors (a subnormal result rounded by the last product);
  * the sign and ends per C99 Annex F */
-static inline double lacc_pow(double x, double y) {
+LACC_MATH double lacc_pow(double x, double y) {
   double ax = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
   double llo, lhi = lacc_log_hilo((ax > 0.0) & (ax < INFINITY) ? ax : 1.0, &llo);
   double ph = y * lhi;

@@ -11,9 +11,9 @@
 #include <string.h>
 #include "base/internal.h"
 
-/* lacc's own exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh and atan (f32 and f64),
- * atan2 and pow (both), sin, cos and tan (f32): the kernels' (emit_c.c), so that every
- * backend gives the same bits */
+/* lacc's own exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan,
+ * atan2 and pow (f32 and f64): the kernels' (emit_c.c), so that every backend gives the same
+ * bits */
 #include "base/ownmath.h"
 
 /* Operand classes a primitive accepts (PRIMDEF's operands column). */
@@ -244,9 +244,9 @@ static int eval_f64(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_SQRT: r = sqrt(x); break;
   case P_EXP: r = lacc_exp(x); break;
   case P_LOG: r = lacc_log(x); break;
-  case P_SIN: r = sin(x); break;
-  case P_COS: r = cos(x); break;
-  case P_TAN: r = tan(x); break;
+  case P_SIN: r = lacc_sin(x); break;
+  case P_COS: r = lacc_cos(x); break;
+  case P_TAN: r = lacc_tan(x); break;
   case P_ASIN: r = asin(x); break;
   case P_ACOS: r = acos(x); break;
   case P_ATAN: r = lacc_atan(x); break;

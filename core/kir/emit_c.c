@@ -95,6 +95,7 @@ static const char *const own_math_names =
   "#define atan2f lacc_atan2f\n#define powf lacc_powf\n"
   "#undef exp\n#undef log\n#undef log2\n#undef log10\n#undef log1p\n#undef expm1\n"
   "#undef sinh\n#undef cosh\n#undef tanh\n#undef atan\n#undef atan2\n#undef pow\n"
+  "#undef sin\n#undef cos\n#undef tan\n#define sin lacc_sin\n#define cos lacc_cos\n#define tan lacc_tan\n"
   "#define exp lacc_exp\n#define log lacc_log\n#define log2 lacc_log2\n#define log10 lacc_log10\n"
   "#define log1p lacc_log1p\n#define expm1 lacc_expm1\n#define sinh lacc_sinh\n"
   "#define cosh lacc_cosh\n#define tanh lacc_tanh\n#define atan lacc_atan\n"
