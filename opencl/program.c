@@ -299,9 +299,9 @@ char *cl_describe(lacc_ctx *ctx, const char *spec, const kplan *P) {
   if (cp.own_math)
     text_put(&b, "-- f32 exp and log%s: lacc's own straight-line code, which the device "
              "vectorises (LACC_CL_OWN_MATH=0: the device's built-ins)\n",
-             cp.info->fp64 ? ", log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan, "
-                             "atan2 and pow, f64 exp, log, log2, log10, log1p, expm1, sinh, cosh, "
-                             "tanh, sin, cos, tan, atan, atan2 and pow" : "");
+             cp.info->fp64 ? ", exp2, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, "
+                             "atan, atan2 and pow, f64 exp, exp2, log, log2, log10, log1p, expm1, "
+                             "sinh, cosh, tanh, sin, cos, tan, atan, atan2 and pow" : "");
   for (int k = 0; k < P->nsteps; k++) describe_step(&b, &cp, P, &P->steps[k]);
   return text_finish(ctx, &b);
 }

@@ -1,8 +1,8 @@
 -- Run by opencl_spec.lua in a process of its own (with LACC_CL_OWN_MATH=0 too): f32 exp,
--- log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan, atan2 and pow on
+-- log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan, atan2, pow and exp2 on
 -- the OpenCL device against the exact values (doubles: Lua's, and series where those would
--- cancel), and f64 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan,
--- atan, atan2 and pow against correctly rounded values (spec/f64_math_refs.lua, from mpmath), within 1 ulp
+-- cancel), and f64 exp, exp2, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos,
+-- tan, atan, atan2 and pow against correctly rounded values (spec/f64_math_refs.lua, from mpmath), within 1 ulp
 -- where the device runs lacc's own code (a CPU device; explain says so; all but f32 exp and
 -- log only with f64 on the device), within the OpenCL C specification's bounds where it
 -- runs the device's built-ins; the ends exactly. Prints "ok own" / "ok built-ins" or what
@@ -103,6 +103,7 @@ local more = {
   { "cos", lacc.cos, math.cos },
   { "tan", lacc.tan, math.tan },
   { "atan", lacc.atan, math.atan },
+  { "exp2", lacc.exp2, function(x) return 2 ^ x end },
 }
 local ps = {}
 for k, m in ipairs(more) do ps[k] = lacc.map(m[2], arr) end
@@ -137,6 +138,7 @@ local more_ends = {
   cos = { 0, 1, -0.0, 1, INF, NAN, -INF, NAN, NAN, NAN },
   tan = { 0, 0, -0.0, -0.0, INF, NAN, -INF, NAN, NAN, NAN },
   atan = { 0, 0, -0.0, -0.0, INF, H.f32(math.pi / 2), -INF, -H.f32(math.pi / 2), NAN, NAN },
+  exp2 = { 0, 1, -0.0, 1, INF, INF, -INF, 0, NAN, NAN, 1, 2, -1, 0.5 },
 }
 for k, m in ipairs(more) do
   local e = more_ends[m[1]]
@@ -206,7 +208,7 @@ local function ulp64(ref)
 end
 -- the OpenCL C specification's bounds for the device's built-ins (ulp)
 local cl_bound = { exp = 3, log = 3, log2 = 3, log10 = 3, log1p = 2, expm1 = 3, sinh = 4, cosh = 4,
-                   tanh = 5, sin = 4, cos = 4, tan = 5, atan = 5, atan2 = 6 }
+                   tanh = 5, sin = 4, cos = 4, tan = 5, atan = 5, atan2 = 6, exp2 = 3 }
 local refs = dofile("spec/f64_math_refs.lua")
 local own64 = cl.backend ~= "opencl" or own_more
 local ends64 = {   -- { x, f(x) } for x in 0, -0, inf, -inf, NaN, and the overflow edges
@@ -226,9 +228,10 @@ local ends64 = {   -- { x, f(x) } for x in 0, -0, inf, -inf, NaN, and the overfl
   sin = { 0, 0, -0.0, -0.0, INF, NAN, -INF, NAN, NAN, NAN },
   cos = { 0, 1, -0.0, 1, INF, NAN, -INF, NAN, NAN, NAN },
   tan = { 0, 0, -0.0, -0.0, INF, NAN, -INF, NAN, NAN, NAN },
+  exp2 = { 0, 1, -0.0, 1, INF, INF, -INF, 0, NAN, NAN, 1024, INF, -1074, 2 ^ -1074, -1075, 0, 1023, 2 ^ 1023 },
 }
 local names64 = { "exp", "log", "log2", "log10", "log1p", "expm1", "sinh", "cosh", "tanh", "sin", "cos", "tan",
-                  "atan" }
+                  "atan", "exp2" }
 local function check64(name, x, got, ref, b)
   local ok
   if ref ~= ref then ok = got ~= got

@@ -46,7 +46,7 @@ static const fn fns[] = {
   { "log10", lacc_log10f, log10 }, { "log1p", lacc_log1pf, log1p }, { "expm1", lacc_expm1f, expm1 },
   { "sinh", lacc_sinhf, sinh },    { "cosh", lacc_coshf, cosh },    { "tanh", lacc_tanhf, tanh },
   { "sin", lacc_sinf, sin },       { "cos", lacc_cosf, cos },       { "tan", lacc_tanf, tan },
-  { "atan", lacc_atanf, atan },
+  { "atan", lacc_atanf, atan },    { "exp2", lacc_exp2f, exp2 },
 };
 enum { NFNS = sizeof fns / sizeof fns[0] };
 
@@ -146,6 +146,7 @@ static const sfn sfns[] = {
   { "atan2", 0, 0, 0, 0, lacc_atan2f, atan2, -3, 3 },
   { "pow", 0, 0, 0, 0, lacc_powf, pow, -40, 40 },
   { "exp64", lacc_exp, expl, 0, 0, 0, 0, -746, 710 },
+  { "exp2_64", lacc_exp2, exp2l, 0, 0, 0, 0, -1080, 1025 },
   { "log64", lacc_log, logl, 0, 0, 0, 0, 0, 4 },
   { "log2_64", lacc_log2, log2l, 0, 0, 0, 0, 0, 4 },
   { "log10_64", lacc_log10, log10l, 0, 0, 0, 0, 0, 4 },

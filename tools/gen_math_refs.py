@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes spec/f64_math_refs.lua: f64 arguments and their correctly rounded exp, log, log2,
-log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan, atan2 and pow, computed with mpmath at 1,400 bits (the
+log10, log1p, expm1, exp2, sinh, cosh, tanh, sin, cos, tan, atan, atan2 and pow, computed with mpmath at 1,400 bits (the
 references spec/opencl_math.lua checks lacc's own f64 math against, within 1 ulp). Needs
 python3-mpmath, only to regenerate; the file is committed. Values print with %.17g, which
 both Lua VMs read back exactly. Results below 2^-1022 are left out (mpmath's conversion
@@ -32,6 +32,7 @@ F = {
     'cosh': (mp.cosh, -711, 711, [710.4758600739439, -710.4758600739439, 0.5, -0.49, 1e-8]),
     'tanh': (mp.tanh, -20, 20, [22, -22, 0.55, 1e-9, 0.17329577360830228]),
     'atan': (mp.atan, -4, 4, [0.4375, 0.6875, 1.1875, 2.4375, 1e300, -1e-300]),
+    'exp2': (lambda x: mp.power(2, x), -1080, 1025, [1023.5, -1022.5, 0.5, -0.5, 10, 1e-20, 1024 - 2 ** -43]),
     'sin': (mp.sin, -100, 100, [1.5707963267948966, 3.141592653589793, 1e22, 6381956970095103.0 * 2.0 ** 797,
                                 16777216.0, 16777215.999999998, 355.0, 103993.0, 1.7976931348623157e308]),
     'cos': (mp.cos, -100, 100, [1.5707963267948966, 3.141592653589793, 1e22, 6381956970095103.0 * 2.0 ** 797,

@@ -247,6 +247,11 @@ function lacc.log1p(x) end
 ---@return lacc.Exp|number
 function lacc.expm1(x) end
 
+---2^x of a float expression (or a Lua number)
+---@param x lacc.Value
+---@return lacc.Exp|number
+function lacc.exp2(x) end
+
 ---cbrt of a float expression (or a Lua number)
 ---@param x lacc.Value
 ---@return lacc.Exp|number

@@ -177,7 +177,8 @@ enum {
   _(HYPOT,    "hypot",    2, FLOAT, 0) \
   _(ROUNDEVEN, "round_even", 1, FLOAT, 0) \
   _(IPOW,     "ipow",     2, INT,   0) \
-  _(FMA,      "fma",      3, FLOAT, 0)
+  _(FMA,      "fma",      3, FLOAT, 0) \
+  _(EXP2,     "exp2",     1, FLOAT, 0)
 
 typedef enum {
 #define PRIM_ENUM(e, name, arity, operands, flags) P_##e,

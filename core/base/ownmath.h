@@ -1,7 +1,6 @@
-/* ownmath.h: lacc's own f32 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos,
- * tan, atan, atan2 and pow, and f64 exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh,
- * sin, cos, tan, atan, atan2 and pow, as straight-line code a C compiler vectorises (libm's are calls that keep
- * a loop scalar).
+/* ownmath.h: lacc's own exp, exp2, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin,
+ * cos, tan, atan, atan2 and pow, f32 and f64, as straight-line code a C compiler vectorises
+ * (libm's are calls that keep a loop scalar).
  *
  * Owns: the one source of these functions for every backend: the interpreter compiles it
  * (prim.c), and the C and OpenCL C preludes of kernels (emit_c.c) hold it as text
@@ -431,6 +430,22 @@ LACC_MATH double lacc_exp_hilo(double x, double j, double m, double *lo) {
   return lacc_exp_core(r, c, lacc_pow2_d(n - j), m, lo);
 }
 
+/* 2^x: 2^n 2^f, n = round(x), |f| <= 1/2, 2^f = e^(f ln2) with f ln2 a sum of two doubles
+ * (fma), the result rounded once and scaled as exp's (whole x exact) */
+LACC_MATH double lacc_exp2(double x) {
+  double cx = x != x ? 0.0 : x;
+  cx = cx < -1080.0 ? -1080.0 : cx;
+  cx = cx > 1025.0 ? 1025.0 : cx;
+  double n = (cx + 6755399441055744.0) - 6755399441055744.0;
+  double f = cx - n;   /* exact */
+  double th = f * 0.6931471805599453;
+  double tl = fma(f, 0.6931471805599453, -th) + f * 2.3190468138462996e-17;
+  double lo, hi = lacc_exp_core(th, tl, 1.0, 0.0, &lo);
+  double h = (n * 0.5 + 6755399441055744.0) - 6755399441055744.0;
+  double e = (hi + lo) * lacc_pow2_d(h) * lacc_pow2_d(n - h);
+  return x != x ? x : e;
+}
+
 LACC_MATH double lacc_expm1(double x) {
   double cx = x != x ? 0.0 : x;
   cx = cx < -40.0 ? -40.0 : cx;
@@ -797,6 +812,7 @@ LACC_MATH double lacc_tan(double x) {
   return x - x != 0.0 ? NAN : v;
 }
 
+LACC_MATH float lacc_exp2f(float x) { return (float)lacc_exp2((double)x); }
 LACC_MATH float lacc_atanf(float x) { return (float)lacc_atan((double)x); }
 LACC_MATH float lacc_atan2f(float y, float x) { return (float)lacc_atan2((double)y, (double)x); }
 

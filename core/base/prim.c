@@ -11,8 +11,8 @@
 #include <string.h>
 #include "base/internal.h"
 
-/* lacc's own exp, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan,
- * atan2 and pow (f32 and f64): the kernels' (emit_c.c), so that every backend gives the same
+/* lacc's own exp, exp2, log, log2, log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan,
+ * atan, atan2 and pow (f32 and f64): the kernels' (emit_c.c), so that every backend gives the same
  * bits */
 #include "base/ownmath.h"
 
@@ -264,6 +264,7 @@ static int eval_f64(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_LOG10: r = lacc_log10(x); break;
   case P_LOG1P: r = lacc_log1p(x); break;
   case P_EXPM1: r = lacc_expm1(x); break;
+  case P_EXP2: r = lacc_exp2(x); break;
   case P_CBRT: r = cbrt(x); break;
   case P_HYPOT: r = hypot(x, y); break;
   case P_ROUNDEVEN: r = rint(x); break;   /* ties to even: the default rounding mode */
@@ -319,6 +320,7 @@ static int eval_f32(prim_op p, const lacc_val *a, lacc_val *out) {
   case P_LOG10: r = lacc_log10f(x); break;
   case P_LOG1P: r = lacc_log1pf(x); break;
   case P_EXPM1: r = lacc_expm1f(x); break;
+  case P_EXP2: r = lacc_exp2f(x); break;
   case P_CBRT: r = cbrtf(x); break;
   case P_HYPOT: r = hypotf(x, y); break;
   case P_ROUNDEVEN: r = rintf(x); break;   /* ties to even: the default rounding mode */

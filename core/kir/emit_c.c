@@ -88,7 +88,7 @@ static const char *const own_math_names =
   "#if !defined(__OPENCL_VERSION__) || defined(LACC_FP64)\n"
   "#undef log2f\n#undef log10f\n#undef log1pf\n#undef expm1f\n#undef sinhf\n#undef coshf\n"
   "#undef tanhf\n#undef sinf\n#undef cosf\n#undef tanf\n#undef atanf\n#undef atan2f\n"
-  "#undef powf\n#define log2f lacc_log2f\n"
+  "#undef powf\n#undef exp2f\n#define exp2f lacc_exp2f\n#define log2f lacc_log2f\n"
   "#define log10f lacc_log10f\n#define sinf lacc_sinf\n#define cosf lacc_cosf\n#define tanf lacc_tanf\n"
   "#define log1pf lacc_log1pf\n#define expm1f lacc_expm1f\n#define sinhf lacc_sinhf\n"
   "#define coshf lacc_coshf\n#define tanhf lacc_tanhf\n#define atanf lacc_atanf\n"
@@ -96,6 +96,7 @@ static const char *const own_math_names =
   "#undef exp\n#undef log\n#undef log2\n#undef log10\n#undef log1p\n#undef expm1\n"
   "#undef sinh\n#undef cosh\n#undef tanh\n#undef atan\n#undef atan2\n#undef pow\n"
   "#undef sin\n#undef cos\n#undef tan\n#define sin lacc_sin\n#define cos lacc_cos\n#define tan lacc_tan\n"
+  "#undef exp2\n#define exp2 lacc_exp2\n"
   "#define exp lacc_exp\n#define log lacc_log\n#define log2 lacc_log2\n#define log10 lacc_log10\n"
   "#define log1p lacc_log1p\n#define expm1 lacc_expm1\n#define sinh lacc_sinh\n"
   "#define cosh lacc_cosh\n#define tanh lacc_tanh\n#define atan lacc_atan\n"
@@ -140,7 +141,7 @@ static const char *const cl_prelude =
   "#define sinhf sinh\n#define coshf cosh\n#define tanhf tanh\n#define asinhf asinh\n"
   "#define acoshf acosh\n#define atanhf atanh\n#define log2f log2\n#define log10f log10\n"
   "#define log1pf log1p\n#define expm1f expm1\n#define cbrtf cbrt\n#define hypotf hypot\n"
-  "#define rintf rint\n#define fmaf fma\n"
+  "#define rintf rint\n#define fmaf fma\n#define exp2f exp2\n"
   /* a branch hint (KO_IF's expect) where the compiler is clang's or gcc's, as on PoCL
    * and most GPU drivers; elsewhere the plain test */
   "#if defined(__clang__) || defined(__GNUC__)\n#define LACC_EXPECT(c, v) __builtin_expect((c), (v))\n"
@@ -257,6 +258,7 @@ static const char *float_fn(prim_op p) {
   case P_LOG10: return "log10";
   case P_LOG1P: return "log1p";
   case P_EXPM1: return "expm1";
+  case P_EXP2: return "exp2";
   case P_CBRT: return "cbrt";
   case P_HYPOT: return "hypot";
   case P_ROUNDEVEN: return "rint";

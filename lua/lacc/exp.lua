@@ -177,7 +177,7 @@ M.min, M.max, M.atan2 = binop("min"), binop("max"), binop("atan2")
 for _, f in ipairs { "abs", "signum", "sqrt", "exp", "log", "sin", "cos", "tan", "asin",
                      "acos", "atan", "floor", "ceil", "round", "truncate", "isnan", "isinf",
                      "isfinite", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "log2",
-                     "log10", "log1p", "expm1", "cbrt", "round_even" } do
+                     "log10", "log1p", "expm1", "exp2", "cbrt", "round_even" } do
   M[f] = unop(f)
 end
 M.hypot = binop("hypot")
@@ -253,6 +253,7 @@ local mathx = {
     return x < 0 and -r or r
   end,
   log2 = function(x) return math.log(x, 2) end,
+  exp2 = function(x) return 2.0 ^ x end,
   log10 = function(x) return math.log(x, 10) end,
   cbrt = function(x)
     if x == 0 or x ~= x or x == HUGE or x == -HUGE then return x end
@@ -295,7 +296,7 @@ local plain = {
   isnan = function(x) return x ~= x end,
   isinf = mathx.isinf, isfinite = mathx.isfinite, sinh = mathx.sinh, cosh = mathx.cosh,
   tanh = mathx.tanh, asinh = mathx.asinh, acosh = mathx.acosh, atanh = mathx.atanh,
-  log2 = mathx.log2, log10 = mathx.log10, log1p = mathx.log1p, expm1 = mathx.expm1,
+  log2 = mathx.log2, log10 = mathx.log10, log1p = mathx.log1p, expm1 = mathx.expm1, exp2 = mathx.exp2,
   cbrt = mathx.cbrt, hypot = mathx.hypot, round_even = mathx.round_even,
   eq = function(a, b) return a == b end, ne = function(a, b) return a ~= b end,
   lt = function(a, b) return a < b end, le = function(a, b) return a <= b end,
@@ -647,7 +648,7 @@ M.surface = { "constant", "cast", "cond", "iterate", "while_", "idiv", "imod", "
               "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan",
               "atan2", "pow", "floor", "ceil", "round", "truncate", "isnan", "isinf",
               "isfinite", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "log2", "log10",
-              "log1p", "expm1", "cbrt", "hypot", "round_even", "ipow", "fma", "bitcast" }
+              "log1p", "expm1", "exp2", "cbrt", "hypot", "round_even", "ipow", "fma", "bitcast" }
 
 -- iterate(n, f, x) and while_(c, f, x): bounded sequential loops in scalar code.
 function M.iterate(n, f, x)

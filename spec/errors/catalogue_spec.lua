@@ -785,7 +785,7 @@ do
   local floats1 = { "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "floor",
                     "ceil", "round", "truncate", "isnan", "isinf", "isfinite", "sinh", "cosh",
                     "tanh", "asinh", "acosh", "atanh", "log2", "log10", "log1p", "expm1", "cbrt",
-                    "round_even" }
+                    "round_even", "exp2" }
   local unary = { "bnot", "lnot", "abs", "signum", unpack(floats1) }
   -- the name in messages (lacc.imod is Lua's %, named mod)
   local shown = { imod = "mod" }

@@ -1,5 +1,5 @@
 -- The scalar functions of issue 27 (sinh cosh tanh asinh acosh atanh log2 log10 log1p
--- expm1 cbrt hypot round_even isinf isfinite) on every backend and type: at the ends
+-- expm1 cbrt hypot round_even isinf isfinite) and exp2 on every backend and type: at the ends
 -- (zeros and their signs, infinities, NaN, the edges of each domain) exactly, as C99
 -- Annex F states them; elsewhere against textbook formulas evaluated in doubles, within
 -- a tolerance (the guide: libm within an ulp or two, OpenCL's built-ins within 4 ulp).
@@ -58,12 +58,14 @@ function ref.cbrt(x)
   return x < 0 and -r or r
 end
 function ref.hypot(x, y) return math.sqrt(x * x + y * y) end
+function ref.exp2(x) return math.exp(x * math.log(2)) end   -- within 1e-14 for |x| <= 100
 
 -- ordinary arguments inside each domain (the ends are in `ends` below)
 local domain = {
   sinh = { -20, 20 }, cosh = { -20, 20 }, tanh = { -10, 10 }, asinh = { -1e6, 1e6 },
   acosh = { 1.001, 1e6 }, atanh = { -0.999, 0.999 }, log2 = { 1e-6, 1e12 },
   log10 = { 1e-6, 1e12 }, log1p = { -0.999, 1e6 }, expm1 = { -30, 30 }, cbrt = { -1e9, 1e9 },
+  exp2 = { -100, 100 },
 }
 local function samples(name, t)
   local lo, hi = domain[name][1], domain[name][2]
@@ -90,6 +92,8 @@ local ends = {
   log1p = { { 0, 0 }, { -0.0, -0.0 }, { -1, -INF }, { -2, NAN }, { INF, INF }, { NAN, NAN } },
   expm1 = { { 0, 0 }, { -0.0, -0.0 }, { -INF, -1 }, { INF, INF }, { NAN, NAN } },
   cbrt = { { 0, 0 }, { -0.0, -0.0 }, { INF, INF }, { -INF, -INF }, { NAN, NAN } },
+  exp2 = { { 0, 1 }, { -0.0, 1 }, { 10, 1024 }, { -3, 0.125 }, { INF, INF }, { -INF, 0 }, { NAN, NAN },
+           { 1024, INF }, { -1075, 0 }, { -1074, 2 ^ -1074 } },
 }
 
 local function same(g, w)
@@ -195,8 +199,8 @@ end)
 
 -- lacc's own math (core/base/ownmath.h) on the interpreter, the cpu backend and an OpenCL
 -- CPU device (all but f32 exp and log where it has f64): f32 exp, log, log2, log10, log1p,
--- expm1, sinh, cosh, tanh, sin, cos, tan, atan, atan2 and pow, and f64 exp, log, log2,
--- log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan, atan2 and pow: within 1 ulp of the exact values,
+-- expm1, sinh, cosh, tanh, sin, cos, tan, atan, atan2, pow and exp2, and f64 exp, log, log2,
+-- log10, log1p, expm1, sinh, cosh, tanh, sin, cos, tan, atan, atan2, pow and exp2: within 1 ulp of the exact values,
 -- the ends as C99 Annex F says (spec/opencl_math.lua, in a process of its own), and the
 -- same bits on every backend that runs it.
 describe("f32 exp, log and the rest, lacc's own", function()
@@ -222,19 +226,19 @@ describe("f32 exp, log and the rest, lacc's own", function()
     for _ = 1, 20000 do xs[#xs + 1] = f32((H.rand() - 0.5) * 2 ^ H.randint(-140, 127)) end
     local arr = lacc.fromtable(xs, "f32")
     local names = { "exp", "log", "log2", "log10", "log1p", "expm1", "sinh", "cosh", "tanh", "sin", "cos", "tan",
-                    "atan", "atan2", "pow", "exp", "log", "log2", "log10", "log1p", "expm1", "sinh", "cosh",
-                    "tanh", "sin", "cos", "tan", "atan", "atan2", "pow" }
+                    "atan", "atan2", "pow", "exp2", "exp", "log", "log2", "log10", "log1p", "expm1", "sinh",
+                    "cosh", "tanh", "sin", "cos", "tan", "atan", "atan2", "pow", "exp2" }
     local wide = lacc.map(function(x) return lacc.cast(x, "f64") * 7.25 end, arr)
     local other = lacc.map(function(x) return x * -0.375 end, lacc.reverse(arr))
     local other64 = lacc.map(function(x) return lacc.cast(x, "f64") end, other)
     local p = {}
     for k, name in ipairs(names) do
-      local a, b = k >= 16 and wide or arr, k >= 16 and other64 or other
+      local a, b = k >= 17 and wide or arr, k >= 17 and other64 or other
       p[k] = (name == "atan2" or name == "pow") and lacc.zipWith(lacc[name], a, b) or lacc.map(lacc[name], a)
     end
     local function run_all(opts)   -- at most 16 results a run
-      local r = { lacc.run({ (table.unpack or unpack)(p, 1, 15) }, opts) }
-      for _, v in ipairs({ lacc.run({ (table.unpack or unpack)(p, 16, #p) }, opts) }) do r[#r + 1] = v end
+      local r = { lacc.run({ (table.unpack or unpack)(p, 1, 16) }, opts) }
+      for _, v in ipairs({ lacc.run({ (table.unpack or unpack)(p, 17, #p) }, opts) }) do r[#r + 1] = v end
       return r
     end
     local want = run_all({ backend = "interp" })
