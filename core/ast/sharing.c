@@ -278,7 +278,10 @@ static lacc_node *var_ref(conv *c, const nodevec *env, const lacc_node *x, node_
   }
   ctx_error(c->ctx, LACC_ERR_SCOPE,
             "a scalar value built at %s is used outside the function it belongs to "
-            "(values traced inside one lacc function cannot escape into another)",
+            "(values traced inside one lacc function cannot escape into another; an array "
+            "combinator inside another's function is nested parallelism, which lacc does not "
+            "have: generate the rank-2 array of (element, other) pairs and fold its inner "
+            "dimension instead)",
             x->where);
   return NULL;
 }

@@ -1,4 +1,4 @@
-/* npy.c: arrays in NumPy's .npy format (versions 1.0, 2.0 and 3.0).
+/* npy.c: arrays in NumPy's .npy format (versions 1.0, 2.0 and 3.0, as NumPy reads).
  *
  * Owns: the header (magic, version, the Python dict literal with descr, fortran_order and
  * shape), the dtypes lacc has (b1, i1-i8, u1-u8, f4, f8, either byte order; a structured
@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include "internal.h"
 
-enum { NPY_MAX_HEADER = 1 << 20, NPY_MAX_FIELDS = 64 };
+enum { NPY_MAX_HEADER = 1 << 20, NPY_MAX_FIELDS = LACC_MAX_FIELDS };
 
 /* One field of a dtype: its scalar and whether its bytes are the other order. */
 typedef struct {
@@ -61,20 +61,23 @@ static int expect(hparse *P, char c) {
   return 1;
 }
 
-/* A quoted Python string into out (at most cap - 1 characters). */
-static int parse_str(hparse *P, char *out, size_t cap) {
+/* A quoted Python string into out: at most cap - 1 characters, longer ones an error unless
+ * cut (then the first cap - 1, as a field name for messages: NumPy allows any length). */
+static int parse_str_cut(hparse *P, char *out, size_t cap, int cut) {
   skip_ws(P);
   char q = *P->at;
   if (q != '\'' && q != '"') return herr(P, "expected a string");
   size_t n = 0;
   for (P->at++; *P->at != q; P->at++) {
-    if (*P->at == '\0' || *P->at == '\\' || n + 1 >= cap) return herr(P, "bad string");
-    out[n++] = *P->at;
+    if (*P->at == '\0' || *P->at == '\\' || (n + 1 >= cap && !cut)) return herr(P, "bad string");
+    if (n + 1 < cap) out[n++] = *P->at;
   }
   P->at++;
   out[n] = '\0';
   return 1;
 }
+
+static int parse_str(hparse *P, char *out, size_t cap) { return parse_str_cut(P, out, cap, 0); }
 
 /* An extent; one past int64 is an error of its own (strtoll would clamp it). */
 static int parse_int(hparse *P, int dim, int64_t *out) {
@@ -83,6 +86,7 @@ static int parse_int(hparse *P, int dim, int64_t *out) {
   errno = 0;
   long long v = strtoll(P->at, &end, 10);
   if (end == P->at || v < 0) return herr(P, "expected an extent");
+  if (*end == 'L') end++;   /* Python 2 wrote longs so: (2L,) */
   if (errno == ERANGE) {
     ctx_error(P->ctx, LACC_ERR_MEMORY, "load: %s: extent %d of the shape does not fit in 64 "
               "bits", P->path, dim);
@@ -145,7 +149,7 @@ static int parse_descr(hparse *P, npy_field *f, int *n) {
       ctx_error(P->ctx, LACC_ERR_TYPE, "load: %s: more than %d fields", P->path, NPY_MAX_FIELDS);
       return 0;
     }
-    if (!expect(P, '(') || !parse_str(P, name, sizeof name) || !expect(P, ',')) return 0;
+    if (!expect(P, '(') || !parse_str_cut(P, name, sizeof name, 1) || !expect(P, ',')) return 0;
     skip_ws(P);
     if (*P->at != '\'' && *P->at != '"') {
       ctx_error(P->ctx, LACC_ERR_TYPE, "load: %s: field '%s' is not a scalar (nested and "
@@ -282,9 +286,9 @@ static int read_preamble(lacc_ctx *ctx, FILE *f, const char *path, char **text) 
   if (r == 0 || memcmp(m, "\x93NUMPY", 6) != 0)
     return ctx_error(ctx, LACC_ERR_ARG, "load: %s is not a .npy file (no \\x93NUMPY magic)", path);
   int major = m[6];
-  if (major < 1 || major > 3)
+  if (major < 1 || major > 3 || m[7] != 0)   /* NumPy writes and reads these three alone */
     return ctx_error(ctx, LACC_ERR_ARG, "load: %s: .npy version %d.%d is not one lacc reads "
-                     "(1.0 to 3.0)", path, major, m[7]);
+                     "(1.0, 2.0 or 3.0)", path, major, m[7]);
   r = read_exact(f, m, major == 1 ? 2 : 4);
   if (r <= 0) goto short_read;
   uint32_t len = (uint32_t)m[0] | (uint32_t)m[1] << 8;

@@ -312,7 +312,7 @@ static int build(const request *q, const char *tmp, int slot, int (*stop)(void *
   snprintf(logfile, sizeof logfile, "%s/k.log", tmp);
   FILE *f = fopen(cfile, "w");
   if (f == NULL) {
-    snprintf(err, cap, "cpu: cannot write %.900s", cfile);
+    snprintf(err, cap, "cpu: cannot write %.900s (%s)", cfile, strerror(errno));
     return LACC_ERR_BACKEND;
   }
   int ok = fputs(q->src, f) >= 0 &&

@@ -38,6 +38,11 @@ local function is_plain(x)
   return tx == "number" or tx == "boolean" or (tx == "cdata" and not core.is_array(x))
 end
 
+-- What an array program where a scalar belongs means, and how to write it instead.
+local NESTED = " (array combinators cannot run inside a scalar function: lacc has no nested parallelism;" ..
+               " for a reduction per element, generate the rank-2 array of (element, other) pairs and" ..
+               " fold its inner dimension)"
+
 -- Lift a value to an Exp, taking type t for plain Lua values.
 function M.lift(x, t, what)
   if is_exp(x) then return x end
@@ -58,7 +63,7 @@ function M.lift(x, t, what)
     return M.constant(x, t)
   end
   fail("%s: expected a scalar expression or a number, got %s%s", what or "value", describe(x),
-    describe(x):find("array", 1, true) and " (array combinators cannot run inside a scalar function)" or "")
+    describe(x):find("array", 1, true) and NESTED or "")
 end
 
 -- A Lua boolean where lacc needs a bool expression is almost always a comparison Lua
@@ -403,7 +408,7 @@ function M.result(want, what, ...)
       local d = describe(v)
       fail("%s: the function returned %s, not a scalar expression%s", what,
         (d == "nil" or d:find("^an? ")) and d or "a " .. d,
-        d:find("array", 1, true) and " (array combinators cannot run inside a scalar function)" or "")
+        d:find("array", 1, true) and NESTED or "")
     end
     return v
   end

@@ -38,13 +38,14 @@ local function philox(k0, k1, c0, c1, c2, c3)
 end
 M.philox = philox
 
--- A seed (a Lua integer, or an integer expression) as the key's two words.
+-- A seed (a Lua integer, an int64_t or uint64_t cdata on LuaJIT, or an integer expression) as
+-- the key's two words.
 local function key_of(seed, what)
   if exp.is_exp(seed) then
     if not types.is_scalar[seed.t] or not types.is_int(seed.t) then
       fail("%s: expected an integer seed, got an expression of %s", what, seed.t)
     end
-  elseif not util.is_integer(seed) then
+  elseif not util.is_int64_value(seed) then
     fail("%s: expected an integer seed, got %s", what, util.show(seed))
   end
   local s = exp.constant(seed, "u64")
@@ -207,7 +208,7 @@ function M.integers(shape, seed, lo, hi, t)
     fail("random.integers: expected an integer type, got %s", util.show(t))
   end
   local k0, k1 = key_of(seed, "random.integers")
-  if not util.is_integer(lo) or not util.is_integer(hi) then
+  if not util.is_int64_value(lo) or not util.is_int64_value(hi) then
     fail("random.integers: expected integer bounds lo and hi, got %s and %s", util.show(lo), util.show(hi))
   end
   if hi < lo then fail("random.integers: hi (%s) is below lo (%s)", util.show(hi), util.show(lo)) end
@@ -215,7 +216,7 @@ function M.integers(shape, seed, lo, hi, t)
   local m = exp.cast(exp.constant(hi, t), "u64") - exp.cast(l, "u64") + 1   -- 0: all 2^64
   local full = exp.eq(m, 0)
   local safe_m = exp.cond(full, exp.constant(1, "u64"), m)
-  local wide = (hi + 0.0) - (lo + 0.0) >= 4294967295.5   -- floats: hi - lo may wrap
+  local wide = (tonumber(hi) + 0.0) - (tonumber(lo) + 0.0) >= 4294967295.5   -- in doubles: hi - lo may wrap
   return by_position(shape, "random.integers", function(p)
     local function draw(attempt)
       if wide then
@@ -250,7 +251,7 @@ end
 -- tuple.
 function M.at(seed, counter)
   local k0, k1 = key_of(seed, "random.at")
-  if not exp.is_exp(counter) and not util.is_integer(counter) then
+  if not exp.is_exp(counter) and not util.is_int64_value(counter) then
     fail("random.at: expected an integer counter, got %s", util.show(counter))
   end
   return lacc.tuple(block(k0, k1, exp.constant(counter, "u64")))

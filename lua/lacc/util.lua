@@ -59,6 +59,15 @@ function M.is_integer(x)
   return type(x) == "number" and x == math.floor(x) and x - x == 0
 end
 
+-- An int64_t or uint64_t cdata (LuaJIT's 64-bit integers past 2^53; nothing on Lua 5.4).
+local has_ffi, ffi = pcall(require, "ffi")
+function M.is_int64_box(x)
+  return has_ffi and type(x) == "cdata" and (ffi.istype("int64_t", x) or ffi.istype("uint64_t", x))
+end
+
+-- A whole number a 64-bit type takes: a Lua integer or an int64 box.
+function M.is_int64_value(x) return M.is_integer(x) or M.is_int64_box(x) end
+
 -- A value for a message: numbers as Lua prints them (NaN as "nan" on every platform and
 -- VM), anything else described.
 function M.show(x)

@@ -328,6 +328,7 @@ describe("sharing recovery (Lua surface)", function()
       assert.is_false(ok)
       err = tostring(err)
       assert.truthy(err:find("used outside the function it belongs to", 1, true), err)
+      assert.truthy(err:find("nested parallelism", 1, true) and err:find("fold its inner dimension", 1, true), err)
       -- it points at the leaked value's line, or at least at the function it escaped from
       assert.truthy(err:find("sharing_spec.lua:" .. line_of("leak"), 1, true)
         or err:find("sharing_spec.lua:" .. line_of("leakfn"), 1, true), err)

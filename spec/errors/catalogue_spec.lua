@@ -860,7 +860,7 @@ catalogue("functions that misbehave", {
   { "f returns a host array", mapped(function() return xs end), "map", "returned a host array",
     "cannot run inside a scalar function" },
   { "f returns an array program", mapped(function() return lacc.map(id, xs) end), "map",
-    "array program" },
+    "array program", "no nested parallelism", "fold its inner dimension" },
   { "f returns nil then a value", mapped(function(x) return nil, x end), "map", "got nil" },
   { "f returns a bare number", function() return lacc.generate({ 2 }, function() return 1 end) end,
     "generate", "lacc.constant" },

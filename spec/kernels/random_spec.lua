@@ -168,6 +168,34 @@ for _, b in ipairs(H.backends) do
     assert.is_true(distinct > 60)
   end)
 
+  it("takes seeds and counters past 2^53 (LuaJIT: int64_t and uint64_t cdata) on " .. b, function()
+    -- hi 2^32 + lo: a Lua 5.4 integer (wrapping past 2^63 as the u64 bits), on LuaJIT a cdata
+    local function big(hi, lo, ctype)
+      if type(jit) == "table" then return require("ffi").new(ctype, hi) * 4294967296 + lo end
+      return hi * 4294967296 + lo
+    end
+    for _, ctype in ipairs { "int64_t", "uint64_t" } do
+      local seed = big(0xfedcba98, 0x76543210, ctype)
+      local a = run(lacc.random.uniform({ 9 }, seed, "f64"))
+      for p = 0, 8 do
+        local w = philox_ref({ math.floor(p / 2), 0, 0, 0 }, { 0x76543210, 0xfedcba98 })
+        local want = (math.floor(w[2 * (p % 2) + 1] / 32) * 67108864 + math.floor(w[2 * (p % 2) + 2] / 64)) * 2 ^ -53
+        assert.are.equal(want, num(a[p + 1]), ("%s seed, element %d"):format(ctype, p))
+      end
+      local r = run(lacc.generate({ 1 }, function() return lacc.random.at(seed, big(0x9abcdef0, 0x12345678, ctype)) end))
+      assert.are.same(philox_ref({ 0x12345678, 0x9abcdef0, 0, 0 }, { 0x76543210, 0xfedcba98 }),
+                      { num(r[1][1]), num(r[1][2]), num(r[1][3]), num(r[1][4]) })
+      -- 64-bit bounds: the whole i64 range but one at each end
+      local lo, hi = big(0x80000000, 1, "int64_t"), big(0x7fffffff, 0xffffffff, "int64_t")
+      local x = run(lacc.random.integers({ 16 }, seed, lo, hi))
+      local seen = {}
+      for i = 1, 16 do seen[tostring(x[i])] = true end
+      local distinct = 0
+      for _ in pairs(seen) do distinct = distinct + 1 end
+      assert.are.equal(16, distinct)
+    end
+  end)
+
   it("normal gives Box-Muller of the reference's uniforms on " .. b, function()
     for _, t in ipairs { "f32", "f64" } do
       local a = run(lacc.random.normal({ 41 }, 2024, t))

@@ -239,6 +239,51 @@ print('ok')
     end
   end)
 
+  it("reads Python 2's long extents, many fields and long names; refuses versions NumPy refuses", function()
+    -- a version 1.0 file of header text h and data bytes, built here byte by byte
+    local function npy(path, major, minor, h, data)
+      local n = 10 + #h + 1
+      h = h .. (" "):rep((64 - n % 64) % 64) .. "\n"
+      local f = assert(io.open(path, "wb"))
+      f:write("\147NUMPY", string.char(major, minor, #h % 256, math.floor(#h / 256)), h, data)
+      f:close()
+    end
+    -- NumPy's own test file win64python2.npy says (2L,): as Python 2 wrote it
+    local function le8(v)
+      local t = {}
+      for i = 1, 8 do t[i] = string.char(v % 256); v = math.floor(v / 256) end
+      return table.concat(t)
+    end
+    npy(dir .. "/py2.npy", 1, 0, "{'descr': '<i8', 'fortran_order': False, 'shape': (2L,), }", le8(5) .. le8(7))
+    local a = lacc.load(dir .. "/py2.npy")
+    assert.are.equal("i64", a:type())
+    assert.are.same({ 5, 7 }, { tonumber(a[1]), tonumber(a[2]) })
+    npy(dir .. "/py2b.npy", 1, 0, "{'descr': '<i8', 'fortran_order': False, 'shape': (1L, 2L), }", le8(1) .. le8(2))
+    assert.are.same({ 1, 2 }, lacc.load(dir .. "/py2b.npy"):totable()[1])
+    for _, v in ipairs { { 1, 1 }, { 2, 2 }, { 4, 0 } } do   -- NumPy reads 1.0, 2.0 and 3.0 alone
+      npy(dir .. "/ver.npy", v[1], v[2], "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", le8(1))
+      local ok, err = pcall(lacc.load, dir .. "/ver.npy")
+      assert.is_false(ok)
+      assert.truthy(err:find((".npy version %d.%d is not one lacc reads (1.0, 2.0 or 3.0)"):format(v[1], v[2]), 1, true), err)
+    end
+    -- 100 fields (more than 64), the last named with 300 characters, written by NumPy
+    local out = py(([=[
+import numpy as np
+names = ['f%%d' %% i for i in range(99)] + ['n' * 300]
+a = np.zeros(3, dtype=[(n, '<i2') for n in names])
+for i, n in enumerate(names): a[n] = [i, -i, 2 * i]
+np.save(%q + '/many.npy', a)
+print('ok')
+]=]):format(dir))
+    assert.truthy(out:find("ok"), out)
+    local m = lacc.load(dir .. "/many.npy")
+    local t = m:totable()
+    assert.are.equal(3, #t)
+    for i = 1, 100 do
+      assert.are.same({ i - 1, 1 - i, 2 * (i - 1) }, { t[1][i], t[2][i], t[3][i] })
+    end
+  end)
+
   it("says what is wrong with a file it cannot hold, and leaves nothing half-written", function()
     local out = py(([=[
 import numpy as np
