@@ -106,9 +106,29 @@ rock:
 	  echo "lacc: built the LuaJIT route (liblacc.so and the Lua files); $(LUA) is not LuaJIT," \
 	  "and lacc runs on LuaJIT or Lua 5.4 only"; fi
 
+# The C API goes where C programs look: the tree's include/ (lacc.h, lacc_mpi.h) and lib/
+# (liblacc.so, liblacc_mpi.so, pkgconfig/lacc.pc): /usr/local's for the system tree. LuaRocks
+# gives the rock's own LIBDIR, <tree>/lib/luarocks/rocks-<v>/lacc/<version>/lib (2.x: the
+# tree's lib/lua/<v>).
+LACC_VERSION = $(shell sed -n 's/.*LACC_VERSION_MAJOR = \([0-9]*\), LACC_VERSION_MINOR = \([0-9]*\), LACC_VERSION_PATCH = \([0-9]*\).*/\1.\2.\3/p' core/include/lacc.h)
 rock-install:
 	mkdir -p "$(LIBDIR)"
 	cp $(ROCK_B)/liblacc.so "$(LIBDIR)/"
+	@case "$(abspath $(LIBDIR))" in \
+	  */lib/luarocks/rocks-*/lib) tree=$(abspath $(LIBDIR)/../../../../../..) ;; \
+	  */lib/lua/*) tree=$(abspath $(LIBDIR)/../../..) ;; \
+	  *) echo "lacc: LIBDIR $(LIBDIR) is in no LuaRocks tree I know: the C API (lacc.h," \
+	       "liblacc.so, lacc.pc) is not installed"; exit 0 ;; esac; \
+	mkdir -p "$$tree/include" "$$tree/lib/pkgconfig" && \
+	cp core/include/lacc.h "$$tree/include/" && cp $(ROCK_B)/liblacc.so "$$tree/lib/" && \
+	if [ -f $(ROCK_B)/liblacc_mpi.so ]; then cp mpi/lacc_mpi.h "$$tree/include/" && \
+	  cp $(ROCK_B)/liblacc_mpi.so "$$tree/lib/"; fi && \
+	printf '%s\n' "prefix=$$tree" 'includedir=$${prefix}/include' 'libdir=$${prefix}/lib' '' \
+	  'Name: lacc' 'Description: the C API of lacc, a data-parallel array language' \
+	  'Version: $(LACC_VERSION)' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -llacc' > "$$tree/lib/pkgconfig/lacc.pc" && \
+	echo "installed the C API: $$tree/include/lacc.h, $$tree/lib/liblacc.so," \
+	  "$$tree/lib/pkgconfig/lacc.pc"
 	@if [ "$(ROCK_LUA)" = 504 ]; then mkdir -p "$(LIBDIR)/lacc" && \
 	  cp $(ROCK_B)/lacc/core.so "$(LIBDIR)/lacc/" && echo "installed lacc.core (Lua 5.4)"; fi
 	@if [ -f $(ROCK_B)/liblacc_mpi.so ]; then cp $(ROCK_B)/liblacc_mpi.so "$(LIBDIR)/" && \

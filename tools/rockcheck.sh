@@ -3,8 +3,9 @@
 # files), then `luarocks make` for Lua 5.4 and for Lua 5.1 (LuaJIT's route) into temporary
 # trees (no network: the rockspec builds this checkout), and examples/dotp.lua run from
 # each tree, outside the checkout: lua5.4 on the first (the C module), luajit on the second
-# (the FFI over the installed liblacc.so). Prints "rock: ok" or what failed; exits non-zero
-# on failure.
+# (the FFI over the installed liblacc.so); and the C API installed in each tree (lacc.h,
+# liblacc.so, lacc.pc): examples/c/saxpy.c built with pkg-config and run. Prints "rock: ok"
+# or what failed; exits non-zero on failure.
 LUA54=${LUA54:-lua5.4}
 LUAJIT=${LUAJIT:-luajit}
 root=$(pwd)
@@ -51,6 +52,20 @@ for route in "5.4 $LUA54" "5.1 $LUAJIT"; do
   esac
   [ -f "$tree/lib/luarocks/rocks-$1/lacc/scm-1/types/lacc.lua" ] ||
     { echo "rock: the Lua $1 tree lacks types/lacc.lua"; status=1; }
+  # the C API from the tree alone: the shipped examples/c/saxpy.c built with pkg-config's
+  # flags (lacc.pc: the tree's include/ and lib/), outside the checkout, then run
+  ex="$tree/lib/luarocks/rocks-$1/lacc/scm-1/examples/c/saxpy.c"
+  if flags=$(PKG_CONFIG_PATH="$tree/lib/pkgconfig" pkg-config --cflags --libs lacc 2>&1) &&
+     (cd / && ${CC:-cc} -o "$tmp/saxpy-$1" "$ex" $flags) >"$tmp/cc.log" 2>&1; then
+    out=$(cd / && env -u LD_LIBRARY_PATH "$tmp/saxpy-$1" 2>&1)
+    case $out in
+      *"saxpy[4] = 8.5 (expected 8.5); sum = 1249750.0 (expected 1249750.0)"*) echo "rock: examples/c/saxpy.c built and ran from the Lua $1 tree (pkg-config lacc)" ;;
+      *) echo "$out" | tail -n 5; echo "rock: saxpy from the Lua $1 tree failed"; status=1 ;;
+    esac
+  else
+    echo "$flags"; tail -n 10 "$tmp/cc.log"; echo "rock: examples/c/saxpy.c does not build from the Lua $1 tree"
+    status=1
+  fi
 done
 # luarocks make builds under build/rock: nothing is left in the checkout's own folders
 left=$(git status --porcelain --ignored 2>/dev/null | grep -v ' build' | grep '^!!' | head -n 3)

@@ -1,7 +1,8 @@
 /* Embedding lacc in a C program through its C API (core/include/lacc.h): a saxpy and a
  * dot product over arrays the program fills, built as a graph of nodes, run on the cpu
  * backend (or the one named by argv[1]: "interp", "cpu", "opencl"), read back.
- * Build: cc -Icore/include examples/c/saxpy.c -Lbuild -llacc -Wl,-rpath,build */
+ * Build in the checkout: cc -Icore/include examples/c/saxpy.c -Lbuild -llacc -Wl,-rpath,build;
+ * from an installed rock: cc examples/c/saxpy.c $(pkg-config --cflags --libs lacc) */
 #include <stdio.h>
 #include <stdlib.h>
 #include "lacc.h"
