@@ -47,7 +47,8 @@ for k = -149, 127 do
   for j = 0, 63, 7 do xs[#xs + 1] = H.f32(2 ^ k * (1 + j / 64)) end
 end
 H.seed(2611)
-for _ = 1, 65536 do xs[#xs + 1] = f32_of_bits(math.floor(H.rand() * 2 ^ 32)) end
+-- random bit patterns (make check-clmath checks every f32 input of the same code)
+for _ = 1, 16384 do xs[#xs + 1] = f32_of_bits(math.floor(H.rand() * 2 ^ 32)) end
 
 local arr = lacc.fromtable(xs, "f32")
 local ex, lg = lacc.run({ lacc.map(lacc.exp, arr), lacc.map(lacc.log, arr) }, cl)
