@@ -96,16 +96,6 @@ static uint64_t mix(uint64_t z) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
-static double bits64(uint64_t b) {
-  double d;
-  memcpy(&d, &b, 8);
-  return d;
-}
-static float bits32(uint32_t b) {
-  float f;
-  memcpy(&f, &b, 4);
-  return f;
-}
 
 /* sample i of a function over [lo, hi]: a third random bits, a third uniform in [lo, hi], a
  * third uniform in +-2^-k for k up to 63 */
@@ -113,7 +103,7 @@ static double sample(uint64_t i, int salt, double lo, double hi) {
   uint64_t r = mix(i * 4 + (uint64_t)salt), u = mix(r);
   double unit = (double)(u >> 11) * 0x1p-53;
   switch (i % 3) {
-  case 0: return bits64(r);
+  case 0: return lacc_as_double((int64_t)r);
   case 1: return lo + (hi - lo) * unit;
   default: return (unit * 2 - 1) * ldexp(1.0, -(int)(r % 64));
   }
@@ -171,7 +161,7 @@ static void worse(double e, double *w, double *at, double x, double *at2, double
 
 static float f32_of(double d, uint64_t i) {
   /* a random f32 bit pattern where the double sample was one, else the double rounded */
-  return i % 3 == 0 ? bits32((uint32_t)mix(i * 7 + 5)) : (float)d;
+  return i % 3 == 0 ? lacc_as_float((int)(uint32_t)mix(i * 7 + 5)) : (float)d;
 }
 
 /* f's error at (x, y) in ulp (y unused for a unary f; f32 arguments rounded) */

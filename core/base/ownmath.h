@@ -139,9 +139,22 @@ LACC_MATH double lacc_pow2_d(double n) {
   return lacc_as_double((int64_t)(b << 52));
 }
 
+/* x rounded to a whole number, ties to even, for |x| < 2^51 */
+LACC_MATH double lacc_round_d(double x) { return (x + 6755399441055744.0) - 6755399441055744.0; }
+
+/* |x| by its bits (no libm call where the includer builds without builtins) */
+LACC_MATH double lacc_abs_d(double x) { return lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL); }
+
+/* y 2^n for a whole n in [-1076, 1024]: two factors, each a normal double, so that a
+ * subnormal result is rounded once (by the second product) */
+LACC_MATH double lacc_scale_2n(double y, double n) {
+  double h = lacc_round_d(n * 0.5);
+  return y * lacc_pow2_d(h) * lacc_pow2_d(n - h);
+}
+
 /* e^x for |x| <= 110: x = n ln2 + t (ln2 in two parts: n ln2's high part exact), e^t * 2^n */
 LACC_MATH double lacc_exp_d(double x) {
-  double n = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+  double n = lacc_round_d(x * 1.4426950408889634);
   double t = (x - n * 0.693147180369123816490) - n * 1.90821492927058770002e-10;
   return (1.0 + lacc_expm1_small(t)) * lacc_pow2_d(n);
 }
@@ -367,7 +380,7 @@ LACC_MATH float lacc_tanf(float x) {
 /* r = x - n ln2 (n whole, |r| <= ln2 / 2 or a little more) as r + *c (ln2 in two parts: n
  * times the high one, which has 32 zero bits, exact), for |x| <= 746 */
 LACC_MATH double lacc_exp_reduce(double x, double *n, double *c) {
-  double k = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+  double k = lacc_round_d(x * 1.4426950408889634);
   double hi = x - k * 6.93147180369123816490e-01, lo = k * 1.90821492927058770002e-10;
   double r = hi - lo;
   *n = k;
@@ -381,7 +394,7 @@ LACC_MATH double lacc_exp(double x) {
   double cx = x != x ? 0.0 : x;
   cx = cx < -746.0 ? -746.0 : cx;
   cx = cx > 710.0 ? 710.0 : cx;
-  double n = (cx * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+  double n = lacc_round_d(cx * 1.4426950408889634);
   double hi = cx - n * 6.93147180369123816490e-01, lo = n * 1.90821492927058770002e-10;
   double r = hi - lo;
   double z = r * r;
@@ -392,9 +405,7 @@ LACC_MATH double lacc_exp(double x) {
   p = p * z + 1.66666666666666019037e-01;
   double t = r - z * p;
   double y = 1.0 - ((lo - (r * t) / (2.0 - t)) - hi);
-  double h = (n * 0.5 + 6755399441055744.0) - 6755399441055744.0;
-  double e = y * lacc_pow2_d(h) * lacc_pow2_d(n - h);
-  return x != x ? x : e;
+  return x != x ? x : lacc_scale_2n(y, n);
 }
 
 /* sc e^(r + c) - m as hi + *lo (|*lo| at most half of hi's last place), for |r| <= 0.35, c a
@@ -436,14 +447,12 @@ LACC_MATH double lacc_exp2(double x) {
   double cx = x != x ? 0.0 : x;
   cx = cx < -1080.0 ? -1080.0 : cx;
   cx = cx > 1025.0 ? 1025.0 : cx;
-  double n = (cx + 6755399441055744.0) - 6755399441055744.0;
+  double n = lacc_round_d(cx);
   double f = cx - n;   /* exact */
   double th = f * 0.6931471805599453;
   double tl = fma(f, 0.6931471805599453, -th) + f * 2.3190468138462996e-17;
   double lo, hi = lacc_exp_core(th, tl, 1.0, 0.0, &lo);
-  double h = (n * 0.5 + 6755399441055744.0) - 6755399441055744.0;
-  double e = (hi + lo) * lacc_pow2_d(h) * lacc_pow2_d(n - h);
-  return x != x ? x : e;
+  return x != x ? x : lacc_scale_2n(hi + lo, n);
 }
 
 LACC_MATH double lacc_expm1(double x) {
@@ -551,7 +560,7 @@ LACC_MATH double lacc_exp_quarter(double a, double *lo) {
 }
 
 LACC_MATH double lacc_sinh(double x) {
-  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double a = lacc_abs_d(x);
   double z = a * a, p = 1.0 / 51090942171709440000.0;   /* sinh a = a + a^3 p(a^2), a < 1 */
   p = p * z + 1.0 / 121645100408832000.0;
   p = p * z + 1.0 / 355687428096000.0;
@@ -571,7 +580,7 @@ LACC_MATH double lacc_sinh(double x) {
 }
 
 LACC_MATH double lacc_cosh(double x) {
-  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double a = lacc_abs_d(x);
   double z = a * a, p = 1.0 / 2432902008176640000.0;   /* cosh a = 1 + a^2 p(a^2), a < 1/2 */
   p = p * z + 1.0 / 6402373705728000.0;
   p = p * z + 1.0 / 20922789888000.0;
@@ -592,7 +601,7 @@ LACC_MATH double lacc_cosh(double x) {
 /* tanh a = e / (e + 2), e = e^2a - 1 as a sum of two doubles, divided as one (the remainder
  * of the first quotient exact by fma) */
 LACC_MATH double lacc_tanh(double x) {
-  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double a = lacc_abs_d(x);
   a = a > 22.0 ? 22.0 : a;
   double elo, ehi = lacc_exp_hilo(2.0 * a, 1.0, 0.5, &elo);
   double nh = 2.0 * ehi, nl = 2.0 * elo;
@@ -635,7 +644,7 @@ LACC_MATH double lacc_atan_parts(double a, double da, double *hi) {
 }
 
 LACC_MATH double lacc_atan(double x) {
-  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double a = lacc_abs_d(x);
   double hi, lo = lacc_atan_parts(a, 0.0, &hi);
   double v = hi + lo;
   v = x < 0.0 ? -v : v;
@@ -647,8 +656,8 @@ LACC_MATH double lacc_atan(double x) {
  * two-sum with pi's low part added, so the one rounding is the last; the signs and ends
  * per C99 Annex F */
 LACC_MATH double lacc_atan2(double y, double x) {
-  double ay = lacc_as_double(lacc_as_long(y) & 0x7fffffffffffffffL);
-  double ax = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double ay = lacc_abs_d(y);
+  double ax = lacc_abs_d(x);
   int swap = ay > ax;
   double u = swap ? ax : ay, v = swap ? ay : ax;
   int inf2 = u == INFINITY;   /* both infinite: t = 1 */
@@ -729,8 +738,8 @@ LACC_MATH double lacc_reduce_big(double a, double *rl, int *q) {
 
 /* |x| = n pi/2 + r: r as the result + *rl, n mod 4 in *q (x finite) */
 LACC_MATH double lacc_trig_reduce(double x, double *rl, int *q) {
-  double a = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
-  double n = (a * 0.6366197723675814 + 6755399441055744.0) - 6755399441055744.0;
+  double a = lacc_abs_d(x);
+  double n = lacc_round_d(a * 0.6366197723675814);
   double r1 = fma(-n, 1.5707963267948966, a);   /* exact below 2^24 */
   double th = n * 6.123233995736766e-17, tl = fma(n, 6.123233995736766e-17, -th);
   double s = r1 - th, sb = s - r1, e = (r1 - (s - sb)) + (-th - sb);
@@ -877,7 +886,7 @@ LACC_MATH double lacc_log_hilo(double x, double *lo) {
  * once and scaled by 2^n in two factors (a subnormal result rounded by the last product);
  * the sign and ends per C99 Annex F */
 LACC_MATH double lacc_pow(double x, double y) {
-  double ax = lacc_as_double(lacc_as_long(x) & 0x7fffffffffffffffL);
+  double ax = lacc_abs_d(x);
   double llo, lhi = lacc_log_hilo((ax > 0.0) & (ax < INFINITY) ? ax : 1.0, &llo);
   double ph = y * lhi;
   double pl = fma(y, lhi, -ph) + y * llo;
@@ -886,13 +895,12 @@ LACC_MATH double lacc_pow(double x, double y) {
   cp = cp < -746.0 ? -746.0 : cp;
   cp = cp > 710.0 ? 710.0 : cp;
   pl = (ph > -746.0) & (ph < 710.0) ? pl : 0.0;
-  double n = (cp * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+  double n = lacc_round_d(cp * 1.4426950408889634);
   double hi = cp - n * 6.93147180369123816490e-01;   /* exact */
   double lo = n * 1.90821492927058770002e-10 - pl;
   double r = hi - lo, c = (hi - r) - lo;
   double elo, ehi = lacc_exp_core(r, c, 1.0, 0.0, &elo);
-  double hn = (n * 0.5 + 6755399441055744.0) - 6755399441055744.0;
-  double mag = (ehi + elo) * lacc_pow2_d(hn) * lacc_pow2_d(n - hn);
+  double mag = lacc_scale_2n(ehi + elo, n);
   /* the ends: log |x| of 0 and inf, then NaN from y log |x| */
   double lx = ax == 0.0 ? -INFINITY : INFINITY;
   double pe = y * lx;
