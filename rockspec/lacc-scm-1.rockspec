@@ -34,6 +34,7 @@ build = {
     lua = {
       lacc = "lua/lacc/init.lua",
       ["lacc.acc"] = "lua/lacc/acc.lua",
+      ["lacc.arith"] = "lua/lacc/arith.lua",
       ["lacc.array"] = "lua/lacc/array.lua",
       ["lacc.cdef"] = "lua/lacc/cdef.lua",
       ["lacc.collection"] = "lua/lacc/collection.lua",

@@ -609,6 +609,45 @@ function lacc.fill(shape, e) end
 ---@return lacc.Program
 function lacc.iota(n, t) end
 
+---zeros of a shape (f64 unless a numeric type is given)
+---@param shape integer|integer[]
+---@param t? lacc.ScalarType
+---@return lacc.Program
+function lacc.zeros(shape, t) end
+
+---ones of a shape (f64 unless a numeric type is given)
+---@param shape integer|integer[]
+---@param t? lacc.ScalarType
+---@return lacc.Program
+function lacc.ones(shape, t) end
+
+---v in every element (f64, or bool for a boolean, unless a type is given)
+---@param shape integer|integer[]
+---@param v number|boolean
+---@param t? lacc.ScalarType
+---@return lacc.Program
+function lacc.full(shape, v, t) end
+
+---start, start + step, ... before stop (0-based; i64 for whole numbers, else f64)
+---@param ... number|lacc.ScalarType  stop | start, stop [, step], then an optional type
+---@return lacc.Program
+function lacc.arange(...) end
+
+---n values from start to stop, both included (f64 unless f32 is given)
+---@param start number
+---@param stop number
+---@param n integer
+---@param t? lacc.ScalarType
+---@return lacc.Program
+function lacc.linspace(start, stop, n, t) end
+
+---ones on the diagonal of an n x m matrix (f64 unless a type is given)
+---@param n integer
+---@param m? integer|lacc.ScalarType
+---@param t? lacc.ScalarType
+---@return lacc.Program
+function lacc.eye(n, m, t) end
+
 ---f of each element
 ---@param f fun(x: lacc.Exp): ...
 ---@param xs lacc.ArrayLike

@@ -118,8 +118,13 @@ amethods.at = index
 amethods.run = function(self, opts) return lacc.run(self, opts) end
 amethods.explain = function(self) return lacc.explain(self) end
 
+-- Fields computed from the array (a.T: arith.lua's), beside the methods.
+local properties = {}
+
 A.__index = function(xs, k)
   if type(k) == "number" or exp.is_exp(k) then return index(xs, k) end
+  local p = properties[k]
+  if p then return p(xs) end
   local m = amethods[k]
   if m == nil and array.methods[k] ~= nil then
     -- a host array's method on a program: the program has not run
@@ -138,8 +143,9 @@ A.__tostring = function(xs) return ("lacc.acc<%s, rank %d>"):format(xs.t, xs.ran
 A.__concat = function(a, b) return lacc.append(a, b) end
 
 -- Host arrays answer to their own methods and to those of array programs.
+local hmeta
 local function host_metatable()
-  local hmeta = core.array_metatable()
+  hmeta = core.array_metatable()
   hmeta.__index = function(a, k)
     if type(k) == "number" then
       local v = core.array_get1(a, k)   -- a rank-1 scalar array's element, at once
@@ -153,6 +159,8 @@ local function host_metatable()
       return array.methods.get(a, k)
     end
     if exp.is_exp(k) then return index(a, k) end
+    local p = properties[k]
+    if p then return p(a) end
     return array.methods[k] or amethods[k]
   end
   hmeta.__newindex = function(a, k, v)
@@ -172,6 +180,17 @@ local function host_metatable()
   hmeta.__concat = function(a, b) return lacc.append(a, b) end
   hmeta.__close = function(a) core.array_free(a) end
   hmeta.__name = "lacc.array"
+end
+
+-- More methods, fields and operators for programs and host arrays alike (arith.lua's:
+-- reductions as methods, a.T, + - * / ...).
+function M.extend(more_methods, more_properties, operators)
+  for k, f in pairs(more_methods) do amethods[k] = f end
+  for k, f in pairs(more_properties) do properties[k] = f end
+  for k, f in pairs(operators) do
+    A[k] = f
+    hmeta[k] = f
+  end
 end
 
 local install = util.installer(F, function(l) lacc = l end)

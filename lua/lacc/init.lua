@@ -3,7 +3,7 @@
 -- arrays (acc.lua, array.lua), the combinators of the guide, functions first, arrays last
 -- (combinators.lua, permutations.lua, segments.lua, stencil.lua, collection.lua), the
 -- scalar language (exp.lua), element and sum types (sums.lua, types.lua), and running
--- (run.lua), arrays over MPI ranks (mpi.lua). Must not: define anything itself.
+-- (run.lua), arithmetic on arrays (arith.lua), arrays over MPI ranks (mpi.lua). Must not: define anything itself.
 local util = require "lacc.util"
 local types = require "lacc.types"
 local exp = require "lacc.exp"
@@ -27,6 +27,10 @@ for _, module in ipairs { "acc", "combinators", "permutations", "segments", "ste
                           "sums", "random", "sort" } do
   require("lacc." .. module).install(lacc)
 end
+
+-- Arithmetic on arrays (operators, the scalar functions element-wise, reductions as
+-- methods, the constructors): after the combinators it builds on, before the wrappers.
+require("lacc.arith").install(lacc)
 
 -- Variant-wise collections: partition, merge, and the combinators that accept them
 -- (last: it wraps lacc.map, lacc.fold, lacc.run, ...).

@@ -608,6 +608,35 @@ catalogue("permutations and shapes", {
     "drop", "rank 1 or more" },
   { "iota of a negative count", function() return lacc.iota(-1) end, "iota", "count" },
   { "iota of bools", function() return lacc.iota(3, "bool") end, "iota", "numeric element type" },
+  { "zeros of a negative extent", function() return lacc.zeros({ 2, -1 }) end, "zeros",
+    "extent 2 of the shape" },
+  { "ones of text", function() return lacc.ones("3") end, "ones", "expected a shape" },
+  { "full with a table", function() return lacc.full(3, {}) end, "full", "number or a boolean" },
+  { "full of a fraction as integers", function() return lacc.full(3, 1.5, "i32") end, "full",
+    "1.5 is not a value of i32" },
+  { "arange with a step of 0", function() return lacc.arange(0, 5, 0) end, "arange",
+    "step must not be 0" },
+  { "arange of fractions as integers", function() return lacc.arange(0, 1, 0.25, "i32") end,
+    "arange", "whole-number bounds" },
+  { "linspace of a negative count", function() return lacc.linspace(0, 1, -2) end, "linspace",
+    "count" },
+  { "linspace of integers", function() return lacc.linspace(0, 1, 3, "i32") end, "linspace",
+    "f32 or f64" },
+  { "eye of a fraction", function() return lacc.eye(2.5) end, "eye", "extents" },
+  { "shapes that do not broadcast", function()
+      return lacc.fromtable({ 1, 2, 3 }, "f32") + lacc.fromtable({ 1, 2 }, "f32") end, "add",
+    "the shapes {3} and {2} do not broadcast" },
+  { "arithmetic on a bool array", function()
+      return lacc.fromtable({ true }, "bool") * lacc.fromtable({ 2 }, "i32") end, "mul",
+    "bool", "cast it first" },
+  { "u64 meets a signed array", function()
+      return lacc.fromtable({ 1 }, "u64") - lacc.fromtable({ 2 }, "i64") end, "sub",
+    "no common integer type" },
+  { "a mean of tuples", function()
+      return lacc.zip(lacc.fromtable({ 1 }, "f32"), lacc.fromtable({ 1 }, "f32")):mean() end,
+    "mean", "numbers" },
+  { "a sum along a dimension past the rank", function()
+      return lacc.fromtable({ 1, 2 }, "f32"):sum(3) end, "sum", "from 1 to 1" },
   { "gather with float indices", function()
       return lacc.gather(lacc.fromtable({ 1.5 }, "f32"), xs) end, "gather", "integers", "f32" },
   { "gather past the end", function() return lacc.gather(lacc.fromtable({ 4 }, "i32"), xs) end,
