@@ -158,11 +158,9 @@ local function dynamic(what, elem, xs, shapes)
     S[d] = e
   end
   if R == 0 then
-    return lacc.unit(elem(unpack((function()
-      local v = {}
-      for k, x in ipairs(xs) do v[k] = x:at() end
-      return v
-    end)(), 1, #xs)))
+    local vals = {}
+    for k, x in ipairs(xs) do vals[k] = x:at() end
+    return lacc.unit(elem(unpack(vals, 1, #xs)))
   end
   return lacc.generate(S, function(...)
     local ix, vals = { ... }, {}
@@ -216,9 +214,9 @@ local function elementwise(what, f, args, n, promoted)
     return f(unpack(call, 1, n))
   end
   local shapes, static = {}, true
-  for k, i in pairs(slot) do
-    shapes[i] = static_shape(args[k])
-    if shapes[i] == nil then static = false end
+  for i, k in pairs(slot) do
+    shapes[k] = static_shape(args[i])
+    if shapes[k] == nil then static = false end
   end
   -- one array: nothing to broadcast, whatever its shape
   if #xs == 1 then return remember(lacc.map(elem, xs[1]), shapes[1]) end
@@ -326,12 +324,7 @@ for name, fn in pairs { sum = "sum", product = "product", prod = "product", maxi
                         minimum = "minimum", max = "maximum", min = "minimum", argmax = "argmax",
                         argmin = "argmin" } do
   methods[name] = function(self, d)
-    local s = static_shape(self)
-    local r = lacc[fn](self, d)
-    if s and (fn == "sum" or fn == "product" or fn == "maximum" or fn == "minimum") then
-      return remember(r, reduced_shape(s, d))
-    end
-    return r
+    return remember(lacc[fn](self, d), reduced_shape(static_shape(self), d))
   end
 end
 
