@@ -549,6 +549,7 @@ const backend_ops cpu_backend = {
   .available = cpu_available,
   .setting = cpu_setting,
   .caps = { .cpu_like = 1, .lane_segments = 1, .private_scatter = 1, .wide_tile_most = 8,
+            .tile_group_bytes = 64,
             .sort_where = "on the host in parallel chunks on the cpu backend's threads" },
   .compile = cpu_compile,
   .release = cpu_release,

@@ -26,6 +26,8 @@ typedef struct {
   int wide_tile_most;      /* cpu-like: the largest scalar (bytes) whose contraction tiles
                               take 8 rows where the CPU has AVX-512 (lower_tile.c); 0 none
                               (PoCL's f64 tiles ran 1.5x slower so: 4 there) */
+  int tile_group_bytes;    /* cpu-like: a full contraction tile's lanes in loops of this
+                              many bytes each (one vector), 0: one loop (lower_tile.c) */
 } kcaps;
 
 /* ---- instructions: three-address code over variables declared at function level */

@@ -196,6 +196,21 @@ static int lane_loop(lower *L, int LW, int nl, int cl_unroll) {
   return l;
 }
 
+/* Lane groups of a tile of LW lanes: on a backend whose compiler keeps lane arrays in
+ * registers only when each loop is one vector (kcaps.tile_group_bytes), a full tile's
+ * lanes go in groups of that many bytes, each with accumulators of its own. One loop of
+ * 16 f64 lanes was two vectors a step, and gcc kept both in registers for some kernels
+ * and in memory for others of the same C (a 512 f64 product through generate: 10.8 ms
+ * against 4.9 through matmul, the hot loop adding into the stack). */
+enum { TILE_GROUPS_MOST = 8 };
+static int lane_groups(lower *L, const lacc_type *t, int LW, int nl) {
+  int bytes = L->P->caps.tile_group_bytes, size = leaf_bytes(t);
+  if (nl >= 0 || bytes <= 0 || t->nleaves != 1 || bytes % size != 0) return 1;
+  int per = bytes / size;
+  if (LW <= per || LW % per != 0 || LW / per > TILE_GROUPS_MOST) return 1;
+  return LW / per;
+}
+
 /* A tile: outputs jb .. jb + LW - 1 (or the nl there are, nl >= 0 a variable) of nrows
  * neighbouring outer rows (T[0..]), lane by lane: each read of b serves every row of the
  * tile. The last columns of a row, fewer than LW, still go a lane an output (the C
@@ -206,41 +221,52 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW, int nl
   const lacc_type *t = T->a->type;
   const lacc_node *f = T->a->kids[0];
   int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1], nf = t->nleaves;
-  int acc[TILE_ROWS_MOST][TUNE_TILE_FIELDS], cur[TUNE_TILE_FIELDS];
-  for (int r = 0; r < nrows; r++)
-    for (int i = 0; i < nf; i++) acc[r][i] = lw_lane_array(L, type_leaf(t, i), LW);
-  int *z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env)) : NULL;
-  int l = lane_loop(L, LW, nl, 0);
-  int j = lw_k_prim(L, P_ADD, jb, l);
-  lw_fact(L, j, T->J, -1);               /* jb + LW <= J, or nl = J - jb */
-  for (int r = 0; r < nrows; r++) {
-    int *first = with_z ? z : tile_elem(L, &T[r], j, lw_k_int(L, S_I64, 0));
-    for (int i = 0; i < nf; i++) lw_k_lset(L, acc[r][i], l, first[i]);
+  int NG = lane_groups(L, t, LW, nl), GW = LW / NG;
+  int acc[TILE_GROUPS_MOST][TILE_ROWS_MOST][TUNE_TILE_FIELDS], cur[TUNE_TILE_FIELDS];
+  int at[TILE_GROUPS_MOST];              /* each group's first output, jb + g GW */
+  for (int g = 0; g < NG; g++) {
+    at[g] = g == 0 ? jb : lw_k_prim(L, P_ADD, jb, lw_k_int(L, S_I64, g * GW));
+    for (int r = 0; r < nrows; r++)
+      for (int i = 0; i < nf; i++) acc[g][r][i] = lw_lane_array(L, type_leaf(t, i), GW);
   }
-  k_end(L);
+  int *z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env)) : NULL;
+  for (int g = 0; g < NG; g++) {
+    int l = lane_loop(L, GW, nl, 0);
+    int j = lw_k_prim(L, P_ADD, at[g], l);
+    lw_fact(L, j, T->J, -1);             /* jb + LW <= J, or nl = J - jb */
+    for (int r = 0; r < nrows; r++) {
+      int *first = with_z ? z : tile_elem(L, &T[r], j, lw_k_int(L, S_I64, 0));
+      for (int i = 0; i < nf; i++) lw_k_lset(L, acc[g][r][i], l, first[i]);
+    }
+    k_end(L);
+  }
   int k = lw_var(L, S_I64);
   lw_k_for(L, k, lw_k_int(L, S_I64, with_z ? 0 : 1), K, 1);
-  /* the lanes of one step along the rows, unrolled whole on OpenCL: PoCL then keeps
-   * them in vector registers, as gcc does unasked (measured: docs/design.md, Measurements) */
-  l = lane_loop(L, LW, nl, LW);
-  fn(L)->tile_lane = l;
-  j = lw_k_prim(L, P_ADD, jb, l);
-  lw_fact(L, j, T->J, -1);
-  for (int r = 0; r < nrows; r++) {
-    for (int i = 0; i < nf; i++) cur[i] = lw_k_lget(L, acc[r][i], l);
-    int *x = tile_elem(L, &T[r], j, k);
-    int *v = lw_combine(L, f, t, cur, x, T->env);
-    for (int i = 0; i < nf; i++) lw_k_lset(L, acc[r][i], l, v[i]);
+  for (int g = 0; g < NG; g++) {
+    /* the lanes of one step along the rows, unrolled whole on OpenCL: PoCL then keeps
+     * them in vector registers, as gcc does unasked (measured: docs/design.md, Measurements) */
+    int l = lane_loop(L, GW, nl, GW);
+    if (g == 0) fn(L)->tile_lane = l;
+    int j = lw_k_prim(L, P_ADD, at[g], l);
+    lw_fact(L, j, T->J, -1);
+    for (int r = 0; r < nrows; r++) {
+      for (int i = 0; i < nf; i++) cur[i] = lw_k_lget(L, acc[g][r][i], l);
+      int *x = tile_elem(L, &T[r], j, k);
+      int *v = lw_combine(L, f, t, cur, x, T->env);
+      for (int i = 0; i < nf; i++) lw_k_lset(L, acc[g][r][i], l, v[i]);
+    }
+    k_end(L);
   }
   k_end(L);
-  k_end(L);
-  l = lane_loop(L, LW, nl, 0);
-  for (int r = 0; r < nrows; r++) {
-    int o = lw_k_prim(L, P_ADD, T[r].base, lw_k_prim(L, P_ADD, jb, l));
-    for (int i = 0; i < nf; i++) cur[i] = lw_k_lget(L, acc[r][i], l);
-    lw_store_elem(L, L->P->steps[L->step].out, o, cur);
+  for (int g = 0; g < NG; g++) {
+    int l = lane_loop(L, GW, nl, 0);
+    for (int r = 0; r < nrows; r++) {
+      int o = lw_k_prim(L, P_ADD, T[r].base, lw_k_prim(L, P_ADD, at[g], l));
+      for (int i = 0; i < nf; i++) cur[i] = lw_k_lget(L, acc[g][r][i], l);
+      lw_store_elem(L, L->P->steps[L->step].out, o, cur);
+    }
+    k_end(L);
   }
-  k_end(L);
 }
 
 /* Tile T's outer row q (its index in oix, its first output in base). */
