@@ -917,18 +917,19 @@ function lacc.scanrSeg_(f, z, xs, segs) end
 ---@return lacc.Program, lacc.Program
 function lacc.filter(p, xs, opts) end
 
----a if c holds, else b
+---a if c holds, else b; with lists of as many arrays, each of them from the branch taken
 ---@param c lacc.Exp|lacc.ArrayLike|boolean
----@param a lacc.ArrayLike
----@param b lacc.ArrayLike
----@return lacc.Program
+---@param a lacc.ArrayLike|lacc.ArrayLike[]
+---@param b lacc.ArrayLike|lacc.ArrayLike[]
+---@return lacc.Program ...
 function lacc.acond(c, a, b) end
 
----body applied while cond holds
----@param cond fun(a: lacc.Program): lacc.Program|lacc.Exp
----@param body fun(a: lacc.Program): lacc.Program
----@param init lacc.ArrayLike
----@return lacc.Program
+---body applied while cond holds; with a list of arrays as init, cond and body take them
+---as arguments, body returns as many, and awhile returns the arrays the loop ends with
+---@param cond fun(...: lacc.Program): lacc.Program|lacc.Exp
+---@param body fun(...: lacc.Program): lacc.Program|lacc.Program[]
+---@param init lacc.ArrayLike|lacc.ArrayLike[]
+---@return lacc.Program ...
 function lacc.awhile(cond, body, init) end
 
 ---materialised in its own kernel

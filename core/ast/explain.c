@@ -193,6 +193,8 @@ static void acc_print(buf *b, const lacc_node *a, int d) {
   default: break;
   }
   put(b, "%s", kind_name(a->kind));
+  /* a loop of several arrays: which of them this node is */
+  if (a->kind == K_AWHILE && a->nparams > 1) put(b, "[%d of %d]", a->field + 1, a->nparams);
   for (int i = 0; i < a->nkids; i++) {
     const lacc_node *k = a->kids[i];
     node_level l = node_level_of(k->kind);

@@ -27,7 +27,17 @@ typedef struct {
   size_t *env;                /* offsets of scalar variables in stack, innermost last */
   int en;
   unsigned calls;             /* of functions, to look for a stop request now and then */
+  struct loop_done *loops;    /* the awhile loops run so far, for their other arrays */
+  int nloops, loopcap;
 } interp;
+
+/* A loop of several arrays is one K_AWHILE node per array, all with one `loop`: the first
+ * of them evaluated runs it, the others take their arrays from here. */
+struct loop_done {
+  const struct ast_arena *loop;
+  int m;
+  lacc_array **res;
+};
 
 static lacc_val *scratch(interp *I, int n) {
   if (I->sp + (size_t)n > STACK_VALUES) {
@@ -614,22 +624,38 @@ static int run_loop_part(void *ud, int which, lacc_array *const *args, lacc_arra
   return interp_run(a->ctx, &a->loop[which], args, out);
 }
 
-/* awhile: its kids (the initial array, what the loop reads from outside) evaluated once;
- * the condition and body, closed ASTs nested in this one, evaluated here in turn. */
+/* awhile: its kids (the initial arrays, what the loop reads from outside) evaluated
+ * once; the condition and body, closed ASTs nested in this one, evaluated here in turn;
+ * the loop's array number a->field of its a->nparams. */
 static lacc_array *eval_awhile(interp *I, const lacc_node *a) {
-  int n = a->nkids;
-  lacc_array **in = calloc((size_t)n, sizeof *in);
-  lacc_array *r = NULL;
-  int ok = in != NULL;
+  for (int i = 0; i < I->nloops; i++)
+    if (I->loops[i].loop == a->loop) {
+      lacc_array_retain(I->loops[i].res[a->field]);
+      return I->loops[i].res[a->field];
+    }
+  int n = a->nkids, m = a->nparams;
+  if (vec_reserve(&I->loops, &I->loopcap, I->nloops + 1, 4, sizeof *I->loops) != 0) {
+    err_oom(I->ctx);
+    return NULL;
+  }
+  lacc_array **in = calloc((size_t)n, sizeof *in), **res = calloc((size_t)m, sizeof *res);
+  int ok = in != NULL && res != NULL;
   if (!ok) err_oom(I->ctx);
   for (int i = 0; ok && i < n; i++) {
     in[i] = eval_acc(I, a->kids[i]);
     ok = in[i] != NULL;
   }
-  if (ok && awhile_run(I->ctx, run_loop_part, (void *)a, NULL, n, in, &r) != LACC_OK) r = NULL;
+  if (ok && awhile_run(I->ctx, run_loop_part, (void *)a, m, NULL, n, in, res) != LACC_OK) ok = 0;
   for (int i = 0; in != NULL && i < n; i++) lacc_array_release(in[i]);
   free(in);
-  return r;
+  if (!ok || m == 1) {   /* one array: its one node is let-bound, evaluated once */
+    lacc_array *r = ok ? res[0] : NULL;
+    free(res);
+    return r;
+  }
+  I->loops[I->nloops++] = (struct loop_done){ a->loop, m, res };
+  lacc_array_retain(res[a->field]);
+  return res[a->field];
 }
 
 /* An array from outside the program, its values on the host, retained. */
@@ -738,5 +764,10 @@ int interp_run(lacc_ctx *ctx, const ast_arena *ast, lacc_array *const *params,
   free(I.stack);
   free(I.env);
   free(I.aenv);
+  for (int i = 0; i < I.nloops; i++) {
+    for (int j = 0; j < I.loops[i].m; j++) lacc_array_release(I.loops[i].res[j]);
+    free(I.loops[i].res);
+  }
+  free(I.loops);
   return rc;
 }

@@ -446,7 +446,7 @@ static lacc_node *acc_ref(aconv *ac, lacc_node *x) {
   return acc_def_with(ac, entry_of(&ac->g, x), x);
 }
 
-static int recover_loops(lacc_ctx *ctx, ast_arena *out, lacc_node *t);
+static int recover_loops(lacc_ctx *ctx, ast_arena *out, lacc_node *root, lacc_node *t);
 
 static int recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, int nbound,
                    lacc_node *const *bound, ast_arena *out) {
@@ -481,27 +481,45 @@ static int recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, int nboun
   out->nparams = nbound;
   /* after the conversion: the loops' graphs share nodes with this one, whose scratch
    * fields the conversion used */
-  if (rc == LACC_OK) rc = recover_loops(ctx, out, out->root);
+  if (rc == LACC_OK) rc = recover_loops(ctx, out, out->root, out->root);
   if (rc != LACC_OK) ast_free(out);
   return rc;
 }
 
 /* Each awhile's condition and body as closed ASTs of their own, nested in out: their
- * parameters are the loop's variable and what the loop reads from outside (sub[2..]). */
-static int recover_loops(lacc_ctx *ctx, ast_arena *out, lacc_node *t) {
+ * parameters are the loop's variables and what the loop reads from outside (sub[1 + m..]).
+ * The nodes of one loop of several arrays (one name in cval) share theirs. */
+static const lacc_node *loop_named(const lacc_node *t, const lacc_node *name) {
+  if (t->kind == K_AWHILE && t != name && t->loop != NULL && t->nparams > 1 &&
+      t->cval.u == name->cval.u)
+    return t;
+  for (int i = 0; i < t->nkids; i++) {
+    const lacc_node *f = loop_named(t->kids[i], name);
+    if (f != NULL) return f;
+  }
+  return NULL;
+}
+
+static int recover_loops(lacc_ctx *ctx, ast_arena *out, lacc_node *root, lacc_node *t) {
   for (int i = 0; i < t->nkids; i++)
-    if (recover_loops(ctx, out, t->kids[i]) != LACC_OK) return ctx->errcode;
+    if (recover_loops(ctx, out, root, t->kids[i]) != LACC_OK) return ctx->errcode;
   if (t->kind != K_AWHILE || t->loop != NULL) return LACC_OK;
+  const lacc_node *same = t->nparams > 1 ? loop_named(root, t) : NULL;
+  if (same != NULL) {
+    t->loop = same->loop;
+    return LACC_OK;
+  }
   ast_arena **v = realloc(out->nested, sizeof *v * (size_t)(out->nnested + 1));
   if (v == NULL) return err_oom(ctx);
   out->nested = v;
   ast_arena *pair = calloc(2, sizeof *pair);
   if (pair == NULL) return err_oom(ctx);
   out->nested[out->nnested++] = pair;
-  for (int i = 0; i < 2; i++) {
-    int rc = recover(ctx, 1, &t->sub[i], t->nkids, t->sub + 2, &pair[i]);
-    if (rc != LACC_OK) return rc;
-  }
+  int m = t->nparams;
+  lacc_node *const *bound = t->sub + 1 + m;
+  int rc = recover(ctx, 1, &t->sub[0], t->nkids, bound, &pair[0]);
+  if (rc == LACC_OK) rc = recover(ctx, m, &t->sub[1], t->nkids, bound, &pair[1]);
+  if (rc != LACC_OK) return rc;
   t->loop = pair;
   return LACC_OK;
 }

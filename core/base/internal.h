@@ -334,14 +334,16 @@ static inline boundary_kind stencil_boundary(int spec) { return (boundary_kind)(
 static inline int stencil_window(int spec, int d) { return (spec >> (4 + 4 * d)) & 15; }
 static inline int stencil_composed(int spec) { return (spec >> 16) & 1; }
 
-/* An awhile loop (base/loop.c): runs the condition (which == 0: a rank-0 bool array) or
- * the body (which == 1: the loop's next array) of arguments args (the loop's array, then
- * what it reads from outside); the runner is the interpreter or the executor of plans. */
+/* An awhile loop (base/loop.c): runs the condition (which == 0: one rank-0 bool array)
+ * or the body (which == 1: the loop's next arrays, as many as it has) of arguments args
+ * (the loop's arrays, then what it reads from outside); the runner is the interpreter or
+ * the executor of plans. */
 typedef int (*loop_runner)(void *ud, int which, lacc_array *const *args, lacc_array **out);
-/* The loop: the initial array args[0], the arrays the loop reads args[1..n-1]; state:
- * the layout the loop's array is kept in (NULL: as it comes). */
-int awhile_run(lacc_ctx *ctx, loop_runner run, void *ud, const layout_plan *state, int n,
-               lacc_array *const *args, lacc_array **out);
+/* The loop: its m initial arrays args[0..m-1], the arrays it reads args[m..n-1]; state:
+ * the layouts the loop's arrays are kept in (NULL, or an entry NULL: as they come);
+ * out: its m results. */
+int awhile_run(lacc_ctx *ctx, loop_runner run, void *ud, int m, const layout_plan *const *state,
+               int n, lacc_array *const *args, lacc_array **out);
 
 /* Layouts of element types (layout.c): text for lacc_layout. */
 char *layout_describe(lacc_ctx *ctx, const lacc_type *t, const char *strategy);

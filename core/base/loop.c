@@ -1,7 +1,8 @@
 /* loop.c: running an awhile loop, whatever runs its condition and body.
  *
- * Owns: the loop itself: the condition's one bool read on the host, the body's result
- * kept in the layout the loop's array lives in, the arrays released as the loop goes.
+ * Owns: the loop itself: the condition's one bool read on the host, the body's results
+ * kept in the layouts the loop's arrays live in (a loop's state is one array or several,
+ * of any types and ranks), the arrays released as the loop goes.
  * The interpreter (ast/interp.c) and the executor of plans (kir/exec.c) each pass a
  * runner for the condition and the body, which are nested programs of their own.
  * Must not: know how the condition and body are represented or run.
@@ -10,27 +11,47 @@
 #include <string.h>
 #include "base/internal.h"
 
-/* The loop's array after one more step of the body. */
-static int advance(lacc_ctx *ctx, loop_runner run, void *ud, const layout_plan *state,
-                   lacc_array **args, lacc_array **result) {
-  lacc_array *r = NULL;
-  int rc = run(ud, 1, args, &r);
-  if (rc != LACC_OK) return rc;
-  *result = state != NULL ? array_relayout(ctx, r, state) : r;
-  if (state != NULL) lacc_array_release(r);
-  return *result != NULL ? LACC_OK : ctx->errcode;
+/* The loop's arrays after one more step of the body: in[0..m-1] replaced, each kept in
+ * its layout (state[i], NULL: as it comes). */
+static int advance(lacc_ctx *ctx, loop_runner run, void *ud, int m,
+                   const layout_plan *const *state, lacc_array **in) {
+  lacc_array *small[4], **r = m <= 4 ? small : calloc((size_t)m, sizeof *r);
+  if (r == NULL) return err_oom(ctx);
+  for (int i = 0; i < m; i++) r[i] = NULL;
+  int rc = run(ud, 1, in, r);   /* on failure the runner has released what it made */
+  for (int i = 0; rc == LACC_OK && i < m; i++) {
+    lacc_array *next = r[i];
+    if (rc == LACC_OK && state != NULL && state[i] != NULL) {
+      next = array_relayout(ctx, r[i], state[i]);
+      lacc_array_release(r[i]);
+      if (next == NULL) rc = ctx->errcode;
+    }
+    if (rc != LACC_OK) {   /* the rest, not yet relaid out, are dropped */
+      for (int j = i + 1; j < m; j++) lacc_array_release(r[j]);
+      break;
+    }
+    lacc_array_release(in[i]);
+    in[i] = next;
+  }
+  if (r != small) free(r);
+  return rc;
 }
 
-int awhile_run(lacc_ctx *ctx, loop_runner run, void *ud, const layout_plan *state, int n,
-               lacc_array *const *args, lacc_array **out) {
+int awhile_run(lacc_ctx *ctx, loop_runner run, void *ud, int m, const layout_plan *const *state,
+               int n, lacc_array *const *args, lacc_array **out) {
   lacc_array **in = malloc(sizeof *in * (size_t)n);
   if (in == NULL) return err_oom(ctx);
   memcpy(in, args, sizeof *in * (size_t)n);
-  in[0] = state != NULL ? array_relayout(ctx, args[0], state) : args[0];
-  if (state == NULL) lacc_array_retain(in[0]);
-  int rc = in[0] != NULL ? LACC_OK : ctx->errcode;
+  int rc = LACC_OK, held = 0;   /* in[0..held-1]: the loop's own references */
+  for (; held < m && rc == LACC_OK; held++) {
+    const layout_plan *p = state != NULL ? state[held] : NULL;
+    in[held] = p != NULL ? array_relayout(ctx, args[held], p) : args[held];
+    if (p == NULL) lacc_array_retain(in[held]);
+    if (in[held] == NULL) rc = ctx->errcode;
+  }
+  if (rc != LACC_OK) held--;
   while (rc == LACC_OK) {
-    lacc_array *c = NULL, *next = NULL;
+    lacc_array *c = NULL;
     rc = run(ud, 0, in, &c);
     if (rc != LACC_OK) break;
     lacc_val go = { .u = 0 };
@@ -38,13 +59,12 @@ int awhile_run(lacc_ctx *ctx, loop_runner run, void *ud, const layout_plan *stat
     if (rc == LACC_OK) array_load(c, 0, &go);
     lacc_array_release(c);
     if (rc != LACC_OK || !go.u) break;
-    rc = advance(ctx, run, ud, state, in, &next);
-    if (rc != LACC_OK) break;
-    lacc_array_release(in[0]);
-    in[0] = next;
+    rc = advance(ctx, run, ud, m, state, in);
   }
-  if (rc == LACC_OK) *out = in[0];
-  else lacc_array_release(in[0]);
+  for (int i = 0; i < held; i++) {
+    if (rc == LACC_OK) out[i] = in[i];
+    else lacc_array_release(in[i]);
+  }
   free(in);
   return rc;
 }

@@ -71,9 +71,10 @@ enum {
   _(STENCIL,     "stencil",     ACC, ARITY_ANY, NF_OP) \
   /* c (a bool expression), then-array, else-array */ \
   _(ACOND,       "acond",       ACC, 3,         NF_OP) \
-  /* the initial array, then the arrays its condition and body read from outside \
-     (sub: variable, cond, body) */ \
-  _(AWHILE,      "awhile",      ACC, 4,         NF_OP) \
+  /* the initial arrays, then the arrays its condition and body read from outside \
+     (sub: cond, bodies, variables, those arrays; nparams: how many arrays the loop has, \
+     field: which of them this node is; cval.u: the loop's name) */ \
+  _(AWHILE,      "awhile",      ACC, ARITY_ANY, NF_OP) \
   /* an argument of a compiled program (field: its index) */ \
   _(PARAM,       "param",       ACC, 0,         0) \
   /* the stable ascending order of each row of u32 or u64 keys: i64 positions, 1-based \

@@ -8,9 +8,12 @@
 /* A graph node of kind k over kids (retained), its depth checked (graph.c). */
 lacc_node *node_new(lacc_ctx *ctx, node_kind k, const lacc_type *t, int rank, int nkids,
                     lacc_node *const *kids, const char *where);
-/* The node for awhile(cond, body, init): var is the parameter node cond and body were
- * traced with; what they read that does not depend on it becomes the node's kids. */
-lacc_node *awhile_build(lacc_ctx *ctx, lacc_node *init, lacc_node *var, lacc_node *cond,
-                        lacc_node *body, const char *where);
+/* The node for awhile(cond, body, init) of m arrays: var[i] the parameter node cond and
+ * the bodies were traced with for init[i]; what they read that does not depend on them
+ * becomes the node's kids (after the m initial arrays). The node is the loop's first
+ * array; awhile_array gives array i of the same loop (0 <= i < m). */
+lacc_node *awhile_build(lacc_ctx *ctx, int m, lacc_node *const *init, lacc_node *const *var,
+                        lacc_node *cond, lacc_node *const *body, const char *where);
+lacc_node *awhile_array(lacc_ctx *ctx, lacc_node *loop, int i, const char *where);
 
 #endif

@@ -54,8 +54,9 @@ void lacc_node_retain(lacc_node *n) { n->refs++; }
 
 static void node_free(lacc_node *n) {
   if (n->array != NULL) lacc_array_release(n->array);
-  if (n->sub != NULL)   /* K_AWHILE: condition, body, variable, then one per kid but the first */
-    for (int i = 0; i < n->nkids + 2; i++) lacc_node_release(n->sub[i]);
+  if (n->sub != NULL)   /* K_AWHILE: condition, bodies, variables, then one per kid but the
+                           loop's arrays (nparams of them) */
+    for (int i = 0; i < n->nkids + 1 + n->nparams; i++) lacc_node_release(n->sub[i]);
   free(n->sub);
   lacc_ctx *ctx = n->ctx;
   free(n->kids);
@@ -680,29 +681,63 @@ static lacc_node *build_acond(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *
 }
 
 /* awhile(init, var, cond, body): var the parameter node the two were traced with. */
+/* awhile(init_1..init_m, x_1..x_m, cond, body_1..body_m): the loop of m arrays (the node
+ * is its first); awhile(loop, i): array i (an integer constant, 0-based) of that loop. */
+static lacc_node *build_awhile_array(lacc_ctx *ctx, lacc_node *const *args, const char *w) {
+  const lacc_node *i = args[1];
+  if (args[0]->kind != K_AWHILE || i->kind != K_CONST || i->type->kind != T_SCALAR ||
+      !scalar_is_int(i->type->scalar) ||
+      i->cval.i < 0 || i->cval.i >= args[0]->nparams) {
+    ctx_error(ctx, LACC_ERR_ARG, "awhile: expected a loop and the index of one of its arrays "
+              "(at %s)", place(w));
+    return NULL;
+  }
+  return awhile_array(ctx, args[0], (int)i->cval.i, w);
+}
+
 static lacc_node *build_awhile(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,
                                const char *w) {
   const char *op = kind_name(k);
+  if (nargs == 2) return build_awhile_array(ctx, args, w);
+  int m = (nargs - 1) / 3;
+  if (nargs < 4 || nargs % 3 != 1 || m > LACC_MAX_FIELDS) {
+    ctx_error(ctx, LACC_ERR_ARG, "awhile: expected 3m + 1 arguments (m initial arrays, m "
+              "variables, a condition, m bodies), got %d (at %s)", nargs, place(w));
+    return NULL;
+  }
   for (int i = 0; i < nargs; i++)
     if (expect_level(ctx, op, i, args[i], L_ACC, w) != LACC_OK) return NULL;
-  lacc_node *init = args[0], *var = args[1], *cond = args[2], *body = args[3];
+  lacc_node *const *init = args, *const *var = args + m, *cond = args[2 * m],
+                   *const *body = args + 2 * m + 1;
   const lacc_type *b = type_parse(ctx, "bool");
   if (b == NULL) return NULL;
-  if (var->kind != K_PARAM || var->type != init->type || var->rank != init->rank) {
-    ctx_error(ctx, LACC_ERR_ARG, "awhile: the loop's variable must be a fresh parameter of "
-              "the initial array's type (at %s)", place(w));
+  for (int i = 0; i < m; i++) {
+    if (var[i]->kind != K_PARAM || var[i]->type != init[i]->type ||
+        var[i]->rank != init[i]->rank || var[i]->field < 0) {
+      ctx_error(ctx, LACC_ERR_ARG, "awhile: the loop's variable must be a fresh parameter of "
+                "the initial array's type (at %s)", place(w));
+      return NULL;
+    }
+    for (int j = 0; j < i; j++)
+      if (var[j] == var[i]) {
+        ctx_error(ctx, LACC_ERR_ARG, "awhile: the loop's variables must be distinct (at %s)",
+                  place(w));
+        return NULL;
+      }
+    if (expect_type(ctx, op, "body's element", init[i]->type, body[i]->type, w) != LACC_OK)
+      return NULL;
+    if (body[i]->rank != init[i]->rank) {
+      ctx_error(ctx, LACC_ERR_TYPE, "awhile: the body must keep the array's rank (at %s)", place(w));
+      return NULL;
+    }
+  }
+  if (expect_type(ctx, op, "condition's element", b, cond->type, w) != LACC_OK) return NULL;
+  if (cond->rank != 0) {
+    ctx_error(ctx, LACC_ERR_TYPE, "awhile: the condition must give an array of rank 0 (at %s)",
+              place(w));
     return NULL;
   }
-  if (expect_type(ctx, op, "condition's element", b, cond->type, w) != LACC_OK ||
-      expect_type(ctx, op, "body's element", init->type, body->type, w) != LACC_OK)
-    return NULL;
-  if (cond->rank != 0 || body->rank != init->rank) {
-    ctx_error(ctx, LACC_ERR_TYPE, "awhile: %s (at %s)",
-              cond->rank != 0 ? "the condition must give an array of rank 0"
-                              : "the body must keep the array's rank", place(w));
-    return NULL;
-  }
-  return awhile_build(ctx, init, var, cond, body, w);
+  return awhile_build(ctx, m, init, var, cond, body, w);
 }
 
 static lacc_node *build_reshape(lacc_ctx *ctx, node_kind k, int nargs, lacc_node *const *args,

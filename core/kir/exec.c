@@ -86,20 +86,24 @@ static int run_loop_part(void *ud, int which, lacc_array *const *args, lacc_arra
 }
 
 /* awhile: the loop's arrays as host arrays (on a device they stay there: a host array
- * is only a handle on them), the loop run, its result back in the step's slot. */
+ * is only a handle on them), the loop run, its results back in the step's slots. */
 static int while_step(run *X, const pstep *st) {
-  int n = st->nloop_in, rc = LACC_OK;
-  lacc_array **in = calloc((size_t)n, sizeof *in);
-  if (in == NULL) return err_oom(X->ctx);
+  int n = st->nloop_in, m = st->nloop_out, rc = LACC_OK;
+  lacc_array **in = calloc((size_t)n, sizeof *in), **r = calloc((size_t)m, sizeof *r);
+  const layout_plan **state = calloc((size_t)m, sizeof *state);
+  if (in == NULL || r == NULL || state == NULL) rc = err_oom(X->ctx);
   for (int i = 0; rc == LACC_OK && i < n; i++) rc = X->ops->output(X->R, st->loop_in[i], &in[i]);
-  lacc_array *r = NULL;
+  for (int i = 0; rc == LACC_OK && i < m; i++) state[i] = X->P->slots[st->loop_out[i]].plan;
   loop_part lp = { X, st };
-  if (rc == LACC_OK)
-    rc = awhile_run(X->ctx, run_loop_part, &lp, X->P->slots[st->out].plan, n, in, &r);
-  if (rc == LACC_OK) rc = X->ops->input(X->R, st->out, r);
-  lacc_array_release(r);
-  for (int i = 0; i < n; i++) lacc_array_release(in[i]);
+  int ran = rc == LACC_OK;
+  if (ran) rc = awhile_run(X->ctx, run_loop_part, &lp, m, state, n, in, r);
+  ran = ran && rc == LACC_OK;
+  for (int i = 0; rc == LACC_OK && i < m; i++) rc = X->ops->input(X->R, st->loop_out[i], r[i]);
+  for (int i = 0; ran && i < m; i++) lacc_array_release(r[i]);
+  for (int i = 0; in != NULL && i < n; i++) lacc_array_release(in[i]);
   free(in);
+  free(r);
+  free(state);
   return rc;
 }
 

@@ -34,12 +34,21 @@ static void put_indented(text *b, const char *s, int spaces) {
 
 /* An awhile step: its inputs, then the condition's and the body's explanations. */
 static void while_print(text *b, lacc_ctx *ctx, const pstep *st) {
-  text_put(b, "awhile: a%d from a%d", st->out, st->loop_in[0]);
-  if (st->nloop_in > 1) text_put(b, ", reading");
-  for (int i = 1; i < st->nloop_in; i++) text_put(b, " a%d", st->loop_in[i]);
-  text_put(b, " (at %s); in the condition and body, param 1 is the loop's array%s\n",
-           st->node->where != NULL ? st->node->where : "?",
-           st->nloop_in > 1 ? ", params 2.. what it reads" : "");
+  int m = st->nloop_out;
+  text_put(b, "awhile: a%d", st->loop_out[0]);
+  for (int i = 1; i < m; i++) text_put(b, ", a%d", st->loop_out[i]);
+  text_put(b, " from a%d", st->loop_in[0]);
+  for (int i = 1; i < m; i++) text_put(b, ", a%d", st->loop_in[i]);
+  if (st->nloop_in > m) text_put(b, ", reading");
+  for (int i = m; i < st->nloop_in; i++) text_put(b, " a%d", st->loop_in[i]);
+  if (m == 1)
+    text_put(b, " (at %s); in the condition and body, param 1 is the loop's array%s\n",
+             st->node->where != NULL ? st->node->where : "?",
+             st->nloop_in > 1 ? ", params 2.. what it reads" : "");
+  else
+    text_put(b, " (at %s); in the condition and body, params 1..%d are the loop's arrays%s\n",
+             st->node->where != NULL ? st->node->where : "?", m,
+             st->nloop_in > m ? ", the rest what it reads" : "");
   static const char *const names[2] = { "condition", "body" };
   for (int i = 0; i < 2; i++) {
     char *sub = explain_plan(ctx, &st->node->loop[i], st->loop[i], NULL, NULL);

@@ -88,17 +88,32 @@ int lw_step_acond(lower *L, lacc_node *t, const aenv *env) {
 }
 
 /* ---- awhile: its inputs materialised, then one step that runs the condition and the
- * body (plans nested in this one, of the loop's array and the arrays read from outside) */
+ * body (plans nested in this one, of the loop's arrays and the arrays read from outside).
+ * A loop of several arrays is one K_AWHILE node per array, sharing one `loop`: the first
+ * lowered makes the step, with a slot for each array; the others take theirs (behind the
+ * same guard: behind another, the loop runs there again). */
+
+static int while_made(lower *L, const lacc_node *t) {
+  for (int k = 0; k < L->P->nsteps; k++) {
+    const pstep *s = &L->P->steps[k];
+    if (s->kind == SK_WHILE && s->node->loop == t->loop && s->guard == L->guard &&
+        t->field < s->nloop_out)
+      return s->loop_out[t->field];
+  }
+  return -1;
+}
 
 int lw_step_while(lower *L, lacc_node *t, const aenv *env) {
-  int n = t->nkids;
-  int *in = ints(L, n);
+  int made = while_made(L, t);
+  if (made >= 0) return made;
+  int n = t->nkids, m = t->nparams;
+  int *in = ints(L, n), *outs = ints(L, m);
   layout_strategy *st = lw_alloc(L, sizeof *st * (size_t)n);
   for (int i = 0; i < n; i++) {
     in[i] = lw_plan_manifest(L, t->kids[i], env);
-    st[i] = L->P->slots[in[i]].plan->strategy;
+    /* the loop's arrays stay in the layout results are made in */
+    st[i] = i < m ? L->ctx->layout : L->P->slots[in[i]].plan->strategy;
   }
-  st[0] = L->ctx->layout;   /* the loop's array stays in the layout results are made in */
   int k = lw_new_step(L, SK_WHILE, t, t->rank);
   pstep *s = &L->P->steps[k];
   s->loop_in = in;
@@ -111,9 +126,16 @@ int lw_step_while(lower *L, lacc_node *t, const aenv *env) {
       oom(L);
     s = &L->P->steps[k];
   }
-  s->out = lw_new_slot(L, SLOT_KERNEL, t->type, t->rank, lw_out_plan(L, t->type));
+  for (int i = 0; i < m; i++) {
+    const lacc_node *x = t->kids[i];
+    outs[i] = lw_new_slot(L, SLOT_KERNEL, x->type, x->rank, lw_out_plan(L, x->type));
+  }
+  s = &L->P->steps[k];
+  s->loop_out = outs;
+  s->nloop_out = m;
+  s->out = outs[0];
   for (int i = 0; i < n; i++) lw_use_slot(L, in[i]);
-  return L->P->steps[k].out;
+  return outs[t->field];
 }
 
 /* ---- sortperm and sortkeys: the keys materialised, then a step with no kernel (exec.c

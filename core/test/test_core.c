@@ -105,6 +105,60 @@ static void test_chain(void) {
   lacc_ctx_release(c);
 }
 
+/* A loop of two arrays through the C API: awhile(a, k, x, y, cond, body_x, body_y) adds
+ * k to each element of x and one to k while k < 3; awhile(loop, 1) is the counter. */
+static void test_awhile_arrays(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  int64_t ext = 2;
+  lacc_array *a = lacc_array_new(c, "i64", 1, &ext);
+  lacc_array_set_i(c, a, 0, 0, 10);
+  lacc_array_set_i(c, a, 0, 1, 20);
+  lacc_node *k0 = ci(c, "i64", 0), *k1 = ci(c, "i64", 1), *k2 = ci(c, "i64", 2);
+  lacc_node *k3 = ci(c, "i64", 3);
+  lacc_node *init[2] = { lacc_acc_use(c, a, "test"), unit(c, k0) };
+  lacc_node *x = lacc_acc_param(c, 0, "i64", 1, NULL, "test");
+  lacc_node *y = lacc_acc_param(c, 0, "i64", 0, NULL, "test");
+  lacc_node *unit_ix = lacc_exp_op(c, "tuple", 0, NULL, "test");
+  lacc_node *ix[2] = { y, unit_ix };
+  lacc_node *now = lacc_exp_op(c, "index", 2, ix, "test");   /* y ! () */
+  lacc_node *lt = op2(c, "lt", now, k3), *cond = unit(c, lt);
+  lacc_node *e = lacc_exp_var(c, "i64", "test");
+  lacc_node *sum = op2(c, "add", e, now), *f = lacc_lam(c, 1, &e, sum, "test");
+  lacc_node *margs[2] = { f, x };
+  lacc_node *bx = lacc_acc_op(c, "map", 2, margs, "test");
+  lacc_node *next = op2(c, "add", now, k1), *by = unit(c, next);
+  lacc_node *args[7] = { init[0], init[1], x, y, cond, bx, by };
+  lacc_node *loop = lacc_acc_op(c, "awhile", 7, args, "test");
+  lacc_node *pick[2] = { loop, k1 }, *bad[2] = { loop, k2 };
+  lacc_node *count = loop != NULL ? lacc_acc_op(c, "awhile", 2, pick, "test") : NULL;
+  lacc_node *none = loop != NULL ? lacc_acc_op(c, "awhile", 2, bad, "test") : NULL;
+  check(loop != NULL && count != NULL, "a loop of two arrays and its second array build");
+  check(none == NULL && strstr(lacc_errmsg(c), "index of one of its arrays") != NULL,
+        "awhile(loop, 2) of a loop of two arrays is an error");
+  const char *backends[2] = { "interp", "cpu" };
+  for (int b = 0; b < 2 && loop != NULL && count != NULL; b++) {
+    lacc_node *roots[2] = { loop, count };
+    lacc_array *out[2] = { NULL, NULL };
+    int rc = lacc_run(c, backends[b], 2, roots, out);
+    int64_t v0 = 0, v1 = 0, k = 0;
+    if (rc == LACC_OK) {
+      lacc_array_get_i(c, out[0], 0, 0, &v0);
+      lacc_array_get_i(c, out[0], 0, 1, &v1);
+      lacc_array_get_i(c, out[1], 0, 0, &k);
+    }
+    /* k = 0, 1, 2 added: 10 + 3, 20 + 3 */
+    check(rc == LACC_OK && v0 == 13 && v1 == 23 && k == 3, backends[b]);
+    lacc_array_release(out[0]);
+    lacc_array_release(out[1]);
+  }
+  lacc_node *all[] = { k0, k1, k2, k3, init[0], init[1], x, y, unit_ix, now, lt, cond, e, sum, f,
+                       bx, next, by, loop, count, none };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    if (all[i] != NULL) lacc_node_release(all[i]);
+  lacc_array_release(a);
+  lacc_ctx_release(c);
+}
+
 static void test_type_error(void) {
   lacc_ctx *c = lacc_ctx_new();
   lacc_node *a = ci(c, "i32", 1);
@@ -577,6 +631,7 @@ int main(void) {
   check(lacc_abi_version() == LACC_ABI_VERSION, "abi version");
   test_seed_example();
   test_chain();
+  test_awhile_arrays();
   test_type_error();
   test_divzero();
   test_png();

@@ -248,33 +248,106 @@ function F.compute(xs)
   return acc("compute", xs.node)
 end
 
--- acond(c, a, b): the array a if the scalar condition c holds, else b (c may read
--- arrays, e.g. lacc.the(xs) or xs:at(i)). Only the branch taken is computed. A Lua
--- boolean picks a branch while the program is built.
-function F.acond(c, a, b)
-  if type(c) == "boolean" then return to_acc(c and a or b, "acond") end
-  a, b = to_acc(a, "acond"), to_acc(b, "acond")
+local function pack(...) return { n = select("#", ...), ... } end
+
+-- A list of arrays (a loop's or a branch's several arrays), as opposed to one array.
+local function is_list(x)
+  return type(x) == "table" and not is_acc(x) and not array.is_array(x)
+end
+
+-- The condition of acond or awhile: a Lua boolean (acond), a bool expression or a rank-0
+-- bool array, as a bool expression (acond) or a rank-0 bool array (awhile).
+local function condition(what, c)
   if is_acc(c) or array.is_array(c) then
-    -- a rank-0 bool array stands for its element, as awhile's condition does
-    c = to_acc(c, "acond")
+    -- a rank-0 bool array stands for its element
+    c = to_acc(c, what)
     if c.rank ~= 0 then
-      fail("acond: expected a bool expression or a rank-0 bool array as the condition, got rank %d",
-        c.rank)
+      fail("%s: expected a bool expression or a rank-0 bool array as the condition, got rank %d",
+        what, c.rank)
     end
     c = lacc.the(c)
   end
-  local cc = exp.lift(c, "bool", "acond")
-  return acc("acond", cc.node, a.node, b.node)
+  return exp.lift(c, "bool", what)
+end
+
+-- acond(c, a, b): the array a if the scalar condition c holds, else b (c may read
+-- arrays, e.g. lacc.the(xs) or xs:at(i)). Only the branch taken is computed. A Lua
+-- boolean picks a branch while the program is built. With lists of arrays for a and b
+-- (as many, of the same types and ranks) it gives that many arrays, each from the branch
+-- taken.
+function F.acond(c, a, b)
+  if is_list(a) or is_list(b) then
+    if not (is_list(a) and is_list(b)) or #a ~= #b or #a == 0 then
+      fail("acond: expected two arrays or two lists of as many arrays, got %s and %s",
+        is_list(a) and ("a list of " .. #a) or "an array", is_list(b) and ("a list of " .. #b) or "an array")
+    end
+    if type(c) == "boolean" then
+      local r = {}
+      for i = 1, #a do r[i] = to_acc(c and a[i] or b[i], "acond") end
+      return unpack(r, 1, #a)
+    end
+    local cc, r = condition("acond", c), {}
+    for i = 1, #a do
+      local x, y = to_acc(a[i], "acond"), to_acc(b[i], "acond")
+      r[i] = acc("acond", cc.node, x.node, y.node)
+    end
+    return unpack(r, 1, #a)
+  end
+  if type(c) == "boolean" then return to_acc(c and a or b, "acond") end
+  a, b = to_acc(a, "acond"), to_acc(b, "acond")
+  return acc("acond", condition("acond", c).node, a.node, b.node)
+end
+
+-- The loop of awhile over a list of arrays: cond and body get the arrays as arguments,
+-- body returns as many (or one list of them); the arrays after the loop are returned.
+local function awhile_list(cond, body, init)
+  local m = #init
+  if m == 0 then fail("awhile: expected an array or a list of arrays to start from, got an empty list") end
+  if m > util.limits.fields then
+    fail("awhile: at most %d arrays in a loop, got %d", util.limits.fields, m)
+  end
+  local inits, xs, vars = {}, {}, {}
+  for i = 1, m do
+    inits[i] = to_acc(init[i], "awhile")
+    xs[i] = wrap(core.node_param(0, inits[i].t, inits[i].rank, "unboxed", where()))
+    vars[i] = xs[i].node
+  end
+  local c = cond(unpack(xs, 1, m))
+  exp.no_lua_boolean(c, "awhile: the condition")
+  if exp.is_exp(c) then c = lacc.unit(exp.lift(c, "bool", "awhile")) end
+  c = to_acc(c, "awhile: the condition")
+  local rs = pack(body(unpack(xs, 1, m)))
+  if rs.n == 1 and is_list(rs[1]) then rs = pack(unpack(rs[1], 1, #rs[1])) end
+  if rs.n ~= m then
+    fail("awhile: the body must return as many arrays as the loop has (%d), got %d", m, rs.n)
+  end
+  local args = {}
+  for i = 1, m do
+    local r = to_acc(rs[i], "awhile: the body")
+    if r.t ~= inits[i].t or r.rank ~= inits[i].rank then
+      fail("awhile: the body's array %d must keep the type and rank of the loop's (%s, rank %d), got %s, rank %d",
+        i, inits[i].t, inits[i].rank, r.t, r.rank)
+    end
+    args[i], args[m + i], args[2 * m + 1 + i] = inits[i].node, vars[i], r.node
+  end
+  args[2 * m + 1] = c.node
+  local loop = acc("awhile", unpack(args, 1, 3 * m + 1))
+  local out = { loop }
+  for i = 2, m do out[i] = acc("awhile", loop.node, exp.lift(i - 1, "i64", "awhile").node) end
+  return unpack(out, 1, m)
 end
 
 -- awhile(cond, body, init): apply body to init while cond holds. cond and body are Lua
 -- functions of an array program, traced once: cond gives a rank-0 bool array (or a
 -- bool expression), body an array of init's type and rank (its shape may change). What
--- they read from outside the loop is computed once, before it.
+-- they read from outside the loop is computed once, before it. init may be a list of
+-- arrays of any types and ranks: cond and body then take them as arguments, body
+-- returns as many, and awhile returns the arrays the loop ends with.
 function F.awhile(cond, body, init)
   if type(cond) ~= "function" or type(body) ~= "function" then
     fail("awhile: expected two functions and an array, got %s, %s", type(cond), type(body))
   end
+  if is_list(init) then return awhile_list(cond, body, init) end
   init = to_acc(init, "awhile")
   -- the loop's array: a parameter node (its layout is decided when the loop is planned)
   local x = wrap(core.node_param(0, init.t, init.rank, "unboxed", where()))

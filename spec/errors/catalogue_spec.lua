@@ -731,6 +731,16 @@ catalogue("control and collections", {
     return lacc.awhile(function(a) return lacc.unit(lacc.constant(false, "bool")) end,
       function(a) return lacc.map(function(x) return lacc.cast(x, "f32") end, a) end, xs)
   end, "awhile", "f32" },
+  { "awhile over an empty list", function() return lacc.awhile(id, id, {}) end, "awhile",
+    "an array or a list of arrays to start from, got an empty list" },
+  { "awhile over two arrays whose body returns one", function()
+    return lacc.awhile(function() return lacc.constant(false) end, function(a) return a end, { xs, fs })
+  end, "awhile", "as many arrays as the loop has (2), got 1" },
+  { "awhile over two arrays whose body changes a type", function()
+    return lacc.awhile(function() return lacc.constant(false) end, function(a) return a, a end, { xs, fs })
+  end, "awhile", "array 2 must keep the type and rank of the loop's (f32, rank 1), got i32, rank 1" },
+  { "acond of a list and an array", function() return lacc.acond(true, { xs, fs }, xs) end,
+    "acond", "two arrays or two lists of as many arrays, got a list of 2 and an array" },
   { "compute of a number", function() return lacc.compute(5) end, "compute", "got number" },
   { "partition of a number", function() return lacc.partition(5) end, "partition", "got number" },
   { "partition of integers", function() return lacc.partition(xs) end, "partition",
