@@ -102,6 +102,9 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
              kind_name(st->node->kind), out->rank, out->type->sig,
              out->result ? "" : ", intermediate", st->node->where != NULL ? st->node->where : "?");
   }
+  if (st->then != NULL)
+    text_put(b, "  then the map at %s of each result, as it is stored (one kernel, not two)\n",
+             st->then->where != NULL ? st->then->where : "?");
   if (st->wout >= 0)
     text_put(b, "  writes a%d too, rank %d %s, each element as it folds it (one pass, not two)\n",
              st->wout, P->slots[st->wout].rank, P->slots[st->wout].type->sig);

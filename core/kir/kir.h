@@ -256,6 +256,8 @@ typedef struct {
   int sort_in;             /* SK_SORT: the keys' slot */
   int sort_keys;           /* SK_SORT: the sorted keys (sortkeys), else the positions */
   int *loop_in, nloop_in;  /* SK_WHILE: the initial arrays' slots, then what the loop reads */
+  const lacc_node *then;    /* fold: a map of its results, applied to each as it is stored
+                              (the step's output is the map's; lower.c) */
   int *loop_out, nloop_out;  /* SK_WHILE: the slots of the loop's arrays (out: the first) */
   struct kplan *loop[2];   /* SK_WHILE: the condition's and the body's plans (owned), of
                               node->loop[0] and [1] */

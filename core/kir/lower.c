@@ -73,6 +73,35 @@ static const aenv *let_body_env(lower *L, lacc_node *b, const aenv *env) {
   return s >= 0 ? lw_a_push(L, env, NULL, NULL, s) : lw_a_push(L, env, bd->node, bd->env, -1);
 }
 
+/* Whether scalar code e reads an array (a map's function that does is left to its own
+ * step: the fold's would have to read that array too). */
+static int reads_arrays(const lacc_node *e) {
+  if (node_level_of(e->kind) == L_ACC) return 1;
+  for (int i = 0; i < e->nkids; i++)
+    if (reads_arrays(e->kids[i])) return 1;
+  return 0;
+}
+
+/* A map of one array, the results of a fold it alone reads (argmin's index of the
+ * (value, index) pairs, mean's division): computed in the fold's step, each result
+ * mapped as it is stored, instead of written, then read again by a step of its own.
+ * Returns the step's output, or -1 where it does not apply. LACC_FOLD_MAP=0: never. */
+static int fold_then_map(lower *L, lacc_node *t, const aenv *env) {
+  lacc_node *a = t->kids[t->nkids - 1];
+  if (t->nkids != 2 || (a->kind != K_FOLD && a->kind != K_FOLD1) || a->hlead != NULL ||
+      a->hwrite != NULL || a->hscan != NULL || reads_arrays(t->kids[0]) ||
+      !setting_switch("LACC_FOLD_MAP", 1))
+    return -1;
+  plan_kids(L, a, env);
+  L->then.map = t;
+  L->then.env = env;
+  L->then.slot = -1;
+  int s = lw_step_fold(L, a, env);
+  L->then.map = NULL;
+  L->then.slot = -1;
+  return s;
+}
+
 /* Returns the slot of a materialised term, or -1 with *delayed set to its closure. */
 int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
   *delayed = NULL;
@@ -131,6 +160,10 @@ int lw_plan_acc(lower *L, lacc_node *t, const aenv *env, const aenv **delayed) {
     if (s >= 0) return s;   /* planned with its group */
     for (lacc_node *m = t->hlead; m != NULL; m = m->hnext) plan_kids(L, m, env);
     return lw_step_maps(L, t, env);
+  }
+  if (t->kind == K_MAP && t->manifest) {
+    int s = fold_then_map(L, t, env);
+    if (s >= 0) return placed(L, t, s);
   }
   plan_kids(L, t, env);
   if (!t->manifest) {

@@ -75,6 +75,12 @@ typedef struct {
   const lacc_node *fold_input;  /* the array a fold being lowered reads: an iteration
                                    space (lower_pull.c's size_check), not an array */
   const layout_strategy *layouts;  /* the parameters' layouts (NULL: their nodes') */
+  struct {                 /* a map of a fold's results in the fold's step (lower.c): */
+    const lacc_node *map;  /* the map (its function applied to each result), else NULL */
+    const aenv *env;
+    int slot;              /* the step's output, of the map's type: every store to it goes
+                              through the function (lw_store_elem); -1 until made */
+  } then;
   jmp_buf oom;
 } lower;
 

@@ -197,6 +197,11 @@ static int store_rec(lower *L, int slot, int idx, const lacc_type *t, int active
 }
 
 void lw_store_elem(lower *L, int slot, int idx, const int *v) {
+  if (slot == L->then.slot && L->then.map != NULL) {   /* a fold's result, then the map */
+    const lacc_node *f = L->then.map->kids[0];
+    const lacc_type *t = L->then.map->kids[1]->type;
+    v = lw_apply(L, f, NULL, L->then.env, &t, v);
+  }
   const pslot *s = &L->P->slots[slot];
   const layout_plan *p = s->plan;
   lw_use_slot(L, slot);

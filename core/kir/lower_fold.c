@@ -1082,6 +1082,13 @@ static int step_fold(lower *L, folds *F) {
     F->out[i] = lw_new_slot(L, SLOT_KERNEL, t_of(F, i), a->rank, lw_out_plan(L, t_of(F, i)));
     F->part[i] = lw_new_slot(L, SLOT_PARTIAL, t_of(F, i), 1, lw_out_plan(L, t_of(F, i)));
   }
+  if (L->then.map != NULL && F->k == 1) {   /* the results as the map makes them */
+    const lacc_type *mt = L->then.map->type;
+    L->P->slots[F->out[0]].type = mt;
+    L->P->slots[F->out[0]].plan = lw_out_plan(L, mt);
+    L->then.slot = F->out[0];
+    L->P->steps[st].then = L->then.map;
+  }
   lw_step_results(L, st, F->k, F->out, 1);
   pstep *s = &L->P->steps[st];
   s->partial = F->part[0];
