@@ -44,8 +44,8 @@
   X(TILE_BYTES, 256, "bytes", \
     "cpu-like: a contraction tile's accumulators over an element's fields (8 256-bit registers)") \
   X(TILE_LANES_MOST, 64, "outputs", "cpu-like: the most outputs of a contraction tile") \
-  X(TILE_WIDE_BYTES, 128, "bytes", \
-    "cpu-like, AVX-512: a contraction tile's outputs a row (2 registers; 8 rows a tile)") \
+  X(TILE_WIDE_BYTES, 256, "bytes", \
+    "cpu, AVX-512: a contraction tile's outputs a row (4 registers; 6 rows a tile)") \
   X(TILE_STREAM_BYTES, 1024, "bytes", "cpu-like: a tile's accumulators where its elements stream") \
   X(TILE_STREAM_LANES_MOST, 256, "outputs", "cpu-like: the most outputs of a streaming tile") \
   X(TILE_FIELDS, 4, "fields", "cpu-like: the most fields of a tuple a tile folds") \

@@ -129,7 +129,11 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   if (st->group > 0)
     text_put(b, "  %d neighbouring elements an iteration, computing once what they share "
              "(a grouped producer)\n", st->group);
-  if (st->kind == SK_FOLD && st->fn[SF_TILE] >= 0)
+  if (st->kind == SK_FOLD && st->fn[SF_TILE] >= 0 && st->tile_least < st->tile_lanes)
+    text_put(b, "  rows of any length: in tiles of %d outputs (a row's last, fewer, in tiles of "
+             "half as many while they fill one), one output per vector lane, %d rows a tile\n",
+             st->tile_lanes, st->tile_rows);
+  else if (st->kind == SK_FOLD && st->fn[SF_TILE] >= 0)
     text_put(b, "  rows of %d outputs or more: in tiles of that many, one output per vector lane, "
              "%d rows a tile\n", st->tile_lanes, st->tile_rows);
   if (st->checks > 0)

@@ -26,6 +26,8 @@ typedef struct {
   int wide_tile_most;      /* cpu-like: the largest scalar (bytes) whose contraction tiles
                               take 8 rows where the CPU has AVX-512 (lower_tile.c); 0 none
                               (PoCL's f64 tiles ran 1.5x slower so: 4 there) */
+  int wide_tile_rows;      /* and such a tile's rows and bytes of outputs a row: 0, the */
+  int wide_tile_bytes;     /* cpu backend's 6 and TUNE_TILE_WIDE_BYTES (lower_tile.c) */
   int tile_group_bytes;    /* cpu-like: a full contraction tile's lanes in loops of this
                               many bytes each (one vector), 0: one loop (lower_tile.c) */
 } kcaps;
@@ -230,7 +232,9 @@ typedef struct {
   const lacc_node *node;   /* the AST node it computes (explain, messages) */
   int out, partial;        /* slots */
   int fn[SF_COUNT];        /* its functions by what each does for it, -1 where none */
-  int tile_lanes;          /* fold on the cpu backend with an SF_TILE: its LW, */
+  int tile_lanes;          /* fold on the cpu backend with an SF_TILE: its LW, the least
+                              outputs a row for which it pays (tile_least), */
+  int tile_least;
   int tile_rows;           /* and how many outer rows a tile takes */
   int group;               /* map: elements written an iteration, sharing their common work
                               (a grouped producer: lower_group.c), or 0 */

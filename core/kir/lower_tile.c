@@ -25,12 +25,14 @@ static int tiles_on(void) {
 
 /* Whether the kernels' compiler targets 32 vector registers of 64 bytes (AVX-512, as
  * -march=native gives on such a CPU): a tile of one scalar then takes TILE_WIDE_ROWS
- * outer rows of TUNE_TILE_WIDE_BYTES of outputs (16 registers of accumulators, each read
- * of b serving 8 rows: a 1024 f32 product 15.5 ms, from 19-21 ms in 2 rows of 64; f64
- * 512: 5.0 ms from 7.9), for scalars up to the backend's wide_tile_most (kcaps). With 16
- * registers of 32 bytes (AVX2) that tile spills (37 ms against 28), so there and for
- * tuples and streaming tiles the shape stays 2 rows of TUNE_TILE_BYTES. */
-enum { TILE_WIDE_ROWS = 8 };
+ * outer rows of TUNE_TILE_WIDE_BYTES of outputs (24 registers of accumulators, each read
+ * of b serving 6 rows, each broadcast of a 4 registers: a 1024 f32 product 13.1 ms, from
+ * 15.3-21 in 8 rows of 128 bytes and 19-21 in 2 rows of 64 outputs; f64 512: 4.0 ms from
+ * 4.6-4.9 and 7.9), for scalars up to the backend's wide_tile_most (kcaps; an OpenCL CPU
+ * device keeps 8 rows of 128 bytes, its wide_tile_rows and _bytes). With 16 registers of
+ * 32 bytes (AVX2) such tiles spill (37 ms against 28), so there and for tuples and
+ * streaming tiles the shape stays 2 rows of TUNE_TILE_BYTES. */
+enum { TILE_WIDE_ROWS = 6 };
 static int wide_vectors(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   return __builtin_cpu_supports("avx512f");
@@ -56,16 +58,18 @@ static int wide_tile(lower *L, const lacc_type *t, int stream) {
 static int tile_lanes(lower *L, const lacc_type *t, int stream) {
   int most = stream ? TUNE_TILE_STREAM_LANES_MOST : TUNE_TILE_LANES_MOST;
   int bytes = stream ? TUNE_TILE_STREAM_BYTES : TUNE_TILE_BYTES;
-  if (wide_tile(L, t, stream)) bytes = TUNE_TILE_WIDE_BYTES;
+  if (wide_tile(L, t, stream))
+    bytes = L->P->caps.wide_tile_bytes > 0 ? L->P->caps.wide_tile_bytes : TUNE_TILE_WIDE_BYTES;
   int n = bytes / leaf_bytes(t);
   n = n > most ? most : n < 4 ? 4 : n;
   return (int)setting_number("LACC_TILE_LANES", n, 4, 256, 1);
 }
 
-/* Outer rows of a tile: TILE_WIDE_ROWS for one scalar on wide vectors, else 2; the
- * setting LACC_TILE_ROWS. */
+/* Outer rows of a tile: TILE_WIDE_ROWS (or the backend's) for one scalar on wide
+ * vectors, else 2; the setting LACC_TILE_ROWS. */
 static int tile_rows(lower *L, const lacc_type *t, int stream) {
-  int n = wide_tile(L, t, stream) ? TILE_WIDE_ROWS : 2;
+  int wide = L->P->caps.wide_tile_rows > 0 ? L->P->caps.wide_tile_rows : TILE_WIDE_ROWS;
+  int n = wide_tile(L, t, stream) ? wide : 2;
   return (int)setting_number("LACC_TILE_ROWS", n, 1, TILE_ROWS_MOST, 1);
 }
 
@@ -247,6 +251,7 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW, int nl
      * them in vector registers, as gcc does unasked (measured: docs/design.md, Measurements) */
     int l = lane_loop(L, GW, nl, GW);
     if (g == 0) fn(L)->tile_lane = l;
+    int from = fn(L)->body.n;
     int j = lw_k_prim(L, P_ADD, at[g], l);
     lw_fact(L, j, T->J, -1);
     for (int r = 0; r < nrows; r++) {
@@ -255,6 +260,9 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW, int nl
       int *v = lw_combine(L, f, t, cur, x, T->env);
       for (int i = 0; i < nf; i++) lw_k_lset(L, acc[g][r][i], l, v[i]);
     }
+    /* the rows' element code computes b's index alike: once, so that the C compiler
+     * builds less (a 1024 f32 product's kernels: 570 KB of C, from 690) */
+    lw_cse_since(L, from);
     k_end(L);
   }
   k_end(L);
@@ -297,6 +305,33 @@ static void tile_rows_at(lower *L, const tile *T0, int q, int last, int R, int j
   k_end(L);
 }
 
+/* The nl = J - jb < LW last outputs of rows q .. last - 1, where a tile's lanes go in
+ * groups of GW (one vector: lane_groups): in tiles of as many groups as fit, halving
+ * (the four groups of a 256-byte tile: one tile of two, then one of one), then the rest a
+ * lane an output. A loop of a variable count keeps its lanes on the stack: the last 48
+ * outputs of a row as one such loop ran a 512 x 512 x 48 f32 product 2.1x slower. */
+static void tile_rest(lower *L, const tile *T0, int q, int last, int R, int jb, int LW,
+                      int GW) {
+  int nl = lw_k_prim(L, P_SUB, T0->J, jb);
+  if (GW >= LW) {
+    tile_rows_at(L, T0, q, last, R, jb, LW, nl);
+    return;
+  }
+  int at = lw_var(L, S_I64);               /* the first output not yet folded */
+  lw_k_mov(L, at, jb);
+  for (int w = LW / 2; w >= GW; w /= 2) {   /* nl < LW: each width fits at most once */
+    int end = lw_k_prim(L, P_ADD, at, lw_k_int(L, S_I64, w));
+    k_if(L, lw_k_prim(L, P_LE, end, T0->J));
+    tile_rows_at(L, T0, q, last, R, at, w, -1);
+    lw_k_mov(L, at, end);
+    k_end(L);
+  }
+  int tail = lw_k_prim(L, P_SUB, T0->J, at);
+  k_if(L, lw_k_prim(L, P_LT, lw_k_int(L, S_I64, 0), tail));
+  tile_rows_at(L, T0, q, last, R, at, GW, tail);
+  k_end(L);
+}
+
 /* FN_TILE for fold step st of a (after its other functions): tiles p0 <= t < p1 of the
  * ceil(Q / R) * ceil(J / LW) tiles, Q outer rows of J outputs each, R rows a tile. */
 void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
@@ -329,12 +364,15 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   k_if(L, lw_k_prim(L, P_LE, lw_k_prim(L, P_ADD, jb, lw), T0.J));
   tile_rows_at(L, &T0, q, last, R, jb, LW, -1);
   k_else(L);                             /* the row's last outputs, fewer than LW */
-  tile_rows_at(L, &T0, q, last, R, jb, LW, lw_k_prim(L, P_SUB, T0.J, jb));
+  int GW = LW / lane_groups(L, t, LW, -1);
+  tile_rest(L, &T0, q, last, R, jb, LW, GW);
   k_end(L);
   L->speculate = spec;
   k_end(L);
   pstep *s = &L->P->steps[st];
   s->fn[SF_TILE] = fi;
   s->tile_lanes = LW;
+  s->tile_least = GW < LW ? 1 : LW;   /* in groups: any row, even of one output, is faster
+                                         in tiles (a 2048 x 2048 matrix-vector product 2.7x) */
   s->tile_rows = R;
 }

@@ -247,8 +247,9 @@ describe("contraction: what explain says", function()
   it("the replicate formulation: one kernel, every check proved", function()
     local text = lacc.explain(by_replicate(a, b))
     assert.truthy(text:find("-- 1 kernel\n", 1, true))
-    -- one scalar: 8 rows of 128 bytes where the CPU has AVX-512 (lower_tile.c), else 2 of 256
-    local want = avx512 and "rows of 32 outputs or more: in tiles of that many, one output per vector lane, 8 rows a tile"
+    -- one scalar: 6 rows of 256 bytes where the CPU has AVX-512 (lower_tile.c), else 2 of 256
+    local want = avx512 and "rows of any length: in tiles of 64 outputs (a row's last, fewer, in tiles of " ..
+      "half as many while they fill one), one output per vector lane, 6 rows a tile"
       or "rows of 64 outputs or more: in tiles of that many, one output per vector lane, 2 rows a tile"
     assert.truthy(text:find(want, 1, true), text)
     assert.truthy(text:find("checks per element: 0 of 3 left, 0 tested once before their loop, 3 proved", 1, true), text)
