@@ -99,3 +99,20 @@ for _, b in ipairs(H.backends) do
     end)
   end)
 end
+
+describe("a map of a fold's results: LACC_FOLD_MAP=0", function()
+  it("keeps the two kernels, with the same numbers", function()
+    local out = H.child([[
+      local lacc = require "lacc"
+      local xs = lacc.fromtable({ { 3, 1, 2 }, { 0 / 0, 5, 4 }, { 7, 7, -1 } }, "f32")
+      local p = lacc.argmin(xs, 2)
+      local r = lacc.run(p, { backend = "cpu" }):totable()
+      local n = lacc.explain(p, { backend = "cpu" }):match("%-%- (%d+) kernels?")
+      io.write(table.concat(r, ","), " ", n)
+    ]], "", "LACC_FOLD_MAP=0")
+    assert.are.equal("2,1,3 2", out)
+    local xs = lacc.fromtable({ { 3, 1, 2 }, { 0 / 0, 5, 4 }, { 7, 7, -1 } }, "f32")
+    assert.are.same({ 2, 1, 3 }, lacc.run(lacc.argmin(xs, 2), { backend = "cpu" }):totable())
+    assert.truthy(lacc.explain(lacc.argmin(xs, 2), { backend = "cpu" }):find("-- 1 kernel\n", 1, true))
+  end)
+end)
