@@ -15,13 +15,12 @@
  * its layout (state[i], NULL: as it comes). */
 static int advance(lacc_ctx *ctx, loop_runner run, void *ud, int m,
                    const layout_plan *const *state, lacc_array **in) {
-  lacc_array *small[4], **r = m <= 4 ? small : calloc((size_t)m, sizeof *r);
+  lacc_array **r = calloc((size_t)m, sizeof *r);
   if (r == NULL) return err_oom(ctx);
-  for (int i = 0; i < m; i++) r[i] = NULL;
   int rc = run(ud, 1, in, r);   /* on failure the runner has released what it made */
   for (int i = 0; rc == LACC_OK && i < m; i++) {
     lacc_array *next = r[i];
-    if (rc == LACC_OK && state != NULL && state[i] != NULL) {
+    if (state != NULL && state[i] != NULL) {
       next = array_relayout(ctx, r[i], state[i]);
       lacc_array_release(r[i]);
       if (next == NULL) rc = ctx->errcode;
@@ -33,7 +32,7 @@ static int advance(lacc_ctx *ctx, loop_runner run, void *ud, int m,
     lacc_array_release(in[i]);
     in[i] = next;
   }
-  if (r != small) free(r);
+  free(r);
   return rc;
 }
 
@@ -43,13 +42,16 @@ int awhile_run(lacc_ctx *ctx, loop_runner run, void *ud, int m, const layout_pla
   if (in == NULL) return err_oom(ctx);
   memcpy(in, args, sizeof *in * (size_t)n);
   int rc = LACC_OK, held = 0;   /* in[0..held-1]: the loop's own references */
-  for (; held < m && rc == LACC_OK; held++) {
+  while (rc == LACC_OK && held < m) {
     const layout_plan *p = state != NULL ? state[held] : NULL;
-    in[held] = p != NULL ? array_relayout(ctx, args[held], p) : args[held];
-    if (p == NULL) lacc_array_retain(in[held]);
-    if (in[held] == NULL) rc = ctx->errcode;
+    lacc_array *x = p != NULL ? array_relayout(ctx, args[held], p) : args[held];
+    if (x == NULL) {
+      rc = ctx->errcode;
+    } else {
+      if (p == NULL) lacc_array_retain(x);
+      in[held++] = x;
+    }
   }
-  if (rc != LACC_OK) held--;
   while (rc == LACC_OK) {
     lacc_array *c = NULL;
     rc = run(ud, 0, in, &c);

@@ -95,11 +95,9 @@ static int while_step(run *X, const pstep *st) {
   for (int i = 0; rc == LACC_OK && i < n; i++) rc = X->ops->output(X->R, st->loop_in[i], &in[i]);
   for (int i = 0; rc == LACC_OK && i < m; i++) state[i] = X->P->slots[st->loop_out[i]].plan;
   loop_part lp = { X, st };
-  int ran = rc == LACC_OK;
-  if (ran) rc = awhile_run(X->ctx, run_loop_part, &lp, m, state, n, in, r);
-  ran = ran && rc == LACC_OK;
+  if (rc == LACC_OK) rc = awhile_run(X->ctx, run_loop_part, &lp, m, state, n, in, r);
   for (int i = 0; rc == LACC_OK && i < m; i++) rc = X->ops->input(X->R, st->loop_out[i], r[i]);
-  for (int i = 0; ran && i < m; i++) lacc_array_release(r[i]);
+  for (int i = 0; r != NULL && i < m; i++) lacc_array_release(r[i]);   /* NULL where none */
   for (int i = 0; in != NULL && i < n; i++) lacc_array_release(in[i]);
   free(in);
   free(r);

@@ -287,69 +287,44 @@ static tile row_of(lower *L, const tile *T0, int q) {
   return T;
 }
 
-/* T[0..R-1]: the tiles of outer rows q .. q + R - 1. */
-static void rows_from(lower *L, const tile *T0, int q, int R, tile *T) {
-  for (int i = 0; i < TILE_ROWS_MOST; i++) T[i] = *T0;
-  for (int i = 0; i < R; i++) T[i] = row_of(L, T0, i == 0 ? q : lw_k_prim(L, P_ADD, q, lw_k_int(L, S_I64, i)));
-}
-
-/* The last rows, fewer than R (q .. last - 1), one at a time, at outputs jb .. (LW of
- * them, or nl >= 0 a variable). */
-static void rows_one_by_one(lower *L, const tile *T0, int q, int last, int jb, int LW, int nl) {
+/* The tiles of outer rows q .. last - 1 (at most R) at outputs jb ..: R rows at once
+ * where there are R, else one row at a time. Where a tile's lanes go in groups of GW
+ * (one vector: lane_groups) and the nl = J - jb >= 0 outputs left are fewer than LW, the
+ * R rows take tiles of as many groups as fit, halving (the four groups of a 256-byte
+ * tile: one tile of two, then one of one), then the rest a lane an output: a loop of a
+ * variable count keeps its lanes on the stack (the last 48 outputs of a row as one such
+ * loop ran a 512 x 512 x 48 f32 product 2.1x slower). The last rows, fewer than R, take
+ * that one loop (a row block in each column: the halving there built 8% more code for
+ * nothing measurable). */
+static void tile_rows_at(lower *L, const tile *T0, int q, int last, int R, int jb, int LW,
+                         int nl, int GW) {
+  k_if(L, lw_k_prim(L, P_EQ, lw_k_prim(L, P_SUB, last, q), lw_k_int(L, S_I64, R)));
   tile T[TILE_ROWS_MOST];
   for (int i = 0; i < TILE_ROWS_MOST; i++) T[i] = *T0;
+  for (int i = 0; i < R; i++) T[i] = row_of(L, T0, i == 0 ? q : lw_k_prim(L, P_ADD, q, lw_k_int(L, S_I64, i)));
+  if (nl < 0 || GW >= LW) {
+    tile_full(L, T, R, jb, LW, nl);
+  } else {
+    int at = lw_var(L, S_I64);               /* the first output not yet folded */
+    lw_k_mov(L, at, jb);
+    for (int w = LW / 2; w >= GW; w /= 2) {   /* nl < LW: each width fits at most once */
+      int end = lw_k_prim(L, P_ADD, at, lw_k_int(L, S_I64, w));
+      k_if(L, lw_k_prim(L, P_LE, end, T0->J));
+      tile_full(L, T, R, at, w, -1);
+      lw_k_mov(L, at, end);
+      k_end(L);
+    }
+    int tail = lw_k_prim(L, P_SUB, T0->J, at);
+    k_if(L, lw_k_prim(L, P_LT, lw_k_int(L, S_I64, 0), tail));
+    tile_full(L, T, R, at, GW, tail);
+    k_end(L);
+  }
+  k_else(L);                             /* the last rows, fewer than R: one at a time */
   int qi = lw_var(L, S_I64);
   lw_k_for(L, qi, q, last, 1);
   T[0] = row_of(L, T0, qi);
   tile_full(L, T, 1, jb, LW, nl);
   k_end(L);
-}
-
-/* The tiles of outer rows q .. last - 1 (at most R) at outputs jb ..: R rows at once
- * where there are R, else one row at a time. */
-static void tile_rows_at(lower *L, const tile *T0, int q, int last, int R, int jb, int LW,
-                         int nl) {
-  k_if(L, lw_k_prim(L, P_EQ, lw_k_prim(L, P_SUB, last, q), lw_k_int(L, S_I64, R)));
-  tile T[TILE_ROWS_MOST];
-  rows_from(L, T0, q, R, T);
-  tile_full(L, T, R, jb, LW, nl);
-  k_else(L);
-  rows_one_by_one(L, T0, q, last, jb, LW, nl);
-  k_end(L);
-}
-
-/* The nl = J - jb < LW last outputs of rows q .. last - 1, where a tile's lanes go in
- * groups of GW (one vector: lane_groups): R rows at once in tiles of as many groups as
- * fit, halving (the four groups of a 256-byte tile: one tile of two, then one of one),
- * then the rest a lane an output. A loop of a variable count keeps its lanes on the
- * stack: the last 48 outputs of a row as one such loop ran a 512 x 512 x 48 f32 product
- * 2.1x slower. The last rows, fewer than R, take that one loop (a row block in each
- * column: the halving there built 8% more code for nothing measurable). */
-static void tile_rest(lower *L, const tile *T0, int q, int last, int R, int jb, int LW,
-                      int GW) {
-  int nl = lw_k_prim(L, P_SUB, T0->J, jb);
-  if (GW >= LW) {
-    tile_rows_at(L, T0, q, last, R, jb, LW, nl);
-    return;
-  }
-  k_if(L, lw_k_prim(L, P_EQ, lw_k_prim(L, P_SUB, last, q), lw_k_int(L, S_I64, R)));
-  tile T[TILE_ROWS_MOST];
-  rows_from(L, T0, q, R, T);
-  int at = lw_var(L, S_I64);               /* the first output not yet folded */
-  lw_k_mov(L, at, jb);
-  for (int w = LW / 2; w >= GW; w /= 2) {   /* nl < LW: each width fits at most once */
-    int end = lw_k_prim(L, P_ADD, at, lw_k_int(L, S_I64, w));
-    k_if(L, lw_k_prim(L, P_LE, end, T0->J));
-    tile_full(L, T, R, at, w, -1);
-    lw_k_mov(L, at, end);
-    k_end(L);
-  }
-  int tail = lw_k_prim(L, P_SUB, T0->J, at);
-  k_if(L, lw_k_prim(L, P_LT, lw_k_int(L, S_I64, 0), tail));
-  tile_full(L, T, R, at, GW, tail);
-  k_end(L);
-  k_else(L);
-  rows_one_by_one(L, T0, q, last, jb, LW, nl);
   k_end(L);
 }
 
@@ -382,11 +357,11 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   int last = lw_k_prim(L, P_MIN, lw_k_prim(L, P_ADD, q, rows), Q);   /* q < Q: R (ti % QR) <= Q - 1 */
   int spec = L->speculate;
   L->speculate = 1;                      /* no branch in a lane: matches compute every arm */
-  k_if(L, lw_k_prim(L, P_LE, lw_k_prim(L, P_ADD, jb, lw), T0.J));
-  tile_rows_at(L, &T0, q, last, R, jb, LW, -1);
-  k_else(L);                             /* the row's last outputs, fewer than LW */
   int GW = LW / lane_groups(L, t, LW, -1);
-  tile_rest(L, &T0, q, last, R, jb, LW, GW);
+  k_if(L, lw_k_prim(L, P_LE, lw_k_prim(L, P_ADD, jb, lw), T0.J));
+  tile_rows_at(L, &T0, q, last, R, jb, LW, -1, GW);
+  k_else(L);                             /* the row's last outputs, fewer than LW */
+  tile_rows_at(L, &T0, q, last, R, jb, LW, lw_k_prim(L, P_SUB, T0.J, jb), GW);
   k_end(L);
   L->speculate = spec;
   k_end(L);

@@ -298,6 +298,13 @@ function F.acond(c, a, b)
   return acc("acond", condition("acond", c).node, a.node, b.node)
 end
 
+-- What awhile's condition gave (a bool expression or a rank-0 bool array), as an array.
+local function loop_condition(c)
+  exp.no_lua_boolean(c, "awhile: the condition")
+  if exp.is_exp(c) then c = lacc.unit(exp.lift(c, "bool", "awhile")) end
+  return to_acc(c, "awhile: the condition")
+end
+
 -- The loop of awhile over a list of arrays: cond and body get the arrays as arguments,
 -- body returns as many (or one list of them); the arrays after the loop are returned.
 local function awhile_list(cond, body, init)
@@ -312,10 +319,7 @@ local function awhile_list(cond, body, init)
     xs[i] = wrap(core.node_param(0, inits[i].t, inits[i].rank, "unboxed", where()))
     vars[i] = xs[i].node
   end
-  local c = cond(unpack(xs, 1, m))
-  exp.no_lua_boolean(c, "awhile: the condition")
-  if exp.is_exp(c) then c = lacc.unit(exp.lift(c, "bool", "awhile")) end
-  c = to_acc(c, "awhile: the condition")
+  local c = loop_condition(cond(unpack(xs, 1, m)))
   local rs = pack(body(unpack(xs, 1, m)))
   if rs.n == 1 and is_list(rs[1]) then rs = pack(unpack(rs[1], 1, #rs[1])) end
   if rs.n ~= m then
@@ -351,10 +355,7 @@ function F.awhile(cond, body, init)
   init = to_acc(init, "awhile")
   -- the loop's array: a parameter node (its layout is decided when the loop is planned)
   local x = wrap(core.node_param(0, init.t, init.rank, "unboxed", where()))
-  local c = cond(x)
-  exp.no_lua_boolean(c, "awhile: the condition")
-  if exp.is_exp(c) then c = lacc.unit(exp.lift(c, "bool", "awhile")) end
-  c = to_acc(c, "awhile: the condition")
+  local c = loop_condition(cond(x))
   local b = to_acc(body(x), "awhile: the body")
   return acc("awhile", init.node, x.node, c.node, b.node)
 end
