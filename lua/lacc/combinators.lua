@@ -403,9 +403,12 @@ end
 -- argmax(xs [, d]) / argmin: the 1-based position of the largest (smallest) element: in
 -- the whole array (a linear, row-major position; rank 0) or along dimension d (i64, xs's
 -- shape without d). The first position wins a tie, and a NaN wins over every number in
--- both (the first NaN is the answer, as in NumPy); the combining function picks by a total
--- order, so it is associative and commutative and any fold order gives this answer. An
--- empty array or dimension is an error (fold1 of nothing).
+-- both (the first NaN is the answer, as in NumPy). Every backend combines a fold's
+-- chunks in order (folds need only an associative function), so the pair p always holds
+-- earlier positions than q: q wins only by being strictly better ("keep the leftmost
+-- best" is associative, which is all the fold asks), and no position is compared (along
+-- rows of 8, 2.0 -> 1.6-1.9 times the time of a fold of (f32, i32) pairs). An empty
+-- array or dimension is an error (fold1 of nothing).
 local function arg_extreme(what, larger)
   return function(xs, d)
     local a, o = numeric(what, xs, d)
@@ -416,21 +419,17 @@ local function arg_extreme(what, larger)
     end)
     local float = types.is_float(a.t)
     local best = lacc.fold1(function(p, q)
-      local vp, ip, vq, iq = p[1], p[2], q[1], q[2]
-      local earlier = exp.lt(iq, ip)
-      local tie = exp.land(exp.eq(vq, vp), earlier)
+      local vp, vq = p[1], q[1]
       local wins
       if float then
-        -- a NaN wins, the earliest of several: with p not NaN, q wins where "q is not on
-        -- p's losing side" (true for a NaN q: comparisons with NaN are false) or ties
-        -- earlier; with p NaN, only an earlier NaN q. One comparison fewer than testing
-        -- both for NaN and then comparing (an argmin along rows of 8: 1.1x faster).
+        -- q not on p's losing side (true for a NaN q: comparisons with NaN are false),
+        -- and p not a NaN (nothing beats the first NaN)
         local beats = exp.lnot(larger and exp.le(vq, vp) or exp.ge(vq, vp))
-        wins = exp.cond(exp.isnan(vp), exp.land(exp.isnan(vq), earlier), exp.lor(beats, tie))
+        wins = exp.land(exp.eq(vp, vp), beats)
       else
-        wins = exp.lor(larger and exp.gt(vq, vp) or exp.lt(vq, vp), tie)
+        wins = larger and exp.gt(vq, vp) or exp.lt(vq, vp)
       end
-      return exp.cond(wins, vq, vp), exp.cond(wins, iq, ip)
+      return exp.cond(wins, vq, vp), exp.cond(wins, q[2], p[2])
     end, lacc.zip(inner, pos))
     return lacc.map(function(p) return p[2] end, best)
   end

@@ -564,6 +564,38 @@ for _, b in ipairs(H.backends) do
       m = run(lacc.argmin(host("f64", { 3, 3 }, { 1, NAN, -0.0, NAN, 9, 0.0, 2, NAN, 0.0 }), 2))
       check(m, { 3 }, { 2, 1, 2 })
     end)
+
+    -- Long lines are folded in chunks (threads, work-groups) that are combined in order;
+    -- the first position must still win ties and the first NaN every line.
+    it("keep the first extreme across the chunks of long lines on " .. b, function()
+      H.seed(9311)
+      local n = 100003
+      for _, c in ipairs { { "argmin", false, "f32" }, { "argmax", true, "f64" },
+                           { "argmax", true, "i32" } } do
+        local name, larger, t = c[1], c[2], c[3]
+        for round = 1, 3 do
+          local flat = {}
+          for i = 1, 2 * n do
+            flat[i] = t == "i32" and H.randint(-2, 2) or ({ -1.5, 0, 2, -0.0 })[H.randint(1, 4)]
+          end
+          if t ~= "i32" and round > 1 then   -- NaNs late in a line, one in each chunk half
+            for _, p in ipairs { n - 5, n - 40000, n + 70000, 2 * n - 1 } do
+              if round == 3 or p > n then flat[p] = NAN end
+            end
+          end
+          local whole = run(lacc[name](host(t, { 2 * n }, flat)))
+          check(whole, {}, { arg_line(flat, larger) }, nil, name .. " whole " .. t .. " " .. round)
+          local rows = run(lacc[name](host(t, { 2, n }, flat), 2))
+          local want = {}
+          for o = 1, 2 do
+            local line = {}
+            for k = 1, n do line[k] = flat[(o - 1) * n + k] end
+            want[o] = arg_line(line, larger)
+          end
+          check(rows, { 2 }, want, nil, name .. " rows " .. t .. " " .. round)
+        end
+      end
+    end)
   end)
 
   describe("gather, scatter and where on " .. b, function()
