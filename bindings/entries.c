@@ -116,6 +116,21 @@ static int l_node_param(lua_State *L) {
   return lb_push_node(L, lacc_acc_param(lb_ctx(L), (int)luaL_checkinteger(L, 1), luaL_checkstring(L, 2), (int)luaL_checkinteger(L, 3), luaL_optstring(L, 4, NULL), luaL_optstring(L, 5, "?")));
 }
 
+static int l_node_reads(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)lacc_exp_reads(lb_check_node(L, 1), lb_check_node(L, 2)));
+  return 1;
+}
+
+static int l_node_is_op(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)lacc_exp_is_op(lb_check_node(L, 1), luaL_checkstring(L, 2), lb_check_node(L, 3), lb_check_node(L, 4)));
+  return 1;
+}
+
+static int l_node_is_position(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)lacc_exp_is_position(lb_check_node(L, 1), lb_check_node(L, 2)));
+  return 1;
+}
+
 const luaL_Reg lb_entry_funcs[] = {
   { "abi_version", l_abi_version },
   { "bytes", l_bytes },
@@ -140,5 +155,8 @@ const luaL_Reg lb_entry_funcs[] = {
   { "node_cast", l_node_cast },
   { "node_bitcast", l_node_bitcast },
   { "node_param", l_node_param },
+  { "node_reads", l_node_reads },
+  { "node_is_op", l_node_is_op },
+  { "node_is_position", l_node_is_position },
   { NULL, NULL }
 };

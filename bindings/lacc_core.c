@@ -178,6 +178,36 @@ static int l_node_lam(lua_State *L) {
   return lb_push_node(L, lacc_lam(lb_ctx(L), n, params, body, where));
 }
 
+/* node_jvp(where, e, n, vars (n), tangents (n, nil: zero)) */
+static int l_node_jvp(lua_State *L) {
+  const char *where = opt_where(L, 1);
+  lacc_node *e = lb_check_node(L, 2);
+  lua_Integer n = luaL_checkinteger(L, 3);
+  if (n < 0 || n > LACC_MAX_ARGS) return lb_fail(L, "derivative: at most %d variables", LACC_MAX_ARGS);
+  lacc_node *vars[LACC_MAX_ARGS], *tans[LACC_MAX_ARGS];
+  for (int i = 0; i < (int)n; i++) {
+    vars[i] = lb_check_node(L, 4 + i);
+    tans[i] = lua_isnoneornil(L, 4 + (int)n + i) ? NULL : lb_check_node(L, 4 + (int)n + i);
+  }
+  return lb_push_node(L, lacc_exp_jvp(lb_ctx(L), e, (int)n, vars, tans, where));
+}
+
+/* node_sites(e, a): the nodes of e that read elements of a, then for each its index */
+static int l_node_sites(lua_State *L) {
+  lacc_node *e = lb_check_node(L, 1), *a = lb_check_node(L, 2);
+  lacc_node *out[LACC_MAX_ARGS], *index[LACC_MAX_ARGS];
+  int n = lacc_exp_sites(e, a, out, index, LACC_MAX_ARGS);
+  if (n < 0) return lb_fail(L, "derivative: more than %d reads of one array in a function", LACC_MAX_ARGS);
+  luaL_checkstack(L, 2 * n, "derivative");
+  for (int i = 0; i < n; i++) {
+    lacc_node_retain(out[i]);
+    lb_push_node(L, out[i]);
+    lacc_node_retain(index[i]);
+    lb_push_node(L, index[i]);
+  }
+  return 2 * n;
+}
+
 /* node_acc(op, where, args...) */
 static int l_node_acc(lua_State *L) {
   const char *op = luaL_checkstring(L, 1);
@@ -437,7 +467,7 @@ static void push_limits(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-  { "version", l_version }, { "node_op", l_node_op },
+  { "version", l_version }, { "node_op", l_node_op }, { "node_jvp", l_node_jvp }, { "node_sites", l_node_sites },
   { "fma", l_fma }, { "config_get", l_config_get }, { "node_con", l_node_con },
   { "node_lam", l_node_lam }, { "node_acc", l_node_acc }, { "node_info", l_node_info },
   { "run", l_run }, { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices },

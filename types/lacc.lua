@@ -1121,6 +1121,31 @@ function lacc.run(p, opts) end
 ---@return lacc.Compiled
 function lacc.compile(fn, opts) end
 
+---f's results, then the pullback (cotangents of the results -> of the arguments)
+---@param f function
+---@param ... lacc.ArrayLike|number
+---@return any ...
+function lacc.vjp(f, ...) end
+
+---the gradient of f (a rank-0 float result) with respect to the arguments at argnums
+---@param f function
+---@param argnums? integer|integer[]
+---@return function
+function lacc.grad(f, argnums) end
+
+---as grad, f's value first
+---@param f function
+---@param argnums? integer|integer[]
+---@return function
+function lacc.value_and_grad(f, argnums) end
+
+---f's results, then their tangents along dxs (forward mode)
+---@param f function
+---@param xs (lacc.ArrayLike|number)[]
+---@param dxs (lacc.ArrayLike|number)[]
+---@return lacc.Program ...
+function lacc.jvp(f, xs, dxs) end
+
 ---the program after fusion, as text
 ---@param p lacc.ArrayLike|lacc.ArrayLike[]
 ---@param opts? lacc.RunOptions

@@ -224,6 +224,27 @@ lacc_node *lacc_exp_prj(lacc_ctx *ctx, int field, lacc_node *tuple, const char *
 lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
 /* x's bits read as `type`, a number type of x's width (i32, u32, f32; i64, u64, f64; ...). */
 lacc_node *lacc_exp_bitcast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
+/* Forward-mode derivative: the derivative of scalar expression e along tangents[i] given
+ * for vars[i] (variables, or any node of e treated as one, such as an array read; a NULL
+ * tangent is zero), an expression of e's type built from e's own nodes (zero where e does
+ * not depend on them; integer and bool values are constants). NULL with the context's
+ * error where e depends on a tangent through what has no rule (a loop, a match). */
+lacc_node *lacc_exp_jvp(lacc_ctx *ctx, lacc_node *e, int n, lacc_node *const *vars,
+                        lacc_node *const *tangents, const char *where);
+/* 1 when expression or function e, or the functions and scalar arguments of array node e,
+ * read an element of array a (its shape and size do not count). */
+int lacc_exp_reads(const lacc_node *e, const lacc_node *a);
+/* The element reads of array a (its "index" nodes) in expression e, or in the functions
+ * and scalar arguments of array node e, each once, into out, and each read's index
+ * expression into index: how many (at most cap), or -1 past cap. The nodes are e's own
+ * (not retained). */
+int lacc_exp_sites(const lacc_node *e, const lacc_node *a, lacc_node **out, lacc_node **index,
+                   int cap);
+/* 1 when e is primitive op ("add", "max", ...) of x and y, in either order. */
+int lacc_exp_is_op(const lacc_node *e, const char *op, const lacc_node *x, const lacc_node *y);
+/* 1 when index expression idx is position v itself (a generate's index variable; for
+ * rank 2 and more, the tuple of its projections), maybe through +c and -c. */
+int lacc_exp_is_position(const lacc_node *idx, const lacc_node *v);
 /* A value of sum type `type` made with constructor number con (0-based) from its fields.
  * Matching is lacc_exp_op "case": the scrutinee, then one function per constructor
  * taking that constructor's fields. */

@@ -36,6 +36,9 @@ local function remember(p, shape)
   return p
 end
 
+-- A program p standing for x (lacc.grad's copy of an argument) with x's known shape.
+function M.shape_as(p, x) known[p] = static_shape(x) end
+
 -- An array program of x, keeping a host array's shape as known.
 local function to_acc(x, what)
   local p = accs.to_acc(x, what)

@@ -120,6 +120,13 @@ lacc_node *lacc_exp_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
 lacc_node *lacc_exp_prj(lacc_ctx *ctx, int field, lacc_node *tuple, const char *where);
 lacc_node *lacc_exp_cast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
 lacc_node *lacc_exp_bitcast(lacc_ctx *ctx, const char *type, lacc_node *x, const char *where);
+lacc_node *lacc_exp_jvp(lacc_ctx *ctx, lacc_node *e, int n, lacc_node *const *vars,
+                        lacc_node *const *tangents, const char *where);
+int lacc_exp_reads(const lacc_node *e, const lacc_node *a);
+int lacc_exp_sites(const lacc_node *e, const lacc_node *a, lacc_node **out, lacc_node **index,
+                   int cap);
+int lacc_exp_is_op(const lacc_node *e, const char *op, const lacc_node *x, const lacc_node *y);
+int lacc_exp_is_position(const lacc_node *idx, const lacc_node *v);
 lacc_node *lacc_exp_con(lacc_ctx *ctx, const char *type, int con, int nargs,
                         lacc_node *const *args, const char *where);
 lacc_node *lacc_lam(lacc_ctx *ctx, int nparams, lacc_node *const *params, lacc_node *body,

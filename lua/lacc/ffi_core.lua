@@ -662,6 +662,30 @@ function M.node_lam(where, body, ...)
 end
 
 
+local tanbuf = ffi.new("lacc_node *[?]", MAX_ARGS)
+function M.node_jvp(where, e, n, ...)
+  if n > MAX_ARGS then error(("derivative: at most %d variables"):format(MAX_ARGS), 0) end
+  for i = 1, n do
+    argbuf[i - 1] = select(i, ...)
+    tanbuf[i - 1] = select(n + i, ...)   -- nil: NULL, zero
+  end
+  return wrap_node(C.lacc_exp_jvp(live(), e, n, argbuf, tanbuf, where or "?"))
+end
+
+local sitebuf = ffi.new("lacc_node *[?]", MAX_ARGS)
+function M.node_sites(e, a)
+  local n = C.lacc_exp_sites(e, a, argbuf, sitebuf, MAX_ARGS)
+  if n < 0 then error(("derivative: more than %d reads of one array in a function"):format(MAX_ARGS), 0) end
+  local r = {}
+  for i = 0, n - 1 do
+    C.lacc_node_retain(argbuf[i])
+    C.lacc_node_retain(sitebuf[i])
+    r[2 * i + 1] = wrap_node(argbuf[i])
+    r[2 * i + 2] = wrap_node(sitebuf[i])
+  end
+  return unpack(r, 1, 2 * n)
+end
+
 function M.node_acc(op, where, ...)
   local n = collect(op, where, ...)
   return wrap_node(C.lacc_acc_op(live(), op, n, argbuf, where or "?"))

@@ -81,5 +81,14 @@ return function(C, h)
   function F.node_param(a1, a2, a3, a4, a5)
     return wrap_node(C.lacc_acc_param(live(), a1, a2, a3, a4, (a5 or "?")))
   end
+  function F.node_reads(a1, a2)
+    return tonumber(C.lacc_exp_reads(a1, a2))
+  end
+  function F.node_is_op(a1, a2, a3, a4)
+    return tonumber(C.lacc_exp_is_op(a1, a2, a3, a4))
+  end
+  function F.node_is_position(a1, a2)
+    return tonumber(C.lacc_exp_is_position(a1, a2))
+  end
   return F
 end

@@ -32,6 +32,10 @@ end
 -- methods, the constructors): after the combinators it builds on, before the wrappers.
 require("lacc.arith").install(lacc)
 
+-- Derivatives (vjp, grad, value_and_grad, jvp): they watch the calls a function makes
+-- through lacc while it is traced.
+require("lacc.grad").install(lacc)
+
 -- Variant-wise collections: partition, merge, and the combinators that accept them
 -- (last: it wraps lacc.map, lacc.fold, lacc.run, ...).
 require("lacc.collection").install(lacc, accs.to_acc)

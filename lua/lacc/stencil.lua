@@ -89,6 +89,8 @@ local function neighbours(xs, sh, b, w, ix, out)
   walk(1)
 end
 
+M.neighbours, M.check_window, M.check_boundary = neighbours, check_window, check_boundary
+
 local boundary_code = { clamp = 0, mirror = 1, wrap = 2 }
 
 -- A stencil of a stencil whose windows lie along different dimensions (a separable filter

@@ -749,6 +749,26 @@ catalogue("control and collections", {
     "collection (from lacc.partition), got number" },
 })
 
+-- derivatives (lacc.grad, vjp, value_and_grad, jvp)
+local sumsq = function(v) return lacc.sum(v * v) end
+catalogue("derivatives", {
+  { "grad with respect to an integer array", function() return lacc.grad(sumsq)(xs) end, "grad",
+    "argument 1 is an array of i32: gradients are taken with respect to arrays of floats" },
+  { "grad of a function whose result is not a scalar", function()
+    return lacc.grad(function(v) return v * 2 end)(fs)
+  end, "grad", "must return one rank-0 array of floats", "got an array of f32 of rank 1" },
+  { "value_and_grad with a position that is not a number", function()
+    return lacc.value_and_grad(sumsq, "x")
+  end, "value_and_grad", "expected an argument position or a list of them" },
+  { "vjp of a number", function() return lacc.vjp(5, fs) end, "vjp", "expected a function, got number" },
+  { "vjp through a sort", function()
+    local _, pb = lacc.vjp(function(v) return lacc.sort(v) end, fs)
+    return pb(1)
+  end, "vjp", "no derivative rule for sort" },
+  { "jvp with the arguments not in a list", function() return lacc.jvp(sumsq, fs, {}) end, "jvp",
+    "expected the arguments as a list, got a host array" },
+})
+
 -- lacc.mpi without mpirun: what needs no running MPI (spec/mpi runs the rest under mpirun)
 local gen = function(i) return i end
 catalogue("distributed arrays (lacc.mpi)", {

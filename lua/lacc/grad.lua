@@ -1,0 +1,1016 @@
+-- lacc.grad: derivatives of lacc programs (vjp, grad, value_and_grad, jvp).
+-- Owns: recording the array operations a function builds while it is traced (a tape of
+-- the combinators called, each with its arguments and result), the array level's rules
+-- (each derivative written with lacc's own combinators, so it is a program like any
+-- other: fused, cached, explained), and the four functions of the guide. The scalar
+-- level's rules are the core's (lacc_exp_jvp, core/front/deriv.c): a function's partial
+-- derivatives are expressions built from its own nodes, so a pullback recomputes what a
+-- map computed rather than storing it.
+-- Must not: change what a combinator builds (the tape only watches the calls), or give a
+-- derivative where no rule applies: that is an error naming the combinator and its line.
+local util = require "lacc.util"
+local types = require "lacc.types"
+local exp = require "lacc.exp"
+local array = require "lacc.array"
+local accs = require "lacc.acc"
+local arith = require "lacc.arith"
+local stencil = require "lacc.stencil"
+local core, fail = util.core, util.fail
+local is_acc, acc = accs.is_acc, accs.acc
+local unpack = table.unpack or unpack
+
+local M = {}
+local F = {}   -- what this module adds to lacc
+local lacc
+
+local function pack(...) return { n = select("#", ...), ... } end
+
+-- ---- the tape
+
+-- While a function is traced: tape.entries (in the order built), tape.tracked[x] for every
+-- array program that depends on a differentiated argument, tape.producer[x] the entry that
+-- built x. depth > 0 inside a call that has a rule (its own calls are not recorded).
+local tape = nil
+
+local function is_tracked(x) return tape ~= nil and is_acc(x) and tape.tracked[x] == true end
+
+-- Whether a call's arguments hold a tracked array (directly or in a list of arrays).
+local function args_tracked(args)
+  for i = 1, args.n do
+    local a = args[i]
+    if is_tracked(a) then return true end
+    if type(a) == "table" and not is_acc(a) and getmetatable(a) == nil then
+      for _, b in ipairs(a) do if is_tracked(b) then return true end end
+    end
+  end
+  return false
+end
+
+-- The tracked arrays a node's functions read (xs[i] inside a map, ...).
+local function reads_of(node)
+  local r = nil
+  for x in pairs(tape.tracked) do
+    if core.node_reads(node, x.node) ~= 0 then
+      r = r or {}
+      r[#r + 1] = x
+    end
+  end
+  return r
+end
+
+local RULES = {}   -- name -> { rev = f(e, ybar) -> {{x, cot}, ...}, fwd = f(e, tan) -> tangent }
+
+local function record(name, args, results, place)
+  if not args_tracked(args) then
+    -- an array reading a tracked one inside its functions depends on it too
+    local any = false
+    for i = 1, results.n do
+      local y = results[i]
+      if is_acc(y) and not tape.tracked[y] and next(tape.tracked) ~= nil then
+        local reads = reads_of(y.node)
+        if reads then
+          any = true
+          tape.tracked[y] = true
+          local e = { name = name, args = args, out = y, where = place, reads = reads,
+                      rule = RULES[name], via = tape.via }
+          tape.entries[#tape.entries + 1] = e
+          tape.producer[y] = e
+        end
+      end
+    end
+    return any
+  end
+  for i = 1, results.n do
+    local y = results[i]
+    if is_acc(y) and not tape.tracked[y] then
+      tape.tracked[y] = true
+      local e = { name = name, args = args, out = y, index = i, where = place,
+                  rule = RULES[name], reads = reads_of(y.node), via = tape.via }
+      tape.entries[#tape.entries + 1] = e
+      tape.producer[y] = e
+    end
+  end
+  return true
+end
+
+-- lacc's functions that never take or make arrays to differentiate (the scalar language,
+-- running, host arrays, types) are not watched.
+local UNWATCHED = {
+  vjp = true, grad = true, value_and_grad = true, jvp = true, run = true, compile = true,
+  explain = true, fromtable = true, frombytes = true, fromptr = true, load = true, array = true,
+  read_png = true, write_png = true, set_int64 = true, shape = true, size = true, index = true,
+  tuple = true, variant = true, Maybe = true, Either = true, tuple_type = true, config = true,
+}
+for _, name in ipairs(exp.surface) do UNWATCHED[name] = true end
+
+local function watcher(name, orig)
+  return function(...)
+    if tape == nil or tape.depth > 0 then return orig(...) end
+    local args = pack(...)
+    local place = util.where()
+    if RULES[name] then
+      tape.depth = tape.depth + 1
+      local res = pack(pcall(orig, ...))
+      tape.depth = tape.depth - 1
+      if not res[1] then error(res[2], 0) end
+      local results = pack(unpack(res, 2, res.n))
+      record(name, args, results, place)
+      return unpack(results, 1, results.n)
+    end
+    local outer = tape.via
+    tape.via = outer or name
+    local res = pack(pcall(orig, ...))
+    tape.via = outer
+    if not res[1] then error(res[2], 0) end
+    local results = pack(unpack(res, 2, res.n))
+    -- no rule of its own: what it built is recorded call by call inside; a tracked
+    -- argument whose result was not (it was built some other way) has no derivative
+    if args_tracked(args) then
+      for i = 1, results.n do
+        local y = results[i]
+        if is_acc(y) and not tape.tracked[y] then
+          tape.tracked[y] = true
+          local e = { name = name, args = args, out = y, where = place, via = tape.via }
+          tape.entries[#tape.entries + 1] = e
+          tape.producer[y] = e
+        end
+      end
+    else
+      record(name, args, results, place)
+    end
+    return unpack(results, 1, results.n)
+  end
+end
+
+-- f(args) traced with the tape on, progs (the argument programs) tracked: its results
+-- (packed) and the tape.
+local function trace(what, f, args, progs)
+  if tape ~= nil then fail("%s: derivatives of derivatives are not supported yet", what) end
+  if type(f) ~= "function" then fail("%s: expected a function, got %s", what, type(f)) end
+  local t = { entries = {}, tracked = setmetatable({}, { __mode = "k" }), producer = {},
+              depth = 0 }
+  for i = 1, args.n do if progs[i] then t.tracked[progs[i]] = true end end
+  local saved = {}
+  for name, v in pairs(lacc) do
+    if type(v) == "function" and not UNWATCHED[name] then
+      saved[name] = v
+      lacc[name] = watcher(name, v)
+    end
+  end
+  tape = t
+  local res = pack(pcall(f, unpack(args, 1, args.n)))
+  tape = nil
+  for name, v in pairs(saved) do lacc[name] = v end
+  if not res[1] then error(res[2], 0) end
+  return pack(unpack(res, 2, res.n)), t
+end
+
+-- ---- helpers over array programs
+
+local function is_float_type(t)
+  local p = types.parse(t)
+  if p.kind == "scalar" then return types.is_float(t) end
+  if p.kind == "tuple" then
+    for _, ft in ipairs(p.fields) do if is_float_type(ft.sig) then return true end end
+  end
+  return false
+end
+
+local function zero_exp(t)
+  local p = types.parse(t)
+  if p.kind == "scalar" then return exp.constant(t == "bool" and false or 0, t) end
+  local f = {}
+  for i, ft in ipairs(p.fields) do f[i] = zero_exp(ft.sig) end
+  return exp.tuple(unpack(f, 1, #f))
+end
+
+local function zeros_like(x)
+  return lacc.fill(lacc.shape(x), zero_exp(x.t))
+end
+
+local function add_exp(a, b)
+  local p = types.parse(a.t)
+  if p.kind == "scalar" then
+    if types.is_float(a.t) then return exp.add(a, b) end
+    return a
+  end
+  local f = {}
+  for i = 1, #p.fields do f[i] = add_exp(a[i], b[i]) end
+  return exp.tuple(unpack(f, 1, #f))
+end
+
+local function add(a, b)
+  if a == nil then return b end
+  if b == nil then return a end
+  return lacc.zipWith(add_exp, a, b)
+end
+
+-- ---- element-wise: map, zipWith*, zip
+
+local function var(t) return exp.wrap(core.node_var(t, util.where())) end
+
+-- f's body over fresh variables of the arrays' element types: vars, body.
+local function trace_body(f, arrays, what)
+  local vars = {}
+  for i, a in ipairs(arrays) do vars[i] = var(a.t) end
+  local body = exp.result(nil, what, f(unpack(vars, 1, #vars)))
+  return vars, body
+end
+
+-- d body along tangent t of v (nil: zero): an Exp of body's type.
+local function jvp_exp(body, vs, ts)
+  local nodes, tnodes = {}, {}
+  for i = 1, #vs do
+    nodes[i] = vs[i].node
+    tnodes[i] = ts[i] and ts[i].node or nil
+  end
+  local args = {}
+  for i = 1, #vs do args[i] = nodes[i] end
+  for i = 1, #vs do args[#vs + i] = tnodes[i] or false end
+  -- false stands for nil (a hole) in the argument list
+  for i = #vs + 1, 2 * #vs do if args[i] == false then args[i] = nil end end
+  return exp.wrap(core.node_jvp(util.where(), body.node, #vs, unpack(args, 1, 2 * #vs)))
+end
+
+-- The sum over float leaves of ybar * d, cast to type t (a scalar type).
+local function dot_to(ybar, d, t)
+  local p = types.parse(ybar.t)
+  if p.kind == "scalar" then
+    if not types.is_float(ybar.t) then return exp.constant(0, t) end
+    local v = exp.mul(ybar, d)
+    return v.t == t and v or exp.cast(v, t)
+  end
+  local s = nil
+  for i = 1, #p.fields do
+    local term = dot_to(ybar[i], d[i], t)
+    s = s and exp.add(s, term) or term
+  end
+  return s or exp.constant(0, t)
+end
+
+-- The unit tangent of component path of a value of type t (nil path: t is scalar).
+local function unit_tangent(t, c)
+  local p = types.parse(t)
+  if p.kind == "scalar" then return exp.constant(1, t) end
+  local f = {}
+  for i, ft in ipairs(p.fields) do f[i] = i == c and exp.constant(1, ft.sig) or zero_exp(ft.sig) end
+  return exp.tuple(unpack(f, 1, #f))
+end
+
+-- ybar . d body / d v, of v's type (each float leaf of v; integer leaves zero).
+local function pull_exp(body, v, ybar)
+  local p = types.parse(v.t)
+  if p.kind == "scalar" then
+    if not types.is_float(v.t) then return exp.constant(0, v.t) end
+    return dot_to(ybar, jvp_exp(body, { v }, { unit_tangent(v.t) }), v.t)
+  end
+  local f = {}
+  for i, ft in ipairs(p.fields) do
+    if ft.kind == "scalar" and types.is_float(ft.sig) then
+      f[i] = dot_to(ybar, jvp_exp(body, { v }, { unit_tangent(v.t, i) }), ft.sig)
+    elseif ft.kind == "scalar" then
+      f[i] = zero_exp(ft.sig)
+    else
+      fail("derivative: tuples nested in tuples are not supported yet (%s)", v.t)
+    end
+  end
+  return exp.tuple(unpack(f, 1, #f))
+end
+
+-- The map of lam over arrays (nodes built here, not watched).
+local function map_node(lam, arrays)
+  local nodes = {}
+  for i, a in ipairs(arrays) do nodes[i] = a.node end
+  return acc("map", lam, unpack(nodes, 1, #nodes))
+end
+
+-- c (the extent of a zipWith's result: the arrays' intersection) as x's shape, zeros past
+-- it.
+local function padded(c, x)
+  local r = x.rank
+  if r == 0 then return c end
+  local sc = lacc.shape(c)
+  return lacc.generate(lacc.shape(x), function(...)
+    local ix = { ... }
+    local inside = nil
+    for d = 1, r do
+      local ok = exp.le(ix[d], sc[d])
+      inside = inside and exp.land(inside, ok) or ok
+    end
+    return exp.cond(inside, c:at(...), zero_exp(c.t))
+  end)
+end
+
+-- A point-wise entry (map, zipWith*, zip, generate, unit) traced again over fresh
+-- variables: R.arrays its array arguments and R.vars their element variables (none for
+-- generate and unit), R.body its element's expression, R.here(a) the element of array a
+-- (of the entry's shape) at the same position, R.make(body) an array program of the
+-- entry's shape computing body at each position.
+local function retrace_elementwise(e)
+  local f, first
+  if e.name == "zip" then
+    f, first = function(...) return exp.tuple(...) end, 1
+  else
+    f, first = e.args[1], 2
+  end
+  local arrays = {}
+  for i = first, e.args.n do arrays[#arrays + 1] = accs.to_acc(e.args[i], e.name) end
+  local vars, body = trace_body(f, arrays, e.name)
+  local extra = {}
+  local R = { arrays = arrays, vars = vars, body = body, rank = arrays[1].rank }
+  function R.here(a)
+    local v = var(a.t)
+    extra[#extra + 1] = { v, a }
+    return v
+  end
+  function R.make(b)
+    local params, all = {}, {}
+    for _, x in ipairs(extra) do
+      params[#params + 1], all[#all + 1] = x[1].node, x[2]
+    end
+    for i, v in ipairs(vars) do
+      params[#params + 1], all[#all + 1] = v.node, arrays[i]
+    end
+    return map_node(core.node_lam(util.where(), b.node, unpack(params, 1, #params)), all)
+  end
+  return R
+end
+
+local function retrace_generate(e)
+  local shape, f = e.args[1], e.args[2]
+  if e.name == "unit" then
+    local body = exp.lift(e.args[1], nil, "unit")
+    return { arrays = {}, vars = {}, body = body, rank = 0,
+             here = function(a) return a:at() end,
+             make = function(b) return lacc.unit(b) end }
+  end
+  local sh = exp.shape_exp(shape, "generate")
+  local rank = type(shape) == "table" and not exp.is_exp(shape) and #shape or 1
+  local v = var(sh.t)
+  local body = exp.result(nil, "generate", f(exp.index_args(v, rank)))
+  return { arrays = {}, vars = {}, body = body, rank = rank, pos = v,
+           here = function(a) return exp.wrap(core.node_op("index", util.where(), a.node, v.node)) end,
+           make = function(b)
+             return acc("generate", sh.node, core.node_lam(util.where(), b.node, v.node))
+           end }
+end
+
+-- stencil(f, boundary, xs [, window]) as the generate it means: each element's
+-- neighbourhood read from xs with the boundary's indices (stencil.lua's own reads).
+local function stencil_as_generate(e)
+  local f, boundary, xs, window = e.args[1], e.args[2], accs.to_acc(e.args[3], "stencil"), e.args[4]
+  local w = stencil.check_window("stencil", window, xs.rank)
+  local b = stencil.check_boundary("stencil", boundary, xs.t)
+  local sh = lacc.shape(xs)
+  local g = function(...)
+    local args = {}
+    stencil.neighbours(xs, sh, b, w, { ... }, args)
+    return f(unpack(args, 1, #args))
+  end
+  return { name = "generate", args = pack(sh, g), where = e.where }
+end
+
+local function retrace(e)
+  if e.name == "stencil" then e = stencil_as_generate(e) end
+  if e.name == "generate" or e.name == "unit" then return retrace_generate(e) end
+  return retrace_elementwise(e)
+end
+
+-- The tracked arrays read inside R's body, each with its reads: {a, {site, index}...}.
+local function read_sites(R)
+  local r = {}
+  for x in pairs(tape.tracked) do
+    local got = { core.node_sites(R.body.node, x.node) }
+    if #got > 0 then
+      local list = {}
+      for i = 1, #got, 2 do list[#list + 1] = { exp.wrap(got[i]), exp.wrap(got[i + 1]) } end
+      r[#r + 1] = { x, list }
+    end
+  end
+  return r
+end
+
+-- The parts of a read's index (a shape value: one i64, a tuple, or the empty tuple).
+local function index_parts(ix, rank)
+  if rank == 1 then return { ix } end
+  local r = {}
+  for d = 1, rank do r[d] = ix[d] end
+  return r
+end
+
+-- The cotangent of array a from one read of it at site (node, index) in R's body, whose
+-- value's cotangent is val at each position: kept in place where the read is at the
+-- reader's own position, else added where it was read (a permute (+)).
+local function site_cotangent(R, a, site, val)
+  if R.pos and core.node_is_position(site[2].node, R.pos.node) ~= 0 then
+    return padded(R.make(val), a)
+  end
+  local parts = index_parts(site[2], a.rank)
+  local both = R.make(exp.tuple(val, unpack(parts, 1, #parts)))
+  local vals = lacc.map(function(p) return p[1] end, both)
+  if a.rank == 0 then return R.rank == 0 and vals or lacc.sum(vals) end
+  return lacc.permute(exp.add, zeros_like(a), function(...)
+    local q = both:at(...)
+    local ix = {}
+    for d = 1, a.rank do ix[d] = exp.add(q[d + 1], 1) end
+    return unpack(ix, 1, a.rank)
+  end, vals)
+end
+
+local function pointwise_rev(e, ybar)
+  local R = retrace(e)
+  local yb = R.here(ybar)
+  local out = {}
+  for j, x in ipairs(R.arrays) do
+    if is_tracked(x) and is_float_type(x.t) then
+      local c = R.make(pull_exp(R.body, R.vars[j], yb))
+      out[#out + 1] = { x, #R.arrays > 1 and padded(c, x) or c }
+    end
+  end
+  -- reads of arrays inside the function: each read's cotangent added at its index
+  for _, rd in ipairs(read_sites(R)) do
+    local a, list = rd[1], rd[2]
+    if types.parse(a.t).kind ~= "scalar" then
+      fail("vjp: the function of %s (at %s) reads an array of tuples being differentiated; " ..
+           "derivatives through such reads are not supported yet", e.name, e.where)
+    end
+    if types.is_float(a.t) then
+      for _, site in ipairs(list) do
+        local val = dot_to(yb, jvp_exp(R.body, { site[1] }, { unit_tangent(a.t) }), a.t)
+        out[#out + 1] = { a, site_cotangent(R, a, site, val) }
+      end
+    end
+  end
+  return out
+end
+
+
+local function pointwise_fwd(e, tan)
+  local R = retrace(e)
+  local vs, ts = {}, {}
+  for j, x in ipairs(R.arrays) do
+    local t = tan(x)
+    if t ~= nil then vs[#vs + 1], ts[#ts + 1] = R.vars[j], R.here(t) end
+  end
+  for _, rd in ipairs(read_sites(R)) do
+    local t = tan(rd[1])
+    if t ~= nil then
+      for _, site in ipairs(rd[2]) do
+        vs[#vs + 1] = site[1]
+        ts[#ts + 1] = exp.wrap(core.node_op("index", util.where(), t.node, site[2].node))
+      end
+    end
+  end
+  if #vs == 0 then return nil end
+  return R.make(jvp_exp(R.body, vs, ts))
+end
+
+for _, name in ipairs { "map", "zipWith", "zipWith3", "zipWith4", "zipWith5", "zipWith6",
+                        "zipWith7", "zipWith8", "zipWith9", "zip", "generate", "unit", "stencil" } do
+  RULES[name] = { rev = pointwise_rev, fwd = pointwise_fwd, sites = true }
+end
+
+-- ---- reductions along a dimension: sums, products, maxima and minima
+
+-- The primitive a combining function f of two elements of type t is ("add", "mul", "max",
+-- "min"), or nil: traced once over two variables, as lacc_exp_is_op sees it.
+local function combining_op(f, t)
+  local a, b = var(t), var(t)
+  local ok, body = pcall(function() return exp.result(nil, "fold", f(a, b)) end)
+  if not ok or not exp.is_exp(body) then return nil end
+  for _, op in ipairs { "add", "mul", "max", "min" } do
+    if core.node_is_op(body.node, op, a.node, b.node) ~= 0 then return op end
+  end
+  return nil
+end
+
+local function fold_parts(e)
+  local f, xs, opts
+  if e.name == "fold" then f, xs, opts = e.args[1], e.args[3], e.args[4]
+  else f, xs, opts = e.args[1], e.args[2], e.args[3] end
+  xs = accs.to_acc(xs, e.name)
+  local d = type(opts) == "table" and opts.dim or opts or xs.rank
+  return f, xs, d, opts, combining_op(f, xs.t)
+end
+
+-- The combinator an entry stands for, as the user called it.
+local function named(e)
+  return e.via and ("%s (inside %s)"):format(e.name, e.via) or e.name
+end
+
+local function no_rule(e, what, why)
+  fail("%s: no derivative rule for %s (built at %s)%s", what, named(e), e.where, why or "")
+end
+
+local FOLD_WHY = ": its function must be +, *, max or min of its two arguments (fold1 " ..
+                 "for max and min), or its result an integer"
+
+-- An array of xs's shape whose element at ix is g(ix without d, ix[d]).
+local function spread(xs, d, g)
+  return lacc.generate(lacc.shape(xs), function(...)
+    local ix = { ... }
+    local k = ix[d]
+    table.remove(ix, d)
+    return g(ix, k, { ... })
+  end)
+end
+
+-- Per line along d: (product of the elements that are not zero, how many are zero).
+local function product_parts(xs, d)
+  local t = xs.t
+  local pairs_ = lacc.map(function(x)
+    local zero = exp.eq(x, 0)
+    return exp.tuple(exp.cond(zero, exp.constant(1, t), x),
+                     exp.cond(zero, exp.constant(1, "i64"), exp.constant(0, "i64")))
+  end, xs)
+  return lacc.fold(function(p, q) return exp.tuple(exp.mul(p[1], q[1]), exp.add(p[2], q[2])) end,
+                   exp.tuple(exp.constant(1, t), exp.constant(0, "i64")), pairs_, { dim = d })
+end
+
+-- d y / d x at x of a product y over its line, given the line's parts: the product of the
+-- others (zeros counted, not divided by: Futhark's rule).
+local function product_others(x, p)
+  local nz, zeros = p[1], p[2]
+  local t = x.t
+  return exp.cond(exp.eq(zeros, 0), exp.div(nz, x),
+           exp.cond(exp.land(exp.eq(zeros, 1), exp.eq(x, 0)), nz, exp.constant(0, t)))
+end
+
+local function lines_at(a, ix) return a:at(unpack(ix, 1, #ix)) end
+
+local function arg_of(op, xs, d)
+  return op == "max" and lacc.argmax(xs, d) or lacc.argmin(xs, d)
+end
+
+local function fold_rev(e, ybar)
+  local _, xs, d, _, op = fold_parts(e)
+  if not is_tracked(xs) then return {} end
+  if op == "add" then
+    return { { xs, spread(xs, d, function(ix) return lines_at(ybar, ix) end) } }
+  elseif op == "mul" then
+    local parts = product_parts(xs, d)
+    return { { xs, spread(xs, d, function(ix, _, full)
+      return exp.mul(lines_at(ybar, ix), product_others(xs:at(unpack(full, 1, #full)), lines_at(parts, ix)))
+    end) } }
+  elseif (op == "max" or op == "min") and e.name == "fold1" then
+    -- the first position holding the extreme (argmax's, argmin's) takes it all
+    local pos = arg_of(op, xs, d)
+    return { { xs, spread(xs, d, function(ix, k)
+      return exp.cond(exp.eq(k, lines_at(pos, ix)), lines_at(ybar, ix), exp.constant(0, xs.t))
+    end) } }
+  end
+  no_rule(e, "vjp", FOLD_WHY)
+end
+
+local function fold_fwd(e, tan)
+  local _, xs, d, opts, op = fold_parts(e)
+  local t = tan(xs)
+  if t == nil then return nil end
+  if op == "add" then return lacc.fold(exp.add, 0, t, opts) end
+  if op == "mul" then
+    local parts = product_parts(xs, d)
+    local terms = spread(xs, d, function(ix, _, full)
+      return exp.mul(t:at(unpack(full, 1, #full)),
+                     product_others(xs:at(unpack(full, 1, #full)), lines_at(parts, ix)))
+    end)
+    return lacc.fold(exp.add, 0, terms, { dim = d })
+  end
+  if (op == "max" or op == "min") and e.name == "fold1" then
+    local pos = arg_of(op, xs, d)
+    local sh, r = lacc.shape(xs), xs.rank
+    local out = {}
+    for k = 1, r do if k ~= d then out[#out + 1] = sh[k] end end
+    return lacc.generate(out, function(...)
+      local ix = { ... }
+      table.insert(ix, d, lines_at(pos, { ... }))
+      return t:at(unpack(ix, 1, r))
+    end)
+  end
+  no_rule(e, "jvp", FOLD_WHY)
+end
+
+RULES.fold = { rev = fold_rev, fwd = fold_fwd }
+RULES.fold1 = RULES.fold
+
+-- ---- scans of +: a running sum's cotangent is the running sum from the other end
+
+local function scan_parts(e)
+  local xs = accs.to_acc(e.args[2], e.name)
+  local opts = e.args[3]
+  return xs, opts, combining_op(e.args[1], xs.t)
+end
+
+local function scan_rule(other)
+  return {
+    rev = function(e, ybar)
+      local xs, opts, op = scan_parts(e)
+      if op ~= "add" then no_rule(e, "vjp", ": its function must be + of its two arguments") end
+      return { { xs, lacc[other](exp.add, ybar, opts) } }
+    end,
+    fwd = function(e, tan)
+      local xs, opts, op = scan_parts(e)
+      if op ~= "add" then no_rule(e, "jvp", ": its function must be + of its two arguments") end
+      local t = tan(xs)
+      return t and lacc[e.name](exp.add, t, opts)
+    end,
+  }
+end
+RULES.scanl1, RULES.scanr1 = scan_rule("scanr1"), scan_rule("scanl1")
+
+-- ---- permute (+): each element's cotangent is read back where it went
+
+-- permute's arguments, its combining function checked to be +.
+local function permute_parts(e, what)
+  local comb, defaults, f, xs = e.args[1], accs.to_acc(e.args[2], "permute"), e.args[3],
+                                accs.to_acc(e.args[4], "permute")
+  if combining_op(comb, xs.t) ~= "add" then
+    no_rule(e, what, ": its combining function must be + of its two arguments")
+  end
+  return defaults, f, xs
+end
+
+RULES.permute = {
+  rev = function(e, ybar)
+    local defaults, f, xs = permute_parts(e, "vjp")
+    local out = { { defaults, ybar } }
+    if is_tracked(xs) then
+      local r = ybar.rank
+      out[#out + 1] = { xs, lacc.generate(lacc.shape(xs), function(...)
+        local to = { f(...) }
+        if #to == 1 and r > 1 then for k = 2, r do to[k] = to[1] end end   -- lacc.ignore
+        local dropped = exp.eq(to[1], 0)
+        return exp.cond(dropped, exp.constant(0, xs.t), ybar:at(unpack(to, 1, r)))
+      end) }
+    end
+    return out
+  end,
+  fwd = function(e, tan)
+    local defaults, f, xs = permute_parts(e, "jvp")
+    local td, tx = tan(defaults), tan(xs)
+    if td == nil and tx == nil then return nil end
+    return lacc.permute(exp.add, td or zeros_like(defaults), f, tx or zeros_like(xs))
+  end,
+}
+
+-- ---- rearrangements
+
+RULES.reshape = {
+  rev = function(e, ybar)
+    local xs = accs.to_acc(e.args[2], "reshape")
+    return { { xs, lacc.reshape(lacc.shape(xs), ybar) } }
+  end,
+  fwd = function(e, tan)
+    local t = tan(accs.to_acc(e.args[2], "reshape"))
+    return t and lacc.reshape(e.args[1], t)
+  end,
+}
+
+RULES.backpermute = {
+  rev = function(e, ybar)
+    local xs = accs.to_acc(e.args[3], "backpermute")
+    return { { xs, lacc.permute(add_exp, zeros_like(xs), e.args[2], ybar) } }
+  end,
+  fwd = function(e, tan)
+    local t = tan(accs.to_acc(e.args[3], "backpermute"))
+    return t and lacc.backpermute(e.args[1], e.args[2], t)
+  end,
+}
+
+RULES.compute = {
+  rev = function(e, ybar) return { { accs.to_acc(e.args[1], "compute"), ybar } } end,
+  fwd = function(e, tan)
+    local t = tan(accs.to_acc(e.args[1], "compute"))
+    return t and lacc.compute(t)
+  end,
+}
+
+-- Rearrangements with inverses of their own: the cotangent rearranged back (a gather, not
+-- the scatter a backpermute's rule makes).
+local function inverse_rule(name, inverse)
+  RULES[name] = {
+    rev = function(e, ybar)
+      local xs = accs.to_acc(e.args[e.args.n], name)
+      return { { xs, inverse(e, ybar) } }
+    end,
+    fwd = function(e, tan)
+      local t = tan(accs.to_acc(e.args[e.args.n], name))
+      if t == nil then return nil end
+      local a = {}
+      for i = 1, e.args.n - 1 do a[i] = e.args[i] end
+      a[e.args.n] = t
+      return lacc[name](unpack(a, 1, e.args.n))
+    end,
+  }
+end
+inverse_rule("transpose", function(_, ybar) return lacc.transpose(ybar) end)
+inverse_rule("reverse", function(_, ybar) return lacc.reverse(ybar) end)
+-- replicate: the copies' cotangents summed over the new dimensions
+inverse_rule("replicate", function(e, ybar)
+  local spec, c = e.args[1], ybar
+  for d = #spec, 1, -1 do
+    if not rawequal(spec[d], lacc.all) then c = lacc.sum(c, d) end
+  end
+  return c
+end)
+
+-- append(a, b) along the innermost dimension: each part's cotangent is its stretch of
+-- the result's.
+local function shifted(ybar, x, by)
+  local r = x.rank
+  return lacc.backpermute(lacc.shape(x), function(...)
+    local ix = { ... }
+    ix[r] = exp.add(ix[r], by)
+    return unpack(ix, 1, r)
+  end, ybar)
+end
+
+RULES.append = {
+  rev = function(e, ybar)
+    local a, b = accs.to_acc(e.args[1], "append"), accs.to_acc(e.args[2], "append")
+    local out = {}
+    if is_tracked(a) then out[#out + 1] = { a, shifted(ybar, a, 0) } end
+    if is_tracked(b) then out[#out + 1] = { b, shifted(ybar, b, lacc.shape(a)[a.rank]) } end
+    return out
+  end,
+  fwd = function(e, tan)
+    local a, b = accs.to_acc(e.args[1], "append"), accs.to_acc(e.args[2], "append")
+    local ta, tb = tan(a), tan(b)
+    if ta == nil and tb == nil then return nil end
+    return lacc.append(ta or zeros_like(a), tb or zeros_like(b))
+  end,
+}
+
+-- acond(c, a, b): the branch taken gets the cotangent, the other zeros.
+RULES.acond = {
+  rev = function(e, ybar)
+    local c, a, b = e.args[1], e.args[2], e.args[3]
+    if type(a) == "table" and not is_acc(a) and not array.is_array(a) then
+      no_rule(e, "vjp", ": acond over lists of arrays has no rule yet")
+    end
+    a, b = accs.to_acc(a, "acond"), accs.to_acc(b, "acond")
+    local out = {}
+    if is_tracked(a) then out[#out + 1] = { a, lacc.acond(c, ybar, zeros_like(a)) } end
+    if is_tracked(b) then out[#out + 1] = { b, lacc.acond(c, zeros_like(b), ybar) } end
+    return out
+  end,
+  fwd = function(e, tan)
+    local c, a, b = e.args[1], e.args[2], e.args[3]
+    if type(a) == "table" and not is_acc(a) and not array.is_array(a) then
+      no_rule(e, "jvp", ": acond over lists of arrays has no rule yet")
+    end
+    a, b = accs.to_acc(a, "acond"), accs.to_acc(b, "acond")
+    local ta, tb = tan(a), tan(b)
+    if ta == nil and tb == nil then return nil end
+    return lacc.acond(c, ta or zeros_like(a), tb or zeros_like(b))
+  end,
+}
+
+-- ---- matmul: two products
+
+local function swap_last(x)
+  local s, r = lacc.shape(x), x.rank
+  local sh = {}
+  for d = 1, r do sh[d] = s[d] end
+  sh[r - 1], sh[r] = s[r], s[r - 1]
+  return lacc.backpermute(sh, function(...)
+    local ix = { ... }
+    ix[r - 1], ix[r] = ix[r], ix[r - 1]
+    return unpack(ix, 1, r)
+  end, x)
+end
+
+local function outer(u, v)
+  return lacc.generate({ lacc.shape(u)[1], lacc.shape(v)[1] }, function(i, j)
+    return exp.mul(u:at(i), v:at(j))
+  end)
+end
+
+RULES.matmul = {
+  rev = function(e, ybar)
+    local a, b = accs.to_acc(e.args[1], "matmul"), accs.to_acc(e.args[2], "matmul")
+    local out = {}
+    if a.rank == 2 and b.rank == 1 then
+      if is_tracked(a) then out[#out + 1] = { a, outer(ybar, b) } end
+      if is_tracked(b) then out[#out + 1] = { b, lacc.matmul(swap_last(a), ybar) } end
+    elseif a.rank == 1 and b.rank == 2 then
+      if is_tracked(a) then out[#out + 1] = { a, lacc.matmul(b, ybar) } end
+      if is_tracked(b) then out[#out + 1] = { b, outer(a, ybar) } end
+    else
+      if is_tracked(a) then out[#out + 1] = { a, lacc.matmul(ybar, swap_last(b)) } end
+      if is_tracked(b) then out[#out + 1] = { b, lacc.matmul(swap_last(a), ybar) } end
+    end
+    return out
+  end,
+  fwd = function(e, tan)
+    local a, b = accs.to_acc(e.args[1], "matmul"), accs.to_acc(e.args[2], "matmul")
+    local ta, tb = tan(a), tan(b)
+    local r = nil
+    if ta then r = lacc.matmul(ta, b) end
+    if tb then r = add(r, lacc.matmul(a, tb)) end
+    return r
+  end,
+}
+
+-- ---- running the tape
+
+local function check_entry(e, what)
+  if e.reads and not (e.rule and e.rule.sites) then
+    fail("%s: the function of %s (at %s) reads an array being differentiated (xs[i], " ..
+         "xs:at(...)); derivatives through such reads have no rule here: pass the array " ..
+         "to the combinator instead (zipWith, zip)", what, named(e), e.where)
+  end
+  if e.rule == nil then no_rule(e, what) end
+end
+
+-- An argument as a program, tracked: a fresh Acc value per argument, over a node of its
+-- own (a host array given twice is two arguments, and f's own reads of the same host
+-- array or program, through a closure, are constants: reads are found by node).
+local function arguments(what, xs)
+  local args, progs = pack(), {}
+  args.n = xs.n
+  for i = 1, xs.n do
+    local x = xs[i]
+    if is_acc(x) or array.is_array(x) then
+      local p
+      if array.is_array(x) then
+        p = accs.wrap(core.node_use(array.alive(x, what), util.where()))
+      else
+        p = lacc.reshape(lacc.shape(x), x)
+      end
+      arith.shape_as(p, x)
+      progs[i] = p
+      args[i] = p
+    elseif type(x) == "number" then
+      args[i] = x
+    else
+      fail("%s: argument %d: expected an array or a Lua number, got %s", what, i, util.describe(x))
+    end
+  end
+  return args, progs
+end
+
+-- The cotangent given for result y: an array (program or host) or a Lua number.
+local function cotangent(what, i, y, c)
+  if c == nil then return nil end
+  if type(c) == "number" then
+    if y.rank == 0 then return lacc.unit(exp.constant(c, y.t)) end
+    return lacc.fill(lacc.shape(y), exp.constant(c, y.t))
+  end
+  local p = accs.to_acc(c, what)
+  if p.t ~= y.t or p.rank ~= y.rank then
+    fail("%s: the cotangent of result %d is %s of rank %d, the result %s of rank %d", what, i,
+         p.t, p.rank, y.t, y.rank)
+  end
+  return p
+end
+
+-- The pullback of a traced call: cotangents of the results -> of the arguments.
+local function pullback(t, outs, progs, nargs)
+  return function(...)
+    local cts = pack(...)
+    local cot = {}
+    for i = 1, outs.n do
+      local y = outs[i]
+      if is_acc(y) then cot[y] = add(cot[y], cotangent("pullback", i, y, cts[i])) end
+    end
+    local saved = tape
+    tape = t   -- is_tracked reads the traced call's marks
+    local ok, err = pcall(function()
+      for k = #t.entries, 1, -1 do
+        local e = t.entries[k]
+        local ybar = cot[e.out]
+        if ybar ~= nil and is_float_type(e.out.t) then
+          check_entry(e, "vjp")
+          for _, pr in ipairs(e.rule.rev(e, ybar)) do
+            if t.tracked[pr[1]] then cot[pr[1]] = add(cot[pr[1]], pr[2]) end
+          end
+        end
+      end
+    end)
+    tape = saved
+    if not ok then error(err, 0) end
+    local r = {}
+    for i = 1, nargs do
+      local p = progs[i]
+      if p ~= nil and is_float_type(p.t) then r[i] = cot[p] or zeros_like(p) end
+    end
+    return unpack(r, 1, nargs)
+  end
+end
+
+-- vjp(f, x1, ..., xn): f's results, then the pullback.
+function F.vjp(f, ...)
+  local args, progs = arguments("vjp", pack(...))
+  local outs, t = trace("vjp", f, args, progs)
+  local r = {}
+  for i = 1, outs.n do r[i] = outs[i] end
+  r[outs.n + 1] = pullback(t, outs, progs, args.n)
+  return unpack(r, 1, outs.n + 1)
+end
+
+-- The argument positions of grad (1-based; a number or a list), checked against args.
+local function positions(what, argnums)
+  if argnums == nil then return { 1 } end
+  if type(argnums) == "number" then argnums = { argnums } end
+  if type(argnums) ~= "table" or #argnums == 0 then
+    fail("%s: expected an argument position or a list of them, got %s", what, util.show(argnums))
+  end
+  for _, k in ipairs(argnums) do
+    if not util.is_integer(k) or k < 1 then
+      fail("%s: argument positions are integers from 1, got %s", what, util.show(k))
+    end
+  end
+  return argnums
+end
+
+local function value_and_grads(what, f, argnums, ...)
+  local args, progs = arguments(what, pack(...))
+  for _, k in ipairs(argnums) do
+    local p = progs[k]
+    if k > args.n then fail("%s: argument %d was not given (%d arguments)", what, k, args.n) end
+    if p == nil or types.parse(p.t).kind ~= "scalar" or not types.is_float(p.t) then
+      fail("%s: argument %d is %s: gradients are taken with respect to arrays of floats " ..
+           "(f32, f64)", what, k, p and ("an array of " .. p.t) or util.describe(args[k]))
+    end
+  end
+  local outs, t = trace(what, f, args, progs)
+  local y = outs[1]
+  if outs.n ~= 1 or not is_acc(y) or y.rank ~= 0 or types.parse(y.t).kind ~= "scalar"
+      or not types.is_float(y.t) then
+    fail("%s: the function must return one rank-0 array of floats (a scalar: lacc.sum(...)), " ..
+         "got %s", what, outs.n ~= 1 and (outs.n .. " results") or
+         is_acc(y) and ("an array of " .. y.t .. " of rank " .. y.rank) or util.describe(y))
+  end
+  local all = pack(pullback(t, outs, progs, args.n)(1))
+  local r = {}
+  for i, k in ipairs(argnums) do r[i] = all[k] end
+  return y, r
+end
+
+-- grad(f [, argnums]): the function giving f's gradients with respect to the arguments at
+-- argnums (default the first), f returning a rank-0 float array; value_and_grad: the same,
+-- f's value first.
+local function gradient(what, with_value)
+  return function(f, argnums)
+    local ks = positions(what, argnums)
+    if type(f) ~= "function" then fail("%s: expected a function, got %s", what, type(f)) end
+    return function(...)
+      local y, r = value_and_grads(what, f, ks, ...)
+      if with_value then return y, unpack(r, 1, #ks) end
+      return unpack(r, 1, #ks)
+    end
+  end
+end
+F.grad, F.value_and_grad = gradient("grad", false), gradient("value_and_grad", true)
+
+-- jvp(f, xs, dxs): f's results, then their tangents along dxs (one per argument: an array
+-- of the argument's shape, a Lua number for every element, or nil for zero).
+function F.jvp(f, xs, dxs)
+  if type(xs) ~= "table" or is_acc(xs) or array.is_array(xs) then
+    fail("jvp: expected the arguments as a list, got %s", util.describe(xs))
+  end
+  if type(dxs) ~= "table" or is_acc(dxs) or array.is_array(dxs) then
+    fail("jvp: expected the tangents as a list, got %s", util.describe(dxs))
+  end
+  local n = #xs
+  local args, progs = arguments("jvp", pack(unpack(xs, 1, n)))
+  local outs, t = trace("jvp", f, args, progs)
+  local memo, given = {}, {}
+  for i = 1, n do
+    local p = progs[i]
+    if p ~= nil and dxs[i] ~= nil and is_float_type(p.t) then
+      given[p] = cotangent("jvp", i, p, dxs[i])
+    end
+  end
+  local function tan(x)
+    if not is_acc(x) then return nil end
+    if given[x] ~= nil then return given[x] end
+    if memo[x] ~= nil then return memo[x] or nil end
+    local e = t.producer[x]
+    local r = nil
+    if e ~= nil and is_float_type(x.t) then
+      check_entry(e, "jvp")
+      r = e.rule.fwd(e, tan)
+    end
+    memo[x] = r or false
+    return r
+  end
+  local saved = tape
+  tape = t
+  local ok, res = pcall(function()
+    local r = {}
+    for i = 1, outs.n do
+      local y = outs[i]
+      r[i] = y
+      if is_acc(y) and is_float_type(y.t) then r[outs.n + i] = tan(y) or zeros_like(y) end
+    end
+    return r
+  end)
+  tape = saved
+  if not ok then error(res, 0) end
+  return unpack(res, 1, 2 * outs.n)
+end
+
+M.install = util.installer(F, function(l) lacc = l end)
+
+return M

@@ -1,0 +1,320 @@
+-- Derivatives (lacc.vjp, lacc.grad, lacc.value_and_grad, lacc.jvp) on every backend: each
+-- rule's pullback against central finite differences of the function itself at f64
+-- (relative error 1e-6 at most), and jvp against vjp (the dot-product test <vjp(u), v> =
+-- <u, jvp(v)>, 1e-10); shapes with empty, single and odd extents; the errors of bad input.
+local H = require "helper"
+local lacc = H.lacc
+local unpack = table.unpack or unpack
+
+-- A host f64 array of shape sh with random values in [lo, hi), and its flat values.
+local function rnd(sh, lo, hi)
+  lo, hi = lo or -1, hi or 1
+  local flat = {}
+  for i = 1, H.size(sh) do flat[i] = lo + (hi - lo) * H.rand() end
+  return H.from_flat("f64", sh, flat), flat
+end
+
+local function flat_of(a)
+  local r = {}
+  for i = 1, a:size() do r[i] = H.num(a:at_linear(i - 1)) end
+  return r
+end
+
+local function dot(a, b)
+  local s = 0
+  for i = 1, #a do s = s + a[i] * b[i] end
+  return s
+end
+
+local function shape_of(a)
+  local s = {}
+  for d, e in ipairs(a:shape()) do s[d] = H.num(e) end
+  return s
+end
+
+local function close(want, got, tol, what)
+  local scale = math.max(math.abs(want), math.abs(got), 1e-3)
+  if math.abs(want - got) > tol * scale then
+    error(("%s: expected %.15g, got %.15g"):format(what, want, got), 2)
+  end
+end
+
+for _, b in ipairs(H.backends) do
+  describe("derivatives on " .. b, function()
+    local function run(p) return lacc.run(p, { backend = b }) end
+
+    -- f of the arrays args (host f64 arrays; Lua numbers pass as they are): for each array
+    -- argument, the pullback of a random cotangent against finite differences along a
+    -- random direction, and jvp along it against the pullback.
+    local function check(f, args, what)
+      local outs = { f(unpack(args)) }
+      local y = run(outs[1])
+      local ysh = shape_of(y)
+      local U, u = rnd(ysh)
+      local res = { lacc.vjp(f, unpack(args)) }
+      local pb = res[#res]
+      local cots = { pb(U) }
+      for k, x in ipairs(args) do
+        if type(x) ~= "number" then
+          local xsh = shape_of(x)
+          local c = run(cots[k])
+          assert.are.same(xsh, shape_of(c))
+          local V, v = rnd(xsh)
+          local xf = flat_of(x)
+          local function moved(h)
+            local m = {}
+            for i = 1, #xf do m[i] = xf[i] + h * v[i] end
+            local a = {}
+            for i = 1, #args do a[i] = args[i] end
+            a[k] = H.from_flat("f64", xsh, m)
+            return flat_of(run(f(unpack(a))))
+          end
+          local h = 1e-5
+          local fp, fm = moved(h), moved(-h)
+          local fd = 0
+          for i = 1, #fp do fd = fd + u[i] * (fp[i] - fm[i]) / (2 * h) end
+          local an = dot(flat_of(c), v)
+          close(fd, an, 1e-6, ("%s: argument %d against finite differences"):format(what, k))
+          local dxs = {}
+          dxs[k] = V
+          local jres = { lacc.jvp(f, args, dxs) }
+          local dy = run(jres[#jres])
+          close(an, dot(u, flat_of(dy)), 1e-10, ("%s: argument %d, jvp against vjp"):format(what, k))
+        end
+      end
+    end
+
+    it("maps and zipWith of every differentiable scalar function, on " .. b, function()
+      H.seed(4701)
+      local unary = {
+        neg = function(x) return -x end, sq = function(x) return x * x * x end,
+        sqrt = function(x) return lacc.sqrt(x * x + 0.1) end, exp = lacc.exp,
+        log = function(x) return lacc.log(x * x + 0.5) end, sin = lacc.sin, cos = lacc.cos,
+        tan = lacc.tan, asin = function(x) return lacc.asin(x * 0.9) end,
+        acos = function(x) return lacc.acos(x * 0.9) end, atan = lacc.atan, sinh = lacc.sinh,
+        cosh = lacc.cosh, tanh = lacc.tanh, asinh = lacc.asinh,
+        acosh = function(x) return lacc.acosh(x * x + 1.5) end,
+        atanh = function(x) return lacc.atanh(x * 0.9) end,
+        log2 = function(x) return lacc.log2(x * x + 0.5) end,
+        log10 = function(x) return lacc.log10(x * x + 0.5) end,
+        log1p = function(x) return lacc.log1p(x * 0.5) end, expm1 = lacc.expm1,
+        exp2 = lacc.exp2, cbrt = function(x) return lacc.cbrt(x + 2) end,
+        abs = lacc.abs, pow = function(x) return lacc.pow(x * x + 0.5, 1.7) end,
+        ipow = function(x) return x ^ 3 end,
+        steps = function(x) return lacc.floor(x * 3) + lacc.round(x) + lacc.signum(x) + x end,
+        cast = function(x) return lacc.cast(lacc.cast(x * 10, "i32"), "f64") + x * 2 end,
+        cond = function(x) return lacc.cond(lacc.lt(x, 0), x * x, lacc.sin(x)) end,
+        tuple = function(x) local p = lacc.tuple(x * 2, lacc.exp(x)); return p[1] * p[2] end,
+      }
+      -- each function on one of the shapes, in turn (every shape meets several functions)
+      local shapes, k = { { 7 }, { 0 }, { 1 }, {}, { 3, 5 } }, 0
+      local names = {}
+      for name in pairs(unary) do names[#names + 1] = name end
+      table.sort(names)
+      for _, name in ipairs(names) do
+        k = k + 1
+        check(function(x) return lacc.map(unary[name], x) end, { (rnd(shapes[k % #shapes + 1])) }, name)
+      end
+      local binary = {
+        add = function(x, y) return x + y end, sub = function(x, y) return x - y end,
+        mul = function(x, y) return x * y end, div = function(x, y) return x / (y * y + 0.5) end,
+        pow = function(x, y) return lacc.pow(x * x + 0.5, y) end, atan2 = lacc.atan2,
+        hypot = lacc.hypot, min = lacc.min, max = lacc.max,
+        mod = function(x, y) return x % (y * y + 0.5) end,
+        where = function(x, y) return lacc.cond(lacc.lt(x, y), x * y, x + y) end,
+      }
+      local bshapes = { { 13 }, { 0 }, { 2, 3 } }
+      names = {}
+      for name in pairs(binary) do names[#names + 1] = name end
+      table.sort(names)
+      for i, name in ipairs(names) do
+        local sh = bshapes[i % #bshapes + 1]
+        check(function(x, y) return lacc.zipWith(binary[name], x, y) end, { (rnd(sh)), (rnd(sh)) }, name)
+      end
+      check(function(x, y, z) return lacc.zipWith3(lacc.fma, x, y, z) end,
+        { (rnd({ 9 })), (rnd({ 9 })), (rnd({ 9 })) }, "fma")
+      -- arrays of different extents meet at their intersection
+      check(function(x, y) return lacc.zipWith(function(p, q) return p * q end, x, y) end,
+        { (rnd({ 5 })), (rnd({ 8 })) }, "intersection")
+      -- tuples in, tuples out
+      check(function(x, y)
+        local z = lacc.map(function(p) return lacc.tuple(p[1] * p[2], lacc.sin(p[1])) end, lacc.zip(x, y))
+        return lacc.map(function(p) return p[1] + p[2] end, z)
+      end, { (rnd({ 6 })), (rnd({ 6 })) }, "tuples")
+    end)
+
+    it("array arithmetic with broadcasting and Lua numbers, on " .. b, function()
+      H.seed(4702)
+      check(function(a, v) return lacc.exp(a) * v + a / (v * v + 1) - 2 end,
+        { (rnd({ 3, 4 })), (rnd({ 4 })) }, "broadcast")
+      check(function(a) return (a * a):sum(2) + a:mean(2) end, { (rnd({ 5, 3 })) }, "methods")
+      check(function(a) return a:var(1) end, { (rnd({ 6, 2 })) }, "variance")
+    end)
+
+    it("sums, products (with zeros), maxima and minima along each dimension, on " .. b, function()
+      H.seed(4703)
+      for _, d in ipairs { 1, 2 } do
+        check(function(a) return lacc.sum(lacc.sin(a), d) end, { (rnd({ 3, 5 })) }, "sum " .. d)
+        check(function(a) return lacc.product(a, d) end, { (rnd({ 4, 3 })) }, "product " .. d)
+        check(function(a) return lacc.maximum(a, d) end, { (rnd({ 3, 7 })) }, "maximum " .. d)
+        check(function(a) return lacc.minimum(a, d) end, { (rnd({ 5, 2 })) }, "minimum " .. d)
+        check(function(a) return lacc.fold(function(p, q) return p + q end, 0, a, { dim = d }) end,
+          { (rnd({ 2, 9 })) }, "fold + " .. d)
+      end
+      check(function(a) return lacc.sum(a) end, { (rnd({ 0, 4 })) }, "sum of nothing")
+      check(function(a) return lacc.sum(a, 2) end, { (rnd({ 4, 0 })) }, "sum of empty rows")
+      check(function(a) return lacc.maximum(a) * 3 end, { (rnd({ 2, 3, 3 })) }, "maximum of all")
+      -- products with one zero and with two in a line: no division by zero
+      local z = H.from_flat("f64", { 3, 4 }, { 0, 1.5, -2, 0.5, 0, 0, 3, 1, 1, 2, -1, 0.25 })
+      check(function(a) return lacc.product(a, 2) end, { z }, "product with zeros")
+      check(function(a) return lacc.product(a) end, { (rnd({ 7 })) }, "product of all")
+    end)
+
+    it("running sums along each dimension, on " .. b, function()
+      H.seed(4704)
+      check(function(a) return lacc.scanl1(function(p, q) return p + q end, a) end, { (rnd({ 3, 6 })) }, "scanl1")
+      check(function(a) return lacc.scanr1(function(p, q) return p + q end, a) end, { (rnd({ 11 })) }, "scanr1")
+      check(function(a) return a:cumsum(1) end, { (rnd({ 4, 3 })) }, "cumsum 1")
+    end)
+
+    it("rearrangements: transpose, reshape, replicate, reverse, rotate, slice, take, drop, " ..
+       "append, concat, backpermute, gather, on " .. b, function()
+      H.seed(4705)
+      local A, v = rnd({ 3, 4 }), rnd({ 4 })
+      local sq = function(x) return lacc.map(function(e) return e * e end, x) end
+      check(function(a) return sq(lacc.transpose(a)) end, { A }, "transpose")
+      check(function(a) return sq(lacc.reshape({ 2, 6 }, a)) end, { A }, "reshape")
+      check(function(x) return sq(lacc.replicate({ 3, lacc.all }, x)) end, { v }, "replicate")
+      check(function(x) return sq(lacc.reverse(x)) * v end, { v }, "reverse")
+      check(function(x) return sq(lacc.rotate(1, x)) * v end, { v }, "rotate")
+      check(function(a) return sq(lacc.slice(a, { { 2, 3 }, { 1, 4, 2 } })) end, { A }, "slice")
+      check(function(x) return sq(lacc.take(2, x)) end, { v }, "take")
+      check(function(x) return sq(lacc.drop(1, x)) end, { v }, "drop")
+      check(function(x, y) return lacc.append(x, y) * lacc.append(y, x) end, { v, (rnd({ 4 })) }, "append")
+      check(function(x, y) return sq(lacc.concat { x, y, x }) end, { v, (rnd({ 2 })) }, "concat")
+      check(function(x) return sq(lacc.backpermute({ 6 }, function(i) return lacc.imod(i * 5, 4) + 1 end, x)) end,
+        { v }, "backpermute")
+      local idx = lacc.fromtable({ 3, 1, 3, 2, 3 }, "i64")
+      check(function(x) return sq(lacc.gather(idx, x)) end, { v }, "gather")
+    end)
+
+    it("reads of arrays inside functions (generate, map), on " .. b, function()
+      H.seed(4706)
+      local v, w = rnd({ 5 }), rnd({ 3 })
+      check(function(x) return lacc.generate({ 5, 5 }, function(i, j) return x[i] * x[j] + lacc.sin(x[j]) end) end,
+        { v }, "generate")
+      check(function(x, y) return lacc.map(function(e) return e * y[2] + y[1] * y[1] end, x) end,
+        { v, w }, "map reading")
+      -- a 3-point stencil written with reads at clamped neighbours
+      check(function(x)
+        return lacc.generate({ 5 }, function(i)
+          local l, r = lacc.max(i - 1, 1), lacc.min(i + 1, 5)
+          return x[l] - 2 * x[i] + x[r]
+        end)
+      end, { v }, "neighbours")
+      check(function(x) return lacc.unit(lacc.index(x, 2) * lacc.index(x, 3)) end, { v }, "unit")
+    end)
+
+    it("stencils of every boundary, ranks 1 and 2, on " .. b, function()
+      H.seed(4710)
+      local v, A = rnd({ 7 }), rnd({ 4, 5 })
+      local f3 = function(l, c, r) return l * c - 2 * c + lacc.sin(r) end
+      for _, bd in ipairs { "clamp", "mirror", "wrap", lacc.constant(0.5, "f64") } do
+        check(function(x) return lacc.stencil(f3, bd, x) end, { v }, "stencil " .. tostring(bd))
+      end
+      check(function(a)
+        return lacc.stencil(function(...)
+          local t, s = { ... }, 0
+          for k = 1, 9 do s = s + t[k] * (k / 10) end
+          return s * t[5]
+        end, "clamp", a)
+      end, { A }, "stencil 3x3")
+      check(function(a) return lacc.stencil(f3, "wrap", a, { 1, 3 }) end, { A }, "stencil 1x3")
+      check(function(a, c)
+        return lacc.stencil2(function(...) local t = { ... }; return t[2] * t[5] end, "clamp", a, "wrap", c)
+      end, { (rnd({ 6 })), (rnd({ 6 })) }, "stencil2")
+    end)
+
+    it("permute (+) and matmul, on " .. b, function()
+      H.seed(4707)
+      local v = rnd({ 6 })
+      local to = lacc.fromtable({ 2, 1, 2, 0, 3, 1 }, "i64")
+      check(function(x, d)
+        return lacc.permute(function(p, q) return p + q end, d, function(i) return to[i] end, x)
+      end, { v, (rnd({ 3 })) }, "permute")
+      check(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 3, 4 })), (rnd({ 4, 5 })) }, "matmul 2x2")
+      check(function(a, x) return lacc.matmul(a, x) end, { (rnd({ 3, 4 })), (rnd({ 4 })) }, "matmul 2x1")
+      check(function(x, a) return lacc.matmul(x, a) end, { (rnd({ 3 })), (rnd({ 3, 2 })) }, "matmul 1x2")
+      check(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 2, 3, 4 })), (rnd({ 2, 4, 2 })) }, "matmul batched")
+      check(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 0, 4 })), (rnd({ 4, 2 })) }, "matmul empty")
+    end)
+
+    it("acond: the branch taken, on " .. b, function()
+      H.seed(4708)
+      for _, c in ipairs { true, false } do
+        check(function(x, y)
+          return lacc.acond(lacc.unit(lacc.constant(c)), x * y, lacc.sin(y))
+        end, { (rnd({ 4 })), (rnd({ 4 })) }, "acond " .. tostring(c))
+      end
+    end)
+
+    it("grad and value_and_grad of a scalar objective; compiled, on " .. b, function()
+      H.seed(4709)
+      local A, x = rnd({ 4, 3 }), rnd({ 3 })
+      local f = function(a, v) return lacc.sum(lacc.tanh(lacc.matmul(a, v))) end
+      local ga, gv = lacc.grad(f, { 1, 2 })(A, x)
+      local _, pb = lacc.vjp(f, A, x)
+      local wa, wv = pb(1)
+      assert.are.same(flat_of(run(wa)), flat_of(run(ga)))
+      assert.are.same(flat_of(run(wv)), flat_of(run(gv)))
+      local y, g2 = lacc.value_and_grad(f, 2)(A, x)
+      assert.are.same(flat_of(run(f(A, x))), flat_of(run(y)))
+      assert.are.same(flat_of(run(wv)), flat_of(run(g2)))
+      -- compiled: the derivative program is cached and gives the same numbers
+      local cg = lacc.compile(lacc.grad(f, 2), { backend = b })
+      local first = flat_of(cg(A, x))
+      assert.are.same(flat_of(run(gv)), first)
+      assert.are.same(first, flat_of(cg(A, x)))
+      -- a Lua number argument is a constant: no gradient
+      local _, pbn = lacc.vjp(function(v, s) return v * s end, x, 2.5)
+      local gx, gs = pbn(1)
+      assert.is_nil(gs)
+      for _, e in ipairs(flat_of(run(gx))) do assert.are.equal(2.5, e) end
+    end)
+
+    it("says what cannot be differentiated, at the user's line, on " .. b, function()
+      local x = lacc.fromtable({ 3.0, 1.0, 2.0 }, "f64")
+      local n = lacc.fromtable({ 3, 1, 2 }, "i32")
+      local function fails(pattern, f)
+        local ok, err = pcall(f)
+        assert.is_false(ok)
+        assert.is_truthy(tostring(err):find(pattern), tostring(err))
+      end
+      local here = "[^)]*grad_spec.lua:%d+"
+      fails("grad: argument 1 is an array of i32: gradients are taken with respect to arrays of floats",
+        function() return lacc.grad(function(v) return lacc.sum(lacc.cast(v, "f64")) end)(n) end)
+      fails("grad: the function must return one rank%-0 array of floats",
+        function() return lacc.grad(function(v) return v * 2 end)(x) end)
+      fails("grad: the function must return one rank%-0 array of floats.*got an array of i32",
+        function() return lacc.grad(function(v) return lacc.sum(lacc.cast(v, "i32")) end)(x) end)
+      fails("vjp: no derivative rule for sort %(built at " .. here .. "%)", function()
+        local _, pb = lacc.vjp(function(v) local s = lacc.sort(v); return s * s end, x)
+        return pb(1)
+      end)
+      fails("vjp: no derivative rule for fold %(built at " .. here .. "%): its function must be", function()
+        local _, pb = lacc.vjp(function(v) local s = lacc.fold(function(p, q) return p * 0.5 + q end, 0, v); return s end, x)
+        return pb(1)
+      end)
+      fails("derivative: no rule for iterate", function()
+        local _, pb = lacc.vjp(function(v)
+          local r = lacc.map(function(e) return lacc.iterate(3, function(s) return s * e end, e) end, v)
+          return r
+        end, x)
+        return pb(1)
+      end)
+      -- an integer result: a constant, its derivative zero
+      local _, pbi = lacc.vjp(function(v) return lacc.argmax(v) end, x)
+      assert.are.same({ 0, 0, 0 }, flat_of(run(pbi(nil))))
+    end)
+  end)
+end
