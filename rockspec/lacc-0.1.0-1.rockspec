@@ -35,6 +35,7 @@ build = {
       lacc = "lua/lacc/init.lua",
       ["lacc.acc"] = "lua/lacc/acc.lua",
       ["lacc.arith"] = "lua/lacc/arith.lua",
+      ["lacc.grad"] = "lua/lacc/grad.lua",
       ["lacc.array"] = "lua/lacc/array.lua",
       ["lacc.cdef"] = "lua/lacc/cdef.lua",
       ["lacc.collection"] = "lua/lacc/collection.lua",

@@ -44,44 +44,66 @@ for _, b in ipairs(H.backends) do
     local function run(p) return lacc.run(p, { backend = b }) end
 
     -- f of the arrays args (host f64 arrays; Lua numbers pass as they are): for each array
-    -- argument, the pullback of a random cotangent against finite differences along a
-    -- random direction, and jvp along it against the pullback.
+    -- argument, the pullback of a cotangent against finite differences along a direction,
+    -- and jvp along it against the pullback. The cotangent and the directions are programs
+    -- (values from a hash of the position, in [-1, 1)), and everything is one run: one
+    -- compilation per check.
+    local function pseudo(x, salt)
+      return lacc.map(function(i)
+        local k = lacc.cast(lacc.imod(i * 7919 + salt * 104729, 2147483647), "f64")
+        return lacc.cos(k * 12.9898) * 0.999
+      end, lacc.reshape(lacc.shape(x), lacc.iota(lacc.size(x))))
+    end
     local function check(f, args, what)
-      local outs = { f(unpack(args)) }
-      local y = run(outs[1])
-      local ysh = shape_of(y)
-      local U, u = rnd(ysh)
+      local y = f(unpack(args))
+      local U = pseudo(y, 1)
       local res = { lacc.vjp(f, unpack(args)) }
-      local pb = res[#res]
-      local cots = { pb(U) }
+      local cots = { res[#res](U) }
+      local h = 1e-5
+      local progs, at = { y, U }, {}
       for k, x in ipairs(args) do
         if type(x) ~= "number" then
-          local xsh = shape_of(x)
-          local c = run(cots[k])
-          assert.are.same(xsh, shape_of(c))
-          local V, v = rnd(xsh)
-          local xf = flat_of(x)
-          local function moved(h)
-            local m = {}
-            for i = 1, #xf do m[i] = xf[i] + h * v[i] end
+          local V = pseudo(x, k + 1)
+          local function moved(s)
             local a = {}
             for i = 1, #args do a[i] = args[i] end
-            a[k] = H.from_flat("f64", xsh, m)
-            return flat_of(run(f(unpack(a))))
+            a[k] = x + s * V
+            return f(unpack(a))
           end
-          local h = 1e-5
-          local fp, fm = moved(h), moved(-h)
-          local fd = 0
-          for i = 1, #fp do fd = fd + u[i] * (fp[i] - fm[i]) / (2 * h) end
-          local an = dot(flat_of(c), v)
-          close(fd, an, 1e-6, ("%s: argument %d against finite differences"):format(what, k))
           local dxs = {}
           dxs[k] = V
           local jres = { lacc.jvp(f, args, dxs) }
-          local dy = run(jres[#jres])
+          at[k] = #progs
+          for _, p in ipairs { cots[k], V, moved(h), moved(-h), jres[#jres] } do progs[#progs + 1] = p end
+        end
+      end
+      -- a run of the result and cotangent, then one per argument (OpenCL compiles a
+      -- run's kernels as one program: a small one compiles faster)
+      local r, from = {}, 1
+      while from <= #progs do
+        local last = from == 1 and 2 or from + 4
+        for _, a in ipairs { lacc.run({ unpack(progs, from, last) }, { backend = b }) } do r[#r + 1] = a end
+        from = last + 1
+      end
+      local u = flat_of(r[2])
+      for k, x in ipairs(args) do
+        if at[k] then
+          local c, v, fp, fm, dy = r[at[k] + 1], r[at[k] + 2], r[at[k] + 3], r[at[k] + 4], r[at[k] + 5]
+          assert.are.same(shape_of(x), shape_of(c))
+          fp, fm = flat_of(fp), flat_of(fm)
+          local fd = 0
+          for i = 1, #fp do fd = fd + u[i] * (fp[i] - fm[i]) / (2 * h) end
+          local an = dot(flat_of(c), flat_of(v))
+          close(fd, an, 1e-6, ("%s: argument %d against finite differences"):format(what, k))
           close(an, dot(u, flat_of(dy)), 1e-10, ("%s: argument %d, jvp against vjp"):format(what, k))
         end
       end
+    end
+
+    -- OpenCL builds each run's kernels with the device's compiler, which takes seconds: there
+    -- (but under LACC_TEST_SWEEP=full) one case per rule runs, `more` the others
+    local function more(f, args, what)
+      if b ~= "opencl" or H.sweep_mode == "full" then check(f, args, what) end
     end
 
     it("maps and zipWith of every differentiable scalar function, on " .. b, function()
@@ -111,9 +133,22 @@ for _, b in ipairs(H.backends) do
       local names = {}
       for name in pairs(unary) do names[#names + 1] = name end
       table.sort(names)
-      for _, name in ipairs(names) do
-        k = k + 1
-        check(function(x) return lacc.map(unary[name], x) end, { (rnd(shapes[k % #shapes + 1])) }, name)
+      -- OpenCL compiles each run's kernels with the device's compiler, slowly: there the
+      -- functions are checked together, as one weighted sum (a wrong rule still shows),
+      -- elsewhere one by one
+      if b == "opencl" then
+        check(function(x)
+          return lacc.map(function(e)
+            local s = 0
+            for i, name in ipairs(names) do s = s + unary[name](e) * (1 + i / 7) end
+            return s
+          end, x)
+        end, { (rnd({ 11 })) }, "every function at once")
+      else
+        for _, name in ipairs(names) do
+          k = k + 1
+          check(function(x) return lacc.map(unary[name], x) end, { (rnd(shapes[k % #shapes + 1])) }, name)
+        end
       end
       local binary = {
         add = function(x, y) return x + y end, sub = function(x, y) return x - y end,
@@ -127,17 +162,27 @@ for _, b in ipairs(H.backends) do
       names = {}
       for name in pairs(binary) do names[#names + 1] = name end
       table.sort(names)
-      for i, name in ipairs(names) do
-        local sh = bshapes[i % #bshapes + 1]
-        check(function(x, y) return lacc.zipWith(binary[name], x, y) end, { (rnd(sh)), (rnd(sh)) }, name)
+      if b == "opencl" then
+        check(function(x, y)
+          return lacc.zipWith(function(p, q)
+            local s = 0
+            for i, name in ipairs(names) do s = s + binary[name](p, q) * (1 + i / 7) end
+            return s
+          end, x, y)
+        end, { (rnd({ 9 })), (rnd({ 9 })) }, "every function of two at once")
+      else
+        for i, name in ipairs(names) do
+          local sh = bshapes[i % #bshapes + 1]
+          check(function(x, y) return lacc.zipWith(binary[name], x, y) end, { (rnd(sh)), (rnd(sh)) }, name)
+        end
       end
-      check(function(x, y, z) return lacc.zipWith3(lacc.fma, x, y, z) end,
+      more(function(x, y, z) return lacc.zipWith3(lacc.fma, x, y, z) end,
         { (rnd({ 9 })), (rnd({ 9 })), (rnd({ 9 })) }, "fma")
       -- arrays of different extents meet at their intersection
       check(function(x, y) return lacc.zipWith(function(p, q) return p * q end, x, y) end,
         { (rnd({ 5 })), (rnd({ 8 })) }, "intersection")
       -- tuples in, tuples out
-      check(function(x, y)
+      more(function(x, y)
         local z = lacc.map(function(p) return lacc.tuple(p[1] * p[2], lacc.sin(p[1])) end, lacc.zip(x, y))
         return lacc.map(function(p) return p[1] + p[2] end, z)
       end, { (rnd({ 6 })), (rnd({ 6 })) }, "tuples")
@@ -147,34 +192,35 @@ for _, b in ipairs(H.backends) do
       H.seed(4702)
       check(function(a, v) return lacc.exp(a) * v + a / (v * v + 1) - 2 end,
         { (rnd({ 3, 4 })), (rnd({ 4 })) }, "broadcast")
-      check(function(a) return (a * a):sum(2) + a:mean(2) end, { (rnd({ 5, 3 })) }, "methods")
-      check(function(a) return a:var(1) end, { (rnd({ 6, 2 })) }, "variance")
+      more(function(a) return (a * a):sum(2) + a:mean(2) end, { (rnd({ 5, 3 })) }, "methods")
+      more(function(a) return a:var(1) end, { (rnd({ 6, 2 })) }, "variance")
     end)
 
     it("sums, products (with zeros), maxima and minima along each dimension, on " .. b, function()
       H.seed(4703)
       for _, d in ipairs { 1, 2 } do
-        check(function(a) return lacc.sum(lacc.sin(a), d) end, { (rnd({ 3, 5 })) }, "sum " .. d)
-        check(function(a) return lacc.product(a, d) end, { (rnd({ 4, 3 })) }, "product " .. d)
-        check(function(a) return lacc.maximum(a, d) end, { (rnd({ 3, 7 })) }, "maximum " .. d)
-        check(function(a) return lacc.minimum(a, d) end, { (rnd({ 5, 2 })) }, "minimum " .. d)
-        check(function(a) return lacc.fold(function(p, q) return p + q end, 0, a, { dim = d }) end,
+        local first = d == 1 and check or more
+        first(function(a) return lacc.sum(lacc.sin(a), d) end, { (rnd({ 3, 5 })) }, "sum " .. d)
+        more(function(a) return lacc.product(a, d) end, { (rnd({ 4, 3 })) }, "product " .. d)
+        first(function(a) return lacc.maximum(a, d) end, { (rnd({ 3, 7 })) }, "maximum " .. d)
+        more(function(a) return lacc.minimum(a, d) end, { (rnd({ 5, 2 })) }, "minimum " .. d)
+        more(function(a) return lacc.fold(function(p, q) return p + q end, 0, a, { dim = d }) end,
           { (rnd({ 2, 9 })) }, "fold + " .. d)
       end
-      check(function(a) return lacc.sum(a) end, { (rnd({ 0, 4 })) }, "sum of nothing")
-      check(function(a) return lacc.sum(a, 2) end, { (rnd({ 4, 0 })) }, "sum of empty rows")
-      check(function(a) return lacc.maximum(a) * 3 end, { (rnd({ 2, 3, 3 })) }, "maximum of all")
+      more(function(a) return lacc.sum(a) end, { (rnd({ 0, 4 })) }, "sum of nothing")
+      more(function(a) return lacc.sum(a, 2) end, { (rnd({ 4, 0 })) }, "sum of empty rows")
+      more(function(a) return lacc.maximum(a) * 3 end, { (rnd({ 2, 3, 3 })) }, "maximum of all")
       -- products with one zero and with two in a line: no division by zero
       local z = H.from_flat("f64", { 3, 4 }, { 0, 1.5, -2, 0.5, 0, 0, 3, 1, 1, 2, -1, 0.25 })
       check(function(a) return lacc.product(a, 2) end, { z }, "product with zeros")
-      check(function(a) return lacc.product(a) end, { (rnd({ 7 })) }, "product of all")
+      more(function(a) return lacc.product(a) end, { (rnd({ 7 })) }, "product of all")
     end)
 
     it("running sums along each dimension, on " .. b, function()
       H.seed(4704)
       check(function(a) return lacc.scanl1(function(p, q) return p + q end, a) end, { (rnd({ 3, 6 })) }, "scanl1")
-      check(function(a) return lacc.scanr1(function(p, q) return p + q end, a) end, { (rnd({ 11 })) }, "scanr1")
-      check(function(a) return a:cumsum(1) end, { (rnd({ 4, 3 })) }, "cumsum 1")
+      more(function(a) return lacc.scanr1(function(p, q) return p + q end, a) end, { (rnd({ 11 })) }, "scanr1")
+      more(function(a) return a:cumsum(1) end, { (rnd({ 4, 3 })) }, "cumsum 1")
     end)
 
     it("rearrangements: transpose, reshape, replicate, reverse, rotate, slice, take, drop, " ..
@@ -183,16 +229,16 @@ for _, b in ipairs(H.backends) do
       local A, v = rnd({ 3, 4 }), rnd({ 4 })
       local sq = function(x) return lacc.map(function(e) return e * e end, x) end
       check(function(a) return sq(lacc.transpose(a)) end, { A }, "transpose")
-      check(function(a) return sq(lacc.reshape({ 2, 6 }, a)) end, { A }, "reshape")
+      more(function(a) return sq(lacc.reshape({ 2, 6 }, a)) end, { A }, "reshape")
       check(function(x) return sq(lacc.replicate({ 3, lacc.all }, x)) end, { v }, "replicate")
-      check(function(x) return sq(lacc.reverse(x)) * v end, { v }, "reverse")
-      check(function(x) return sq(lacc.rotate(1, x)) * v end, { v }, "rotate")
-      check(function(a) return sq(lacc.slice(a, { { 2, 3 }, { 1, 4, 2 } })) end, { A }, "slice")
-      check(function(x) return sq(lacc.take(2, x)) end, { v }, "take")
-      check(function(x) return sq(lacc.drop(1, x)) end, { v }, "drop")
+      more(function(x) return sq(lacc.reverse(x)) * v end, { v }, "reverse")
+      more(function(x) return sq(lacc.rotate(1, x)) * v end, { v }, "rotate")
+      more(function(a) return sq(lacc.slice(a, { { 2, 3 }, { 1, 4, 2 } })) end, { A }, "slice")
+      more(function(x) return sq(lacc.take(2, x)) end, { v }, "take")
+      more(function(x) return sq(lacc.drop(1, x)) end, { v }, "drop")
       check(function(x, y) return lacc.append(x, y) * lacc.append(y, x) end, { v, (rnd({ 4 })) }, "append")
-      check(function(x, y) return sq(lacc.concat { x, y, x }) end, { v, (rnd({ 2 })) }, "concat")
-      check(function(x) return sq(lacc.backpermute({ 6 }, function(i) return lacc.imod(i * 5, 4) + 1 end, x)) end,
+      more(function(x, y) return sq(lacc.concat { x, y, x }) end, { v, (rnd({ 2 })) }, "concat")
+      more(function(x) return sq(lacc.backpermute({ 6 }, function(i) return lacc.imod(i * 5, 4) + 1 end, x)) end,
         { v }, "backpermute")
       local idx = lacc.fromtable({ 3, 1, 3, 2, 3 }, "i64")
       check(function(x) return sq(lacc.gather(idx, x)) end, { v }, "gather")
@@ -203,34 +249,35 @@ for _, b in ipairs(H.backends) do
       local v, w = rnd({ 5 }), rnd({ 3 })
       check(function(x) return lacc.generate({ 5, 5 }, function(i, j) return x[i] * x[j] + lacc.sin(x[j]) end) end,
         { v }, "generate")
-      check(function(x, y) return lacc.map(function(e) return e * y[2] + y[1] * y[1] end, x) end,
+      more(function(x, y) return lacc.map(function(e) return e * y[2] + y[1] * y[1] end, x) end,
         { v, w }, "map reading")
       -- a 3-point stencil written with reads at clamped neighbours
-      check(function(x)
+      more(function(x)
         return lacc.generate({ 5 }, function(i)
           local l, r = lacc.max(i - 1, 1), lacc.min(i + 1, 5)
           return x[l] - 2 * x[i] + x[r]
         end)
       end, { v }, "neighbours")
-      check(function(x) return lacc.unit(lacc.index(x, 2) * lacc.index(x, 3)) end, { v }, "unit")
+      more(function(x) return lacc.unit(lacc.index(x, 2) * lacc.index(x, 3)) end, { v }, "unit")
     end)
 
     it("stencils of every boundary, ranks 1 and 2, on " .. b, function()
       H.seed(4710)
       local v, A = rnd({ 7 }), rnd({ 4, 5 })
       local f3 = function(l, c, r) return l * c - 2 * c + lacc.sin(r) end
-      for _, bd in ipairs { "clamp", "mirror", "wrap", lacc.constant(0.5, "f64") } do
-        check(function(x) return lacc.stencil(f3, bd, x) end, { v }, "stencil " .. tostring(bd))
+      for i, bd in ipairs { "clamp", "mirror", "wrap", lacc.constant(0.5, "f64") } do
+        local one = i == 1 and check or more
+        one(function(x) return lacc.stencil(f3, bd, x) end, { v }, "stencil " .. tostring(bd))
       end
-      check(function(a)
+      more(function(a)
         return lacc.stencil(function(...)
           local t, s = { ... }, 0
           for k = 1, 9 do s = s + t[k] * (k / 10) end
           return s * t[5]
         end, "clamp", a)
       end, { A }, "stencil 3x3")
-      check(function(a) return lacc.stencil(f3, "wrap", a, { 1, 3 }) end, { A }, "stencil 1x3")
-      check(function(a, c)
+      more(function(a) return lacc.stencil(f3, "wrap", a, { 1, 3 }) end, { A }, "stencil 1x3")
+      more(function(a, c)
         return lacc.stencil2(function(...) local t = { ... }; return t[2] * t[5] end, "clamp", a, "wrap", c)
       end, { (rnd({ 6 })), (rnd({ 6 })) }, "stencil2")
     end)
@@ -242,17 +289,18 @@ for _, b in ipairs(H.backends) do
       check(function(x, d)
         return lacc.permute(function(p, q) return p + q end, d, function(i) return to[i] end, x)
       end, { v, (rnd({ 3 })) }, "permute")
-      check(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 3, 4 })), (rnd({ 4, 5 })) }, "matmul 2x2")
+      more(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 3, 4 })), (rnd({ 4, 5 })) }, "matmul 2x2")
       check(function(a, x) return lacc.matmul(a, x) end, { (rnd({ 3, 4 })), (rnd({ 4 })) }, "matmul 2x1")
-      check(function(x, a) return lacc.matmul(x, a) end, { (rnd({ 3 })), (rnd({ 3, 2 })) }, "matmul 1x2")
-      check(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 2, 3, 4 })), (rnd({ 2, 4, 2 })) }, "matmul batched")
-      check(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 0, 4 })), (rnd({ 4, 2 })) }, "matmul empty")
+      more(function(x, a) return lacc.matmul(x, a) end, { (rnd({ 3 })), (rnd({ 3, 2 })) }, "matmul 1x2")
+      more(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 2, 3, 4 })), (rnd({ 2, 4, 2 })) }, "matmul batched")
+      more(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 0, 4 })), (rnd({ 4, 2 })) }, "matmul empty")
     end)
 
     it("acond: the branch taken, on " .. b, function()
       H.seed(4708)
       for _, c in ipairs { true, false } do
-        check(function(x, y)
+        local one = c and check or more
+        one(function(x, y)
           return lacc.acond(lacc.unit(lacc.constant(c)), x * y, lacc.sin(y))
         end, { (rnd({ 4 })), (rnd({ 4 })) }, "acond " .. tostring(c))
       end

@@ -119,6 +119,28 @@ describe("examples", function()
     assert.truthy(math.abs(tonumber(before) - tonumber(after)) < 0.02, out)
   end)
 
+  it("logreg learns separable classes and writes its two pictures", function()
+    local prefix = dir .. "/lr"
+    local out = run("logreg", ("N=301 STEPS=20 OUT='%s'"):format(prefix))
+    local first, last = out:match("loss ([%d.]+) %-> ([%d.]+)")
+    assert.truthy(first, out)
+    -- zero weights: every probability 1/2, the loss log 2
+    assert.are.equal(("%.4f"):format(math.log(2)), first)
+    assert.truthy(tonumber(last) < 0.1, out)
+    local right = tonumber(out:match("(%d+) of 301 right"))
+    assert.truthy(right and right >= 295, out)
+    assert.are.same({ 20, 160 }, { png_size(prefix .. "_loss.png") })
+    assert.are.same({ 240, 240 }, { png_size(prefix .. "_boundary.png") })
+  end)
+
+  it("gmm's gradient agrees with central differences", function()
+    local out = run("gmm", "N=40 D=3 K=2")
+    assert.truthy(out:find("GMM objective, n = 40, d = 3, k = 2", 1, true), out)
+    local err = tonumber(out:match("largest error ([%d.e+-]+)"))
+    assert.truthy(err and err < 1e-5, out)
+    assert.truthy(out:find("(agrees)", 1, true), out)
+  end)
+
   it("saxpy computes 1 + 4 a x in f32", function()
     local n, f = 1001, H.f32
     local out = run("saxpy", "N=" .. n)
