@@ -208,6 +208,29 @@ static int l_node_sites(lua_State *L) {
   return 2 * n;
 }
 
+/* node_index_dims(idx, v, rank): nil, or a list of rank pairs {dim (0-based, -1 for a
+ * constant), constant} */
+static int l_node_index_dims(lua_State *L) {
+  lacc_node *idx = lb_check_node(L, 1), *v = lb_check_node(L, 2);
+  lua_Integer rank = luaL_checkinteger(L, 3);
+  int dims[LACC_MAX_RANK + 1];
+  int64_t consts[LACC_MAX_RANK + 1];
+  if (rank < 0 || rank > LACC_MAX_RANK || !lacc_exp_index_dims(idx, v, (int)rank, dims, consts)) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_createtable(L, (int)rank, 0);
+  for (int k = 0; k < (int)rank; k++) {
+    lua_createtable(L, 2, 0);
+    lua_pushinteger(L, dims[k]);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, (lua_Integer)consts[k]);
+    lua_rawseti(L, -2, 2);
+    lua_rawseti(L, -2, k + 1);
+  }
+  return 1;
+}
+
 /* node_acc(op, where, args...) */
 static int l_node_acc(lua_State *L) {
   const char *op = luaL_checkstring(L, 1);
@@ -467,7 +490,7 @@ static void push_limits(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-  { "version", l_version }, { "node_op", l_node_op }, { "node_jvp", l_node_jvp }, { "node_sites", l_node_sites },
+  { "version", l_version }, { "node_op", l_node_op }, { "node_jvp", l_node_jvp }, { "node_sites", l_node_sites }, { "node_index_dims", l_node_index_dims },
   { "fma", l_fma }, { "config_get", l_config_get }, { "node_con", l_node_con },
   { "node_lam", l_node_lam }, { "node_acc", l_node_acc }, { "node_info", l_node_info },
   { "run", l_run }, { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices },

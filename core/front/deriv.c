@@ -8,7 +8,9 @@
  * primitive, cond, cast, tuple and projection; lacc_exp_reads, whether an expression
  * reads an array, and lacc_exp_sites, where; lacc_exp_is_op, whether a combining function
  * is one primitive (a fold of + has a rule of its own); lacc_exp_is_position, whether a
- * read is at the reader's own position (its cotangent then needs no scatter). The array level's rules, built from these, are lua/lacc/grad.lua's.
+ * read is at the reader's own position (its cotangent then needs no scatter), and
+ * lacc_exp_index_dims, whether it is at some of its dimensions and constants (a sum over
+ * the others, no scatter either). The array level's rules, built from these, are lua/lacc/grad.lua's.
  * Must not: change the expression it differentiates, or differentiate what has no rule
  * (a loop, a match) where it depends on a tangent: that is an error naming it.
  */
@@ -412,5 +414,25 @@ int lacc_exp_is_position(const lacc_node *idx, const lacc_node *v) {
   if (idx->kind != K_TUPLE || idx->nkids != rank) return 0;
   for (int d = 0; d < rank; d++)
     if (!is_dim(idx->kids[d], v, d, rank)) return 0;
+  return 1;
+}
+
+int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int *dims,
+                        int64_t *consts) {
+  if (idx == NULL || v == NULL || rank < 0 || rank > LACC_MAX_RANK) return 0;
+  int vrank = v->type->kind == T_TUPLE ? v->type->n : 1;
+  if (rank > 1 && (idx->kind != K_TUPLE || idx->nkids != rank)) return 0;
+  for (int k = 0; k < rank; k++) {
+    const lacc_node *c = rank == 1 ? idx : idx->kids[k];
+    dims[k] = -1;
+    consts[k] = 0;
+    if (c->kind == K_CONST && c->type->kind == T_SCALAR && scalar_is_int(c->type->scalar)) {
+      consts[k] = c->cval.i;
+      continue;
+    }
+    for (int d = 0; d < vrank && dims[k] < 0; d++)
+      if (is_dim(c, v, d, vrank)) dims[k] = d;
+    if (dims[k] < 0) return 0;
+  }
   return 1;
 }

@@ -245,6 +245,11 @@ int lacc_exp_is_op(const lacc_node *e, const char *op, const lacc_node *x, const
 /* 1 when index expression idx is position v itself (a generate's index variable; for
  * rank 2 and more, the tuple of its projections), maybe through +c and -c. */
 int lacc_exp_is_position(const lacc_node *idx, const lacc_node *v);
+/* Whether index expression idx (of an array of rank `rank`) is, component by component,
+ * a dimension of position v (dims[k], 0-based) or an integer constant (dims[k] = -1,
+ * consts[k] its value): 1, or 0. */
+int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int *dims,
+                        int64_t *consts);
 /* A value of sum type `type` made with constructor number con (0-based) from its fields.
  * Matching is lacc_exp_op "case": the scrutinee, then one function per constructor
  * taking that constructor's fields. */

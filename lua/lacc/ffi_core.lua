@@ -686,6 +686,16 @@ function M.node_sites(e, a)
   return unpack(r, 1, 2 * n)
 end
 
+local dimsbuf, constbuf = ffi.new("int[?]", MAX_RANK + 1), ffi.new("int64_t[?]", MAX_RANK + 1)
+function M.node_index_dims(idx, v, rank)
+  if rank < 0 or rank > MAX_RANK or C.lacc_exp_index_dims(idx, v, rank, dimsbuf, constbuf) == 0 then
+    return nil
+  end
+  local r = {}
+  for k = 0, rank - 1 do r[k + 1] = { dimsbuf[k], tonumber(constbuf[k]) } end
+  return r
+end
+
 function M.node_acc(op, where, ...)
   local n = collect(op, where, ...)
   return wrap_node(C.lacc_acc_op(live(), op, n, argbuf, where or "?"))

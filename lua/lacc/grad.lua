@@ -401,10 +401,52 @@ end
 -- The cotangent of array a from one read of it at site (node, index) in R's body, whose
 -- value's cotangent is val at each position: kept in place where the read is at the
 -- reader's own position, else added where it was read (a permute (+)).
+-- A read of a generate at some of its own dimensions (in order) and constants, such as
+-- xs[i] in a generate over (i, j): val summed over the other dimensions, placed where the
+-- constants say (zeros elsewhere); nil for other reads.
+local function projected(R, a, site, val)
+  local dims = R.pos and core.node_index_dims(site[2].node, R.pos.node, a.rank)
+  if not dims then return nil end
+  local kept, last, consts = {}, -1, false
+  for _, dc in ipairs(dims) do
+    if dc[1] >= 0 then
+      if dc[1] <= last then return nil end   -- out of order or repeated: a scatter
+      last = dc[1]
+      kept[dc[1]] = true
+    else
+      consts = true
+    end
+  end
+  local red = R.make(val)
+  for d = R.rank - 1, 0, -1 do
+    if not kept[d] then red = lacc.sum(red, d + 1) end
+  end
+  if not consts then return padded(red, a) end
+  return lacc.generate(lacc.shape(a), function(...)
+    local ix, at, ok = { ... }, {}, nil
+    for k, dc in ipairs(dims) do
+      if dc[1] >= 0 then
+        at[#at + 1] = ix[k]
+      else
+        local here = exp.eq(ix[k], dc[2] + 1)
+        ok = ok and exp.land(ok, here) or here
+      end
+    end
+    local inside = ok
+    if #at > 0 then
+      local s = lacc.shape(red)
+      for k = 1, #at do inside = exp.land(inside, exp.le(at[k], s[k])) end
+    end
+    return exp.cond(inside, red:at(unpack(at, 1, #at)), zero_exp(a.t))
+  end)
+end
+
 local function site_cotangent(R, a, site, val)
   if R.pos and core.node_is_position(site[2].node, R.pos.node) ~= 0 then
     return padded(R.make(val), a)
   end
+  local p = projected(R, a, site, val)
+  if p then return p end
   local parts = index_parts(site[2], a.rank)
   local both = R.make(exp.tuple(val, unpack(parts, 1, #parts)))
   local vals = lacc.map(function(p) return p[1] end, both)

@@ -259,6 +259,12 @@ for _, b in ipairs(H.backends) do
         end)
       end, { v }, "neighbours")
       more(function(x) return lacc.unit(lacc.index(x, 2) * lacc.index(x, 3)) end, { v }, "unit")
+      -- reads at some of a generate's dimensions and constants: sums, not scatters
+      check(function(p)
+        return lacc.generate({ 4, 4, 2 }, function(i, j, k)
+          return p:at(i, 1) * p:at(j, 2) + lacc.exp(p:at(j, 1)) * lacc.cast(k, "f64") + p:at(3, 2)
+        end)
+      end, { (rnd({ 4, 2 })) }, "projections")
     end)
 
     it("stencils of every boundary, ranks 1 and 2, on " .. b, function()
