@@ -445,8 +445,8 @@ local function site_cotangent(R, a, site, val)
   if R.pos and core.node_is_position(site[2].node, R.pos.node) ~= 0 then
     return padded(R.make(val), a)
   end
-  local p = projected(R, a, site, val)
-  if p then return p end
+  local sum = projected(R, a, site, val)
+  if sum then return sum end
   local parts = index_parts(site[2], a.rank)
   local both = R.make(exp.tuple(val, unpack(parts, 1, #parts)))
   local vals = lacc.map(function(p) return p[1] end, both)
