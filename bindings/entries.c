@@ -131,6 +131,11 @@ static int l_node_is_position(lua_State *L) {
   return 1;
 }
 
+static int l_node_dims_used(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)lacc_exp_dims_used(lb_check_node(L, 1), lb_check_node(L, 2)));
+  return 1;
+}
+
 const luaL_Reg lb_entry_funcs[] = {
   { "abi_version", l_abi_version },
   { "bytes", l_bytes },
@@ -158,5 +163,6 @@ const luaL_Reg lb_entry_funcs[] = {
   { "node_reads", l_node_reads },
   { "node_is_op", l_node_is_op },
   { "node_is_position", l_node_is_position },
+  { "node_dims_used", l_node_dims_used },
   { NULL, NULL }
 };

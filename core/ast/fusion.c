@@ -87,7 +87,8 @@ static int cost_of(const lacc_node *t, int limit) {
   int n = 0;
   for (int i = 0; i < t->nkids && n < limit; i++) {
     const lacc_node *k = t->kids[i];
-    if (node_level_of(k->kind) != L_ACC) n += 1 + cost_of(k, limit - n - 1);
+    if (k->kind == K_SHAPE || k->kind == K_SIZE) n += 1;   /* free: not its array's work */
+    else if (node_level_of(k->kind) != L_ACC) n += 1 + cost_of(k, limit - n - 1);
     else if (k->kind == K_ALET || (is_producer(k->kind) && !k->manifest)) n += cost_of(k, limit - n);
   }
   return n;
@@ -117,12 +118,6 @@ static int is_manifest_ref(const lacc_node *t, const fenv *env) {
   return env != NULL && env->manifest;
 }
 
-static int cheap(const lacc_node *t, const fenv *env) {
-  if (t->kind == K_BACKPERMUTE) return is_manifest_ref(t->kids[2], env);
-  if (t->kind == K_RESHAPE) return is_manifest_ref(t->kids[1], env);
-  return 0;
-}
-
 /* Let chains: `let a = (let b = .. in t)`: what matters is the term t they end in,
  * judged in its own environment. */
 static int end_manifest(const lacc_node *t, const fenv *env) {
@@ -131,7 +126,16 @@ static int end_manifest(const lacc_node *t, const fenv *env) {
     return end_manifest(t->kids[1], &inner);
   }
   if (t->kind == K_AVAR) return is_manifest_ref(t, env);
+  if (t->kind == K_USE || t->kind == K_PARAM) return 1;
   return t->manifest;
+}
+
+/* A backpermute or reshape of a materialised array, named or written in place (a
+ * compute, a fold: consumers are materialised): one load an element. */
+static int cheap(const lacc_node *t, const fenv *env) {
+  if (t->kind == K_BACKPERMUTE) return end_manifest(t->kids[2], env);
+  if (t->kind == K_RESHAPE) return end_manifest(t->kids[1], env);
+  return 0;
 }
 
 static int end_cheap(const lacc_node *t, const fenv *env) {

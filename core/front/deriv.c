@@ -10,7 +10,8 @@
  * is one primitive (a fold of + has a rule of its own); lacc_exp_is_position, whether a
  * read is at the reader's own position (its cotangent then needs no scatter), and
  * lacc_exp_index_dims, whether it is at some of its dimensions and constants (a sum over
- * the others, no scatter either). The array level's rules, built from these, are lua/lacc/grad.lua's.
+ * the others, no scatter either); lacc_exp_dims_used, which of a position's dimensions an
+ * expression reads (a scatter from the others' sum). The array level's rules, built from these, are lua/lacc/grad.lua's.
  * Must not: change the expression it differentiates, or differentiate what has no rule
  * (a loop, a match) where it depends on a tangent: that is an error naming it.
  */
@@ -435,4 +436,30 @@ int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int 
     if (dims[k] < 0) return 0;
   }
   return 1;
+}
+
+static int64_t dims_rec(walk *w, const lacc_node *x, const lacc_node *v, int vrank) {
+  if (x->kind == K_PRJ && x->kids[0] == v) return (int64_t)1 << x->field;
+  if (x == v) return vrank >= 63 ? -1 : ((int64_t)1 << vrank) - 1;
+  if (seen_before(w, x)) return 0;
+  if (w->n == WALK_MAX) return -1;
+  w->seen[w->n++] = x;
+  int64_t m = 0;
+  for (int i = 0; i < x->nkids; i++) {
+    int64_t k = dims_rec(w, x->kids[i], v, vrank);
+    if (k < 0) return -1;
+    m |= k;
+  }
+  return m;
+}
+
+int64_t lacc_exp_dims_used(const lacc_node *e, const lacc_node *v) {
+  if (e == NULL || v == NULL) return -1;
+  int vrank = v->type->kind == T_TUPLE ? v->type->n : 1;
+  walk *w = malloc(sizeof *w);
+  if (w == NULL) return -1;
+  w->n = 0;
+  int64_t m = dims_rec(w, e, v, vrank);
+  free(w);
+  return m;
 }

@@ -250,6 +250,9 @@ int lacc_exp_is_position(const lacc_node *idx, const lacc_node *v);
  * consts[k] its value): 1, or 0. */
 int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int *dims,
                         int64_t *consts);
+/* The dimensions of position v (a generate's index variable) expression e depends on, as
+ * bits (bit d: dimension d, 0-based); -1 when it cannot tell. */
+int64_t lacc_exp_dims_used(const lacc_node *e, const lacc_node *v);
 /* A value of sum type `type` made with constructor number con (0-based) from its fields.
  * Matching is lacc_exp_op "case": the scrutinee, then one function per constructor
  * taking that constructor's fields. */

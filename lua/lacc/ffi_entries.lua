@@ -90,5 +90,8 @@ return function(C, h)
   function F.node_is_position(a1, a2)
     return tonumber(C.lacc_exp_is_position(a1, a2))
   end
+  function F.node_dims_used(a1, a2)
+    return tonumber(C.lacc_exp_dims_used(a1, a2))
+  end
   return F
 end

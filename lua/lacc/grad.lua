@@ -448,13 +448,51 @@ local function site_cotangent(R, a, site, val)
   local sum = projected(R, a, site, val)
   if sum then return sum end
   local parts = index_parts(site[2], a.rank)
-  local both = R.make(exp.tuple(val, unpack(parts, 1, #parts)))
-  local vals = lacc.map(function(p) return p[1] end, both)
-  if a.rank == 0 then return R.rank == 0 and vals or lacc.sum(vals) end
+  if a.rank == 0 then
+    local vals = R.make(val)
+    return R.rank == 0 and vals or lacc.sum(vals)
+  end
+  -- The values summed first over the dimensions the index does not depend on (a read of
+  -- q[j, f(c, r)] in a generate over (i, j, r, c): over i), then scattered: the scatter
+  -- moves as many elements as the index takes values, not one per position.
+  local used = R.pos and core.node_dims_used(site[2].node, R.pos.node) or -1
+  local vals = R.make(val)
+  local idx = R.make(#parts == 1 and parts[1] or exp.tuple(unpack(parts, 1, #parts)))
+  if used >= 0 then
+    local keep, shape = {}, lacc.shape(vals)
+    for d = R.rank - 1, 0, -1 do
+      if math.floor(used / 2 ^ d) % 2 == 1 then keep[d + 1] = true else vals = lacc.sum(vals, d + 1) end
+    end
+    local sh = {}
+    for d = 1, R.rank do if keep[d] then sh[#sh + 1] = shape[d] end end
+    if #sh == 0 then
+      -- an index of no dimension: one value, at one place
+      local at = lacc.backpermute({}, function()
+        local ix = {}
+        for d = 1, R.rank do ix[d] = 1 end
+        return unpack(ix, 1, R.rank)
+      end, idx)
+      return lacc.generate(lacc.shape(a), function(...)
+        local ix, q, here = { ... }, at:at(), nil
+        for d = 1, a.rank do
+          local eq = exp.eq(ix[d], exp.add(a.rank == 1 and q or q[d], 1))
+          here = here and exp.land(here, eq) or eq
+        end
+        return exp.cond(here, vals:at(), zero_exp(a.t))
+      end)
+    end
+    idx = lacc.backpermute(sh, function(...)
+      local kept, ix, k = { ... }, {}, 0
+      for d = 1, R.rank do
+        if keep[d] then k = k + 1; ix[d] = kept[k] else ix[d] = 1 end
+      end
+      return unpack(ix, 1, R.rank)
+    end, idx)
+  end
   return lacc.permute(exp.add, zeros_like(a), function(...)
-    local q = both:at(...)
+    local q = idx:at(...)
     local ix = {}
-    for d = 1, a.rank do ix[d] = exp.add(q[d + 1], 1) end
+    for d = 1, a.rank do ix[d] = exp.add(a.rank == 1 and q or q[d], 1) end
     return unpack(ix, 1, a.rank)
   end, vals)
 end
@@ -588,7 +626,14 @@ local function fold_rev(e, ybar)
   local _, xs, d, _, op = fold_parts(e)
   if not is_tracked(xs) then return {} end
   if op == "add" then
-    return { { xs, spread(xs, d, function(ix) return lines_at(ybar, ix) end) } }
+    -- a backpermute of the (smaller) cotangent, materialised: several consumers pull it,
+    -- none materialises the spread (fusion.c keeps such a backpermute delayed)
+    local r = xs.rank
+    return { { xs, lacc.backpermute(lacc.shape(xs), function(...)
+      local ix = { ... }
+      table.remove(ix, d)
+      return unpack(ix, 1, r - 1)
+    end, lacc.compute(ybar)) } }
   elseif op == "mul" then
     local parts = product_parts(xs, d)
     return { { xs, spread(xs, d, function(ix, _, full)
