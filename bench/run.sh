@@ -10,7 +10,8 @@
 #                    histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead
 #                    bulk sort random colsum stats"; "sort" stands for sort_u32 sort_f32
 #                    sort_i64, "stats" for stats_meanvar stats_minmax stats_softmax
-#                    stats_kmeans, which may also be named one by one)
+#                    stats_kmeans, which may also be named one by one; "grad" the five
+#                    objectives and gradients of issue 47, one table each)
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
@@ -48,10 +49,10 @@ SCALE=${BENCH_SCALE:-1}
 PEERS=${BENCH_PEERS:-1}
 PEER_ROWS="PyTorch Numba Halide Halide_separable"
 if [ "$PEERS" = only ]; then
-  BENCH_ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d sort random colsum stats}
+  BENCH_ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d sort random colsum stats grad}
   BENCH_ROWS=${BENCH_ROWS:-C lacc lacc_matmul lacc_separable $PEER_ROWS}
 fi
-ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk sort random colsum stats}
+ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk sort random colsum stats grad}
 # "sort" is its three key types, "stats" its four programs, each a benchmark (and a table)
 # of its own
 ONLY=$(for b in $ONLY; do
@@ -149,7 +150,7 @@ wanted() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; }
 # lacc, on the workloads each has a natural spelling for. Each runs only where installed
 # (one note line where not: LACC_PEERS=1 sh tools/deps.sh installs them); the checks cost
 # a Python import or two, the Halide binary is rebuilt only when its sources change.
-TORCH_BENCHES="dotp saxpy blackscholes scan histogram blur matmul matmul_f64 nbody conv2d sort_u32 sort_f32 sort_i64 random colsum stats_meanvar stats_minmax stats_softmax stats_kmeans"
+TORCH_BENCHES="grad dotp saxpy blackscholes scan histogram blur matmul matmul_f64 nbody conv2d sort_u32 sort_f32 sort_i64 random colsum stats_meanvar stats_minmax stats_softmax stats_kmeans"
 NUMBA_BENCHES="dotp saxpy blackscholes mandelbrot histogram blur nbody conv2d stats_meanvar stats_minmax stats_softmax stats_kmeans"
 HALIDE_BENCHES="blur conv2d"
 in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -419,6 +420,30 @@ run_nearest() {
   ROWS=$saved_rows
 }
 
+# The grad group (issue 47): five objectives, each with lacc's objective and gradient rows
+# (bench/lacc/gradients.lua) and PyTorch autograd's gradient (bench/peers/torch_grad.py).
+GRAD_PROGRAMS="gmm logreg mlp nbody diffusion"
+run_grad() {
+  saved_rows=$ROWS
+  for p in $GRAD_PROGRAMS; do
+    note "bench grad_$p ($THREADS threads):"
+    LACC_TIMED_OUT=0
+    ROWS="lacc_objective lacc_gradient PyTorch"
+    for r in lacc_objective lacc_gradient; do
+      if [ $HAVE_LUA54 = 1 ]; then
+        row "grad_$p" "$r" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
+          "$LUA54" bench/lacc/gradients.lua "$p" "$r"
+      fi
+    done
+    if [ $HAVE_TORCH = 1 ]; then
+      row "grad_$p" PyTorch "$PY" bench/peers/torch_grad.py "$p" PyTorch
+    else
+      echo "NA grad_$p PyTorch install python3-torch (LACC_PEERS=1 sh tools/deps.sh)" >> "$RES"
+    fi
+  done
+  ROWS=$saved_rows
+}
+
 # Data in and out (issue 20): the C row's memcpy, lacc's bulk paths on both VMs.
 run_bulk() {
   note "bench bulk ($N_BULK f32, tables of $M_BULK f64):"
@@ -453,6 +478,7 @@ for bench in $ONLY; do
     nearest) run_nearest ;;
     overhead) run_overhead ;;
     bulk) run_bulk ;;
+    grad) run_grad ;;
     # the scripts of sort and random are not named after them: with bench/ first on
     # LUA_PATH, bench/lacc/sort.lua would stand in for the module lacc.sort
     sort_u32|sort_f32|sort_i64) run_bench "$bench" "$N_SORT" sortkeys "${bench#sort_}" ;;
@@ -490,6 +516,7 @@ describe() {
     stats_minmax) echo "min, max, sum and count of positives, $N_STATS f32: four sibling folds in one lacc.run" ;;
     stats_softmax) echo "softmax over rows, ${W_SOFTMAX}x${W_SOFTMAX} f32: maximum, sum of exp(x - max) along rows, division" ;;
     stats_kmeans) echo "one k-means step, $N_KMEANS 2-D f32 points, 16 centres: nearest centre, per-centre sums and counts (permute (+))" ;;
+    grad) echo "objectives and their gradients (lacc.grad; PyTorch: autograd, forward and backward): gmm (ADBench, d 64, k 50, n 10,000, f64), logreg (1M x 64 f32), mlp (batch 1024, 784-256-10, softmax cross-entropy, f32), nbody (energy of 4,096 bodies, f64), diffusion (10 heat-equation steps on 1024x1024 f32, squared distance to a target)" ;;
   esac
 }
 
@@ -533,6 +560,24 @@ for bench in $ONLY; do
             printf "summary %s: best lacc row %s %.2fx C; compact/unboxed (random) %.2fx faster, (sorted) %.2fx\n", b, best,
               ms[best] / ms["C"], ("lacc_unboxed_random" in ms && "lacc_compact_random" in ms) ? ms["lacc_unboxed_random"] / ms["lacc_compact_random"] : 0,
               ("lacc_unboxed_sorted" in ms && "lacc_compact_sorted" in ms) ? ms["lacc_unboxed_sorted"] / ms["lacc_compact_sorted"] : 0
+        }' "$RES"
+    done
+    continue
+  fi
+  if [ "$bench" = grad ]; then
+    for p in $GRAD_PROGRAMS; do
+      echo "-- $p"
+      awk -v b="grad_$p" '$2 == b {
+        if ($1 == "NA") { print; next }
+        id[++n] = $3; ms[$3] = $4; sum[$3] = $5; nt = ""; for (i = 7; i <= NF; i++) nt = nt " " $i; note[$3] = nt }
+        END {
+          printf "%-16s %12s %12s %24s  %s\n", "row", "median ms", "x objective", "checksum", "note"
+          for (k = 1; k <= n; k++)
+            printf "%-16s %12.2f %12s %24.15g %s\n", id[k], ms[id[k]],
+              ("lacc_objective" in ms) ? sprintf("%.2f", ms[id[k]] / ms["lacc_objective"]) : "-", sum[id[k]], note[id[k]]
+          if (("lacc_gradient" in ms) && ("lacc_objective" in ms))
+            printf "summary %s: gradient %.2fx the objective (target 4x)%s\n", b, ms["lacc_gradient"] / ms["lacc_objective"],
+              ("PyTorch" in ms) ? sprintf("; lacc gradient %.2fx PyTorch autograd (target 0.67x)", ms["lacc_gradient"] / ms["PyTorch"]) : ""
         }' "$RES"
     done
     continue

@@ -418,6 +418,22 @@ int lacc_exp_is_position(const lacc_node *idx, const lacc_node *v) {
   return 1;
 }
 
+/* e as an integer constant, through + and - of constants (an index written 1 and made
+ * 0-based: 1 - 1): 1 and *out, or 0. */
+static int const_value(const lacc_node *e, int64_t *out, int depth) {
+  if (e->type->kind != T_SCALAR || !scalar_is_int(e->type->scalar) || depth > 16) return 0;
+  if (e->kind == K_CONST) {
+    *out = e->cval.i;
+    return 1;
+  }
+  int64_t a, b;
+  if (e->kind != K_PRIM || e->nkids != 2 || (e->prim != P_ADD && e->prim != P_SUB) ||
+      !const_value(e->kids[0], &a, depth + 1) || !const_value(e->kids[1], &b, depth + 1))
+    return 0;
+  *out = (int64_t)(e->prim == P_ADD ? (uint64_t)a + (uint64_t)b : (uint64_t)a - (uint64_t)b);
+  return 1;
+}
+
 int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int *dims,
                         int64_t *consts) {
   if (idx == NULL || v == NULL || rank < 0 || rank > LACC_MAX_RANK) return 0;
@@ -427,10 +443,7 @@ int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int 
     const lacc_node *c = rank == 1 ? idx : idx->kids[k];
     dims[k] = -1;
     consts[k] = 0;
-    if (c->kind == K_CONST && c->type->kind == T_SCALAR && scalar_is_int(c->type->scalar)) {
-      consts[k] = c->cval.i;
-      continue;
-    }
+    if (const_value(c, &consts[k], 0)) continue;
     for (int d = 0; d < vrank && dims[k] < 0; d++)
       if (is_dim(c, v, d, vrank)) dims[k] = d;
     if (dims[k] < 0) return 0;

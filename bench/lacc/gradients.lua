@@ -1,5 +1,6 @@
 -- The grad group (issue 47): an objective and its gradient in lacc, the program of each
--- built once (untimed), then run. Usage: grad.lua PROGRAM ROW
+-- built once (untimed), then run (not named grad.lua: with bench/ first on LUA_PATH it
+-- would stand in for the module lacc.grad). Usage: gradients.lua PROGRAM ROW
 --   PROGRAM  gmm (ADBench's GMM, d 64, k 50, n 10,000, f64), logreg (1M x 64 f32),
 --            mlp (batch 1024, 784-256-10, softmax cross-entropy, f32), nbody (the energy
 --            of 4,096 bodies, f64), diffusion (10 explicit steps of the heat equation on
