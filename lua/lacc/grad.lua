@@ -401,43 +401,66 @@ end
 -- The cotangent of array a from one read of it at site (node, index) in R's body, whose
 -- value's cotangent is val at each position: kept in place where the read is at the
 -- reader's own position, else added where it was read (a permute (+)).
--- A read of a generate at some of its own dimensions (in order) and constants, such as
--- xs[i] in a generate over (i, j): val summed over the other dimensions, placed where the
--- constants say (zeros elsewhere); nil for other reads.
-local function projected(R, a, site, val)
-  local dims = R.pos and core.node_index_dims(site[2].node, R.pos.node, a.rank)
-  if not dims then return nil end
-  local kept, last, consts = {}, -1, false
-  for _, dc in ipairs(dims) do
+-- Reads of a generate at some of its own dimensions (in order) and constants, such as
+-- xs[i] and p:at(i, 1) in a generate over (i, j): the key of their pattern (the kept
+-- dimensions, by the array's dimension each gives), or nil for other reads.
+local function projection_key(dims)
+  local key, last = {}, -1
+  for k, dc in ipairs(dims) do
     if dc[1] >= 0 then
       if dc[1] <= last then return nil end   -- out of order or repeated: a scatter
       last = dc[1]
-      kept[dc[1]] = true
-    else
-      consts = true
+      key[#key + 1] = k .. ":" .. dc[1]
     end
   end
-  local red = R.make(val)
+  return table.concat(key, ",")
+end
+
+-- The cotangent of array a from reads of one pattern (group.sites: {val, dims} each):
+-- their values as one tuple per position, summed over the dimensions the pattern does not
+-- keep in one fold (the function's work shared between the reads, as the C compiler sees
+-- one kernel), then placed where each read's constants say (zeros elsewhere).
+local ADD_TUPLE = function(p, q) return add_exp(p, q) end
+local function projected(R, a, group)
+  local sites = group.sites
+  local vals = {}
+  for i, site in ipairs(sites) do vals[i] = site[1] end
+  local one = #vals == 1
+  local red = R.make(one and vals[1] or exp.tuple(unpack(vals, 1, #vals)))
+  local kept = {}
+  for _, dc in ipairs(sites[1][2]) do if dc[1] >= 0 then kept[dc[1]] = true end end
   for d = R.rank - 1, 0, -1 do
-    if not kept[d] then red = lacc.sum(red, d + 1) end
+    if not kept[d] then
+      red = one and lacc.sum(red, d + 1) or lacc.fold(ADD_TUPLE, zero_exp(red.t), red, { dim = d + 1 })
+    end
   end
-  if not consts then return padded(red, a) end
+  local dims1 = sites[1][2]
   return lacc.generate(lacc.shape(a), function(...)
-    local ix, at, ok = { ... }, {}, nil
-    for k, dc in ipairs(dims) do
-      if dc[1] >= 0 then
-        at[#at + 1] = ix[k]
-      else
-        local here = exp.eq(ix[k], dc[2] + 1)
-        ok = ok and exp.land(ok, here) or here
+    local ix, at = { ... }, {}
+    for k, dc in ipairs(dims1) do if dc[1] >= 0 then at[#at + 1] = ix[k] end end
+    local inside = nil
+    if #at > 0 then
+      local sh = lacc.shape(red)
+      for k = 1, #at do
+        local ok = exp.le(at[k], sh[k])
+        inside = inside and exp.land(inside, ok) or ok
       end
     end
-    local inside = ok
-    if #at > 0 then
-      local s = lacc.shape(red)
-      for k = 1, #at do inside = exp.land(inside, exp.le(at[k], s[k])) end
+    local here = red:at(unpack(at, 1, #at))
+    local sum = nil
+    for i, site in ipairs(sites) do
+      local v = one and here or here[i]
+      local match = nil
+      for k, dc in ipairs(site[2]) do
+        if dc[1] < 0 then
+          local eq = exp.eq(ix[k], dc[2] + 1)
+          match = match and exp.land(match, eq) or eq
+        end
+      end
+      if match then v = exp.cond(match, v, zero_exp(a.t)) end
+      sum = sum and exp.add(sum, v) or v
     end
-    return exp.cond(inside, red:at(unpack(at, 1, #at)), zero_exp(a.t))
+    return inside and exp.cond(inside, sum, zero_exp(a.t)) or sum
   end)
 end
 
@@ -445,8 +468,6 @@ local function site_cotangent(R, a, site, val)
   if R.pos and core.node_is_position(site[2].node, R.pos.node) ~= 0 then
     return padded(R.make(val), a)
   end
-  local sum = projected(R, a, site, val)
-  if sum then return sum end
   local parts = index_parts(site[2], a.rank)
   if a.rank == 0 then
     local vals = R.make(val)
@@ -515,10 +536,25 @@ local function pointwise_rev(e, ybar)
            "derivatives through such reads are not supported yet", e.name, e.where)
     end
     if types.is_float(a.t) then
+      local groups, order = {}, {}
       for _, site in ipairs(list) do
         local val = dot_to(yb, jvp_exp(R.body, { site[1] }, { unit_tangent(a.t) }), a.t)
-        out[#out + 1] = { a, site_cotangent(R, a, site, val) }
+        local at_pos = R.pos and core.node_is_position(site[2].node, R.pos.node) ~= 0
+        local dims = not at_pos and R.pos and core.node_index_dims(site[2].node, R.pos.node, a.rank)
+        local key = dims and projection_key(dims)
+        if key then
+          local g = groups[key]
+          if g == nil or #g.sites == util.limits.args then   -- a tuple holds so many
+            g = { sites = {} }
+            groups[key] = g
+            order[#order + 1] = g
+          end
+          g.sites[#g.sites + 1] = { val, dims }
+        else
+          out[#out + 1] = { a, site_cotangent(R, a, site, val) }
+        end
       end
+      for _, g in ipairs(order) do out[#out + 1] = { a, projected(R, a, g) } end
     end
   end
   return out
