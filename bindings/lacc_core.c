@@ -208,24 +208,31 @@ static int l_node_sites(lua_State *L) {
   return 2 * n;
 }
 
-/* node_index_dims(idx, v, rank): nil, or a list of rank pairs {dim (0-based, -1 for a
- * constant), constant} */
+/* node_index_dims(idx, v, rank): nil, or a list of rank triples {dim (0-based, -1 for a
+ * constant), constant, the broadcast's condition node or nil} */
 static int l_node_index_dims(lua_State *L) {
   lacc_node *idx = lb_check_node(L, 1), *v = lb_check_node(L, 2);
   lua_Integer rank = luaL_checkinteger(L, 3);
   int dims[LACC_MAX_RANK + 1];
   int64_t consts[LACC_MAX_RANK + 1];
-  if (rank < 0 || rank > LACC_MAX_RANK || !lacc_exp_index_dims(idx, v, (int)rank, dims, consts)) {
+  lacc_node *conds[LACC_MAX_RANK + 1];
+  if (rank < 0 || rank > LACC_MAX_RANK ||
+      !lacc_exp_index_dims(idx, v, (int)rank, dims, consts, conds)) {
     lua_pushnil(L);
     return 1;
   }
   lua_createtable(L, (int)rank, 0);
   for (int k = 0; k < (int)rank; k++) {
-    lua_createtable(L, 2, 0);
+    lua_createtable(L, 3, 0);
     lua_pushinteger(L, dims[k]);
     lua_rawseti(L, -2, 1);
     lua_pushinteger(L, (lua_Integer)consts[k]);
     lua_rawseti(L, -2, 2);
+    if (conds[k] != NULL) {
+      lacc_node_retain(conds[k]);
+      lb_push_node(L, conds[k]);
+      lua_rawseti(L, -2, 3);
+    }
     lua_rawseti(L, -2, k + 1);
   }
   return 1;

@@ -434,8 +434,40 @@ static int const_value(const lacc_node *e, int64_t *out, int depth) {
   return 1;
 }
 
+/* e as x plus a constant (*off), through + and - of integer constants: x. */
+static const lacc_node *peel(const lacc_node *e, int64_t *off) {
+  *off = 0;
+  for (int k = 0; k < 16 && e->kind == K_PRIM && e->nkids == 2 &&
+                  (e->prim == P_ADD || e->prim == P_SUB); k++) {
+    int64_t c;
+    if (!const_value(e->kids[1], &c, 0)) break;
+    *off += e->prim == P_ADD ? c : -c;
+    e = e->kids[0];
+  }
+  return e;
+}
+
+/* A read that broadcasts dimension d (array arithmetic on shapes known only when the
+ * program runs): cond(C, k, position d) plus offsets, reading index 0 where C holds and
+ * the position where it does not: d, and *cond = C; or -1. */
+static int broadcast_dim(const lacc_node *c, const lacc_node *v, int vrank,
+                         const lacc_node **cond) {
+  int64_t off, kval, poff;
+  const lacc_node *x = peel(c, &off);
+  if (x->kind != K_COND || !const_value(x->kids[1], &kval, 0) || kval + off != 0) return -1;
+  const lacc_node *p = peel(x->kids[2], &poff);
+  if (poff + off != 0) return -1;
+  for (int d = 0; d < vrank; d++) {
+    if (is_dim(p, v, d, vrank)) {
+      *cond = x->kids[0];
+      return d;
+    }
+  }
+  return -1;
+}
+
 int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int *dims,
-                        int64_t *consts) {
+                        int64_t *consts, lacc_node **conds) {
   if (idx == NULL || v == NULL || rank < 0 || rank > LACC_MAX_RANK) return 0;
   int vrank = v->type->kind == T_TUPLE ? v->type->n : 1;
   if (rank > 1 && (idx->kind != K_TUPLE || idx->nkids != rank)) return 0;
@@ -443,9 +475,15 @@ int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int 
     const lacc_node *c = rank == 1 ? idx : idx->kids[k];
     dims[k] = -1;
     consts[k] = 0;
+    if (conds != NULL) conds[k] = NULL;
     if (const_value(c, &consts[k], 0)) continue;
     for (int d = 0; d < vrank && dims[k] < 0; d++)
       if (is_dim(c, v, d, vrank)) dims[k] = d;
+    if (dims[k] < 0 && conds != NULL) {
+      const lacc_node *cond = NULL;
+      dims[k] = broadcast_dim(c, v, vrank, &cond);
+      conds[k] = (lacc_node *)cond;
+    }
     if (dims[k] < 0) return 0;
   }
   return 1;

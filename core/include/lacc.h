@@ -247,9 +247,12 @@ int lacc_exp_is_op(const lacc_node *e, const char *op, const lacc_node *x, const
 int lacc_exp_is_position(const lacc_node *idx, const lacc_node *v);
 /* Whether index expression idx (of an array of rank `rank`) is, component by component,
  * a dimension of position v (dims[k], 0-based) or an integer constant (dims[k] = -1,
- * consts[k] its value): 1, or 0. */
+ * consts[k] its value): 1, or 0. With conds (NULL: not asked), a component may also be
+ * a broadcast of dimension dims[k]: index 0 where the bool expression conds[k] holds,
+ * the position where it does not (array arithmetic on shapes known when the program
+ * runs); conds[k] is NULL for the others. The nodes are idx's own (not retained). */
 int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int *dims,
-                        int64_t *consts);
+                        int64_t *consts, lacc_node **conds);
 /* The dimensions of position v (a generate's index variable) expression e depends on, as
  * bits (bit d: dimension d, 0-based); -1 when it cannot tell. */
 int64_t lacc_exp_dims_used(const lacc_node *e, const lacc_node *v);

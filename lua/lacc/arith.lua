@@ -36,8 +36,10 @@ local function remember(p, shape)
   return p
 end
 
--- A program p standing for x (lacc.grad's copy of an argument) with x's known shape.
+-- A program p standing for x (lacc.grad's copy of an argument) with x's known shape; the
+-- shape known of x (a table of extents), or nil.
 function M.shape_as(p, x) known[p] = static_shape(x) end
+M.static_shape = static_shape
 
 -- An array program of x, keeping a host array's shape as known.
 local function to_acc(x, what)
@@ -128,7 +130,7 @@ local function expand(x, s, S)
     end
   end
   if #kept ~= r then x = lacc.reshape(kept, x) end
-  return lacc.replicate(spec, x)
+  return remember(lacc.replicate(spec, x), S)
 end
 
 -- Extents known only when the program runs: the result's extent of each dimension, and

@@ -128,7 +128,7 @@ int lacc_exp_sites(const lacc_node *e, const lacc_node *a, lacc_node **out, lacc
 int lacc_exp_is_op(const lacc_node *e, const char *op, const lacc_node *x, const lacc_node *y);
 int lacc_exp_is_position(const lacc_node *idx, const lacc_node *v);
 int lacc_exp_index_dims(const lacc_node *idx, const lacc_node *v, int rank, int *dims,
-                        int64_t *consts);
+                        int64_t *consts, lacc_node **conds);
 int64_t lacc_exp_dims_used(const lacc_node *e, const lacc_node *v);
 lacc_node *lacc_exp_con(lacc_ctx *ctx, const char *type, int con, int nargs,
                         lacc_node *const *args, const char *where);

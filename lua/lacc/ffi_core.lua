@@ -687,12 +687,21 @@ function M.node_sites(e, a)
 end
 
 local dimsbuf, constbuf = ffi.new("int[?]", MAX_RANK + 1), ffi.new("int64_t[?]", MAX_RANK + 1)
+local condbuf = ffi.new("lacc_node *[?]", MAX_RANK + 1)
 function M.node_index_dims(idx, v, rank)
-  if rank < 0 or rank > MAX_RANK or C.lacc_exp_index_dims(idx, v, rank, dimsbuf, constbuf) == 0 then
+  if rank < 0 or rank > MAX_RANK or
+      C.lacc_exp_index_dims(idx, v, rank, dimsbuf, constbuf, condbuf) == 0 then
     return nil
   end
   local r = {}
-  for k = 0, rank - 1 do r[k + 1] = { dimsbuf[k], tonumber(constbuf[k]) } end
+  for k = 0, rank - 1 do
+    local cond = nil
+    if condbuf[k] ~= nil then
+      C.lacc_node_retain(condbuf[k])
+      cond = wrap_node(condbuf[k])
+    end
+    r[k + 1] = { dimsbuf[k], tonumber(constbuf[k]), cond }
+  end
   return r
 end
 

@@ -464,7 +464,25 @@ local function projected(R, a, group)
   end)
 end
 
-local function site_cotangent(R, a, site, val)
+-- A read that broadcasts dimension k of a (index 0 where the broadcast's condition holds,
+-- when the program runs; the position where it does not): the cotangent of either
+-- reading, chosen by the condition (acond), each without a scatter where it can.
+local site_cotangent
+local function broadcast_read(R, a, site, val, dims, k)
+  local cond = dims[k][3]
+  local as_position, as_first = {}, {}
+  for i, dc in ipairs(dims) do
+    as_position[i] = { dc[1], dc[2] }
+    as_first[i] = i == k and { -1, 0 } or { dc[1], dc[2] }
+  end
+  local function one(d)
+    if projection_key(d) == nil then return site_cotangent(R, a, site, val) end
+    return projected(R, a, { sites = { { val, d } } })
+  end
+  return lacc.acond(lacc.unit(exp.wrap(cond)), one(as_first), one(as_position))
+end
+
+function site_cotangent(R, a, site, val)
   if R.pos and core.node_is_position(site[2].node, R.pos.node) ~= 0 then
     return padded(R.make(val), a)
   end
@@ -518,14 +536,29 @@ local function site_cotangent(R, a, site, val)
   end, vals)
 end
 
+-- Whether the arrays' shapes are known, while the program is built, to be one.
+local function same_shapes(arrays)
+  local first = arith.static_shape(arrays[1])
+  if first == nil then return false end
+  for i = 2, #arrays do
+    local s = arith.static_shape(arrays[i])
+    if s == nil or #s ~= #first then return false end
+    for d = 1, #s do if s[d] ~= first[d] then return false end end
+  end
+  return true
+end
+
 local function pointwise_rev(e, ybar)
   local R = retrace(e)
   local yb = R.here(ybar)
   local out = {}
+  -- a zipWith's result is its arrays' intersection: a cotangent is padded to its array's
+  -- shape unless the shapes are known to be one (array arithmetic's, host arrays')
+  local pad = #R.arrays > 1 and not same_shapes(R.arrays)
   for j, x in ipairs(R.arrays) do
     if is_tracked(x) and is_float_type(x.t) then
       local c = R.make(pull_exp(R.body, R.vars[j], yb))
-      out[#out + 1] = { x, #R.arrays > 1 and padded(c, x) or c }
+      out[#out + 1] = { x, pad and padded(c, x) or c }
     end
   end
   -- reads of arrays inside the function: each read's cotangent added at its index
@@ -541,8 +574,14 @@ local function pointwise_rev(e, ybar)
         local val = dot_to(yb, jvp_exp(R.body, { site[1] }, { unit_tangent(a.t) }), a.t)
         local at_pos = R.pos and core.node_is_position(site[2].node, R.pos.node) ~= 0
         local dims = not at_pos and R.pos and core.node_index_dims(site[2].node, R.pos.node, a.rank)
-        local key = dims and projection_key(dims)
-        if key then
+        local bcast = nil
+        for k, dc in ipairs(dims or {}) do
+          if dc[3] ~= nil then bcast = bcast and -1 or k end
+        end
+        local key = dims and not bcast and projection_key(dims)
+        if bcast and bcast > 0 then
+          out[#out + 1] = { a, broadcast_read(R, a, site, val, dims, bcast) }
+        elseif key then
           local g = groups[key]
           if g == nil or #g.sites == util.limits.args then   -- a tuple holds so many
             g = { sites = {} }
