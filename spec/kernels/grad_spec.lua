@@ -336,6 +336,30 @@ for _, b in ipairs(H.backends) do
       for _, e in ipairs(flat_of(run(gx))) do assert.are.equal(2.5, e) end
     end)
 
+    it("compiled, through broadcasts of shapes known only when it runs, on " .. b, function()
+      -- d/dv sum(a * v) is a's sum over what v is stretched along; d/da is v stretched
+      local g = lacc.compile(lacc.grad(function(a, v) return lacc.sum(a * v) end, { 1, 2 }), { backend = b })
+      local a = H.from_flat("f64", { 3, 4 }, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 })
+      for _, c in ipairs {
+        { { 4 }, { 0.5, -1, 2, 3 }, { 15, 18, 21, 24 } },
+        { { 1 }, { 2 }, { 78 } },
+        { { 3, 1 }, { 1, -2, 0.25 }, { 10, 26, 42 } },
+        { { 1, 4 }, { 1, 1, -1, 2 }, { 15, 18, 21, 24 } },
+      } do
+        local v = H.from_flat("f64", c[1], c[2])
+        local ga, gv = g(a, v)
+        assert.are.same(c[3], flat_of(gv))
+        local want = {}
+        for i = 1, 3 do
+          for j = 1, 4 do
+            local k = #c[2] == 1 and 1 or (c[1][2] == 1 and i) or j
+            want[#want + 1] = c[2][k]
+          end
+        end
+        assert.are.same(want, flat_of(ga))
+      end
+    end)
+
     it("says what cannot be differentiated, at the user's line, on " .. b, function()
       local x = lacc.fromtable({ 3.0, 1.0, 2.0 }, "f64")
       local n = lacc.fromtable({ 3, 1, 2 }, "i32")
