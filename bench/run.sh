@@ -11,7 +11,8 @@
 #                    bulk sort random colsum stats"; "sort" stands for sort_u32 sort_f32
 #                    sort_i64, "stats" for stats_meanvar stats_minmax stats_softmax
 #                    stats_kmeans, which may also be named one by one; "grad" the five
-#                    objectives and gradients of issue 47, one table each)
+#                    objectives and gradients of issue 47, one table each; BENCH_GRAD
+#                    picks some of them: "gmm logreg mlp nbody diffusion")
 #   BENCH_REPS       timed runs per row (default 7); BENCH_WARMUP warm-ups (default 1)
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
@@ -110,7 +111,7 @@ note() { printf '%s\n' "$*" >&2; }
 # ---- build the C baselines and the Lua 5.4 wall clock
 CFLAGS_BENCH=${BENCH_CFLAGS:--O3 -march=native -fopenmp}
 for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d nearest bulk \
-    sort_u32 sort_f32 sort_i64 random colsum stats_meanvar stats_minmax stats_softmax stats_kmeans; do
+    sort_u32 sort_f32 sort_i64 random colsum stats_meanvar stats_minmax stats_softmax stats_kmeans grad_logreg; do
   src=$b def=
   case $b in
     matmul_f64) src=matmul def=-DMATMUL_F64 ;;
@@ -421,14 +422,16 @@ run_nearest() {
 }
 
 # The grad group (issue 47): five objectives, each with lacc's objective and gradient rows
-# (bench/lacc/gradients.lua) and PyTorch autograd's gradient (bench/peers/torch_grad.py).
-GRAD_PROGRAMS="gmm logreg mlp nbody diffusion"
+# (bench/lacc/gradients.lua), PyTorch autograd's gradient (bench/peers/torch_grad.py) and,
+# where written, a hand-written C gradient (bench/c/grad_<program>.c: logreg).
+GRAD_PROGRAMS=${BENCH_GRAD:-gmm logreg mlp nbody diffusion}
 run_grad() {
   saved_rows=$ROWS
   for p in $GRAD_PROGRAMS; do
     note "bench grad_$p ($THREADS threads):"
     LACC_TIMED_OUT=0
-    ROWS="lacc_objective lacc_gradient PyTorch"
+    ROWS="C lacc_objective lacc_gradient PyTorch"
+    [ -x "$OUT/grad_$p" ] && row "grad_$p" C "$OUT/grad_$p"
     for r in lacc_objective lacc_gradient; do
       if [ $HAVE_LUA54 = 1 ]; then
         row "grad_$p" "$r" env LUA_PATH="$LUA_PATH_B" LUA_CPATH="$LUA_CPATH_B" \
@@ -576,8 +579,9 @@ for bench in $ONLY; do
             printf "%-16s %12.2f %12s %24.15g %s\n", id[k], ms[id[k]],
               ("lacc_objective" in ms) ? sprintf("%.2f", ms[id[k]] / ms["lacc_objective"]) : "-", sum[id[k]], note[id[k]]
           if (("lacc_gradient" in ms) && ("lacc_objective" in ms))
-            printf "summary %s: gradient %.2fx the objective (target 4x)%s\n", b, ms["lacc_gradient"] / ms["lacc_objective"],
-              ("PyTorch" in ms) ? sprintf("; lacc gradient %.2fx PyTorch autograd (target 0.67x)", ms["lacc_gradient"] / ms["PyTorch"]) : ""
+            printf "summary %s: gradient %.2fx the objective (target 4x)%s%s\n", b, ms["lacc_gradient"] / ms["lacc_objective"],
+              ("PyTorch" in ms) ? sprintf("; lacc gradient %.2fx PyTorch autograd (target 0.67x)", ms["lacc_gradient"] / ms["PyTorch"]) : "",
+              ("C" in ms) ? sprintf("; %.2fx the hand-written C gradient", ms["lacc_gradient"] / ms["C"]) : ""
         }' "$RES"
     done
     continue
