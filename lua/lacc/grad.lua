@@ -927,6 +927,40 @@ RULES.acond = {
   end,
 }
 
+-- sort and sort_by_key: each row's elements moved by the sort's permutation (argsort's,
+-- the same stable order), so the cotangent goes back where each element came from.
+local function along_perm(x, perm)   -- indices of a row's last dimension through perm
+  local r = x.rank
+  return function(...)
+    local ix = { ... }
+    ix[r] = perm:at(...)
+    return unpack(ix, 1, r)
+  end
+end
+
+local function sorted_parts(e)
+  if e.name == "sort" then
+    local xs = accs.to_acc(e.args[1], "sort")
+    return xs, lacc.argsort(xs, e.args[2])
+  end
+  local keys, values = accs.to_acc(e.args[1], "sort_by_key"), accs.to_acc(e.args[2], "sort_by_key")
+  return e.index == 1 and keys or values, lacc.argsort(keys, e.args[3])
+end
+
+local sort_rule = {
+  rev = function(e, ybar)
+    local src, perm = sorted_parts(e)
+    if not is_tracked(src) then return {} end
+    return { { src, lacc.permute(add_exp, zeros_like(src), along_perm(src, perm), ybar) } }
+  end,
+  fwd = function(e, tan)
+    local src, perm = sorted_parts(e)
+    local t = tan(src)
+    return t and lacc.backpermute(lacc.shape(t), along_perm(t, perm), t)
+  end,
+}
+RULES.sort, RULES.sort_by_key = sort_rule, sort_rule
+
 -- ---- matmul: two products
 
 local function swap_last(x)
