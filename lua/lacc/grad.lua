@@ -420,7 +420,6 @@ end
 -- their values as one tuple per position, summed over the dimensions the pattern does not
 -- keep in one fold (the function's work shared between the reads, as the C compiler sees
 -- one kernel), then placed where each read's constants say (zeros elsewhere).
-local ADD_TUPLE = function(p, q) return add_exp(p, q) end
 local function projected(R, a, group)
   local sites = group.sites
   local vals = {}
@@ -431,7 +430,7 @@ local function projected(R, a, group)
   for _, dc in ipairs(sites[1][2]) do if dc[1] >= 0 then kept[dc[1]] = true end end
   for d = R.rank - 1, 0, -1 do
     if not kept[d] then
-      red = one and lacc.sum(red, d + 1) or lacc.fold(ADD_TUPLE, zero_exp(red.t), red, { dim = d + 1 })
+      red = one and lacc.sum(red, d + 1) or lacc.fold(add_exp, zero_exp(red.t), red, { dim = d + 1 })
     end
   end
   local dims1 = sites[1][2]
@@ -903,24 +902,24 @@ RULES.append = {
 }
 
 -- acond(c, a, b): the branch taken gets the cotangent, the other zeros.
+local function acond_parts(e, what)
+  local c, a, b = e.args[1], e.args[2], e.args[3]
+  if type(a) == "table" and not is_acc(a) and not array.is_array(a) then
+    no_rule(e, what, ": acond over lists of arrays has no rule yet")
+  end
+  return c, accs.to_acc(a, "acond"), accs.to_acc(b, "acond")
+end
+
 RULES.acond = {
   rev = function(e, ybar)
-    local c, a, b = e.args[1], e.args[2], e.args[3]
-    if type(a) == "table" and not is_acc(a) and not array.is_array(a) then
-      no_rule(e, "vjp", ": acond over lists of arrays has no rule yet")
-    end
-    a, b = accs.to_acc(a, "acond"), accs.to_acc(b, "acond")
+    local c, a, b = acond_parts(e, "vjp")
     local out = {}
     if is_tracked(a) then out[#out + 1] = { a, lacc.acond(c, ybar, zeros_like(a)) } end
     if is_tracked(b) then out[#out + 1] = { b, lacc.acond(c, zeros_like(b), ybar) } end
     return out
   end,
   fwd = function(e, tan)
-    local c, a, b = e.args[1], e.args[2], e.args[3]
-    if type(a) == "table" and not is_acc(a) and not array.is_array(a) then
-      no_rule(e, "jvp", ": acond over lists of arrays has no rule yet")
-    end
-    a, b = accs.to_acc(a, "acond"), accs.to_acc(b, "acond")
+    local c, a, b = acond_parts(e, "jvp")
     local ta, tb = tan(a), tan(b)
     if ta == nil and tb == nil then return nil end
     return lacc.acond(c, ta or zeros_like(a), tb or zeros_like(b))
