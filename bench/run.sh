@@ -17,9 +17,10 @@
 #   BENCH_ROW_BUDGET seconds of timed runs a row aims at: slow rows do fewer reps (min 3)
 #   BENCH_TIMEOUT    seconds before a row is killed (default 120)
 #   BENCH_ROWS       rows to run (default all: "C OpenCL NumPy LuaJIT_loop lacc lacc_generate
-#                    lacc_matmul lacc_separable lacc_fusion_off lacc_hfuse_off lacc_sharing_off
-#                    lacc_compile lacc_opencl lacc_opencl_read lacc_luajit"; lacc_generate and
-#                    lacc_matmul are matmul's other formulations, lacc_separable conv2d's (two
+#                    lacc_matmul lacc_contract lacc_separable lacc_fusion_off lacc_hfuse_off
+#                    lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit";
+#                    lacc_generate and lacc_matmul are matmul's other formulations,
+#                    lacc_contract lacc.matmul under lacc.config{contract = true}, lacc_separable conv2d's (two
 #                    1-D stencils); lacc_hfuse_off (sibling folds not
 #                    merged, {hfuse = false}) runs for stats_* only; the C process also
 #                    gives "C vectorised" (dotp, nbody), "C fresh output" (saxpy,
@@ -51,7 +52,7 @@ PEERS=${BENCH_PEERS:-1}
 PEER_ROWS="PyTorch Numba Halide Halide_separable"
 if [ "$PEERS" = only ]; then
   BENCH_ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d sort random colsum stats grad}
-  BENCH_ROWS=${BENCH_ROWS:-C lacc lacc_matmul lacc_separable $PEER_ROWS}
+  BENCH_ROWS=${BENCH_ROWS:-C NumPy lacc lacc_matmul lacc_contract lacc_separable $PEER_ROWS}
 fi
 ONLY=${BENCH_ONLY:-dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d tags nearest overhead bulk sort random colsum stats grad}
 # "sort" is its three key types, "stats" its four programs, each a benchmark (and a table)
@@ -66,7 +67,7 @@ done)
 TIMEOUT=${BENCH_TIMEOUT:-120}
 THREADS=${LACC_THREADS:-$(nproc 2>/dev/null || echo 1)}
 LUAJIT_LACC=${BENCH_LUAJIT_LACC:-1}
-ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_separable lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit $PEER_ROWS}
+ROWS=${BENCH_ROWS:-C OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_contract lacc_separable lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit $PEER_ROWS}
 [ "$PEERS" = 0 ] && ROWS=$(for r in $ROWS; do case " $PEER_ROWS " in *" $r "*) ;; *) printf '%s ' "$r" ;; esac; done)
 export LACC_TIER=opt LACC_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" PYTHONDONTWRITEBYTECODE=1
 export BENCH_REPS="${BENCH_REPS:-7}" BENCH_WARMUP="${BENCH_WARMUP:-1}" \
@@ -473,8 +474,8 @@ for bench in $ONLY; do
     scan) run_bench scan "$N_SCAN" ;;
     histogram) run_bench histogram "$N_HIST" ;;
     blur) run_bench blur "$W_BLUR" ;;
-    matmul) run_bench matmul "$N_MATMUL" matmul f32 "lacc_generate lacc_matmul" ;;
-    matmul_f64) run_bench matmul_f64 "$N_MATMUL_F64" matmul f64 "lacc_generate lacc_matmul" ;;
+    matmul) run_bench matmul "$N_MATMUL" matmul f32 "lacc_generate lacc_matmul lacc_contract" ;;
+    matmul_f64) run_bench matmul_f64 "$N_MATMUL_F64" matmul f64 "lacc_generate lacc_matmul lacc_contract" ;;
     nbody) run_bench nbody "$N_NBODY" ;;
     conv2d) run_bench conv2d "$W_CONV" conv2d "" lacc_separable ;;
     tags) run_tags ;;
@@ -620,8 +621,8 @@ for bench in $ONLY; do
   fi
   awk -v bench="$bench" '
     BEGIN {
-      split("C C_vectorised C_fresh_output C_blocked OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_separable lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
-      split("C|C vectorised|C fresh output|C blocked|OpenCL by hand|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc separable|lacc fusion off|lacc hfuse off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
+      split("C C_vectorised C_fresh_output C_blocked OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_contract lacc_separable lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
+      split("C|C vectorised|C fresh output|C blocked|OpenCL by hand|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc contract|lacc separable|lacc fusion off|lacc hfuse off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
       split("C_wc C_philox C_rows NumPy_argsort NumPy_rows lacc_argsort lacc_rows Halide_separable", ids, " ")
       split("C write-combining|C philox|C row sums|NumPy argsort|NumPy row sums|lacc argsort|lacc row sums|Halide separable", names, "|")
@@ -670,7 +671,7 @@ for bench in $ONLY; do
       }
       # issue 45: lacc against each peer row, lacc'"'"'s time over the peer'"'"'s (under 1: lacc is
       # faster); for matmul also lacc.matmul'"'"'s
-      np = split("PyTorch Numba Halide Halide_separable", peer, " "); pl = ""
+      np = split("NumPy PyTorch Numba Halide Halide_separable", peer, " "); pl = ""
       for (k = 1; k <= np; k++) {
         if (!(peer[k] in ms)) continue
         if ("lacc" in ms) pl = pl sprintf("%s %.2fx %s", pl == "" ? " lacc" : ",", ms["lacc"] / ms[peer[k]], name(peer[k]))
@@ -680,6 +681,12 @@ for bench in $ONLY; do
         pm = ""
         for (k = 1; k <= np; k++)
           if (peer[k] in ms) pm = pm sprintf("%s %.2fx %s", pm == "" ? "; lacc.matmul" : ",", ms["lacc_matmul"] / ms[peer[k]], name(peer[k]))
+        pl = pl pm
+      }
+      if (pl != "" && ("lacc_contract" in ms)) {
+        pm = ""
+        for (k = 1; k <= np; k++)
+          if (peer[k] in ms) pm = pm sprintf("%s %.2fx %s", pm == "" ? "; contract" : ",", ms["lacc_contract"] / ms[peer[k]], name(peer[k]))
         pl = pl pm
       }
       if (("lacc_separable" in ms) && ("Halide_separable" in ms))
@@ -693,7 +700,7 @@ for bench in $ONLY; do
       if ("C_vectorised" in ms) s = s sprintf(", C vectorised %.2fx C", ms["C_vectorised"] / c)
       if ("C_fresh_output" in ms) s = s sprintf(", C fresh output %.2fx C", ms["C_fresh_output"] / c)
       if ("C_blocked" in ms) s = s sprintf(", C blocked %.2fx C", ms["C_blocked"] / c)
-      nw = split("lacc lacc_generate lacc_matmul lacc_separable lacc_compile lacc_opencl lacc_opencl_read lacc_luajit NumPy LuaJIT_loop PyTorch Numba Halide Halide_separable", want, " ")
+      nw = split("lacc lacc_generate lacc_matmul lacc_contract lacc_separable lacc_compile lacc_opencl lacc_opencl_read lacc_luajit NumPy LuaJIT_loop PyTorch Numba Halide Halide_separable", want, " ")
       for (k = 1; k <= nw; k++) {
         id = want[k]
         if (id in ms) {

@@ -135,9 +135,10 @@ int cl_compile(lacc_ctx *ctx, const char *spec, kplan *P) {
      * compiler's warnings about it would only be noise on the user's stderr. */
     const char *more = getenv("LACC_CL_OPTIONS");
     char opts[512];
-    snprintf(opts, sizeof opts, "-w -cl-fp32-correctly-rounded-divide-sqrt%s%s%s %.300s",
+    snprintf(opts, sizeof opts, "-w -cl-fp32-correctly-rounded-divide-sqrt%s%s%s%s %.300s",
              cp->fp64 ? " -D LACC_FP64" : "", cp->i64_atomics ? " -D LACC_I64_ATOMICS" : "",
-             cp->own_math ? " -D LACC_OWN_MATH" : "", more != NULL ? more : "");
+             cp->own_math ? " -D LACC_OWN_MATH" : "",
+             setting_switch("LACC_CONTRACT", 0) ? " -D LACC_CONTRACT" : "", more != NULL ? more : "");
     rc = clrt_build(ctx, cp->dev, src, opts, &cp->prog);
   }
   free(src);

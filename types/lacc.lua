@@ -93,6 +93,7 @@ local Collection = {}
 ---@field backend? string
 ---@field device? string
 ---@field tier? "auto"|"fast"|"opt"
+---@field contract? boolean  a * b + c may be one fused multiply-add in optimised kernels
 
 ---@class lacc
 ---@field _VERSION string

@@ -4,10 +4,13 @@
 --                       (replicate (n, All, All) (transpose b)))
 --   lacc_generate     : fold (+) 0 (generate (n, n, n) (\i j k -> a[i, k] * b[k, j]))
 --   lacc_matmul       : lacc.matmul(a, b)
+--   lacc_contract     : lacc.matmul(a, b) under lacc.config{contract = true} (a * b + c
+--                       may be one fused multiply-add)
 local lacc = require "lacc"
 local B = require "benchlib"
 local R = dofile((arg[0]:match("^(.*)/") or ".") .. "/rows.lua")
 local row, mode, n, t = R.args()
+if row == "lacc_contract" then lacc.config { contract = true } end
 t = t or "f32"
 local bench = t == "f32" and "matmul" or "matmul_" .. t
 
@@ -37,6 +40,7 @@ local formulations = {
     end))
   end,
   lacc_matmul = function(x, y) return lacc.matmul(x, y) end,
+  lacc_contract = function(x, y) return lacc.matmul(x, y) end,
 }
 local matmul = formulations[row] or formulations.lacc
 

@@ -12,6 +12,7 @@ typedef struct {
   const char *level;           /* opt_level's choice, or NULL */
   int64_t longest;
   int fast;                    /* the fast tier: its compiler, no level, no disk cache */
+  int contract;                /* LACC_CONTRACT: a * b + c may become one fma */
   unsigned char key[32];
   char id[48];
 } request;

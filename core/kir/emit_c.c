@@ -126,7 +126,7 @@ static const char *const prelude =
  * double arithmetic is float. 64-bit atomics need LACC_I64_ATOMICS; without it the
  * executor never launches a kernel that uses them. */
 static const char *const cl_prelude =
-  "#pragma OPENCL FP_CONTRACT OFF\n"
+  "#ifdef LACC_CONTRACT\n#pragma OPENCL FP_CONTRACT ON\n#else\n#pragma OPENCL FP_CONTRACT OFF\n#endif\n"
   "#ifdef LACC_FP64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#else\n#define double float\n#endif\n"
   "#ifdef LACC_I64_ATOMICS\n#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
   "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n#endif\n"

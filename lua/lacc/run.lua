@@ -382,7 +382,7 @@ function F.config(t)
     local r = {}
     for name, value in core.config_get():gmatch("([%w_]+)=([^\n]*)\n") do
       if config_numbers[name] then r[name] = tonumber(value)
-      elseif name == "verbose" then r[name] = value == "true"
+      elseif name == "verbose" or name == "contract" then r[name] = value == "true"
       elseif value ~= "" then r[name] = value end
     end
     return r

@@ -16,12 +16,13 @@ end
 describe("lacc.config", function()
   it("reports every setting in force", function()
     local c = lacc.config()
-    for _, k in ipairs { "threads", "cache_mb", "cc", "cflags", "verbose", "backend" } do
+    for _, k in ipairs { "threads", "cache_mb", "cc", "cflags", "verbose", "backend", "contract" } do
       assert.is_not_nil(c[k], k)
     end
     assert.are.equal("number", type(c.threads))
     assert.is_true(c.threads >= 1)
     assert.are.equal("boolean", type(c.verbose))
+    assert.are.equal("boolean", type(c.contract))
     -- the guide's order: LACC_CACHE, $XDG_CACHE_HOME/lacc, ~/.cache/lacc
     local xdg, home = os.getenv("XDG_CACHE_HOME"), os.getenv("HOME")
     local default = xdg and xdg ~= "" and xdg .. "/lacc" or home and home .. "/.cache/lacc"
@@ -72,12 +73,45 @@ describe("lacc.config", function()
     end)
   end)
 
+  it("lets the compiler fuse a * b + c into one rounding with contract = true #opt", function()
+    -- x * x - c for x = 1 + 2^-30, c = 1 + 2^-29: x * x rounds to c (0 after the
+    -- subtraction); fused, the product keeps its 2^-60
+    local x, c = 1 + 2 ^ -30, 1 + 2 ^ -29
+    local xs = lacc.fromtable({ x, -x }, "f64")
+    local p = lacc.map(function(v) return v * v - c end, xs)
+    assert.are.equal(false, lacc.config().contract)
+    with({ tier = "opt" }, function()
+      assert.are.same({ 0, 0 }, lacc.run(p, { backend = "cpu" }):totable())
+    end)
+    local f = io.open("/proc/cpuinfo")
+    local info = f and f:read("a") or ""
+    if f then f:close() end
+    -- x86 with FMA (the kernels' -march=native) or any aarch64: the compiler fuses
+    local fused = info:find("%sfma%s") ~= nil or info:find("asimd", 1, true) ~= nil
+    with({ tier = "opt", contract = true }, function()
+      assert.are.equal(true, lacc.config().contract)
+      local r = lacc.run(p, { backend = "cpu" }):totable()
+      local want = fused and 2 ^ -60 or 0
+      assert.are.same({ want, want }, r)
+      -- a product's sums stay within a rounding of each term of the interpreter's
+      local a = lacc.fromtable({ { 0.1, 0.7, -1.3 }, { 2.5, 1e-3, 0.3 } }, "f32")
+      local b = lacc.fromtable({ { 1.1, -0.2 }, { 0.9, 3.3 }, { -0.4, 0.6 } }, "f32")
+      local got = lacc.run(lacc.matmul(a, b), { backend = "cpu" }):totable()
+      local ref = lacc.run(lacc.matmul(a, b), { backend = "interp" }):totable()
+      for i = 1, 2 do
+        for j = 1, 2 do assert.is_true(math.abs(got[i][j] - ref[i][j]) <= 1e-6, i .. "," .. j) end
+      end
+    end)
+    assert.are.equal(false, lacc.config().contract)
+  end)
+
   it("refuses a bad value, naming the setting", function()
     local cases = {
       { { threads = "abc" }, "config: threads: expected a whole number from 1 to 256, got abc" },
       { { threads = 0 }, "config: threads: expected a whole number from 1 to 256, got 0" },
       { { cache_mb = -1 }, "config: cache_mb: expected a number from 0" },
       { { verbose = "maybe" }, "config: verbose: expected true or false, got maybe" },
+      { { contract = "fast" }, "config: contract: expected true or false, got fast" },
       { { backend = "gpu" }, "config: backend: expected \"cpu\", \"interp\", \"opencl\"" },
       { { thread = 2 }, "config: unknown setting thread" },
       { { cc = {} }, "config: cc: expected a number, a string or a boolean, got table" },
