@@ -49,6 +49,8 @@
   X(TILE_STREAM_BYTES, 1024, "bytes", "cpu-like: a tile's accumulators where its elements stream") \
   X(TILE_STREAM_LANES_MOST, 256, "outputs", "cpu-like: the most outputs of a streaming tile") \
   X(TILE_FIELDS, 4, "fields", "cpu-like: the most fields of a tuple a tile folds") \
+  X(TILE_STRIDED_ROW, 8, "elements", \
+    "cpu: rows this short fold in tiles whose lanes read apart (longer: folds without lanes)") \
   X(HFUSE_MOST, 8, "folds", "the most sibling folds (or permutes) one loop computes (horizontal fusion)") \
   X(POOL_SPIN_US, 100, "us", \
     "cpu: how long a worker (and a caller waiting for its job) spins before it sleeps")

@@ -168,7 +168,11 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int part = n >= 2 * TUNE_PART_GRAIN && !st->ordered &&
              ((R < threads && threads > 1) || (st->lanes && R <= 4 * threads));
   int64_t J = st->rank > 0 ? E->S[st->out].ext[st->rank - 1] : 0;
-  if (!part && st->fn[SF_TILE] >= 0 && J >= st->tile_least) {
+  /* a strided tile (lower_tile.c: pass_tiles) where rows are short, or the rows' plain
+   * loop has no per-lane accumulators (it folds one element at a time) */
+  int tiled = st->fn[SF_TILE] >= 0 && J >= st->tile_least &&
+              (!st->tile_strided || n <= TUNE_TILE_STRIDED_ROW || (!st->lanes && J >= st->tile_lanes));
+  if (!part && tiled) {
     /* tiles of tile_lanes outputs, one per vector lane (lower_tile.c) */
     int64_t lw = st->tile_lanes, rows = st->tile_rows;
     int64_t tiles = (R / J + rows - 1) / rows * ((J + lw - 1) / lw);

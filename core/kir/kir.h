@@ -252,6 +252,7 @@ typedef struct {
   int check_only;          /* a step that only tests a condition and reports its error
                               (explain prints it apart, not as a kernel) */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
+  int tile_strided;        /* fold: its SF_TILE's lanes read apart (each its own row) */
   int atomic;              /* permute: SF_ASCATTER updates targets with compare-and-swap */
   int ordered;             /* fold/scan: rows only in order (no chunks: a float min/max
                               scan, or fold with the accumulator second) */
