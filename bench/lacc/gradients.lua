@@ -140,8 +140,15 @@ elseif row == "lacc_gradient" then
 else
   return B.na(bench, row, "unknown row " .. tostring(row))
 end
-local ok, _, st = pcall(lacc.explain, progs)
+local ok, text, st = pcall(lacc.explain, progs)
 if ok and type(st) == "table" then note = note .. " kernels=" .. tostring(st.kernels) end
+-- BENCH_EXPLAIN=FILE: the program's explain text there
+local dump = os.getenv("BENCH_EXPLAIN")
+if ok and dump and dump ~= "" then
+  local fh = assert(io.open(dump, "w"))
+  fh:write(text)
+  fh:close()
+end
 local ms, reps, last = B.measure(function() return { lacc.run(progs) } end)
 -- the checksum: the sum of every result's elements (f64)
 local sum = 0

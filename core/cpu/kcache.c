@@ -172,7 +172,8 @@ static int write_file(const char *path, const void *p, size_t n) {
 
 /* An optimisation level that overrides the flags' for a program whose kernels would take
  * an optimising C compiler too long: past LACC_OPT_SOURCE bytes of C, -O0 (gcc: minutes
- * at -O3); by default (no LACC_CFLAGS), -O2 where a loop has more than LONG_LOOP
+ * at -O3, a minute at -O1 on a match over 4096 constructors; a program of many functions
+ * comes in parts of less: code.c, cpu_build_parts); by default (no LACC_CFLAGS), -O2 where a loop has more than LONG_LOOP
  * operations: gcc's vectorisers at -O3 take time that grows faster than the code
  * (docs/design.md, Measurements). NULL: the flags as they are. */
 enum { LONG_LOOP = 800 };

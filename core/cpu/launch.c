@@ -169,9 +169,11 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
              ((R < threads && threads > 1) || (st->lanes && R <= 4 * threads));
   int64_t J = st->rank > 0 ? E->S[st->out].ext[st->rank - 1] : 0;
   /* a strided tile (lower_tile.c: pass_tiles) where rows are short, or the rows' plain
-   * loop has no per-lane accumulators (it folds one element at a time) */
+   * loop has no per-lane accumulators (it folds one element at a time) and an element
+   * gathers little */
   int tiled = st->fn[SF_TILE] >= 0 && J >= st->tile_least &&
-              (!st->tile_strided || n <= TUNE_TILE_STRIDED_ROW || (!st->lanes && J >= st->tile_lanes));
+              (!st->tile_strided || n <= TUNE_TILE_STRIDED_ROW ||
+               (!st->lanes && J >= st->tile_lanes && st->tile_gathers <= TILE_STRIDED_GATHERS));
   if (!part && tiled) {
     /* tiles of tile_lanes outputs, one per vector lane (lower_tile.c) */
     int64_t lw = st->tile_lanes, rows = st->tile_rows;
@@ -180,7 +182,8 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
                  chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0, 0 };
     if (l.nchunks > tiles) l.nchunks = tiles;
     pool_run(l.nchunks, run_range, &l);
-    return checked(E);
+    if (!E->rt.failed || E->rt.check != CHECK_UNTILED) return checked(E);
+    E->rt.failed = 0;   /* a tile's hoisted test failed (hoist.c): the plain loop, below */
   }
   if (!part && st->hscan >= 0 && scan_by_rows(&E->P->steps[st->hscan], R, n)) {
     E->hdefer = (int)(st - E->P->steps);   /* the scan's row loop folds the rows too */
@@ -505,8 +508,18 @@ int cpu_sources(lacc_ctx *ctx, const kplan *P, char **srcs, int *first) {
   srcs[0] = whole;
   if (n == 1) return 1;
   free(whole);
-  for (int i = 0; i < n; i++) {   /* parts of about as many functions */
-    first[i + 1] = (int)((int64_t)P->nfns * (i + 1) / n);
+  /* parts of about as much code, by the functions' instructions (a contraction's tiles
+   * are a hundred times a map's) */
+  int64_t total = 0, sum = 0;
+  for (int k = 0; k < P->nfns; k++) total += 1 + P->fns[k].pro.n + P->fns[k].body.n;
+  for (int i = 0, k = 0; i < n; i++) {
+    while (k < P->nfns - (n - 1 - i) && (k <= first[i] || sum < total * (i + 1) / n)) {
+      sum += 1 + P->fns[k].pro.n + P->fns[k].body.n;
+      k++;
+    }
+    first[i + 1] = i == n - 1 ? P->nfns : k;
+  }
+  for (int i = 0; i < n; i++) {
     srcs[i] = emit_c_part(P, first[i], first[i + 1]);
     if (srcs[i] == NULL) {
       for (int j = 0; j < i; j++) free(srcs[j]);

@@ -320,6 +320,34 @@ static int reads_rec(walk *w, const lacc_node *x, const lacc_node *a) {
   return 0;
 }
 
+int lacc_exp_is_zero(const lacc_node *e) {
+  if (e == NULL || e->kind != K_CONST || e->type->kind != T_SCALAR) return 0;
+  scalar_kind k = e->type->scalar;
+  if (k == S_F32) return e->cval.f == 0.0f;
+  if (k == S_F64) return e->cval.d == 0.0;
+  return e->cval.i == 0;
+}
+
+static int uses_rec(walk *w, const lacc_node *e, const lacc_node *x) {
+  if (e == x) return 1;
+  if (node_level_of(e->kind) == L_ACC || seen_before(w, e)) return 0;
+  if (w->n == WALK_MAX) return 1;
+  w->seen[w->n++] = e;
+  for (int i = 0; i < e->nkids; i++)
+    if (uses_rec(w, e->kids[i], x)) return 1;
+  return 0;
+}
+
+int lacc_exp_uses(const lacc_node *e, const lacc_node *x) {
+  if (e == NULL || x == NULL) return 0;
+  walk *w = malloc(sizeof *w);
+  if (w == NULL) return 1;
+  w->n = 0;
+  int r = uses_rec(w, e, x);
+  free(w);
+  return r;
+}
+
 int lacc_exp_reads(const lacc_node *e, const lacc_node *a) {
   if (e == NULL || a == NULL) return 0;
   walk *w = malloc(sizeof *w);

@@ -234,6 +234,12 @@ lacc_node *lacc_exp_jvp(lacc_ctx *ctx, lacc_node *e, int n, lacc_node *const *va
 /* 1 when expression or function e, or the functions and scalar arguments of array node e,
  * read an element of array a (its shape and size do not count). */
 int lacc_exp_reads(const lacc_node *e, const lacc_node *a);
+/* 1 when expression e is a constant zero of a scalar type (+0 or -0 for floats): a
+ * derivative lacc_exp_jvp found not to depend on its variables. */
+int lacc_exp_is_zero(const lacc_node *e);
+/* 1 when expression e depends on node x (x among the nodes it is built of, arrays'
+ * own inputs aside; past a few thousand nodes the answer is 1). */
+int lacc_exp_uses(const lacc_node *e, const lacc_node *x);
 /* The element reads of array a (its "index" nodes) in expression e, or in the functions
  * and scalar arguments of array node e, each once, into out, and each read's index
  * expression into index: how many (at most cap), or -1 past cap. The nodes are e's own

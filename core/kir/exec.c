@@ -7,9 +7,12 @@
  * backend's table (backend.h) does the rest: kernel steps and where arrays live.
  * Must not: lower, print or build kernels, or know how a backend stores its arrays.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "base/sort.h"
 #include "kir/backend.h"
+#include "base/settings.h"
 
 int exec_compile(lacc_ctx *ctx, const backend_ops *ops, const char *device, kplan *P) {
   int rc = ops->compile(ctx, device, P);
@@ -159,6 +162,28 @@ static int results(run *X, lacc_array *const *params, lacc_array **out) {
   return rc;
 }
 
+/* LACC_PROFILE=1: each step's wall time on stderr after the run, named as explain names
+ * it (aN = kind), so a slow kernel of a large program (a gradient's) can be found. */
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+static void profile_print(const kplan *P, const double *ms) {
+  double total = 0;
+  for (int k = 0; k < P->nsteps; k++) total += ms[k];
+  fprintf(stderr, "lacc profile: %d steps, %.3f ms\n", P->nsteps, total);
+  for (int k = 0; k < P->nsteps; k++) {
+    const pstep *st = &P->steps[k];
+    const pslot *o = &P->slots[st->out];
+    const lacc_node *nd = st->kind == SK_SELECT ? NULL : st->node;
+    fprintf(stderr, "lacc profile: %9.3f ms  a%d = %s, rank %d %s (at %s)\n", ms[k], st->out,
+            nd != NULL ? kind_name(nd->kind) : "select", o->rank, o->type->sig,
+            nd != NULL && nd->where != NULL ? nd->where : "?");
+  }
+}
+
 int exec_plan(lacc_ctx *ctx, const backend_ops *ops, const kplan *P, lacc_array *const *params,
               lacc_array **out) {
   run X = { ctx, ops, P, ops->begin(ctx, P) };
@@ -171,11 +196,16 @@ int exec_plan(lacc_ctx *ctx, const backend_ops *ops, const kplan *P, lacc_array 
   run_begin(ctx);
   progress_begin(ctx, P->nsteps);
   if (ops->hooks != NULL) ops->hooks(ctx, 1);
+  double *ms = setting_switch("LACC_PROFILE", 0) ? calloc((size_t)P->nsteps + 1, sizeof *ms) : NULL;
   for (int k = 0; rc == LACC_OK && k < P->nsteps; k++) {
     progress_at(ctx, k);
+    double t0 = ms != NULL ? now_ms() : 0;
     rc = run_stopped(ctx) ? run_interrupted(ctx) : run_step(&X, k);
+    if (ms != NULL) ms[k] = now_ms() - t0;
     if (rc == LACC_OK) release_after(&X, k);
   }
+  if (ms != NULL && rc == LACC_OK) profile_print(P, ms);
+  free(ms);
   progress_end(ctx, rc == LACC_OK);
   if (ops->hooks != NULL) ops->hooks(ctx, 0);
   run_end(ctx);

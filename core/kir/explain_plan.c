@@ -137,9 +137,10 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
     text_put(b, "  rows of %d outputs or more: in tiles of that many, one output per vector lane, "
              "%d rows a tile\n", st->tile_lanes, st->tile_rows);
   if (st->kind == SK_FOLD && st->fn[SF_TILE] >= 0 && st->tile_strided)
-    text_put(b, "  the lanes read rows apart (a gather): tiles only where rows have at most %d "
-             "elements%s\n", (int)TUNE_TILE_STRIDED_ROW,
-             st->lanes ? "" : " or the plain loop folds one element at a time");
+    text_put(b, "  the lanes read rows apart (%d gather%s): tiles only where rows have at most %d "
+             "elements%s\n", st->tile_gathers, st->tile_gathers == 1 ? "" : "s",
+             (int)TUNE_TILE_STRIDED_ROW,
+             st->lanes || st->tile_gathers > TILE_STRIDED_GATHERS ? "" : " or the plain loop folds one element at a time");
   if (st->checks > 0)
     text_put(b, "  checks per element: %d of %d left, %d tested once before their loop, "
              "%d proved\n", st->checks_left, st->checks, st->checks_hoisted,

@@ -28,6 +28,8 @@ typedef struct {
   int lo, hi;                  /* the loop's FOR and END, in B's positions */
   const unsigned char *set;    /* set[v]: v is written inside the loop */
   int vars[MAXV], nvars;       /* loop variables of the side being read */
+  const int *leaf;             /* the comparisons the checks are made of (loop_checks) */
+  int nleaf;
 } loopview;
 
 static int inside(const loopview *L, int pos) { return pos >= L->lo && pos <= L->hi; }
@@ -37,6 +39,29 @@ static int inside(const loopview *L, int pos) { return pos >= L->lo && pos <= L-
 static int invariant(const loopview *L, int v) {
   int64_t k;
   return (v >= 0 && !L->set[v]) || bx_int_const(L->B, v, &k);
+}
+
+/* Whether bool c is true wherever the versioned copy runs: one of the checks' comparisons
+ * (which the copy takes as true), through moves and ands. */
+static int leaf_true(const loopview *L, int c, int depth) {
+  const bctx *B = L->B;
+  for (int k = 0; k < L->nleaf; k++)
+    if (L->leaf[k] == c) return 1;
+  if (depth == 0 || c < 0 || B->dk[c] != D_ONE) return 0;
+  const kinst *in = B->code[B->defpos[c]];
+  if (in->op == KO_MOV) return leaf_true(L, in->a, depth - 1);
+  return in->op == KO_PRIM && in->prim == P_LAND && leaf_true(L, in->a, depth - 1) &&
+         leaf_true(L, in->b, depth - 1);
+}
+
+/* The index a checked read takes (the lowering's select of the index where its check
+ * holds, else 0) where its check is one the copy takes as true: the read through a
+ * backpermute of a transpose (`matmul(transpose(x), y)`) reads its source at the
+ * selected index, whose own check then compares that; -1 for anything else. */
+static int selected(const loopview *L, int v) {
+  const bctx *B = L->B;
+  if (v < 0 || B->dk[v] != D_SEL || !leaf_true(L, B->code[B->defpos[v]]->a, 16)) return -1;
+  return B->code[B->defpos[v] + 1]->a;
 }
 
 /* Whether v, read at instruction `use`, is an invariant plus distinct loop variables of L
@@ -55,6 +80,8 @@ static int affine(loopview *L, int v, int use, int depth) {
     L->vars[L->nvars++] = v;
     return 1;
   }
+  int sel = selected(L, v);
+  if (sel >= 0) return affine(L, sel, B->defpos[v], depth - 1);
   if (B->dk[v] != D_ONE || B->F->vt[v] != S_I64) return 0;
   int at = B->defpos[v];
   if (in->op == KO_MOV) return affine(L, in->a, at, depth - 1);
@@ -113,6 +140,8 @@ static int at_corner(writer *W, const loopview *L, int v, int hi) {
   int64_t k;
   if (v >= 0 && !L->set[v]) return v;
   if (bx_int_const(B, v, &k)) return put_op(W, KO_CONST, P_ADD, S_I64, -1, -1, k);
+  int sel = selected(L, v);
+  if (sel >= 0) return at_corner(W, L, sel, hi);
   const kinst *in = B->code[B->defpos[v]];
   if (B->dk[v] == D_FOR) {
     if (!hi) return at_corner(W, L, in->a, 0);
@@ -273,10 +302,23 @@ static void copy_loop(writer *W, const loopview *L, const int *leaf, int nleaf, 
 
 static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp);
 
+/* A cpu tile's loop where its test fails: not a second copy of the tiles with their
+ * checks (the copy doubled a contraction's C, and a gradient's product of a transpose
+ * came to 2 MB, which is compiled at -O0), but word to the executor, which then folds
+ * the rows in the plain loop (launch.c), with the checks and reports of any fold. */
+static void untiled(writer *W) {
+  int key = put_op(W, KO_CONST, P_ADD, S_I64, -1, -1, INT64_MAX);
+  kinst *in = put(W, KO_FAIL);
+  if (in == NULL) return;
+  in->a = key;
+  in->check = CHECK_UNTILED;
+  in->b = 1;
+}
+
 /* The loop at body position `at` versioned: returns the body position after it, or -1
  * (nothing done: it does not qualify), or -2 out of memory. */
 static int version(kplan *P, kfn *F, bctx *B, int at) {
-  loopview L = { B, B->npro + at, end_of(B, B->npro + at), NULL, { 0 }, 0 };
+  loopview L = { B, B->npro + at, end_of(B, B->npro + at), NULL, { 0 }, 0, NULL, 0 };
   unsigned char *set = calloc((size_t)F->nvars + 1, 1);
   if (set == NULL) return -2;
   for (int i = L.lo; i <= L.hi; i++)
@@ -292,6 +334,8 @@ static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
   int leaf[MAXLEAVES];
   int n = loop_checks(&L, leaf);
   if (n <= 0) return -1;
+  L.leaf = leaf;
+  L.nleaf = n;
   writer W = { P, F, { NULL, 0, 0 }, 0 };
   int nold = F->nvars, test = -1;
   for (int k = 0; k < n; k++) {
@@ -315,12 +359,14 @@ static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
   }
   free(map);
   put(&W, KO_ELSE);
-  for (int i = L.lo; i <= L.hi && !W.oom; i++) {
-    kinst *c = put(&W, B->code[i]->op);
-    if (c == NULL) break;
-    *c = *B->code[i];
-    if (c->op == KO_FAIL) c->b = 1;    /* reached only when the test before failed */
-  }
+  if (F->role == FN_TILE && P->caps.lane_segments) untiled(&W);
+  else
+    for (int i = L.lo; i <= L.hi && !W.oom; i++) {
+      kinst *c = put(&W, B->code[i]->op);
+      if (c == NULL) break;
+      *c = *B->code[i];
+      if (c->op == KO_FAIL) c->b = 1;    /* reached only when the test before failed */
+    }
   put(&W, KO_END);
   if (W.oom) {
     free(W.out.v);

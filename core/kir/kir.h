@@ -157,6 +157,15 @@ typedef enum {
  * (whether they exist), the contraction's index (the block's first and the element's)
  * and its extent, and three markers (MOVs of 0 into these variables): where the
  * staging goes, and the element's code. */
+/* KO_FAIL's check of a cpu tile whose hoisted test failed (hoist.c): no error, but the
+ * executor folds the step's rows in its plain loop instead (launch.c), which checks
+ * and reports as the interpreter does; reported with the largest key, after any other. */
+enum { CHECK_UNTILED = -2 };
+
+/* The most gathers of a strided tile's element (pstep's tile_gathers) where its rows are
+ * longer than TUNE_TILE_STRIDED_ROW (argmin's pairs: 1; lower_tile.c, launch.c). */
+enum { TILE_STRIDED_GATHERS = 2 };
+
 typedef struct kgtile {
   int ti, tj, inq, inj, kb, kk, k, K, mark_stage, mark_from, mark_to;
 } kgtile;
@@ -252,7 +261,8 @@ typedef struct {
   int check_only;          /* a step that only tests a condition and reports its error
                               (explain prints it apart, not as a kernel) */
   int lanes;               /* fold: commutative, its partials use per-lane accumulators */
-  int tile_strided;        /* fold: its SF_TILE's lanes read apart (each its own row) */
+  int tile_strided;        /* fold: its SF_TILE's lanes read apart (each its own row), */
+  int tile_gathers;        /* in that many loads */
   int atomic;              /* permute: SF_ASCATTER updates targets with compare-and-swap */
   int ordered;             /* fold/scan: rows only in order (no chunks: a float min/max
                               scan, or fold with the accumulator second) */

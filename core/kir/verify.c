@@ -55,7 +55,7 @@ static int operands(vctx *V, const kinst *in) {
   if ((f & KF_PRO) && !V->pro) return bad(V, "a program constant read outside the prologue");
   if (in->op == KO_KCONST && (in->imm.i < 0 || in->imm.i >= P->nconsts))
     return bad(V, "program constant %lld of %d", (long long)in->imm.i, P->nconsts);
-  if (in->op == KO_FAIL && (in->check < 0 || in->check >= P->nchecks))
+  if (in->op == KO_FAIL && in->check != CHECK_UNTILED && (in->check < 0 || in->check >= P->nchecks))
     return bad(V, "check %d of %d", in->check, P->nchecks);
   if (in->op == KO_FAIL && in->a != -1 && !var_ok(V, in->a))
     return bad(V, "fails at v%d, not a variable", in->a);

@@ -84,6 +84,12 @@ return function(C, h)
   function F.node_reads(a1, a2)
     return tonumber(C.lacc_exp_reads(a1, a2))
   end
+  function F.node_is_zero(a1)
+    return tonumber(C.lacc_exp_is_zero(a1))
+  end
+  function F.node_uses(a1, a2)
+    return tonumber(C.lacc_exp_uses(a1, a2))
+  end
   function F.node_is_op(a1, a2, a3, a4)
     return tonumber(C.lacc_exp_is_op(a1, a2, a3, a4))
   end

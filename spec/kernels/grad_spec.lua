@@ -299,6 +299,30 @@ for _, b in ipairs(H.backends) do
       end, { (rnd({ 6 })), (rnd({ 6 })) }, "stencil2")
     end)
 
+    it("linear stencils (their transposed stencil) of every boundary, windows past the " ..
+       "extents, ranks 1 to 3, and a loss through array arithmetic, on " .. b, function()
+      H.seed(4711)
+      local w5 = function(...)
+        local t, s = { ... }, 0
+        for k = 1, #t do if k % 3 ~= 0 then s = s + t[k] * (k / 7 - 0.5) end end
+        return s
+      end
+      local heat = function(_, n, _, wst, c, e, _, s, _) return c + 0.2 * (n + s + wst + e - 4 * c) end
+      check(function(x)
+        local u = x
+        for _ = 1, 2 do u = lacc.stencil(heat, "clamp", u) end
+        return lacc.sum((u - x) * (u - x))
+      end, { (rnd({ 5, 6 })) }, "two heat steps, a loss through array arithmetic")
+      for i, bd in ipairs { "clamp", "wrap", lacc.constant(0.25, "f64") } do
+        local one = i == 1 and check or more
+        one(function(x) return lacc.stencil(w5, bd, x, 5) end, { (rnd({ 3 })) }, "1-D 5 on 3 " .. tostring(bd))
+        more(function(x) return lacc.stencil(w5, bd, x, { 5, 3 }) end, { (rnd({ 2, 4 })) },
+             "2-D 5x3 on 2x4 " .. tostring(bd))
+      end
+      more(function(x) return lacc.stencil(w5, "clamp", x, 3) end, { (rnd({ 1 })) }, "one element")
+      more(function(x) return lacc.stencil(w5, "clamp", x, { 3, 1, 3 }) end, { (rnd({ 3, 2, 4 })) }, "rank 3")
+    end)
+
     it("permute (+) and matmul, on " .. b, function()
       H.seed(4707)
       local v = rnd({ 6 })

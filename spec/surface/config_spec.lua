@@ -150,4 +150,18 @@ describe("environment settings", function()
     assert.truthy(out:find("ignoring LACC_CACHE_MB=lots", 1, true), out)
     assert.truthy(out:find("3%s+512"), out)
   end)
+
+  it("LACC_PROFILE=1 gives each step's time on stderr, named as explain names it", function()
+    local cmd = ("LACC_PROFILE=1 %s -e 'local lacc = require \"lacc\"; " ..
+                 "local xs = lacc.fromtable({1, 2, 3}, \"f64\"); " ..
+                 "print(lacc.run(lacc.sum(lacc.map(function(x) return x * 2 end, lacc.compute(" ..
+                 "lacc.map(function(x) return x + 1 end, xs)))), {backend = \"cpu\"}):get())' 2>&1"):format(H.vm)
+    local p = io.popen(cmd)
+    local out = p:read("*a")
+    p:close()
+    assert.truthy(out:find("lacc profile: 2 steps, [0-9.]+ ms"), out)
+    assert.truthy(out:find("lacc profile: +[0-9.]+ ms  a%d+ = compute, rank 1 f64 %(at %(command line%):1%)"), out)
+    assert.truthy(out:find("lacc profile: +[0-9.]+ ms  a%d+ = fold, rank 0 f64"), out)
+    assert.truthy(out:find("\n18%.?0?\n"), out)
+  end)
 end)
