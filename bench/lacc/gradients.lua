@@ -106,17 +106,20 @@ function programs.gmm()
     return m + lacc.log(lacc.sum(lacc.exp(shifted), dim))
   end
   local function f(al, mu, q)
-    local terms = lacc.generate({ n, k, d, d }, function(i, j, r, c)
-      local centred = x:at(i, c) - mu:at(j, c)
-      local diag = lacc.exp(q:at(j, r)) * centred
-      local below = q:at(j, lacc.cond(lacc.lt(c, r), lower(c, r), 1)) * centred
-      return lacc.cond(lacc.eq(c, r), diag, lacc.cond(lacc.lt(c, r), below, lacc.constant(0, "f64")))
-    end)
-    local qx = lacc.sum(terms, 4)
+    -- each component's Q (lower triangular: exp of the first d parameters on the
+    -- diagonal, the rest below it), transposed, built once; Q (x_i - mu_j) for every
+    -- point and component as k products of n x d by d x d (as the PyTorch row's einsum)
+    local qt = lacc.compute(lacc.generate({ k, d, d }, function(j, c, r)
+      local below = q:at(j, lacc.cond(lacc.lt(c, r), lower(c, r), 1))
+      return lacc.cond(lacc.eq(c, r), lacc.exp(q:at(j, r)),
+                       lacc.cond(lacc.lt(c, r), below, lacc.constant(0, "f64")))
+    end))
+    local centred = lacc.generate({ k, n, d }, function(j, i, c) return x:at(i, c) - mu:at(j, c) end)
+    local qx = lacc.matmul(centred, qt)
     local sq = lacc.sum(qx * qx, 3)
     local sum_qs = lacc.sum(lacc.generate({ k, d }, function(j, r) return q:at(j, r) end), 2)
     local main = lacc.generate({ n, k }, function(i, j)
-      return al:at(j) + sum_qs:at(j) - 0.5 * sq:at(i, j)
+      return al:at(j) + sum_qs:at(j) - 0.5 * sq:at(j, i)
     end)
     local prior = 0.5 * lacc.sum(lacc.generate({ k, d + tri }, function(j, p)
       local v = q:at(j, p)

@@ -51,6 +51,11 @@ local to_acc = M.to_acc
 -- A core combinator node op of args (nodes), as an array program.
 function M.acc(op, ...) return wrap(core.node_acc(op, where(), ...)) end
 
+-- The programs that are a transpose of their input's last two dimensions (lacc.transpose,
+-- a.T, a gradient's), by their object: matmul reads such a right-hand side through a
+-- compute, where its tiles' lanes would otherwise each read a row of their own.
+M.transposed = setmetatable({}, { __mode = "k" })
+
 -- The shape of an array as a table of i64 extents, for use inside programs.
 function F.shape(xs)
   xs = to_acc(xs, "shape")

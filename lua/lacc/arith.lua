@@ -191,9 +191,12 @@ local function elementwise(what, f, args, n, promoted)
   for i = 1, n do
     local x = args[i]
     if is_arrayish(x) then
-      xs[#xs + 1] = to_acc(x, what)
-      slot[i] = #xs
-      local t = xs[#xs].t
+      -- the same array twice (x * x) is one: read at one place, nothing to broadcast
+      local p, seen = to_acc(x, what), nil
+      for k = 1, #xs do if rawequal(xs[k], p) then seen = k end end
+      if not seen then xs[#xs + 1] = p end
+      slot[i] = seen or #xs
+      local t = p.t
       if promoted(i) then
         if not types.is_scalar[t] then
           fail("%s: expected an array of numbers, got an array of %s (arithmetic on arrays is "

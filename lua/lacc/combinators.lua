@@ -489,6 +489,10 @@ function F.matmul(a, b)
       fail("matmul: the batch extents differ (%d and %d)", ha[1], hb[1])
     end
   end
+  -- a transposed right-hand side (a @ b.T, a gradient's y @ bT) is read through a compute:
+  -- read in place, each of a tile's lanes reads a row of its own, and the cpu backend
+  -- folds it in the plain loop (1024 f32: 925 ms; 16.7 with the compute, 13.7 for a @ b)
+  if ra >= 2 and rb >= 2 and accs.transposed[b] then b = lacc.compute(b) end
   local sa, sb = lacc.shape(a), lacc.shape(b)
   local prod
   -- k runs to the larger of the two extents, so that a mismatch reads out of bounds

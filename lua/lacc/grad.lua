@@ -1126,11 +1126,13 @@ local function swap_last(x)
   local sh = {}
   for d = 1, r do sh[d] = s[d] end
   sh[r - 1], sh[r] = s[r], s[r - 1]
-  return lacc.backpermute(sh, function(...)
+  local t = lacc.backpermute(sh, function(...)
     local ix = { ... }
     ix[r - 1], ix[r] = ix[r], ix[r - 1]
     return unpack(ix, 1, r)
   end, x)
+  accs.transposed[t] = true
+  return t
 end
 
 local function outer(u, v)

@@ -46,7 +46,9 @@ function F.transpose(xs)
   xs = to_acc(xs, "transpose")
   if xs.rank ~= 2 then fail("transpose: expected an array of rank 2, got rank %d", xs.rank) end
   local s = lacc.shape(xs)
-  return lacc.backpermute({ s[2], s[1] }, function(i, j) return j, i end, xs)
+  local r = lacc.backpermute({ s[2], s[1] }, function(i, j) return j, i end, xs)
+  accs.transposed[r] = true
+  return r
 end
 
 -- reverse and rotate act on the innermost dimension.

@@ -223,6 +223,12 @@ for _, backend in ipairs(H.backends) do
           for i = 1, n do AT[i] = {} for q = 1, k do AT[i][q] = A[q][i] end end
           local got = lacc.run(lacc.matmul(lacc.transpose(a), b), { backend = backend })
           same_table(got:totable(), product_ref(AT, B, n, k, m), ("transpose %dx%d %s"):format(n, k, t))
+          -- a @ b.T: b read through a compute
+          local BT = {}
+          for j = 1, m do BT[j] = {} for q = 1, k do BT[j][q] = B[q][j] end end
+          local bt = host(BT, m, k, t)
+          got = lacc.run(lacc.matmul(lacc.transpose(a), lacc.transpose(bt)), { backend = backend })
+          same_table(got:totable(), product_ref(AT, B, n, k, m), ("a @ b.T %dx%d %s"):format(n, k, t))
         end
       end
       -- b has 6 rows, the fold 8 steps: the last two read nothing (the cond), which the
@@ -305,6 +311,23 @@ for _, backend in ipairs(H.backends) do
                 if w == 0 and t:sub(1, 1) == "f" then assert.are.equal(1 / w, 1 / g) end
               end
             end
+          end
+        end
+      end
+    end)
+
+    it("column sums of few columns (in tiles of fewer lanes than a streaming tile's), " ..
+       "as plain Lua loops", function()
+      for _, t in ipairs { "f32", "i64" } do
+        for _, m in ipairs { 1, 3, 63, 64, 65, 100, 300 } do
+          local n = 37
+          local rows = {}
+          for i = 1, n do rows[i] = {} for j = 1, m do rows[i][j] = (i * 7 + j * 3) % 11 - 5 end end
+          local got = lacc.run(lacc.sum(lacc.fromtable(rows, t), 1), { backend = backend }):totable()
+          for j = 1, m do
+            local s = 0
+            for i = 1, n do s = s + rows[i][j] end
+            assert.are.equal(s, H.num(got[j]), ("%s m=%d column %d"):format(t, m, j))
           end
         end
       end
