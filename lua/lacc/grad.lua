@@ -1119,6 +1119,90 @@ local sort_rule = {
 }
 RULES.sort, RULES.sort_by_key = sort_rule, sort_rule
 
+-- ---- filter and scatter: through the positions kept and written
+
+-- filter(p, xs [, opts]): its values' cotangent goes back to the positions kept, in turn
+-- (the k-th kept element gets the k-th); the count is an integer. A tangent follows the
+-- values through the same filter.
+local function filter_parts(e)
+  local xs = accs.to_acc(e.args[2], "filter")
+  local flat = lacc.flatten(xs)
+  local p = exp.predicate(e.args[1], "filter")
+  return xs, flat, lacc.map(function(v) return p(v) end, flat)
+end
+
+RULES.filter = {
+  rev = function(e, ybar)
+    local xs, flat, keep = filter_parts(e)
+    if e.index ~= 1 or not is_tracked(xs) then return {} end
+    local places = lacc.scanl(exp.add, 0, lacc.map(function(k)
+      return lacc.cond(k, exp.lift(1, "i64", "vjp"), exp.lift(0, "i64", "vjp"))
+    end, keep))
+    local back = lacc.generate(lacc.shape(flat), function(i)
+      return exp.cond(keep:at(i), ybar:at(places:at(i) + 1), zero_exp(xs.t))
+    end)
+    return { { xs, lacc.reshape(lacc.shape(xs), back) } }
+  end,
+  fwd = function(e, tan)
+    local xs, flat = filter_parts(e)
+    local t = e.index == 1 and tan(xs)
+    if not t then return nil end
+    local p = exp.predicate(e.args[1], "filter")
+    return lacc.map(function(v) return v[2] end,
+                    (lacc.filter(function(v) return p(v[1]) end, lacc.zip(flat, lacc.flatten(t)))))
+  end,
+}
+
+-- scatter(xs, idx, defaults): each written element's cotangent is the result's where it
+-- went, if it was the last written there (the one the result holds); each default's,
+-- where nothing was written. Rank-1 defaults (integer indices) only.
+local function scatter_parts(e)
+  local xs, idx = accs.to_acc(e.args[1], "scatter"), accs.to_acc(e.args[2], "scatter")
+  local defaults = accs.to_acc(e.args[3], "scatter")
+  if defaults.rank ~= 1 then no_rule(e, "vjp", ": only into an array of rank 1") end
+  local r, sh = xs.rank, lacc.shape(xs)
+  local pos = lacc.generate(sh, function(...)
+    local ix, q = { ... }, exp.lift(0, "i64", "vjp")
+    for d = 1, r do q = q * sh[d] + (ix[d] - 1) end
+    return q + 1
+  end)
+  -- the last position written at each place (0: none)
+  local last = lacc.compute(lacc.permute(function(a, b) return lacc.max(a, b) end,
+    lacc.fill(lacc.shape(defaults), exp.lift(0, "i64", "vjp")),
+    function(...) return (idx:at(...)) end, pos))
+  return xs, idx, defaults, pos, last
+end
+
+RULES.scatter = {
+  rev = function(e, ybar)
+    local xs, idx, defaults, pos, last = scatter_parts(e)
+    local out = {}
+    if is_tracked(xs) then
+      out[#out + 1] = { xs, lacc.generate(lacc.shape(xs), function(...)
+        local j = idx:at(...)
+        local n = lacc.shape(defaults)[1]
+        local j64 = exp.cast(j, "i64")
+        local inside = exp.land(exp.ge(j64, 1), exp.le(j64, n))
+        local at = lacc.min(lacc.max(j64, 1), n)
+        local wins = exp.land(inside, exp.eq(last:at(at), pos:at(...)))
+        return exp.cond(wins, ybar:at(at), zero_exp(xs.t))
+      end) }
+    end
+    if is_tracked(defaults) then
+      out[#out + 1] = { defaults, lacc.generate(lacc.shape(defaults), function(j)
+        return exp.cond(exp.eq(last:at(j), 0), ybar:at(j), zero_exp(defaults.t))
+      end) }
+    end
+    return out
+  end,
+  fwd = function(e, tan)
+    local xs, idx, defaults = scatter_parts(e)
+    local tx, td = tan(xs), tan(defaults)
+    if tx == nil and td == nil then return nil end
+    return lacc.scatter(tx or zeros_like(xs), idx, td or zeros_like(defaults))
+  end,
+}
+
 -- ---- matmul: two products
 
 local function swap_last(x)

@@ -323,6 +323,26 @@ for _, b in ipairs(H.backends) do
       more(function(x) return lacc.stencil(w5, "clamp", x, { 3, 1, 3 }) end, { (rnd({ 3, 2, 4 })) }, "rank 3")
     end)
 
+    it("filter and scatter (through the positions kept and written), on " .. b, function()
+      -- values away from the predicate's edge, so that a finite difference keeps the set
+      local vals = { 0.5, -0.7, 0.9, 0.2, -0.3, 0.8, -0.9, 0.4 }
+      local v = lacc.fromtable(vals, "f64")
+      check(function(x)
+        local kept = lacc.filter(function(e) return lacc.gt(e, 0) end, x)
+        return lacc.map(function(e) return e * e end, kept)
+      end, { v }, "filter")
+      local m = lacc.fromtable({ { 0.5, -0.7, 0.9 }, { 0.2, -0.3, 0.8 } }, "f64")
+      more(function(x)
+        return (lacc.filter(function(e) return lacc.lt(e, 0.6) end, lacc.sin(x)))
+      end, { m }, "filter rank 2")
+      -- positions 2 and 5 both write place 3: the later wins; place 4 keeps its default;
+      -- index 0 (lacc.ignore) writes nothing
+      local to = lacc.fromtable({ 1, 3, 2, 0, 3, 5 }, "i64")
+      more(function(x, d)
+        return lacc.scatter(lacc.map(function(e) return e * e end, x), to, lacc.exp(d))
+      end, { (rnd({ 6 })), (rnd({ 5 })) }, "scatter")
+    end)
+
     it("permute (+) and matmul, on " .. b, function()
       H.seed(4707)
       local v = rnd({ 6 })
