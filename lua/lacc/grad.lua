@@ -815,8 +815,7 @@ local function no_rule(e, what, why)
   fail("%s: no derivative rule for %s (built at %s)%s", what, named(e), e.where, why or "")
 end
 
-local FOLD_WHY = ": its function must be +, *, max or min of its two arguments (fold1 " ..
-                 "for max and min), or its result an integer"
+local FOLD_WHY = ": its elements must be floats (not tuples), or its result an integer"
 
 -- An array of xs's shape whose element at ix is g(ix without d, ix[d]).
 local function spread(xs, d, g)
@@ -855,6 +854,48 @@ local function arg_of(op, xs, d)
   return op == "max" and lacc.argmax(xs, d) or lacc.argmin(xs, d)
 end
 
+-- Any other associative function f of floats (the general rule): the line's result is
+-- L_k f x_k f R_k for each k, L_k the fold of the elements before x_k (from the start
+-- value in a fold: a scanl), R_k of those after it (a scanr1), so its partial derivative
+-- by x_k is f's composition's at (L_k, x_k, R_k), either side absent at a line's ends: an
+-- array of xs's shape, D, in one pass over the two scans. Tuples have no rule.
+local function general_partials(e, xs, d)
+  local f, t = e.args[1], xs.t
+  if types.parse(t).kind ~= "scalar" or not types.is_float(t) then return nil end
+  local with_z = e.name == "fold"
+  local sh, r = lacc.shape(xs), xs.rank
+  local n = sh[d]
+  local lefts = with_z and lacc.scanl(f, e.args[2], xs, { dim = d }) or lacc.scanl1(f, xs, { dim = d })
+  local rights = lacc.scanr1(f, xs, { dim = d })
+  local function at(a, ix, k)
+    local j = { unpack(ix, 1, r) }
+    j[d] = k
+    return a:at(unpack(j, 1, r))
+  end
+  local one = exp.lift(1, "i64", "vjp")
+  local la = lacc.generate(sh, function(...)
+    local ix = { ... }
+    return at(lefts, ix, with_z and ix[d] or lacc.max(ix[d] - 1, one))
+  end)
+  local ra = lacc.generate(sh, function(...)
+    local ix = { ... }
+    return at(rights, ix, lacc.min(ix[d] + 1, n))
+  end)
+  local has = lacc.generate(sh, function(...)
+    local k = ({ ... })[d]
+    return exp.tuple(with_z and exp.lift(true, "bool", "vjp") or exp.gt(k, 1), exp.lt(k, n))
+  end)
+  local vl, vx, vr, vh = var(t), var(t), var(t), var("(bool,bool)")
+  local function body(a, b) return exp.result(nil, e.name, f(a, b)) end
+  local unit = { unit_tangent(t) }
+  local d_lxr = jvp_exp(body(body(vl, vx), vr), { vx }, unit)
+  local d_lx, d_xr = jvp_exp(body(vl, vx), { vx }, unit), jvp_exp(body(vx, vr), { vx }, unit)
+  local hl, hr = vh[1], vh[2]
+  local dy = exp.cond(hl, exp.cond(hr, d_lxr, d_lx), exp.cond(hr, d_xr, exp.constant(1, t)))
+  return map_node(core.node_lam(util.where(), dy.node, vl.node, vx.node, vr.node, vh.node),
+                  { la, xs, ra, has })
+end
+
 local function fold_rev(e, ybar)
   local _, xs, d, _, op = fold_parts(e)
   if not is_tracked(xs) then return {} end
@@ -877,6 +918,12 @@ local function fold_rev(e, ybar)
     local pos = arg_of(op, xs, d)
     return { { xs, spread(xs, d, function(ix, k)
       return exp.cond(exp.eq(k, lines_at(pos, ix)), lines_at(ybar, ix), exp.constant(0, xs.t))
+    end) } }
+  end
+  local D = general_partials(e, xs, d)
+  if D then
+    return { { xs, spread(xs, d, function(ix, _, full)
+      return exp.mul(lines_at(ybar, ix), D:at(unpack(full, 1, #full)))
     end) } }
   end
   no_rule(e, "vjp", FOLD_WHY)
@@ -906,6 +953,8 @@ local function fold_fwd(e, tan)
       return t:at(unpack(ix, 1, r))
     end)
   end
+  local D = general_partials(e, xs, d)
+  if D then return lacc.fold(exp.add, 0, lacc.zipWith(exp.mul, D, t), { dim = d }) end
   no_rule(e, "jvp", FOLD_WHY)
 end
 

@@ -323,6 +323,18 @@ for _, b in ipairs(H.backends) do
       more(function(x) return lacc.stencil(w5, "clamp", x, { 3, 1, 3 }) end, { (rnd({ 3, 2, 4 })) }, "rank 3")
     end)
 
+    it("folds of any other associative function (the general rule), on " .. b, function()
+      H.seed(4712)
+      -- a * b + a + b is (1 + a)(1 + b) - 1: associative, neither + nor *
+      local f = function(u, w) return u * w + u + w end
+      local A = rnd({ 3, 5 }, -0.5, 0.5)
+      check(function(a) return lacc.fold(f, 0.25, a) end, { A }, "fold along rows")
+      more(function(a) return lacc.fold1(f, a, { dim = 1 }) end, { A }, "fold1 along columns")
+      more(function(a) return lacc.fold1(f, a) end, { (rnd({ 1 })) }, "fold1 of one element")
+      -- max as a fold (not fold1) goes this way too: the branch max takes
+      more(function(a) return lacc.fold(function(p, q) return lacc.max(p, q) end, -10, a) end, { A }, "fold of max")
+    end)
+
     it("filter and scatter (through the positions kept and written), on " .. b, function()
       -- values away from the predicate's edge, so that a finite difference keeps the set
       local vals = { 0.5, -0.7, 0.9, 0.2, -0.3, 0.8, -0.9, 0.4 }
@@ -437,8 +449,12 @@ for _, b in ipairs(H.backends) do
         end, x)
         return pb(1)
       end)
-      fails("vjp: no derivative rule for fold %(built at " .. here .. "%): its function must be", function()
-        local _, pb = lacc.vjp(function(v) local s = lacc.fold(function(p, q) return p * 0.5 + q end, 0, v); return s end, x)
+      fails("vjp: no derivative rule for fold %(built at " .. here .. "%): its elements must be floats", function()
+        local _, pb = lacc.vjp(function(v)
+          local s = lacc.fold(function(p, q) return p[1] * q[1] + p[2], p[2] + q[2] end,
+                              lacc.tuple(lacc.constant(1, "f64"), lacc.constant(0, "f64")), lacc.zip(v, v))
+          return lacc.map(function(t) return t[1] end, s)
+        end, x)
         return pb(1)
       end)
       fails("derivative: no rule for iterate", function()
