@@ -964,27 +964,113 @@ RULES.fold1 = RULES.fold
 -- ---- scans of +: a running sum's cotangent is the running sum from the other end
 
 local function scan_parts(e)
-  local xs = accs.to_acc(e.args[2], e.name)
-  local opts = e.args[3]
-  return xs, opts, combining_op(e.args[1], xs.t)
+  local z = e.name == "scanl" or e.name == "scanr"
+  local xs = accs.to_acc(e.args[z and 3 or 2], e.name)
+  local opts = e.args[z and 4 or 3]
+  return xs, opts, not z and combining_op(e.args[1], xs.t) or nil
+end
+
+-- Any other function of floats: each step y_k = f(y_k-1, x_k) (scanl1; scanr1 mirrored)
+-- has partials a_k by the running value and b_k by the element, so a cotangent runs back
+-- as the linear recurrence s_k = ybar_k + a_k+1 s_k+1 and x_k gets b_k s_k: a scan of
+-- affine maps (c, m), composed associatively (Futhark's rule for scans), in the other
+-- direction; a tangent runs forward the same way. ab: the array of (a_k, b_k), (0, 1)
+-- where a line starts. scanl and scanr (a start value z, one more result: y_0 = z before
+-- the first element, or after the last) always have a running value; z is a constant.
+local function scan_steps(e, xs, d)
+  local f, t = e.args[1], xs.t
+  if types.parse(t).kind ~= "scalar" or not types.is_float(t) then return nil end
+  local left = e.name == "scanl1" or e.name == "scanl"
+  local z = e.name == "scanl" or e.name == "scanr"
+  local y, sh, r = e.out, lacc.shape(xs), xs.rank
+  local n = sh[d]
+  local one = exp.lift(1, "i64", "vjp")
+  local prev = lacc.generate(sh, function(...)
+    local ix = { ... }
+    local k = ix[d]
+    local has = z and exp.lift(true, "bool", "vjp") or (left and exp.gt(k, 1) or exp.lt(k, n))
+    if z then ix[d] = left and k or k + 1   -- y's element before (scanl) or after (scanr) x_k
+    else ix[d] = left and lacc.max(k - 1, one) or lacc.min(k + 1, n) end
+    return exp.tuple(y:at(unpack(ix, 1, r)), has)
+  end)
+  local vp, vx = var("(" .. t .. ",bool)"), var(t)
+  local run, has = vp[1], vp[2]
+  local body = exp.result(nil, e.name, left and f(run, vx) or f(vx, run))
+  local unit = { unit_tangent(t) }
+  local a, b = jvp_exp(body, { run }, unit), jvp_exp(body, { vx }, unit)
+  local zero, one_t = exp.constant(0, t), exp.constant(1, t)
+  local ab = exp.tuple(exp.cond(has, a, zero), exp.cond(has, b, one_t))
+  return map_node(core.node_lam(util.where(), ab.node, vp.node, vx.node), { prev, xs }), left, z
+end
+
+-- (c, m) pairs as affine maps s -> c + m s: s_k = c_k + m_k s_next, composed along a scan
+-- whose next element lies after (forward: true) or before each.
+local function affine_scan(pairs_, d, forward)
+  local function op(l, r)   -- l: the earlier element, r: the later
+    if forward then return exp.tuple(exp.add(l[1], exp.mul(l[2], r[1])), exp.mul(l[2], r[2])) end
+    return exp.tuple(exp.add(r[1], exp.mul(r[2], l[1])), exp.mul(l[2], r[2]))
+  end
+  local s = forward and lacc.scanr1(op, pairs_, { dim = d }) or lacc.scanl1(op, pairs_, { dim = d })
+  return lacc.map(function(p) return p[1] end, s)
+end
+
+local function scan_dim(e, xs, opts)
+  local d = type(opts) == "table" and opts.dim or opts
+  return d or xs.rank
 end
 
 local function scan_rule(other)
   return {
     rev = function(e, ybar)
       local xs, opts, op = scan_parts(e)
-      if op ~= "add" then no_rule(e, "vjp", ": its function must be + of its two arguments") end
-      return { { xs, lacc[other](exp.add, ybar, opts) } }
+      if op == "add" then return { { xs, lacc[other](exp.add, ybar, opts) } } end
+      local d = scan_dim(e, xs, opts)
+      local ab, left, z = scan_steps(e, xs, d)
+      if not ab then no_rule(e, "vjp", ": its elements must be floats (not tuples)") end
+      local sh, r = lacc.shape(xs), xs.rank
+      local n = sh[d]
+      local one = exp.lift(1, "i64", "vjp")
+      -- c_k = ybar at y_k (scanl: one further), m_k = a of the step after k (after: k + 1
+      -- leftwards scans, k - 1 rightwards)
+      local pairs_ = lacc.generate(sh, function(...)
+        local ix = { ... }
+        local k = ix[d]
+        if z and left then ix[d] = k + 1 end
+        local c = ybar:at(unpack(ix, 1, r))
+        ix[d] = left and lacc.min(k + 1, n) or lacc.max(k - 1, one)
+        local inside = left and exp.lt(k, n) or exp.gt(k, 1)
+        return exp.tuple(c, exp.cond(inside, ab:at(unpack(ix, 1, r))[1], exp.constant(0, xs.t)))
+      end)
+      local s = affine_scan(pairs_, d, left)
+      return { { xs, lacc.zipWith(function(p, v) return exp.mul(p[2], v) end, ab, s) } }
     end,
     fwd = function(e, tan)
       local xs, opts, op = scan_parts(e)
-      if op ~= "add" then no_rule(e, "jvp", ": its function must be + of its two arguments") end
       local t = tan(xs)
-      return t and lacc[e.name](exp.add, t, opts)
+      if op == "add" then return t and lacc[e.name](exp.add, t, opts) end
+      local d = scan_dim(e, xs, opts)
+      local ab, left, z = scan_steps(e, xs, d)
+      if not ab then no_rule(e, "jvp", ": its elements must be floats (not tuples)") end
+      if t == nil then return nil end
+      -- ydot_k = b_k xdot_k + a_k ydot_before
+      local pairs_ = lacc.zipWith(function(p, v) return exp.tuple(exp.mul(p[2], v), p[1]) end, ab, t)
+      local ydot = affine_scan(pairs_, d, not left)
+      if not z then return ydot end
+      -- y_0 (z, a constant) first in scanl, last in scanr: its tangent zero
+      local sy, r = lacc.shape(e.out), xs.rank
+      local n = lacc.shape(xs)[d]
+      return lacc.generate(sy, function(...)
+        local ix = { ... }
+        local k = ix[d]
+        local outside = left and exp.eq(k, 1) or exp.gt(k, n)
+        if left then ix[d] = lacc.max(k - 1, exp.lift(1, "i64", "jvp")) else ix[d] = lacc.min(k, n) end
+        return exp.cond(outside, exp.constant(0, xs.t), ydot:at(unpack(ix, 1, r)))
+      end)
     end,
   }
 end
 RULES.scanl1, RULES.scanr1 = scan_rule("scanr1"), scan_rule("scanl1")
+RULES.scanl, RULES.scanr = scan_rule(nil), scan_rule(nil)
 
 -- ---- permute (+): each element's cotangent is read back where it went
 

@@ -323,7 +323,7 @@ for _, b in ipairs(H.backends) do
       more(function(x) return lacc.stencil(w5, "clamp", x, { 3, 1, 3 }) end, { (rnd({ 3, 2, 4 })) }, "rank 3")
     end)
 
-    it("folds of any other associative function (the general rule), on " .. b, function()
+    it("folds and scans of any other function (the general rules), on " .. b, function()
       H.seed(4712)
       -- a * b + a + b is (1 + a)(1 + b) - 1: associative, neither + nor *
       local f = function(u, w) return u * w + u + w end
@@ -333,6 +333,15 @@ for _, b in ipairs(H.backends) do
       more(function(a) return lacc.fold1(f, a) end, { (rnd({ 1 })) }, "fold1 of one element")
       -- max as a fold (not fold1) goes this way too: the branch max takes
       more(function(a) return lacc.fold(function(p, q) return lacc.max(p, q) end, -10, a) end, { A }, "fold of max")
+      -- scans: the cotangent as a scan of affine maps the other way
+      check(function(a) return lacc.scanl1(f, a) end, { A }, "scanl1 along rows")
+      more(function(a) return lacc.scanr1(f, a) end, { A }, "scanr1 along rows")
+      more(function(a) return lacc.scanl1(f, a, { dim = 1 }) end, { A }, "scanl1 along columns")
+      more(function(a) return lacc.scanr1(function(p, q) return lacc.max(p, q) * 0.5 + p * q end, a) end,
+           { A }, "scanr1 of another function")
+      check(function(a) return lacc.scanl(f, 0.3, a) end, { A }, "scanl with a start value")
+      more(function(a) return lacc.scanr(f, -0.2, a, { dim = 1 }) end, { A }, "scanr along columns")
+      more(function(a) return lacc.scanl(function(p, q) return p + q end, 0, a) end, { (rnd({ 4 })) }, "scanl of +")
     end)
 
     it("filter and scatter (through the positions kept and written), on " .. b, function()
