@@ -1072,6 +1072,74 @@ end
 RULES.scanl1, RULES.scanr1 = scan_rule("scanr1"), scan_rule("scanl1")
 RULES.scanl, RULES.scanr = scan_rule(nil), scan_rule(nil)
 
+-- ---- segmented folds and scans of +, along the innermost dimension
+
+-- The segment (1-based) each of the n elements of a line lies in, for segment lengths
+-- segs: a count, at each element, of the segments starting at or before it (an empty
+-- segment starts where the next one does, which then counts last).
+local function segment_of(segs, n)
+  local lens = lacc.map(function(v) return exp.cast(v, "i64") end, segs)
+  local offs = lacc.scanl(exp.add, 0, lens)
+  local starts = lacc.permute(exp.add, lacc.fill({ n }, exp.lift(0, "i64", "vjp")), function(s)
+    return lacc.cond(lacc.lt(offs:at(s), n), offs:at(s) + 1, lacc.ignore)
+  end, lacc.map(function() return exp.lift(1, "i64", "vjp") end, lens))
+  return lacc.scanl1(exp.add, starts)
+end
+
+local function seg_parts(e)
+  local z = e.name == "foldSeg"
+  local xs = accs.to_acc(e.args[z and 3 or 2], e.name)
+  local segs = accs.to_acc(e.args[z and 4 or 3], e.name)
+  return xs, segs, combining_op(e.args[1], xs.t)
+end
+
+local SEG_WHY = ": its function must be + of its two arguments"
+
+-- foldSeg/fold1Seg of +: each element gets its segment's cotangent
+RULES.foldSeg = {
+  rev = function(e, ybar)
+    local xs, segs, op = seg_parts(e)
+    if op ~= "add" then no_rule(e, "vjp", SEG_WHY) end
+    if not is_tracked(xs) then return {} end
+    local r = xs.rank
+    local seg = segment_of(segs, lacc.shape(xs)[r])
+    return { { xs, lacc.generate(lacc.shape(xs), function(...)
+      local ix = { ... }
+      ix[r] = seg:at(ix[r])
+      return ybar:at(unpack(ix, 1, r))
+    end) } }
+  end,
+  fwd = function(e, tan)
+    local xs, segs, op = seg_parts(e)
+    if op ~= "add" then no_rule(e, "jvp", SEG_WHY) end
+    local t = tan(xs)
+    return t and lacc.foldSeg(exp.add, 0, t, segs)
+  end,
+  -- the combinator reads its own array inside its functions (its implementation's
+  -- generates): the rule accounts for xs whole, and + reads nothing else
+  sites = true,
+}
+RULES.fold1Seg = RULES.foldSeg
+
+-- scanl1Seg/scanr1Seg of +: the running sum from the other end, segment by segment
+local function seg_scan_rule(other)
+  return {
+    rev = function(e, ybar)
+      local xs, segs, op = seg_parts(e)
+      if op ~= "add" then no_rule(e, "vjp", SEG_WHY) end
+      return { { xs, lacc[other](exp.add, ybar, segs) } }
+    end,
+    fwd = function(e, tan)
+      local xs, segs, op = seg_parts(e)
+      if op ~= "add" then no_rule(e, "jvp", SEG_WHY) end
+      local t = tan(xs)
+      return t and lacc[e.name](exp.add, t, segs)
+    end,
+    sites = true,
+  }
+end
+RULES.scanl1Seg, RULES.scanr1Seg = seg_scan_rule("scanr1Seg"), seg_scan_rule("scanl1Seg")
+
 -- ---- permute (+): each element's cotangent is read back where it went
 
 -- permute's arguments, its combining function checked to be +.

@@ -344,6 +344,20 @@ for _, b in ipairs(H.backends) do
       more(function(a) return lacc.scanl(function(p, q) return p + q end, 0, a) end, { (rnd({ 4 })) }, "scanl of +")
     end)
 
+    it("segmented folds and scans of + (empty segments among them), on " .. b, function()
+      H.seed(4713)
+      local segs = lacc.fromtable({ 2, 0, 3, 1, 0 }, "i32")
+      check(function(a) return lacc.foldSeg(function(p, q) return p + q end, 0, lacc.sin(a), segs) end,
+            { (rnd({ 6 })) }, "foldSeg")
+      local full = lacc.fromtable({ 2, 3, 1 }, "i64")   -- fold1Seg: no empty segment
+      more(function(a) return lacc.fold1Seg(function(p, q) return q + p end, a * a, full) end,
+           { (rnd({ 2, 6 })) }, "fold1Seg, rank 2")
+      more(function(a) return lacc.scanl1Seg(function(p, q) return p + q end, lacc.exp(a), segs) end,
+           { (rnd({ 6 })) }, "scanl1Seg")
+      more(function(a) return lacc.scanr1Seg(function(p, q) return p + q end, a * a, segs) end,
+           { (rnd({ 3, 6 })) }, "scanr1Seg, rank 2")
+    end)
+
     it("filter and scatter (through the positions kept and written), on " .. b, function()
       -- values away from the predicate's edge, so that a finite difference keeps the set
       local vals = { 0.5, -0.7, 0.9, 0.2, -0.3, 0.8, -0.9, 0.4 }
