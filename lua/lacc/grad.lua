@@ -1247,21 +1247,51 @@ local function shifted(ybar, x, by)
   end, ybar)
 end
 
-RULES.append = {
-  rev = function(e, ybar)
-    local a, b = accs.to_acc(e.args[1], "append"), accs.to_acc(e.args[2], "append")
-    local out = {}
-    if is_tracked(a) then out[#out + 1] = { a, shifted(ybar, a, 0) } end
-    if is_tracked(b) then out[#out + 1] = { b, shifted(ybar, b, lacc.shape(a)[a.rank]) } end
-    return out
-  end,
-  fwd = function(e, tan)
-    local a, b = accs.to_acc(e.args[1], "append"), accs.to_acc(e.args[2], "append")
-    local ta, tb = tan(a), tan(b)
-    if ta == nil and tb == nil then return nil end
-    return lacc.append(ta or zeros_like(a), tb or zeros_like(b))
-  end,
-}
+-- A push array of two parts (append, interleave): part(ybar, x, other, second) gives
+-- part x's share of the cotangent; a tangent is the same push array of the tangents.
+local function parts_rule(name, part)
+  return {
+    rev = function(e, ybar)
+      local a, b = accs.to_acc(e.args[1], name), accs.to_acc(e.args[2], name)
+      local out = {}
+      if is_tracked(a) then out[#out + 1] = { a, part(ybar, a, b, false) } end
+      if is_tracked(b) then out[#out + 1] = { b, part(ybar, b, a, true) } end
+      return out
+    end,
+    fwd = function(e, tan)
+      local a, b = accs.to_acc(e.args[1], name), accs.to_acc(e.args[2], name)
+      local ta, tb = tan(a), tan(b)
+      if ta == nil and tb == nil then return nil end
+      return lacc[name](ta or zeros_like(a), tb or zeros_like(b))
+    end,
+  }
+end
+
+RULES.append = parts_rule("append", function(ybar, x, other, second)
+  return shifted(ybar, x, second and lacc.shape(other)[other.rank] or 0)
+end)
+
+-- interleave(a, b): a's k-th element (of the first min(n, m) of each line) is the result's
+-- 2k - 1st, b's its 2k-th; the rest, and lines past the outer extents' intersection, zero.
+local function interleaved(ybar, x, second)
+  local r, sy = x.rank, lacc.shape(ybar)
+  return lacc.generate(lacc.shape(x), function(...)
+    local ix = { ... }
+    local inside = nil
+    for d = 1, r do
+      local ok = exp.le(ix[d], d < r and sy[d] or exp.idiv(sy[r], 2))
+      inside = inside and exp.land(inside, ok) or ok
+      ix[d] = lacc.min(ix[d], d < r and sy[d] or lacc.max(sy[r], 1))
+    end
+    local k = ({ ... })[r]
+    ix[r] = lacc.max(lacc.min(2 * k - (second and 0 or 1), sy[r]), 1)
+    return exp.cond(inside, ybar:at(unpack(ix, 1, r)), zero_exp(x.t))
+  end)
+end
+
+RULES.interleave = parts_rule("interleave", function(ybar, x, _, second)
+  return interleaved(ybar, x, second)
+end)
 
 -- acond(c, a, b): the branch taken gets the cotangent, the other zeros.
 local function acond_parts(e, what)

@@ -358,6 +358,14 @@ for _, b in ipairs(H.backends) do
            { (rnd({ 3, 6 })) }, "scanr1Seg, rank 2")
     end)
 
+    it("interleave (lines of other lengths, outer extents intersected), on " .. b, function()
+      H.seed(4714)
+      check(function(x, y) return lacc.interleave(lacc.sin(x), y * y) end, { (rnd({ 5 })), (rnd({ 3 })) },
+            "interleave")
+      more(function(x, y) return lacc.interleave(x, lacc.exp(y)) end, { (rnd({ 3, 4 })), (rnd({ 2, 6 })) },
+           "interleave rank 2")
+    end)
+
     it("filter and scatter (through the positions kept and written), on " .. b, function()
       -- values away from the predicate's edge, so that a finite difference keeps the set
       local vals = { 0.5, -0.7, 0.9, 0.2, -0.3, 0.8, -0.9, 0.4 }
