@@ -1388,11 +1388,19 @@ RULES.filter = {
 
 -- scatter(xs, idx, defaults): each written element's cotangent is the result's where it
 -- went, if it was the last written there (the one the result holds); each default's,
--- where nothing was written. Rank-1 defaults (integer indices) only.
+-- where nothing was written. An index is an integer into rank-1 defaults, else a tuple.
+local function index_of(idx, R, ...)
+  local j = idx:at(...)
+  if R == 1 then return { exp.cast(j, "i64") } end
+  local r = {}
+  for d = 1, R do r[d] = exp.cast(j[d], "i64") end
+  return r
+end
+
 local function scatter_parts(e)
   local xs, idx = accs.to_acc(e.args[1], "scatter"), accs.to_acc(e.args[2], "scatter")
   local defaults = accs.to_acc(e.args[3], "scatter")
-  if defaults.rank ~= 1 then no_rule(e, "vjp", ": only into an array of rank 1") end
+  local R = defaults.rank
   local r, sh = xs.rank, lacc.shape(xs)
   local pos = lacc.generate(sh, function(...)
     local ix, q = { ... }, exp.lift(0, "i64", "vjp")
@@ -1402,7 +1410,7 @@ local function scatter_parts(e)
   -- the last position written at each place (0: none)
   local last = lacc.compute(lacc.permute(function(a, b) return lacc.max(a, b) end,
     lacc.fill(lacc.shape(defaults), exp.lift(0, "i64", "vjp")),
-    function(...) return (idx:at(...)) end, pos))
+    function(...) return unpack(index_of(idx, R, ...), 1, R) end, pos))
   return xs, idx, defaults, pos, last
 end
 
@@ -1411,19 +1419,21 @@ RULES.scatter = {
     local xs, idx, defaults, pos, last = scatter_parts(e)
     local out = {}
     if is_tracked(xs) then
+      local R, sd = defaults.rank, lacc.shape(defaults)
       out[#out + 1] = { xs, lacc.generate(lacc.shape(xs), function(...)
-        local j = idx:at(...)
-        local n = lacc.shape(defaults)[1]
-        local j64 = exp.cast(j, "i64")
-        local inside = exp.land(exp.ge(j64, 1), exp.le(j64, n))
-        local at = lacc.min(lacc.max(j64, 1), n)
-        local wins = exp.land(inside, exp.eq(last:at(at), pos:at(...)))
-        return exp.cond(wins, ybar:at(at), zero_exp(xs.t))
+        local j, inside, at = index_of(idx, R, ...), nil, {}
+        for d = 1, R do
+          local ok = exp.land(exp.ge(j[d], 1), exp.le(j[d], sd[d]))
+          inside = inside and exp.land(inside, ok) or ok
+          at[d] = lacc.min(lacc.max(j[d], 1), sd[d])
+        end
+        local wins = exp.land(inside, exp.eq(last:at(unpack(at, 1, R)), pos:at(...)))
+        return exp.cond(wins, ybar:at(unpack(at, 1, R)), zero_exp(xs.t))
       end) }
     end
     if is_tracked(defaults) then
-      out[#out + 1] = { defaults, lacc.generate(lacc.shape(defaults), function(j)
-        return exp.cond(exp.eq(last:at(j), 0), ybar:at(j), zero_exp(defaults.t))
+      out[#out + 1] = { defaults, lacc.generate(lacc.shape(defaults), function(...)
+        return exp.cond(exp.eq(last:at(...), 0), ybar:at(...), zero_exp(defaults.t))
       end) }
     end
     return out

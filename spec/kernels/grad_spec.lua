@@ -384,6 +384,11 @@ for _, b in ipairs(H.backends) do
       more(function(x, d)
         return lacc.scatter(lacc.map(function(e) return e * e end, x), to, lacc.exp(d))
       end, { (rnd({ 6 })), (rnd({ 5 })) }, "scatter")
+      -- into rank 2: (1, 2) written twice, four places of six kept
+      local to2 = lacc.zip(lacc.fromtable({ 1, 2, 1, 2 }, "i64"), lacc.fromtable({ 2, 1, 2, 3 }, "i64"))
+      more(function(x, d)
+        return lacc.scatter(lacc.sin(x), to2, d * d)
+      end, { (rnd({ 4 })), (rnd({ 2, 3 })) }, "scatter into rank 2")
     end)
 
     it("permute (+) and matmul, on " .. b, function()
