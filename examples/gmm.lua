@@ -29,18 +29,20 @@ local function logsumexp(a, dim)   -- along dim of a rank-2 array, or of all of 
 end
 
 local function objective(alphas, means, icf, x)
-  -- Q_k (x_i - mu_k), row r: the terms c = 1..d of the sum, then summed
-  local terms = lacc.generate({ n, k, d, d }, function(i, j, r, c)
-    local centred = x:at(i, c) - means:at(j, c)
-    local diag = lacc.exp(icf:at(j, r)) * centred
-    local below = icf:at(j, lacc.cond(lacc.lt(c, r), lower(c, r), 1)) * centred
-    return lacc.cond(lacc.eq(c, r), diag, lacc.cond(lacc.lt(c, r), below, lacc.constant(0, "f64")))
-  end)
-  local qx = lacc.sum(terms, 4)
-  local sq = lacc.sum(qx * qx, 3)                               -- {n, k}
+  -- each component's Q (lower triangular: exp of the log-diagonal, then the rest below
+  -- it), transposed, built once; then Q_k (x_i - mu_k) for every point and component as
+  -- k matrix products of n x d by d x d (a batched lacc.matmul, as PyTorch's einsum)
+  local qt = lacc.compute(lacc.generate({ k, d, d }, function(j, c, r)
+    local below = icf:at(j, lacc.cond(lacc.lt(c, r), lower(c, r), 1))
+    return lacc.cond(lacc.eq(c, r), lacc.exp(icf:at(j, r)),
+                     lacc.cond(lacc.lt(c, r), below, lacc.constant(0, "f64")))
+  end))
+  local centred = lacc.generate({ k, n, d }, function(j, i, c) return x:at(i, c) - means:at(j, c) end)
+  local qx = lacc.matmul(centred, qt)                          -- {k, n, d}
+  local sq = lacc.sum(qx * qx, 3)                               -- {k, n}
   local sum_qs = lacc.sum(lacc.generate({ k, d }, function(j, r) return icf:at(j, r) end), 2)
   local main = lacc.generate({ n, k }, function(i, j)
-    return alphas:at(j) + sum_qs:at(j) - 0.5 * sq:at(i, j)
+    return alphas:at(j) + sum_qs:at(j) - 0.5 * sq:at(j, i)
   end)
   local constant = -n * d * 0.5 * math.log(2 * math.pi)
   local prior = 0.5 * lacc.sum(lacc.generate({ k, d + tri }, function(j, p)
