@@ -60,7 +60,7 @@ int cpu_build_parts(size_t bytes, int nfns) {
   /* more parts than cores where the whole would be past LACC_OPT_SOURCE in fewer: each
    * part is then optimised (kcache.c: opt_level), where one part past it is not (a
    * gradient with five products of 600 KB of C each: 3.3 MB in one of two parts, whose
-   * -O0 code ran a product 10x slower) */
+   * -O0 code ran the gradient 170x slower) */
   while (n < CPU_MAX_PARTS && bytes / (size_t)n > (size_t)LACC_OPT_SOURCE * 3 / 4) n++;
   return n > nfns / 2 ? (nfns / 2 > 1 ? nfns / 2 : 1) : n;
 }

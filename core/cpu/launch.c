@@ -499,6 +499,9 @@ int64_t cpu_longest_loop(const kplan *P) {
   return most;
 }
 
+/* A function's share of a program's C, by its instructions. */
+static int64_t fn_weight(const kfn *F) { return 1 + F->pro.n + F->body.n; }
+
 int cpu_sources(lacc_ctx *ctx, const kplan *P, char **srcs, int *first) {
   char *whole = emit_c(P);
   if (whole == NULL) return err_oom(ctx);
@@ -511,12 +514,10 @@ int cpu_sources(lacc_ctx *ctx, const kplan *P, char **srcs, int *first) {
   /* parts of about as much code, by the functions' instructions (a contraction's tiles
    * are a hundred times a map's) */
   int64_t total = 0, sum = 0;
-  for (int k = 0; k < P->nfns; k++) total += 1 + P->fns[k].pro.n + P->fns[k].body.n;
+  for (int k = 0; k < P->nfns; k++) total += fn_weight(&P->fns[k]);
   for (int i = 0, k = 0; i < n; i++) {
-    while (k < P->nfns - (n - 1 - i) && (k <= first[i] || sum < total * (i + 1) / n)) {
-      sum += 1 + P->fns[k].pro.n + P->fns[k].body.n;
-      k++;
-    }
+    while (k < P->nfns - (n - 1 - i) && (k <= first[i] || sum < total * (i + 1) / n))
+      sum += fn_weight(&P->fns[k++]);
     first[i + 1] = i == n - 1 ? P->nfns : k;
   }
   for (int i = 0; i < n; i++) {

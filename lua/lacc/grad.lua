@@ -797,13 +797,17 @@ local function combining_op(f, t)
   return nil
 end
 
+-- The dimension a fold's or scan's options name (a number, or {dim = d}), else the last.
+local function dim_of(opts, xs)
+  return type(opts) == "table" and opts.dim or opts or xs.rank
+end
+
 local function fold_parts(e)
   local f, xs, opts
   if e.name == "fold" then f, xs, opts = e.args[1], e.args[3], e.args[4]
   else f, xs, opts = e.args[1], e.args[2], e.args[3] end
   xs = accs.to_acc(xs, e.name)
-  local d = type(opts) == "table" and opts.dim or opts or xs.rank
-  return f, xs, d, opts, combining_op(f, xs.t)
+  return f, xs, dim_of(opts, xs), opts, combining_op(f, xs.t)
 end
 
 -- The combinator an entry stands for, as the user called it.
@@ -1014,17 +1018,12 @@ local function affine_scan(pairs_, d, forward)
   return lacc.map(function(p) return p[1] end, s)
 end
 
-local function scan_dim(e, xs, opts)
-  local d = type(opts) == "table" and opts.dim or opts
-  return d or xs.rank
-end
-
 local function scan_rule(other)
   return {
     rev = function(e, ybar)
       local xs, opts, op = scan_parts(e)
       if op == "add" then return { { xs, lacc[other](exp.add, ybar, opts) } } end
-      local d = scan_dim(e, xs, opts)
+      local d = dim_of(opts, xs)
       local ab, left, z = scan_steps(e, xs, d)
       if not ab then no_rule(e, "vjp", ": its elements must be floats (not tuples)") end
       local sh, r = lacc.shape(xs), xs.rank
@@ -1048,7 +1047,7 @@ local function scan_rule(other)
       local xs, opts, op = scan_parts(e)
       local t = tan(xs)
       if op == "add" then return t and lacc[e.name](exp.add, t, opts) end
-      local d = scan_dim(e, xs, opts)
+      local d = dim_of(opts, xs)
       local ab, left, z = scan_steps(e, xs, d)
       if not ab then no_rule(e, "jvp", ": its elements must be floats (not tuples)") end
       if t == nil then return nil end
@@ -1277,13 +1276,11 @@ local function interleaved(ybar, x, second)
   local r, sy = x.rank, lacc.shape(ybar)
   return lacc.generate(lacc.shape(x), function(...)
     local ix = { ... }
-    local inside = nil
-    for d = 1, r do
-      local ok = exp.le(ix[d], d < r and sy[d] or exp.idiv(sy[r], 2))
-      inside = inside and exp.land(inside, ok) or ok
-      ix[d] = lacc.min(ix[d], d < r and sy[d] or lacc.max(sy[r], 1))
+    local k, inside = ix[r], exp.le(ix[r], exp.idiv(sy[r], 2))
+    for d = 1, r - 1 do
+      inside = exp.land(inside, exp.le(ix[d], sy[d]))
+      ix[d] = lacc.min(ix[d], sy[d])
     end
-    local k = ({ ... })[r]
     ix[r] = lacc.max(lacc.min(2 * k - (second and 0 or 1), sy[r]), 1)
     return exp.cond(inside, ybar:at(unpack(ix, 1, r)), zero_exp(x.t))
   end)
