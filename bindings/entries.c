@@ -131,6 +131,11 @@ static int l_node_uses(lua_State *L) {
   return 1;
 }
 
+static int l_node_depends(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)lacc_acc_depends(lb_check_node(L, 1), (int)luaL_checkinteger(L, 2), lb_check_node(L, 3)));
+  return 1;
+}
+
 static int l_node_is_op(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)lacc_exp_is_op(lb_check_node(L, 1), luaL_checkstring(L, 2), lb_check_node(L, 3), lb_check_node(L, 4)));
   return 1;
@@ -173,6 +178,7 @@ const luaL_Reg lb_entry_funcs[] = {
   { "node_reads", l_node_reads },
   { "node_is_zero", l_node_is_zero },
   { "node_uses", l_node_uses },
+  { "node_depends", l_node_depends },
   { "node_is_op", l_node_is_op },
   { "node_is_position", l_node_is_position },
   { "node_dims_used", l_node_dims_used },

@@ -238,12 +238,12 @@ static int l_node_index_dims(lua_State *L) {
   return 1;
 }
 
-/* node_acc(op, where, args...) */
+/* node_acc(op, where, args...): an awhile of many arrays takes more than LACC_MAX_ARGS */
 static int l_node_acc(lua_State *L) {
   const char *op = luaL_checkstring(L, 1);
   const char *where = opt_where(L, 2);
-  lacc_node *args[LACC_MAX_ARGS];
-  int n = collect(L, 3, args, op, where);
+  lacc_node *args[MAX_OP_ARGS];
+  int n = collect_upto(L, 3, MAX_OP_ARGS, args, op, where);
   return lb_push_node(L, lacc_acc_op(lb_ctx(L), op, n, args, where));
 }
 

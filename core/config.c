@@ -32,6 +32,7 @@ static const struct {
   { "device", "LACC_DEVICE", V_TEXT, 0, 0 },
   { "tier", "LACC_TIER", V_TIER, 0, 0 },
   { "contract", "LACC_CONTRACT", V_SWITCH, 0, 0 },
+  { "grad_mb", "LACC_GRAD_MB", V_NUMBER, 0, 1 << 24 },
 };
 enum { NKNOWN = sizeof known / sizeof known[0] };
 
@@ -90,7 +91,7 @@ int lacc_config_set(lacc_ctx *ctx, const char *name, const char *value) {
     return LACC_OK;
   }
   return ctx_error(ctx, LACC_ERR_ARG, "config: unknown setting %.60s (threads, cache, cache_mb, "
-                   "cc, cflags, verbose, backend, device, tier, contract)", name);
+                   "cc, cflags, verbose, backend, device, tier, contract, grad_mb)", name);
 }
 
 /* The value of setting k in force, as text: the owner's default where nothing is set. */
@@ -103,6 +104,7 @@ static void in_force(int k, char *out, size_t cap) {
   case 5: snprintf(out, cap, "%s", verbose() ? "true" : "false"); return;
   case 6: if (!setting_text("LACC_BACKEND", out, cap)) snprintf(out, cap, "cpu"); return;
   case 9: snprintf(out, cap, "%s", setting_switch("LACC_CONTRACT", 0) ? "true" : "false"); return;
+  case 10: snprintf(out, cap, "%.15g", setting_number("LACC_GRAD_MB", 1024, 0, 1 << 24, 0)); return;
   default: setting_text(known[k].env, out, cap); return;
   }
 }

@@ -196,7 +196,9 @@ static const char *differs(const lacc_node *a, const lacc_node *b) {
  * division by zero), which names its place. */
 static int may_raise(const lacc_node *e) {
   if (e->kind == K_INDEX) return 1;
-  if (e->kind != K_PRIM || !(prim_has(e->prim, PF_DIV) || e->prim == P_IPOW)) return 0;
+  if (e->kind != K_PRIM) return 0;
+  if (e->prim == P_TAPE_LIMIT) return 1;
+  if (!(prim_has(e->prim, PF_DIV) || e->prim == P_IPOW)) return 0;
   const lacc_node *d = e->kids[1];   /* a division by a constant other than 0 cannot fail */
   return !(prim_has(e->prim, PF_DIV) && d->kind == K_CONST && d->cval.u != 0);
 }

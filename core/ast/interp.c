@@ -154,6 +154,8 @@ static int eval(interp *I, const lacc_node *e, lacc_val *out) {
     rc = prim_eval(e->prim, e->kids[0]->type->scalar, e->nkids, a, out);
     if (rc == LACC_ERR_DIVZERO)
       return err_divzero(I->ctx, prim_name(e->prim), e->where);
+    if (rc == LACC_ERR_MEMORY && e->prim == P_TAPE_LIMIT)
+      return err_tape(I->ctx, a[1].i, a[2].i, e->where);
     return rc;
   }
   case K_TUPLE: {

@@ -1,7 +1,7 @@
 /* errors.c: the wording of every error a program's run can raise, in one place.
  *
  * Owns: the messages of failed run-time checks (index, backpermute, permute, division
- * by zero, reshape, extents, sizes, an empty fold1), of allocations a node's shape
+ * by zero, reshape, extents, sizes, an empty fold1, an awhile tape past grad_mb), of allocations a node's shape
  * made fail, and of programs too large to compile. The interpreter and every backend
  * raise them through these functions, so that all backends say the same words.
  * Must not: decide which failure is reported (the first in element order: the
@@ -52,6 +52,15 @@ int err_reshape(lacc_ctx *ctx, int64_t have, int64_t want, const char *where) {
 int err_fold1_empty(lacc_ctx *ctx, const char *where) {
   return ctx_error(ctx, LACC_ERR_SHAPE, "fold1: the innermost dimension is empty (at %s)",
                    at(where));
+}
+
+/* A pullback through awhile keeps every turn's arrays (grad.lua's tape); past the
+ * setting that bounds them (tape_limit in its counter), this, before it is allocated. */
+int err_tape(lacc_ctx *ctx, int64_t have, int64_t limit, const char *where) {
+  return ctx_error(ctx, LACC_ERR_MEMORY, "vjp: awhile's pullback keeps the loop's arrays of "
+                   "every turn: %.1f MB, past grad_mb (%.1f MB); raise it (lacc.config{grad_mb = "
+                   "...} or LACC_GRAD_MB) (at %s)", (double)have / 1048576.0,
+                   (double)limit / 1048576.0, at(where));
 }
 
 /* A failed allocation, worded once for every part of lacc. */

@@ -311,6 +311,7 @@ int err_permute(lacc_ctx *ctx, const char *where);
 int err_divzero(lacc_ctx *ctx, const char *prim, const char *where);
 int err_reshape(lacc_ctx *ctx, int64_t have, int64_t want, const char *where);
 int err_fold1_empty(lacc_ctx *ctx, const char *where);
+int err_tape(lacc_ctx *ctx, int64_t have, int64_t limit, const char *where);
 int err_oom(lacc_ctx *ctx);
 /* How a host value (lacc_value) goes into a scalar of kind k: *out as S_I64 or S_F64
  * (*from), or the error in the words of an element write, or of a constant at `where`

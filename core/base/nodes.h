@@ -179,7 +179,8 @@ enum {
   _(ROUNDEVEN, "round_even", 1, FLOAT, 0) \
   _(IPOW,     "ipow",     2, INT,   0) \
   _(FMA,      "fma",      3, FLOAT, 0) \
-  _(EXP2,     "exp2",     1, FLOAT, 0)
+  _(EXP2,     "exp2",     1, FLOAT, 0) \
+  _(TAPE_LIMIT, "tape_limit", 3, INT, 0)   /* lacc's own: x, failing when have > limit */
 
 typedef enum {
 #define PRIM_ENUM(e, name, arity, operands, flags) P_##e,

@@ -349,6 +349,11 @@ static int eval_bool(prim_op p, const lacc_val *a, lacc_val *out) {
 }
 
 int prim_eval(prim_op p, scalar_kind k, int nargs, const lacc_val *x, lacc_val *out) {
+  if (p == P_TAPE_LIMIT) {   /* tape_limit(x, have, limit): x, or past the limit an error */
+    if (x[1].i > x[2].i) return LACC_ERR_MEMORY;
+    *out = x[0];
+    return LACC_OK;
+  }
   if (p == P_FMA) {
     if (k == S_F64) out->d = fma(x[0].d, x[1].d, x[2].d);
     else out->f = fmaf(x[0].f, x[1].f, x[2].f);

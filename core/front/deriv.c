@@ -348,6 +348,27 @@ int lacc_exp_uses(const lacc_node *e, const lacc_node *x) {
   return r;
 }
 
+static int depends_rec(walk *w, const lacc_node *e, const lacc_node *x) {
+  if (e == x) return 1;
+  if (seen_before(w, e)) return 0;
+  if (w->n == WALK_MAX) return 1;
+  w->seen[w->n++] = e;
+  for (int i = 0; i < e->nkids; i++)
+    if (depends_rec(w, e->kids[i], x)) return 1;
+  return 0;
+}
+
+int lacc_acc_depends(const lacc_node *e, int from, const lacc_node *x) {
+  if (e == NULL || x == NULL) return 0;
+  walk *w = malloc(sizeof *w);
+  if (w == NULL) return 1;
+  w->n = 0;
+  int r = 0;
+  for (int i = from < 0 ? 0 : from; i < e->nkids && !r; i++) r = depends_rec(w, e->kids[i], x);
+  free(w);
+  return r;
+}
+
 int lacc_exp_reads(const lacc_node *e, const lacc_node *a) {
   if (e == NULL || a == NULL) return 0;
   walk *w = malloc(sizeof *w);

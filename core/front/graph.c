@@ -103,11 +103,14 @@ const char *lacc_node_level(const lacc_node *n) {
 
 /* ---- argument checks shared by the builders */
 
-/* A match takes its value and one alternative per constructor; everything else at
- * most LACC_MAX_ARGS arguments. */
+/* A match takes its value and one alternative per constructor, an awhile three nodes
+ * per array of its loop and its condition; everything else at most LACC_MAX_ARGS
+ * arguments. */
 static int max_args(const char *op) {
   node_kind k;
-  return node_lookup(op, &k) && node_has(k, NF_WIDE) ? 1 + LACC_MAX_CONSTRUCTORS : LACC_MAX_ARGS;
+  if (!node_lookup(op, &k)) return LACC_MAX_ARGS;
+  if (k == K_AWHILE) return 1 + 3 * LACC_MAX_FIELDS;
+  return node_has(k, NF_WIDE) ? 1 + LACC_MAX_CONSTRUCTORS : LACC_MAX_ARGS;
 }
 
 static int check_args(lacc_ctx *ctx, const char *op, int nargs, lacc_node *const *args,

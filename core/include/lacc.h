@@ -240,6 +240,10 @@ int lacc_exp_is_zero(const lacc_node *e);
 /* 1 when expression e depends on node x (x among the nodes it is built of, arrays'
  * own inputs aside; past a few thousand nodes the answer is 1). */
 int lacc_exp_uses(const lacc_node *e, const lacc_node *x);
+/* 1 when node x is one of e's kids from index from on, or among the nodes they are built
+ * of at any level (an awhile's kids past its first arrays are what its condition and
+ * body read from outside the loop); past a few thousand nodes the answer is 1. */
+int lacc_acc_depends(const lacc_node *e, int from, const lacc_node *x);
 /* The element reads of array a (its "index" nodes) in expression e, or in the functions
  * and scalar arguments of array node e, each once, into out, and each read's index
  * expression into index: how many (at most cap), or -1 past cap. The nodes are e's own

@@ -19,6 +19,7 @@ int plan_check_error(lacc_ctx *ctx, const kplan *P, int check, const int64_t *va
   case CK_RESHAPE: return err_reshape(ctx, vals[0], vals[1], c->where);
   case CK_SIZE: return err_too_large(ctx, c->what, c->where);
   case CK_EMPTY: return err_fold1_empty(ctx, c->where);
+  case CK_TAPE: return err_tape(ctx, vals[0], vals[1], c->where);
   default: return err_extent(ctx, c->what, vals[0], vals[1], c->where);
   }
 }

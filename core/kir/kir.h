@@ -312,7 +312,8 @@ static inline int step_members_agree(const pstep *st, const int64_t *ext) {
 typedef enum {
   CK_INDEX, CK_BACKPERMUTE, CK_PERMUTE, CK_DIVZERO, CK_RESHAPE, CK_EXTENT,
   CK_SIZE,       /* a delayed array's element count past LACC_MAX_ELEMS */
-  CK_EMPTY       /* a fold1's rows empty (a check step: pstep.empty_later) */
+  CK_EMPTY,      /* a fold1's rows empty (a check step: pstep.empty_later) */
+  CK_TAPE        /* a pullback's tape of loop states past grad_mb (tape_limit) */
 } check_kind;
 
 typedef struct {

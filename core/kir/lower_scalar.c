@@ -106,6 +106,14 @@ static int *lower_prim(lower *L, const lacc_node *e, const senv *se, const aenv 
     return out;
   }
   int b = e->nkids > 1 ? lw_lower_exp(L, e->kids[1], se, ae)[0] : -1;
+  if (e->prim == P_TAPE_LIMIT) {   /* a, once the check of b against c has passed */
+    int vals[2] = { b, lw_lower_exp(L, e->kids[2], se, ae)[0] };
+    k_if(L, lw_k_prim(L, P_GT, vals[0], vals[1]));
+    lw_k_fail(L, lw_add_check(L, CK_TAPE, prim_name(e->prim), e->where, 0), 2, vals);
+    k_end(L);
+    out[0] = a;
+    return out;
+  }
   if (e->nkids == 3) {
     out[0] = lw_k_prim3(L, e->prim, a, b, lw_lower_exp(L, e->kids[2], se, ae)[0]);
     return out;
@@ -197,7 +205,7 @@ static int speculable(const lacc_node *e, int *budget) {
   case K_CONST: case K_EVAR: return 1;
   case K_PRIM:
     if (prim_has(e->prim, PF_DIV) && scalar_is_int(e->kids[0]->type->scalar)) return 0;
-    if (e->prim == P_IPOW) return 0;
+    if (e->prim == P_IPOW || e->prim == P_TAPE_LIMIT) return 0;
     break;
   case K_TUPLE: case K_PRJ: case K_CAST: case K_COND: case K_CON: case K_CASE: case K_ELET:
   case K_LAM:

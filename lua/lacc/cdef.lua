@@ -125,6 +125,7 @@ lacc_node *lacc_exp_jvp(lacc_ctx *ctx, lacc_node *e, int n, lacc_node *const *va
 int lacc_exp_reads(const lacc_node *e, const lacc_node *a);
 int lacc_exp_is_zero(const lacc_node *e);
 int lacc_exp_uses(const lacc_node *e, const lacc_node *x);
+int lacc_acc_depends(const lacc_node *e, int from, const lacc_node *x);
 int lacc_exp_sites(const lacc_node *e, const lacc_node *a, lacc_node **out, lacc_node **index,
                    int cap);
 int lacc_exp_is_op(const lacc_node *e, const char *op, const lacc_node *x, const lacc_node *y);

@@ -705,8 +705,8 @@ function M.node_index_dims(idx, v, rank)
   return r
 end
 
-function M.node_acc(op, where, ...)
-  local n = collect(op, where, ...)
+function M.node_acc(op, where, ...)   -- an awhile of many arrays takes more than MAX_ARGS
+  local n = collect_upto(MAX_OP_ARGS, op, where, ...)
   return wrap_node(C.lacc_acc_op(live(), op, n, argbuf, where or "?"))
 end
 

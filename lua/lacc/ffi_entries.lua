@@ -90,6 +90,9 @@ return function(C, h)
   function F.node_uses(a1, a2)
     return tonumber(C.lacc_exp_uses(a1, a2))
   end
+  function F.node_depends(a1, a2, a3)
+    return tonumber(C.lacc_acc_depends(a1, a2, a3))
+  end
   function F.node_is_op(a1, a2, a3, a4)
     return tonumber(C.lacc_exp_is_op(a1, a2, a3, a4))
   end

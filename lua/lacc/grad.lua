@@ -34,6 +34,13 @@ local tape = nil
 
 local function is_tracked(x) return tape ~= nil and is_acc(x) and tape.tracked[x] == true end
 
+-- x marked as depending on a differentiated argument; tape.order keeps the marks in the
+-- order made, so that what is built from them (awhile's loops) is the same at each trace.
+local function track(t, x)
+  t.tracked[x] = true
+  t.order[#t.order + 1] = x
+end
+
 -- Whether a call's arguments hold a tracked array (directly or in a list of arrays).
 local function args_tracked(args)
   for i = 1, args.n do
@@ -46,11 +53,12 @@ local function args_tracked(args)
   return false
 end
 
--- The tracked arrays a node's functions read (xs[i] inside a map, ...).
-local function reads_of(node)
+-- The tracked arrays, in the order marked, that node reads: by test(node, x's node) ~= 0,
+-- by default those its functions read (xs[i] inside a map, ...).
+local function reads_of(node, test)
   local r = nil
-  for x in pairs(tape.tracked) do
-    if core.node_reads(node, x.node) ~= 0 then
+  for _, x in ipairs(tape.order) do
+    if (test or core.node_reads)(node, x.node) ~= 0 then
       r = r or {}
       r[#r + 1] = x
     end
@@ -60,37 +68,31 @@ end
 
 local RULES = {}   -- name -> { rev = f(e, ybar) -> {{x, cot}, ...}, fwd = f(e, tan) -> tangent }
 
+-- A rule marked joint (awhile's) takes all of a call's results at once: their entries
+-- share one group (result index -> array).
 local function record(name, args, results, place)
-  if not args_tracked(args) then
-    -- an array reading a tracked one inside its functions depends on it too
-    local any = false
-    for i = 1, results.n do
-      local y = results[i]
-      if is_acc(y) and not tape.tracked[y] and next(tape.tracked) ~= nil then
-        local reads = reads_of(y.node)
-        if reads then
-          any = true
-          tape.tracked[y] = true
-          local e = { name = name, args = args, out = y, where = place, reads = reads,
-                      rule = RULES[name], via = tape.via }
-          tape.entries[#tape.entries + 1] = e
-          tape.producer[y] = e
-        end
-      end
-    end
-    return any
-  end
+  local rule = RULES[name]
+  local reads_of_call = rule and rule.reads or function(node) return reads_of(node) end
+  local tracked_args = args_tracked(args)
+  local group = rule and rule.joint and {} or nil
+  local any = false
   for i = 1, results.n do
     local y = results[i]
+    if group and is_acc(y) then group[i] = y end
     if is_acc(y) and not tape.tracked[y] then
-      tape.tracked[y] = true
-      local e = { name = name, args = args, out = y, index = i, where = place,
-                  rule = RULES[name], reads = reads_of(y.node), via = tape.via }
-      tape.entries[#tape.entries + 1] = e
-      tape.producer[y] = e
+      -- an array reading a tracked one inside its functions depends on it too
+      local reads = next(tape.tracked) ~= nil and reads_of_call(y.node, args) or nil
+      if tracked_args or reads then
+        any = true
+        track(tape, y)
+        local e = { name = name, args = args, out = y, index = i, where = place, group = group,
+                    rule = rule, reads = reads, via = tape.via }
+        tape.entries[#tape.entries + 1] = e
+        tape.producer[y] = e
+      end
     end
   end
-  return true
+  return any or tracked_args
 end
 
 -- lacc's functions that never take or make arrays to differentiate (the scalar language,
@@ -129,7 +131,7 @@ local function watcher(name, orig)
       for i = 1, results.n do
         local y = results[i]
         if is_acc(y) and not tape.tracked[y] then
-          tape.tracked[y] = true
+          track(tape, y)
           local e = { name = name, args = args, out = y, where = place, via = tape.via }
           tape.entries[#tape.entries + 1] = e
           tape.producer[y] = e
@@ -142,14 +144,16 @@ local function watcher(name, orig)
   end
 end
 
--- f(args) traced with the tape on, progs (the argument programs) tracked: its results
--- (packed) and the tape.
-local function trace(what, f, args, progs)
+-- f(args) traced with the tape on, progs (the argument programs) and outer (arrays f reads
+-- through closures, as a loop body does; none if nil) tracked: its results (packed) and
+-- the tape.
+local function trace(what, f, args, progs, outer)
   if tape ~= nil then fail("%s: derivatives of derivatives are not supported yet", what) end
   if type(f) ~= "function" then fail("%s: expected a function, got %s", what, type(f)) end
   local t = { entries = {}, tracked = setmetatable({}, { __mode = "k" }), producer = {},
-              depth = 0 }
-  for i = 1, args.n do if progs[i] then t.tracked[progs[i]] = true end end
+              depth = 0, order = {} }
+  for i = 1, args.n do if progs[i] then track(t, progs[i]) end end
+  for _, x in ipairs(outer or {}) do track(t, x) end
   local saved = {}
   for name, v in pairs(lacc) do
     if type(v) == "function" and not UNWATCHED[name] then
@@ -379,7 +383,7 @@ end
 -- The tracked arrays read inside R's body, each with its reads: {a, {site, index}...}.
 local function read_sites(R)
   local r = {}
-  for x in pairs(tape.tracked) do
+  for _, x in ipairs(tape.order) do
     local got = { core.node_sites(R.body.node, x.node) }
     if #got > 0 then
       local list = {}
@@ -545,10 +549,19 @@ function site_cotangent(R, a, site, val)
       return unpack(ix, 1, R.rank)
     end, idx)
   end
+  -- a read outside a (one a cond's branch not taken guards: a[2 * i] where 2 * i <= n)
+  -- adds nothing: its partial is 0 there, and its place is dropped, not an error
+  local ext = lacc.shape(a)
   return lacc.permute(exp.add, zeros_like(a), function(...)
     local q = idx:at(...)
-    local ix = {}
-    for d = 1, a.rank do ix[d] = exp.add(a.rank == 1 and q or q[d], 1) end
+    local ix, inside = {}, nil
+    for d = 1, a.rank do
+      local qd = a.rank == 1 and q or q[d]
+      local ok = exp.land(exp.ge(qd, 0), exp.lt(qd, ext[d]))
+      inside = inside and exp.land(inside, ok) or ok
+      ix[d] = exp.add(qd, 1)
+    end
+    for d = 1, a.rank do ix[d] = exp.cond(inside, ix[d], 0) end
     return unpack(ix, 1, a.rank)
   end, vals)
 end
@@ -1544,8 +1557,24 @@ local function cotangent(what, i, y, c)
   return p
 end
 
--- The pullback of a traced call: cotangents of the results -> of the arguments.
-local function pullback(t, outs, progs, nargs)
+-- A joint rule's entries (one per result of its call) run once, on all the results'
+-- cotangents, when the walk back reaches the first of them.
+local function joint_rev(e, cot, done)
+  if done[e.group] then return {} end
+  done[e.group] = true
+  local ybars, any = {}, false
+  for i, y in pairs(e.group) do
+    if type(i) == "number" then
+      ybars[i] = cot[y]
+      any = any or cot[y] ~= nil
+    end
+  end
+  return any and e.rule.rev(e, ybars) or {}
+end
+
+-- The pullback of a traced call: cotangents of the results -> of the arguments (progs,
+-- the first nargs; nil for one no cotangent reaches where sparse, else zeros).
+local function pullback(t, outs, progs, nargs, sparse)
   return function(...)
     local cts = pack(...)
     local cot = {}
@@ -1556,12 +1585,14 @@ local function pullback(t, outs, progs, nargs)
     local saved = tape
     tape = t   -- is_tracked reads the traced call's marks
     local ok, err = pcall(function()
+      local done = {}
       for k = #t.entries, 1, -1 do
         local e = t.entries[k]
         local ybar = cot[e.out]
         if ybar ~= nil and is_float_type(e.out.t) then
           check_entry(e, "vjp")
-          for _, pr in ipairs(e.rule.rev(e, ybar)) do
+          local r = e.group and e.rule.joint and joint_rev(e, cot, done) or e.rule.rev(e, ybar)
+          for _, pr in ipairs(r) do
             if t.tracked[pr[1]] then cot[pr[1]] = add(cot[pr[1]], pr[2]) end
           end
         end
@@ -1572,7 +1603,7 @@ local function pullback(t, outs, progs, nargs)
     local r = {}
     for i = 1, nargs do
       local p = progs[i]
-      if p ~= nil and is_float_type(p.t) then r[i] = cot[p] or zeros_like(p) end
+      if p ~= nil and is_float_type(p.t) then r[i] = cot[p] or not sparse and zeros_like(p) or nil end
     end
     return unpack(r, 1, nargs)
   end
@@ -1643,6 +1674,8 @@ local function gradient(what, with_value)
 end
 F.grad, F.value_and_grad = gradient("grad", false), gradient("value_and_grad", true)
 
+local forward
+
 -- jvp(f, xs, dxs): f's results, then their tangents along dxs (one per argument: an array
 -- of the argument's shape, a Lua number for every element, or nil for zero).
 function F.jvp(f, xs, dxs)
@@ -1655,13 +1688,20 @@ function F.jvp(f, xs, dxs)
   local n = #xs
   local args, progs = arguments("jvp", pack(unpack(xs, 1, n)))
   local outs, t = trace("jvp", f, args, progs)
-  local memo, given = {}, {}
+  local given = {}
   for i = 1, n do
     local p = progs[i]
     if p ~= nil and dxs[i] ~= nil and is_float_type(p.t) then
       given[p] = cotangent("jvp", i, p, dxs[i])
     end
   end
+  return forward(t, outs, given)
+end
+
+-- The tape walked forwards from the tangents given (array -> tangent): the traced call's
+-- results, then their tangents.
+function forward(t, outs, given)
+  local memo = {}
   local function tan(x)
     if not is_acc(x) then return nil end
     if given[x] ~= nil then return given[x] end
@@ -1690,6 +1730,223 @@ function F.jvp(f, xs, dxs)
   if not ok then error(res, 0) end
   return unpack(res, 1, 2 * outs.n)
 end
+
+-- ---- awhile
+
+local function is_list(x)   -- several arrays, as opposed to one
+  return type(x) == "table" and not is_acc(x) and not array.is_array(x)
+end
+
+-- The loop's parts: cond, body, its arrays (programs), whether given as a list, and the
+-- arrays the loop ends with (the call's results, by position).
+local function loop_of(e)
+  local init = e.args[3]
+  local list = is_list(init)
+  local xs, outs = {}, {}
+  for i, x in ipairs(list and init or { init }) do xs[i] = accs.to_acc(x, "awhile") end
+  for i = 1, #xs do outs[i] = e.group[i] end
+  return e.args[1], e.args[2], xs, list, outs
+end
+
+-- The tracked arrays the loop's condition and body read from outside it (its kids past
+-- its own arrays), in the order they were marked.
+local function loop_reads(node, args)
+  local m = is_list(args[3]) and #args[3] or 1
+  return reads_of(node, function(n, x) return core.node_depends(n, m, x) end)
+end
+
+-- The user's body on the arrays s, as awhile calls it: its arrays, packed.
+local function loop_call(f, list, s)
+  if not list then return pack(f(s[1])) end
+  local r = pack(f(unpack(s, 1, #s)))
+  if r.n == 1 and is_list(r[1]) then r = pack(unpack(r[1], 1, #r[1])) end
+  return r
+end
+
+-- The user's condition on the first m of the arrays given.
+local function loop_test(cond, list, m, ...)
+  if not list then return (cond((...))) end
+  return (cond(unpack({ ... }, 1, m)))
+end
+
+-- fn traced on a tape of its own (the one running set aside meanwhile), xs its arguments
+-- and reads the arrays it reads through closures, both differentiated; then done(t,
+-- outs, progs).
+local function inner(what, fn, xs, reads, done)
+  local saved = tape
+  tape = nil
+  local ok, r = pcall(function()
+    local args, progs = arguments(what, pack(unpack(xs, 1, #xs)))
+    local outs, t = trace(what, fn, args, progs, reads)
+    return done(t, outs, progs)
+  end)
+  tape = saved
+  if not ok then error(r, 0) end
+  return r
+end
+
+-- Bytes an element of type t takes in the tape (8 a field for tuples and variants: a
+-- bound, not the packed size).
+local function element_bytes(t)
+  local p = types.parse(t)
+  if p.kind ~= "scalar" then return 8 * p.nleaves end
+  return t == "bool" and 1 or math.floor(tonumber(t:match("%d+")) / 8)
+end
+
+-- A rank-1 i64 array of x's extents.
+local function extents(x)
+  local sh = lacc.shape(x)
+  return lacc.generate({ #sh }, function(j)
+    local v = sh[#sh]
+    for d = #sh - 1, 1, -1 do v = lacc.cond(lacc.eq(j, d), sh[d], v) end
+    return v
+  end)
+end
+
+-- The loop run again keeping each turn's arrays before the body: per array a flat tape
+-- (the turns one after the other) and its extents (rank of them a turn); the turns
+-- counted, the count checked against grad_mb (the tape's bytes) at every turn. Returns
+-- the tapes, the extents and the count.
+local function taped_loop(e, cond, body, list, xs)
+  local m = #xs
+  local limit = exp.constant(math.floor(lacc.config().grad_mb * 1048576), "i64")
+  local init = {}
+  for i = 1, m do
+    init[i] = xs[i]
+    init[m + i] = lacc.take(0, lacc.flatten(xs[i]))
+    init[2 * m + i] = lacc.fill({ 0 }, exp.constant(0, "i64"))
+  end
+  init[3 * m + 1] = lacc.unit(exp.constant(0, "i64"))
+  local r = pack(lacc.awhile(function(...) return loop_test(cond, list, m, ...) end, function(...)
+    local a = { ... }
+    local s = { unpack(a, 1, m) }
+    local ns = loop_call(body, list, s)
+    local out, bytes = {}, exp.constant(0, "i64")
+    for i = 1, m do
+      out[i] = ns[i]
+      out[m + i] = lacc.append(a[m + i], lacc.flatten(s[i]))
+      out[2 * m + i] = s[i].rank > 0 and lacc.append(a[2 * m + i], extents(s[i])) or a[2 * m + i]
+      bytes = bytes + lacc.size(out[m + i]) * element_bytes(s[i].t)
+    end
+    local k = lacc.the(a[3 * m + 1]) + 1
+    out[3 * m + 1] = lacc.unit(exp.wrap(core.node_op("tape_limit", e.where, k.node, bytes.node,
+                                                     limit.node)))
+    return unpack(out, 1, 3 * m + 1)
+  end, init))
+  local tapes, shapes = {}, {}
+  for i = 1, m do tapes[i], shapes[i] = r[m + i], r[2 * m + i] end
+  return tapes, shapes, r[3 * m + 1]
+end
+
+-- Turn k's (0-based, an i64 expression) array i from the tape, where its elements end at
+-- off (a rank-0 array): the array and where it starts (a rank-0 array).
+local function from_tape(x, tp, sh, k, off)
+  local ext, size = {}, exp.constant(1, "i64")
+  for d = 1, x.rank do
+    ext[d] = sh[k * x.rank + d]
+    size = size * ext[d]
+  end
+  local start = lacc.unit(lacc.the(off) - size)
+  if x.rank == 0 then return lacc.unit(tp[lacc.the(start) + 1]), start end
+  local flat = lacc.generate({ size }, function(j) return tp[lacc.the(start) + j] end)
+  return lacc.reshape(ext, flat), start
+end
+
+-- awhile's pullback: the loop again with its tape, then a loop back over the turns, last
+-- first: each turn's arrays read from the tape, the body's own pullback there (traced on
+-- a tape of its own) taking the cotangent one turn back; what the body reads from
+-- outside the loop sums its cotangents over the turns.
+local function loop_rev(e, ybars)
+  local cond, body, xs, list, outs = loop_of(e)
+  local m, from = #xs, e.reads or {}
+  local fl = {}
+  for i = 1, m do if is_float_type(xs[i].t) then fl[#fl + 1] = i end end
+  local tapes, shapes, turns = taped_loop(e, cond, body, list, xs)
+  local nf, no = #fl, #from
+  local K = nf + no + 1
+  local init = {}
+  for j, i in ipairs(fl) do init[j] = ybars[i] or zeros_like(outs[i]) end
+  for j = 1, no do init[nf + j] = zeros_like(from[j]) end
+  init[K] = turns
+  for i = 1, m do init[K + i] = lacc.unit(lacc.size(tapes[i])) end
+  local function fn(...) return unpack(loop_call(body, list, { ... }), 1, m) end
+  local res = pack(lacc.awhile(function(...)
+    return lacc.gt(lacc.the(select(K, ...)), 0)
+  end, function(...)
+    local a = { ... }
+    local k = lacc.the(a[K]) - 1
+    local s, starts = {}, {}
+    for i = 1, m do s[i], starts[i] = from_tape(xs[i], tapes[i], shapes[i], k, a[K + i]) end
+    local cts = {}
+    for j, i in ipairs(fl) do cts[i] = a[j] end
+    local g = inner("vjp", fn, s, from, function(t, touts, progs)
+      local ps = {}
+      for i = 1, m do ps[i] = progs[i] end
+      for j = 1, no do ps[m + j] = from[j] end
+      return pack(pullback(t, touts, ps, m + no, true)(unpack(cts, 1, m)))
+    end)
+    local out = {}
+    for j, i in ipairs(fl) do out[j] = g[i] or zeros_like(s[i]) end
+    for j = 1, no do out[nf + j] = g[m + j] and add(a[nf + j], g[m + j]) or a[nf + j] end
+    out[K] = lacc.unit(k)
+    for i = 1, m do out[K + i] = starts[i] end
+    return unpack(out, 1, K + m)
+  end, init))
+  local r = {}
+  for j, i in ipairs(fl) do
+    if is_tracked(xs[i]) then r[#r + 1] = { xs[i], res[j] } end
+  end
+  for j = 1, no do r[#r + 1] = { from[j], res[nf + j] } end
+  return r
+end
+
+-- awhile's tangents: one loop carrying each float array's tangent beside it, the body's
+-- own jvp (traced on a tape of its own) taking it a turn on; one loop for all results.
+local function loop_fwd(e, tan)
+  local g = e.group
+  if g.tangents == nil then
+    local cond, body, xs, list = loop_of(e)
+    local m, from = #xs, e.reads or {}
+    local fl, any = {}, false
+    local init, tfrom = {}, {}
+    for i = 1, m do
+      init[i] = xs[i]
+      if is_float_type(xs[i].t) then
+        fl[#fl + 1] = i
+        local ti = tan(xs[i])
+        any = any or ti ~= nil
+        init[m + #fl] = ti or zeros_like(xs[i])
+      end
+    end
+    for j, w in ipairs(from) do
+      tfrom[j] = tan(w)
+      any = any or tfrom[j] ~= nil
+    end
+    g.tangents = false
+    if any then
+      local function fn(...) return unpack(loop_call(body, list, { ... }), 1, m) end
+      local r = pack(lacc.awhile(function(...) return loop_test(cond, list, m, ...) end, function(...)
+        local a = { ... }
+        local s = { unpack(a, 1, m) }
+        return unpack(inner("jvp", fn, s, from, function(t, touts, progs)
+          local given = {}
+          for j, i in ipairs(fl) do given[progs[i]] = a[m + j] end
+          for j = 1, #from do given[from[j]] = tfrom[j] end
+          local y = pack(forward(t, touts, given))
+          local out = {}
+          for i = 1, m do out[i] = y[i] end
+          for j, i in ipairs(fl) do out[m + j] = y[m + i] end
+          return out
+        end), 1, m + #fl)
+      end, init))
+      g.tangents = {}
+      for j, i in ipairs(fl) do g.tangents[i] = r[m + j] end
+    end
+  end
+  return g.tangents and g.tangents[e.index] or nil
+end
+
+RULES.awhile = { rev = loop_rev, fwd = loop_fwd, joint = true, sites = true, reads = loop_reads }
 
 M.install = util.installer(F, function(l) lacc = l end)
 

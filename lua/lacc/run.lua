@@ -376,7 +376,7 @@ end
 -- config{threads = 4, cache = "/path", cache_mb = 256, cc = "clang", cflags = "-O2",
 -- verbose = true, backend = "cpu", device = "2"}: settings before the LACC_* environment
 -- variables (process-wide); config() the settings in force.
-local config_numbers = { threads = true, cache_mb = true }
+local config_numbers = { threads = true, cache_mb = true, grad_mb = true }
 function F.config(t)
   if t == nil then
     local r = {}

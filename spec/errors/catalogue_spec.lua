@@ -761,12 +761,24 @@ catalogue("derivatives", {
     return lacc.value_and_grad(sumsq, "x")
   end, "value_and_grad", "expected an argument position or a list of them" },
   { "vjp of a number", function() return lacc.vjp(5, fs) end, "vjp", "expected a function, got number" },
-  { "vjp through an awhile", function()
-    local _, pb = lacc.vjp(function(v)
-      return lacc.awhile(function(a) return lacc.lt(lacc.sum(a), 100) end, function(a) return a * 2 end, v)
+  { "vjp through an acond over lists", function()
+    local _, _, pb = lacc.vjp(function(v)
+      return lacc.acond(lacc.unit(lacc.constant(true)), { v, v }, { v, v })
     end, fs)
-    return pb(1)
-  end, "vjp", "no derivative rule for awhile" },
+    return pb(1, 1)
+  end, "vjp", "no derivative rule for acond", "acond over lists of arrays has no rule yet" },
+  { "vjp through an awhile whose tape passes grad_mb", function()
+    lacc.config { grad_mb = 0 }
+    local ok, err = pcall(function()
+      local _, pb = lacc.vjp(function(v)
+        return lacc.awhile(function(a) return lacc.lt(lacc.sum(a), 100) end, function(a) return a * 2 end, v)
+      end, fs)
+      return lacc.run((pb(1)))
+    end)
+    lacc.config { grad_mb = "" }
+    if not ok then error(err, 0) end
+  end, "vjp", "awhile's pullback keeps the loop's arrays of every turn", "past grad_mb (0.0 MB)",
+    "lacc.config{grad_mb = ...} or LACC_GRAD_MB" },
   { "jvp with the arguments not in a list", function() return lacc.jvp(sumsq, fs, {}) end, "jvp",
     "expected the arguments as a list, got a host array" },
 })

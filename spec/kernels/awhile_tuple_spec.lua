@@ -194,6 +194,32 @@ for _, b in ipairs(H.backends) do
       assert.are.same(c, lacc.run(inner, opts):totable())
     end)
 
+    it("a loop of 12 arrays (past the 16 arguments of other nodes), each its own type", function()
+      local types_ = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64", "i32", "f64" }
+      local init, want = {}, {}
+      for i, t in ipairs(types_) do
+        init[i] = lacc.fromtable({ i, 2 * i }, t)
+        want[i] = { i, 2 * i }
+      end
+      -- each turn adds the array's position to each element, 5 turns (counted by array 11)
+      for _ = 1, 5 do
+        for i = 1, #types_ do
+          for j = 1, 2 do want[i][j] = want[i][j] + i end
+        end
+      end
+      local r = { lacc.awhile(function(...) return lacc.lt(lacc.the(lacc.sum((select(11, ...)))), 33 + 5 * 22) end,
+        function(...)
+          local xs = { ... }
+          for i = 1, #xs do xs[i] = lacc.map(function(v) return v + i end, xs[i]) end
+          return xs
+        end, init) }
+      assert.are.equal(12, #r)
+      local got = { lacc.run(r, opts) }
+      for i = 1, #types_ do
+        assert.are.same(want[i], { H.num(got[i]:at_linear(0)), H.num(got[i]:at_linear(1)) })
+      end
+    end)
+
     it("a list of one array is that array's loop", function()
       local x = lacc.awhile(function(x) return lacc.lt(lacc.the(lacc.sum(x)), 20) end,
         function(x) return lacc.map(plus1, x) end, { lacc.fromtable({ 1, 2 }, "i32") })

@@ -415,6 +415,72 @@ for _, b in ipairs(H.backends) do
       end
     end)
 
+    it("awhile: each turn's arrays kept, the body's pullback turn by turn, on " .. b, function()
+      H.seed(4712)
+      -- a float loop whose condition reads its data (the turns: 3 here, far from the
+      -- threshold at every moved input), the body reading w from outside the loop
+      check(function(x, w)
+        return lacc.awhile(function(v) return lacc.lt(lacc.sum(lacc.map(lacc.abs, v)), 8) end,
+          function(v) return lacc.zipWith(function(a, c) return a * c + 0.3 * lacc.sin(a) + 0.7 end, v, w) end, x)
+      end, { (rnd({ 5 }, 0.1, 0.2)), (rnd({ 5 }, 0.9, 1.1)) }, "awhile of one array")
+      -- a list: a matrix, a rank-0 float and an integer counter that the condition reads;
+      -- the body reads a scalar from outside through lacc.the and sums it into the matrix
+      more(function(m, s, k)
+        local g, t = lacc.awhile(function(_, _, n) return lacc.lt(lacc.the(n), 4) end,
+          function(a, c, n)
+            local a2 = lacc.map(function(e) return lacc.tanh(e) * lacc.the(c) + lacc.the(k) end, a)
+            return a2, lacc.sum(lacc.flatten(a2)) * 0.1, lacc.map(function(v) return v + 1 end, n)
+          end, { m, s, lacc.unit(lacc.constant(0, "i64")) })
+        return lacc.zipWith(function(p, q) return p * q end, g, lacc.replicate({ 3, 2 }, t))
+      end, { (rnd({ 3, 2 })), (rnd({}, 0.5, 1)), (rnd({}, -0.5, 0.5)) }, "awhile of a list")
+      -- the shape changes every turn: pairwise products halve the array until one is left
+      more(function(x)
+        return lacc.awhile(function(a) return lacc.gt(lacc.size(a), 1) end, function(a)
+          local n = lacc.size(a)
+          return lacc.generate({ lacc.idiv(n + 1, 2) }, function(i)
+            return lacc.cond(lacc.le(2 * i, n), a[2 * i - 1] * a[2 * i] + a[2 * i], a[2 * i - 1])
+          end)
+        end, x)
+      end, { (rnd({ 7 }, 0.5, 1.5)) }, "awhile halving")
+      -- no turn at all, an empty array, and a loop nested in the body
+      more(function(x)
+        return lacc.awhile(function(v) return lacc.gt(lacc.sum(v), 1e9) end, lacc.sin, x)
+      end, { (rnd({ 3 })) }, "awhile never turning")
+      more(function(x)
+        return lacc.awhile(function(v) return lacc.lt(lacc.size(v), 0) end, lacc.sin, x)
+      end, { (rnd({ 0 })) }, "awhile of an empty array")
+      more(function(x)
+        local r = lacc.awhile(function(v, n) return lacc.lt(lacc.the(n), 2) end, function(v, n)
+          local inner = lacc.awhile(function(u, j) return lacc.lt(lacc.the(j), 3) end,
+            function(u, j)
+              return lacc.map(function(e) return lacc.cos(e) + e * 0.5 end, u), j:map(function(q) return q + 1 end)
+            end,
+            { v, lacc.unit(lacc.constant(0, "i32")) })
+          return inner, n:map(function(q) return q + 1 end)
+        end, { x, lacc.unit(lacc.constant(0, "i32")) })
+        return r
+      end, { (rnd({ 4 })) }, "awhile nested")
+    end)
+
+    it("awhile's tape past grad_mb is an error naming the setting, on " .. b, function()
+      local x = lacc.fromtable({ 1.0, 2.0, 3.0 }, "f64")
+      local f = function(v)
+        return lacc.sum(lacc.awhile(function(a) return lacc.lt(lacc.maximum(a), 50) end,
+          function(a) return a * 1.5 end, v))
+      end
+      lacc.config { grad_mb = 0.00003 }   -- 31.5 bytes: a turn of three f64 fits, two do not
+      local ok, err = pcall(function() return run(lacc.grad(f)(x)) end)
+      lacc.config { grad_mb = "" }
+      assert.is_false(ok)
+      assert.is_truthy(tostring(err):find("vjp: awhile's pullback keeps the loop's arrays of every " ..
+        "turn: 0.0 MB, past grad_mb %(0.0 MB%); raise it %(lacc.config{grad_mb = ...} or " ..
+        "LACC_GRAD_MB%) %(at [^)]*grad_spec.lua:%d+%)"), tostring(err))
+      assert.are.equal(1024, lacc.config().grad_mb)
+      -- within it: 1.5^k x while the largest is below 50 (7 turns), d/dx = 1.5^7 each
+      local g = flat_of(run(lacc.grad(f)(x)))
+      for i = 1, 3 do close(1.5 ^ 7, g[i], 1e-12, "awhile's gradient") end
+    end)
+
     it("grad and value_and_grad of a scalar objective; compiled, on " .. b, function()
       H.seed(4709)
       local A, x = rnd({ 4, 3 }), rnd({ 3 })
@@ -478,9 +544,9 @@ for _, b in ipairs(H.backends) do
         function() return lacc.grad(function(v) return v * 2 end)(x) end)
       fails("grad: the function must return one rank%-0 array of floats.*got an array of i32",
         function() return lacc.grad(function(v) return lacc.sum(lacc.cast(v, "i32")) end)(x) end)
-      fails("vjp: no derivative rule for awhile %(built at " .. here .. "%)", function()
+      fails("vjp: no derivative rule for acond %(built at " .. here .. "%): acond over lists of arrays", function()
         local _, pb = lacc.vjp(function(v)
-          local r = lacc.awhile(function(a) return lacc.lt(lacc.sum(a), 100) end, function(a) return a * 2 end, v)
+          local r = lacc.acond(lacc.unit(lacc.constant(true)), { v, v }, { v * 2, v })
           return r
         end, x)
         return pb(1)

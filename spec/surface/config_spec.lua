@@ -16,13 +16,14 @@ end
 describe("lacc.config", function()
   it("reports every setting in force", function()
     local c = lacc.config()
-    for _, k in ipairs { "threads", "cache_mb", "cc", "cflags", "verbose", "backend", "contract" } do
+    for _, k in ipairs { "threads", "cache_mb", "cc", "cflags", "verbose", "backend", "contract", "grad_mb" } do
       assert.is_not_nil(c[k], k)
     end
     assert.are.equal("number", type(c.threads))
     assert.is_true(c.threads >= 1)
     assert.are.equal("boolean", type(c.verbose))
     assert.are.equal("boolean", type(c.contract))
+    assert.are.equal("number", type(c.grad_mb))
     -- the guide's order: LACC_CACHE, $XDG_CACHE_HOME/lacc, ~/.cache/lacc
     local xdg, home = os.getenv("XDG_CACHE_HOME"), os.getenv("HOME")
     local default = xdg and xdg ~= "" and xdg .. "/lacc" or home and home .. "/.cache/lacc"
@@ -110,6 +111,7 @@ describe("lacc.config", function()
       { { threads = "abc" }, "config: threads: expected a whole number from 1 to 256, got abc" },
       { { threads = 0 }, "config: threads: expected a whole number from 1 to 256, got 0" },
       { { cache_mb = -1 }, "config: cache_mb: expected a number from 0" },
+      { { grad_mb = "lots" }, "config: grad_mb: expected a number from 0" },
       { { verbose = "maybe" }, "config: verbose: expected true or false, got maybe" },
       { { contract = "fast" }, "config: contract: expected true or false, got fast" },
       { { backend = "gpu" }, "config: backend: expected \"cpu\", \"interp\", \"opencl\"" },
