@@ -7,7 +7,9 @@
 -- between the backends: it never folds, scans or permutes floats (reassociation), guards
 -- every integer division against zero, and builds only in-bounds indices (every index is
 -- reduced modulo a known, non-empty extent), since the interpreter materialises each
--- array while the cpu backend computes only the elements a consumer pulls.
+-- array while the cpu backend computes only the elements a consumer pulls. A third of
+-- the programs (seed % 3 == 0, leaning to f64) are also differentiated with respect to
+-- their float inputs: the pullback against the tangents by the dot-product test.
 --
 -- Works on Lua 5.4 and LuaJIT 2.1. Usage:
 --   local fuzz = dofile("tools/fuzz.lua")
@@ -179,11 +181,15 @@ end
 
 local function teq(a, b) return sig(a) == sig(b) end
 
-local function rscalar() return S(pick(SCALARS)) end
+-- Programs to be differentiated (ctx.floaty) lean to f64 scalars.
+local function rscalar()
+  if ctx and ctx.floaty and rand() < 0.5 then return S("f64") end
+  return S(pick(SCALARS))
+end
 
 local function rtype()
   local r = rand()
-  if r < 0.6 then return rscalar() end
+  if r < (ctx and ctx.floaty and 0.8 or 0.6) then return rscalar() end
   if r < 0.8 then
     local fs = {}
     for i = 1, rint(2, 3) do
@@ -511,11 +517,31 @@ local function mentions(text, names)
   return false
 end
 
+-- f made pure, as a user's function is: called again (a derivative's rule traces an
+-- index function or a predicate anew), it starts from the random numbers, program and
+-- captures of its first call, and leaves the others' as they were.
+local function replayable(f)
+  local first = nil
+  return function(...)
+    if first == nil then
+      first = { state = state, ctx = ctx, captures = ctx.captures }
+      return f(...)
+    end
+    local outer = { state = state, ctx = ctx, captures = first.ctx.captures }
+    state, ctx = first.state, first.ctx
+    ctx.captures = first.captures
+    local r = pack(f(...))
+    first.ctx.captures = outer.captures
+    state, ctx = outer.state, outer.ctx
+    return unpack(r, 1, r.n)
+  end
+end
+
 -- A traced function: params are {name?, T}; body(env) gives an X. Returns the Lua function
--- for lacc and a thunk for its text (filled in when lacc traces it).
+-- for lacc (replayable) and a thunk for its text (filled in when lacc traces it).
 local function lambda(ptypes, body)
   local text = "?"
-  local f = function(...)
+  local f = replayable(function(...)
     local env, names = {}, {}
     local args = { ... }
     for i, T in ipairs(ptypes) do
@@ -532,7 +558,7 @@ local function lambda(ptypes, body)
     end
     text = "\\" .. table.concat(names, " ") .. " -> " .. b.s
     return b.e
-  end
+  end)
   return f, function() return text end
 end
 
@@ -873,7 +899,7 @@ local function backpermute(d, r)
     sh[rint(1, r)] = 0
   end
   local txt = "?"
-  local f = function(...)
+  local f = replayable(function(...)
     local args, env, names = { ... }, {}, {}
     for i = 1, r do
       env[i] = { e = args[i], s = fresh(), T = S("i64"), ix = true }
@@ -886,7 +912,7 @@ local function backpermute(d, r)
     end
     txt = "\\" .. table.concat(names, " ") .. " -> (" .. table.concat(ss, ", ") .. ")"
     return unpack(es, 1, rs)
-  end
+  end)
   local a = with_captures(nil, function() return lacc.backpermute(sh, f, src.a) end)
   return node(a, src.T, sh, "backpermute " .. shtext(sh) .. " (" .. txt .. ") " .. src.id, { src })
 end
@@ -916,7 +942,7 @@ local function permute(d, r)
   local combine, comb = combiner(T, { "+", "min", "max" })
   local tsh = defaults.sh
   local txt = "?"
-  local f = function(...)
+  local f = replayable(function(...)
     local args, env, names = { ... }, {}, {}
     for i = 1, rs do
       env[i] = { e = args[i], s = fresh(), T = S("i64"), ix = true }
@@ -943,7 +969,7 @@ local function permute(d, r)
       txt = head .. "(" .. table.concat(ss, ", ") .. ")"
     end
     return unpack(es, 1, r)
-  end
+  end)
   local a = with_captures(nil, function() return lacc.permute(combine, defaults.a, f, src.a) end)
   return node(a, T, copy(tsh), "permute " .. comb .. " " .. defaults.id .. " (" .. txt .. ") " .. src.id,
               { defaults, src })
@@ -1641,6 +1667,7 @@ local function build(pseed, avoid, params)
   ctx.layout_in = pick(LAYOUTS)
   ctx.layout_out = chance(0.6) and "compact" or pick(LAYOUTS)
   ctx.compile = pseed % 4 == 0
+  ctx.floaty = pseed % 3 == 0
   local depth = rint(1, 4)
   local rank = pick { 0, 1, 1, 1, 2, 2, 3 }
   lacc.set_layout(ctx.layout_in)
@@ -1693,6 +1720,118 @@ local function free_results(r)
   end
 end
 
+-- ---- derivatives: a share of the programs (seed % 3 == 0) is differentiated with
+-- respect to its float inputs, and the pullback and the tangents must pass the
+-- dot-product test <u, jvp(v)> = <vjp(u), v> on the interpreter, u and v random. A
+-- program reaching a combinator without a rule (a match on a float, a fold of tuples) is
+-- skipped: its error says so, and the specs check those errors.
+local function is_float_type(t) return t == "f32" or t == "f64" end
+
+local function random_like(a)
+  local sh, flat = a:shape(), {}
+  for i = 1, #a do flat[i] = 2 * rand() - 1 end
+  local h = lacc.array(a:type(), sh)
+  for lin = 1, #flat do
+    local ix = unravel(sh, lin - 1)
+    ix[#ix + 1] = flat[lin]
+    h:set(unpack(ix, 1, #ix))
+  end
+  return h, flat
+end
+
+-- programs differentiated; of them skipped (no rule), compared at finite values, and of
+-- those with a derivative not zero
+M.stats = { differentiated = 0, no_rule = 0, compared = 0, nonzero = 0 }
+local NO_RULE = { "no derivative rule", "derivative: no rule", "reads an array being differentiated" }
+
+-- nil, or a message where the test fails; ri: the interpreter's results (packed).
+local function grad_check(c, ri)
+  if c.seed % 3 ~= 0 or not ri[1] then return nil end
+  -- at finite points: the float inputs replaced by random values of their shapes (the
+  -- extremes the program ran on make the test NaN = NaN)
+  local xs, dxs, vs, any = {}, {}, {}, false
+  for i, a in ipairs(c.inputs) do
+    xs[i] = a
+    if is_float_type(a:type()) then
+      xs[i] = random_like(a)
+      dxs[i], vs[i] = random_like(a)
+      any = true
+    end
+  end
+  local anyout = false
+  for k = 2, ri.n do anyout = anyout or is_float_type(ri[k]:type()) end
+  if not any or not anyout then return nil end
+  M.stats.differentiated = M.stats.differentiated + 1
+  local function F(...)
+    build(c.seed, c.avoid, { ... })
+    local ps = {}
+    for i, nd in ipairs(ctx.roots) do ps[i] = nd.a end
+    ctx = c
+    return unpack(ps, 1, #ps)
+  end
+  local n, us, ufl = ri.n - 1, {}, {}
+  local ok, res = pcall(function()
+    local r = pack(lacc.vjp(F, unpack(xs, 1, #xs)))
+    -- the results at these inputs (a filter's count, and so the shapes, may change)
+    local ys = pack(pcall(lacc.run, { unpack(r, 1, n) }, { backend = "interp" }))
+    if not ys[1] then return nil end   -- the program fails there (an index it computes)
+    for k = 1, n do
+      if is_float_type(ys[k + 1]:type()) then us[k], ufl[k] = random_like(ys[k + 1]) end
+    end
+    local cts = pack(r[r.n](unpack(us, 1, n)))
+    local t = pack(lacc.jvp(F, xs, dxs))
+    local progs, at = {}, {}
+    for i = 1, #xs do if vs[i] then progs[#progs + 1] = cts[i]; at[i] = #progs end end
+    for k = 1, n do if us[k] then progs[#progs + 1] = t[n + k]; at[-k] = #progs end end
+    return { pack(lacc.run(progs, { backend = "interp" })), at }
+  end)
+  ctx = c
+  if not ok then
+    for _, w in ipairs(NO_RULE) do
+      if tostring(res):find(w, 1, true) then
+        M.stats.no_rule = M.stats.no_rule + 1
+        return nil
+      end
+    end
+    return "derivatives: " .. tostring(res)
+  end
+  if res == nil then return nil end
+  local got, at = res[1], res[2]
+  local scale = 0
+  -- the sum over the arrays of <got's array at[key], vals> (those with vals)
+  local function dots(keys, vals)
+    local sum = 0
+    for _, key in ipairs(keys) do
+      local g, v = got[at[key]], vals[math.abs(key)]
+      for lin = 1, #v do
+        local p = g:at_linear(lin - 1) * v[lin]
+        sum, scale = sum + p, scale + math.abs(p)
+      end
+    end
+    return sum
+  end
+  local ins, outs = {}, {}
+  for i = 1, #xs do if vs[i] then ins[#ins + 1] = i end end
+  for k = 1, n do if us[k] then outs[#outs + 1] = -k end end
+  local rhs, lhs = dots(ins, vs), dots(outs, ufl)
+  if lhs ~= lhs or rhs ~= rhs or scale == math.huge then   -- NaN or inf: both sides must be
+    if (lhs == lhs) ~= (rhs == rhs) then
+      return ("derivatives: <u, jvp(v)> = %s but <vjp(u), v> = %s"):format(fmtnum(lhs), fmtnum(rhs))
+    end
+    return nil
+  end
+  M.stats.compared = M.stats.compared + 1
+  if scale > 0 then M.stats.nonzero = M.stats.nonzero + 1 end
+  local single = false
+  for _, a in ipairs(c.inputs) do single = single or a:type() == "f32" end
+  for k = 2, ri.n do single = single or ri[k]:type() == "f32" end
+  if math.abs(lhs - rhs) > (single and 1e-4 or 1e-10) * math.max(scale, 1e-300) then
+    return ("derivatives: the dot-product test fails: <u, jvp(v)> = %.17g, <vjp(u), v> = %.17g")
+      :format(lhs, rhs)
+  end
+  return nil
+end
+
 -- Run the program built last on both backends (and, for some seeds, compiled with
 -- lacc.compile, twice); nil if all agree, else a message.
 local function check()
@@ -1736,6 +1875,7 @@ local function check()
     msg = compare_runs(ri, rf, "cpu on the fast tier", roots)
     free_results(rf)
   end
+  if not msg then msg = grad_check(c, ri) end
   -- and on OpenCL (make fuzz, when a device answers), floats within a tolerance
   if not msg and M.opencl and not c.libm then
     local ro = pack(pcall(lacc.run, progs, { backend = "opencl", layout = c.layout_out }))
@@ -1755,7 +1895,8 @@ local function header()
   return ("  -- inputs in layout %s, results in layout %s%s\n"):format(ctx.layout_in, ctx.layout_out,
     (ctx.compile and ", also run through lacc.compile" or "") ..
     (ctx.seed % 5 == 1 and ", also with fusion = false" or ctx.seed % 5 == 2 and ", also with sharing = false"
-      or ctx.seed % 5 == 3 and ", also on the fast tier" or ""))
+      or ctx.seed % 5 == 3 and ", also on the fast tier" or "") ..
+    (ctx.seed % 3 == 0 and ", differentiated where it has float inputs and results" or ""))
 end
 
 -- One program: nil if the backends agree, else a failure {seed, description, message}.
@@ -1774,7 +1915,9 @@ function M.one(pseed, avoid)
 end
 
 -- run{ seed = N, programs = N | seconds = S, log = function(msg), avoid = {...},
---      only = true (seed is a program's own seed) } -> { programs, failures, errored }
+--      only = true (seed is a program's own seed), differentiated = true (only programs
+--      of the share differentiated) } -> { programs, failures, errored }; M.stats counts
+--      the programs differentiated (and of them, skipped for a combinator without a rule)
 function M.run(opts)
   opts = opts or {}
   M.opencl = opts.opencl
@@ -1793,6 +1936,10 @@ function M.run(opts)
     if opts.seconds and os.time() - t0 >= opts.seconds then break end
     k = k + 1
     local pseed = opts.only and seed or seed_of(seed, k)
+    -- differentiated = true: only programs of the share that is differentiated
+    while opts.differentiated and not opts.only and pseed % 3 ~= 0 do
+      pseed = (pseed + 1) % 2147483646
+    end
     if opts.trace then log(("program %d (seed %d)"):format(k, pseed)) end
     local fail, errored = M.one(pseed, avoid)
     res.programs = k

@@ -439,7 +439,9 @@ F.argmax, F.argmin = arg_extreme("argmax", true), arg_extreme("argmin", false)
 
 -- where(mask, a, b): a where mask holds, else b, element by element (arrays of one rank
 -- whose shapes intersect, as zipWith's; a or b may be a scalar, taking the other's type).
-function F.where(mask, a, b)
+-- where's arrays (the mask, then a and b where they are arrays) and its element
+-- function: the zipWith it means (gradients retrace it so).
+local function where_parts(mask, a, b)
   mask = to_acc(mask, "where")
   if mask.t ~= "bool" then fail("where: expected a mask of bool, got %s", mask.t) end
   local arrays, slots = { mask }, {}
@@ -455,10 +457,16 @@ function F.where(mask, a, b)
     if slots[k] then return args[slots[k]] end
     return exp.lift(x, other, "where")
   end
-  return zipwith("where", function(...)
+  return function(...)
     local args = { ... }
     return exp.cond(args[1], value(1, a, args, tb), value(2, b, args, ta))
-  end, arrays)
+  end, arrays
+end
+M.where_parts = where_parts
+
+function F.where(mask, a, b)
+  local f, arrays = where_parts(mask, a, b)
+  return zipwith("where", f, arrays)
 end
 
 -- matmul(a, b): the matrix product, c[.., i, j] = the sum over k of a[.., i, k] * b[.., k, j],

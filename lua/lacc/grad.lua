@@ -15,6 +15,7 @@ local array = require "lacc.array"
 local accs = require "lacc.acc"
 local arith = require "lacc.arith"
 local stencil = require "lacc.stencil"
+local combinators = require "lacc.combinators"
 local core, fail = util.core, util.fail
 local is_acc, acc = accs.is_acc, accs.acc
 local unpack = table.unpack or unpack
@@ -182,7 +183,8 @@ end
 
 local function zero_exp(t)
   local p = types.parse(t)
-  if p.kind == "scalar" then return exp.constant(t == "bool" and false or 0, t) end
+  if t == "bool" then return exp.constant(false, t) end
+  if p.kind == "scalar" then return exp.constant(0, t) end
   local f = {}
   for i, ft in ipairs(p.fields) do f[i] = zero_exp(ft.sig) end
   return exp.tuple(unpack(f, 1, #f))
@@ -265,7 +267,7 @@ end
 local function pull_exp(body, v, ybar)
   local p = types.parse(v.t)
   if p.kind == "scalar" then
-    if not types.is_float(v.t) then return exp.constant(0, v.t) end
+    if not types.is_float(v.t) then return zero_exp(v.t) end
     return dot_to(ybar, jvp_exp(body, { v }, { unit_tangent(v.t) }), v.t)
   end
   local f = {}
@@ -374,8 +376,15 @@ local function stencil_as_generate(e)
   return { name = "generate", args = pack(sh, g), where = e.where }
 end
 
+-- where(mask, a, b) as the zipWith it means.
+local function where_as_zipwith(e)
+  local f, arrays = combinators.where_parts(e.args[1], e.args[2], e.args[3])
+  return { name = "zipWith", args = pack(f, unpack(arrays, 1, #arrays)), where = e.where }
+end
+
 local function retrace(e)
   if e.name == "stencil" then e = stencil_as_generate(e) end
+  if e.name == "where" then e = where_as_zipwith(e) end
   if e.name == "generate" or e.name == "unit" then return retrace_generate(e) end
   return retrace_elementwise(e)
 end
@@ -653,7 +662,7 @@ local function pointwise_fwd(e, tan)
 end
 
 for _, name in ipairs { "map", "zipWith", "zipWith3", "zipWith4", "zipWith5", "zipWith6",
-                        "zipWith7", "zipWith8", "zipWith9", "zip", "generate", "unit", "stencil" } do
+                        "zipWith7", "zipWith8", "zipWith9", "zip", "generate", "unit", "stencil", "where" } do
   RULES[name] = { rev = pointwise_rev, fwd = pointwise_fwd, sites = true }
 end
 
@@ -1249,14 +1258,19 @@ inverse_rule("replicate", function(e, ybar)
 end)
 
 -- append(a, b) along the innermost dimension: each part's cotangent is its stretch of
--- the result's.
+-- the result's; lines past the outer extents' intersection (the result's) zero.
 local function shifted(ybar, x, by)
-  local r = x.rank
-  return lacc.backpermute(lacc.shape(x), function(...)
-    local ix = { ... }
+  local r, sy = x.rank, lacc.shape(ybar)
+  return lacc.generate(lacc.shape(x), function(...)
+    local ix, inside = { ... }, nil
+    for d = 1, r - 1 do
+      local ok = exp.le(ix[d], sy[d])
+      inside = inside and exp.land(inside, ok) or ok
+    end
     ix[r] = exp.add(ix[r], by)
-    return unpack(ix, 1, r)
-  end, ybar)
+    local v = ybar:at(unpack(ix, 1, r))
+    return inside and exp.cond(inside, v, zero_exp(ybar.t)) or v
+  end)
 end
 
 -- A push array of two parts (append, interleave): part(ybar, x, other, second) gives
@@ -1303,25 +1317,26 @@ RULES.interleave = parts_rule("interleave", function(ybar, x, _, second)
   return interleaved(ybar, x, second)
 end)
 
--- acond(c, a, b): the branch taken gets the cotangent, the other zeros.
-local function acond_parts(e, what)
+-- acond(c, a, b): the branch taken gets the cotangent, the other zeros; over lists,
+-- each result's pair of arrays (its entry's index) so.
+local function acond_parts(e)
   local c, a, b = e.args[1], e.args[2], e.args[3]
   if type(a) == "table" and not is_acc(a) and not array.is_array(a) then
-    no_rule(e, what, ": acond over lists of arrays has no rule yet")
+    a, b = a[e.index], b[e.index]
   end
   return c, accs.to_acc(a, "acond"), accs.to_acc(b, "acond")
 end
 
 RULES.acond = {
   rev = function(e, ybar)
-    local c, a, b = acond_parts(e, "vjp")
+    local c, a, b = acond_parts(e)
     local out = {}
     if is_tracked(a) then out[#out + 1] = { a, lacc.acond(c, ybar, zeros_like(a)) } end
     if is_tracked(b) then out[#out + 1] = { b, lacc.acond(c, zeros_like(b), ybar) } end
     return out
   end,
   fwd = function(e, tan)
-    local c, a, b = acond_parts(e, "jvp")
+    local c, a, b = acond_parts(e)
     local ta, tb = tan(a), tan(b)
     if ta == nil and tb == nil then return nil end
     return lacc.acond(c, ta or zeros_like(a), tb or zeros_like(b))

@@ -761,12 +761,13 @@ catalogue("derivatives", {
     return lacc.value_and_grad(sumsq, "x")
   end, "value_and_grad", "expected an argument position or a list of them" },
   { "vjp of a number", function() return lacc.vjp(5, fs) end, "vjp", "expected a function, got number" },
-  { "vjp through an acond over lists", function()
-    local _, _, pb = lacc.vjp(function(v)
-      return lacc.acond(lacc.unit(lacc.constant(true)), { v, v }, { v, v })
+  { "vjp through a scan of tuples", function()
+    local _, pb = lacc.vjp(function(v)
+      local s = lacc.scanl1(function(p, q) return p[1] * q[1] + p[2], p[2] + q[2] end, lacc.zip(v, v))
+      return lacc.map(function(t) return t[1] end, s)
     end, fs)
-    return pb(1, 1)
-  end, "vjp", "no derivative rule for acond", "acond over lists of arrays has no rule yet" },
+    return pb(1)
+  end, "vjp", "no derivative rule for scanl1" },
   { "vjp through an awhile whose tape passes grad_mb", function()
     lacc.config { grad_mb = 0 }
     local ok, err = pcall(function()

@@ -194,6 +194,14 @@ for _, b in ipairs(H.backends) do
         { (rnd({ 3, 4 })), (rnd({ 4 })) }, "broadcast")
       more(function(a) return (a * a):sum(2) + a:mean(2) end, { (rnd({ 5, 3 })) }, "methods")
       more(function(a) return a:var(1) end, { (rnd({ 6, 2 })) }, "variance")
+      -- where: the branch taken, its mask computed from what is differentiated (a ReLU),
+      -- a number on either side, and a mask of other arrays' values
+      check(function(a) return lacc.where(lacc.map(function(e) return lacc.gt(e, 0) end, a), a * a, 0) end,
+        { (rnd({ 7 })) }, "where, a ReLU")
+      more(function(a, c)
+        return lacc.where(lacc.zipWith(lacc.lt, a, c), 0.5, lacc.sin(c)) + lacc.where(lacc.map(function(e)
+          return lacc.gt(e, 0) end, c), a, c)
+      end, { (rnd({ 3, 2 })), (rnd({ 3, 2 })) }, "where of two arrays")
     end)
 
     it("sums, products (with zeros), maxima and minima along each dimension, on " .. b, function()
@@ -238,6 +246,8 @@ for _, b in ipairs(H.backends) do
       more(function(x) return sq(lacc.drop(1, x)) end, { v }, "drop")
       check(function(x, y) return lacc.append(x, y) * lacc.append(y, x) end, { v, (rnd({ 4 })) }, "append")
       more(function(x, y) return sq(lacc.concat { x, y, x }) end, { v, (rnd({ 2 })) }, "concat")
+      -- parts of other outer extents: the lines past the intersection get zeros
+      more(function(x, y) return sq(lacc.append(x, y)) end, { (rnd({ 1, 5 })), (rnd({ 3, 2 })) }, "append, other rows")
       more(function(x) return sq(lacc.backpermute({ 6 }, function(i) return lacc.imod(i * 5, 4) + 1 end, x)) end,
         { v }, "backpermute")
       local idx = lacc.fromtable({ 3, 1, 3, 2, 3 }, "i64")
@@ -412,6 +422,11 @@ for _, b in ipairs(H.backends) do
         one(function(x, y)
           return lacc.acond(lacc.unit(lacc.constant(c)), x * y, lacc.sin(y))
         end, { (rnd({ 4 })), (rnd({ 4 })) }, "acond " .. tostring(c))
+        -- over lists: each result from its pair's branch taken
+        one(function(x, y)
+          local p, q = lacc.acond(lacc.unit(lacc.constant(c)), { x * y, lacc.sum(x) }, { lacc.sin(y), lacc.sum(y * y) })
+          return lacc.zipWith(function(u, v) return u * v end, p, lacc.replicate({ 4 }, q))
+        end, { (rnd({ 4 })), (rnd({ 4 })) }, "acond of lists " .. tostring(c))
       end
     end)
 
@@ -544,9 +559,9 @@ for _, b in ipairs(H.backends) do
         function() return lacc.grad(function(v) return v * 2 end)(x) end)
       fails("grad: the function must return one rank%-0 array of floats.*got an array of i32",
         function() return lacc.grad(function(v) return lacc.sum(lacc.cast(v, "i32")) end)(x) end)
-      fails("vjp: no derivative rule for acond %(built at " .. here .. "%): acond over lists of arrays", function()
+      fails("vjp: no derivative rule for scanl1 %(inside scanlSeg%) %(built at " .. here .. "%)", function()
         local _, pb = lacc.vjp(function(v)
-          local r = lacc.acond(lacc.unit(lacc.constant(true)), { v, v }, { v * 2, v })
+          local r = lacc.scanlSeg(function(a, c) return a * c end, 1.0, v, lacc.fromtable({ 2, 1 }, "i64"))
           return r
         end, x)
         return pb(1)
