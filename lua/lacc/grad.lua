@@ -329,14 +329,19 @@ local function retrace_elementwise(e)
     extra[#extra + 1] = { v, a }
     return v
   end
+  -- R.make(b): where b reads R.shaper (a pullback's cotangent, of the result's shape),
+  -- the arrays b does not read are left out: a partial that needs no primal value (the
+  -- 1 / n of a mean) computes none (the loss a mean takes is not computed for its pullback)
   function R.make(b)
     local params, all = {}, {}
-    for _, x in ipairs(extra) do
-      params[#params + 1], all[#all + 1] = x[1].node, x[2]
+    local prune = R.shaper ~= nil and core.node_uses(b.node, R.shaper.node) ~= 0
+    local function take(v, a)
+      if not prune or core.node_uses(b.node, v.node) ~= 0 then
+        params[#params + 1], all[#all + 1] = v.node, a
+      end
     end
-    for i, v in ipairs(vars) do
-      params[#params + 1], all[#all + 1] = v.node, arrays[i]
-    end
+    for _, x in ipairs(extra) do take(x[1], x[2]) end
+    for i, v in ipairs(vars) do take(v, arrays[i]) end
     return map_node(core.node_lam(util.where(), b.node, unpack(params, 1, #params)), all)
   end
   return R
@@ -590,6 +595,7 @@ end
 local function pointwise_rev(e, ybar)
   local R = retrace(e)
   local yb = R.here(ybar)
+  R.shaper = yb
   local out = {}
   -- a zipWith's result is its arrays' intersection: a cotangent is padded to its array's
   -- shape unless the shapes are known to be one (array arithmetic's, host arrays')
@@ -751,8 +757,9 @@ local function stencil_rev(e, ybar)
     local body = exp.result(nil, "stencil", f(unpack(args, 1, #args)))
     return dot_to(ybar:at(unpack(i, 1, r)), jvp_exp(body, { args[o] }, { unit_tangent(xs.t) }), xs.t)
   end
-  local xbar = lacc.generate(sh, function(...)
-    local j, s = { ... }, nil
+  -- xs's cotangent at position j, from every position whose neighbourhood reads it
+  local function gathered(j)
+    local s = nil
     local o, offs = 0, {}
     local function walk(d)
       if d > r then
@@ -788,20 +795,32 @@ local function stencil_rev(e, ybar)
       end
     end
     walk(1)
-    s = s or zero_exp(xs.t)
-    if not transposed then return s end
-    -- clamped: off the edges each element is read from one position an offset, as the
-    -- transposed stencil (zeros outside) has it; on them, from several
-    local edge = nil
-    for d = 1, r do
-      if w[d] > 1 then
-        local e1 = lacc.lor(lacc.eq(j[d], exp.lift(1, "i64", "stencil")), lacc.eq(j[d], sh[d]))
-        edge = edge and lacc.lor(edge, e1) or e1
+    return s or zero_exp(xs.t)
+  end
+  if not transposed then
+    return { { xs, lacc.generate(sh, function(...) return gathered({ ... }) end) } }
+  end
+  -- clamped: off the edges each element is read from one position an offset, as the
+  -- transposed stencil (zeros outside) has it; on them (first and last along a dimension
+  -- the window spans), from several: those gathered and written over it, a slab of the
+  -- two edges a dimension (a pass over the edges, not the whole array)
+  local out = transposed
+  for d = 1, r do
+    if w[d] > 1 then
+      local esh = {}
+      for k = 1, r do esh[k] = sh[k] end
+      esh[d] = exp.min(sh[d], exp.lift(2, "i64", "stencil"))
+      local function at(ix)   -- slab position ix's place in the array
+        local j = { unpack(ix, 1, r) }
+        j[d] = lacc.cond(lacc.eq(ix[d], 1), exp.lift(1, "i64", "stencil"), sh[d])
+        return j
       end
+      local vals = lacc.generate(esh, function(...) return gathered(at({ ... })) end)
+      out = lacc.permute(function(new, _) return new end, out,
+                         function(...) return unpack(at({ ... }), 1, r) end, vals)
     end
-    return edge and lacc.cond(edge, s, transposed:at(...)) or transposed:at(...)
-  end)
-  return { { xs, xbar } }
+  end
+  return { { xs, out } }
 end
 RULES.stencil = { rev = stencil_rev, fwd = pointwise_fwd, sites = true }
 
