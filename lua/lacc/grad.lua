@@ -1127,7 +1127,7 @@ local function segment_of(segs, n)
 end
 
 local function seg_parts(e)
-  local z = e.name == "foldSeg"
+  local z = e.name == "foldSeg" or e.name == "scanlSeg" or e.name == "scanrSeg"
   local xs = accs.to_acc(e.args[z and 3 or 2], e.name)
   local segs = accs.to_acc(e.args[z and 4 or 3], e.name)
   return xs, segs, combining_op(e.args[1], xs.t)
@@ -1135,23 +1135,34 @@ end
 
 local SEG_WHY = ": its function must be + of its two arguments"
 
+-- seg_parts of a combinator whose rule needs +: else the error naming it.
+local function seg_add(e, what)
+  local xs, segs, op = seg_parts(e)
+  if op ~= "add" then no_rule(e, what, SEG_WHY) end
+  return xs, segs
+end
+
+-- An array of xs's shape: ybar at place(j, s) along the innermost dimension, for each
+-- element j there of segment s (both 1-based).
+local function by_segment(xs, segs, ybar, place)
+  local r = xs.rank
+  local seg = segment_of(segs, lacc.shape(xs)[r])
+  return lacc.generate(lacc.shape(xs), function(...)
+    local ix = { ... }
+    ix[r] = place(ix[r], seg:at(ix[r]))
+    return ybar:at(unpack(ix, 1, r))
+  end)
+end
+
 -- foldSeg/fold1Seg of +: each element gets its segment's cotangent
 RULES.foldSeg = {
   rev = function(e, ybar)
-    local xs, segs, op = seg_parts(e)
-    if op ~= "add" then no_rule(e, "vjp", SEG_WHY) end
+    local xs, segs = seg_add(e, "vjp")
     if not is_tracked(xs) then return {} end
-    local r = xs.rank
-    local seg = segment_of(segs, lacc.shape(xs)[r])
-    return { { xs, lacc.generate(lacc.shape(xs), function(...)
-      local ix = { ... }
-      ix[r] = seg:at(ix[r])
-      return ybar:at(unpack(ix, 1, r))
-    end) } }
+    return { { xs, by_segment(xs, segs, ybar, function(_, s) return s end) } }
   end,
   fwd = function(e, tan)
-    local xs, segs, op = seg_parts(e)
-    if op ~= "add" then no_rule(e, "jvp", SEG_WHY) end
+    local xs, segs = seg_add(e, "jvp")
     local t = tan(xs)
     return t and lacc.foldSeg(exp.add, 0, t, segs)
   end,
@@ -1165,13 +1176,11 @@ RULES.fold1Seg = RULES.foldSeg
 local function seg_scan_rule(other)
   return {
     rev = function(e, ybar)
-      local xs, segs, op = seg_parts(e)
-      if op ~= "add" then no_rule(e, "vjp", SEG_WHY) end
+      local xs, segs = seg_add(e, "vjp")
       return { { xs, lacc[other](exp.add, ybar, segs) } }
     end,
     fwd = function(e, tan)
-      local xs, segs, op = seg_parts(e)
-      if op ~= "add" then no_rule(e, "jvp", SEG_WHY) end
+      local xs, segs = seg_add(e, "jvp")
       local t = tan(xs)
       return t and lacc[e.name](exp.add, t, segs)
     end,
@@ -1179,6 +1188,29 @@ local function seg_scan_rule(other)
   }
 end
 RULES.scanl1Seg, RULES.scanr1Seg = seg_scan_rule("scanr1Seg"), seg_scan_rule("scanl1Seg")
+
+-- scanlSeg/scanrSeg of + (one more element a segment: z first, or last): element j of
+-- segment s is in the outputs after it (scanl) or before it (scanr) in its segment, so
+-- its cotangent is the other direction's running sum of the result's cotangent without
+-- those z places: ybar at j + s (scanl's, 1-based) or j + s - 1 (scanr's). z is a
+-- constant, as every scan's start value.
+local function seg_scan_z_rule(other, back)
+  return {
+    rev = function(e, ybar)
+      local xs, segs = seg_add(e, "vjp")
+      if not is_tracked(xs) then return {} end
+      local shifted = by_segment(xs, segs, ybar, function(j, s) return j + s - back end)
+      return { { xs, lacc[other](exp.add, shifted, segs) } }
+    end,
+    fwd = function(e, tan)
+      local xs, segs = seg_add(e, "jvp")
+      local t = tan(xs)
+      return t and lacc[e.name](exp.add, zero_exp(xs.t), t, segs)
+    end,
+    sites = true,
+  }
+end
+RULES.scanlSeg, RULES.scanrSeg = seg_scan_z_rule("scanr1Seg", 0), seg_scan_z_rule("scanl1Seg", 1)
 
 -- ---- permute (+): each element's cotangent is read back where it went
 
