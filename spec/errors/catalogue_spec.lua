@@ -800,8 +800,8 @@ catalogue("distributed arrays (lacc.mpi)", {
     return lacc.append(d, d)
   end, "append", "not yet distributed (lacc.mpi)" },
   { "a row-wise combinator along the distributed dimension", function()
-    return lacc.reverse(lacc.mpi.generate({ 3 }, gen))
-  end, "reverse", "along the distributed dimension (an array of rank 1): not yet distributed" },
+    return lacc.scanl_(function(a, b) return a + b end, 0, lacc.mpi.generate({ 3 }, gen))
+  end, "scanl_", "along the distributed dimension (an array of rank 1): not yet distributed" },
   { "running a distributed program before init", function() return lacc.run(lacc.mpi.fill({ 3 }, lacc.constant(1, "i32"))) end,
     "mpi.run" },
 })

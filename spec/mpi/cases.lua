@@ -177,6 +177,14 @@ for _, n in ipairs(EXTENTS) do
     return { lacc.sort(m), lacc.argsort(m, { descending = true }), lacc.take(3, m), lacc.drop(2, m),
              lacc.reverse(m), lacc.rotate(2, m), ex, tot }
   end)
+  case("reverse rotate take drop across ranks (rank 1) n=" .. N, function(d)
+    local xs = vec(n, "f64", 31, d)
+    local ys = vec(n, "i32", 32, d)
+    return { lacc.reverse(xs), lacc.rotate(2, xs), lacc.rotate(-3, ys), lacc.rotate(n + 1, xs),
+             lacc.take(3, xs), lacc.drop(2, ys), lacc.take(-1, xs), lacc.drop(99, xs),
+             lacc.map(function(x) return x * 2 end, lacc.reverse(lacc.map(function(x) return x + 1 end, xs))),
+             lacc.sum(lacc.drop(1, lacc.reverse(ys))) }
+  end)
   case("sort argsort across ranks (rank 1) n=" .. N, function(d)
     local xs = vec(n, "i64", 29, d)
     local few = lacc.map(function(x) return lacc.band(x, 3) end, xs)   -- many equal keys
@@ -256,8 +264,8 @@ check_case("misuse: a combinator not yet distributed says so", function()
   local xs = lacc.mpi.generate({ 4 }, function(i) return i end)
   local ok, err = pcall(lacc.append, xs, xs)
   if ok or not tostring(err):find("append: not yet distributed (lacc.mpi)", 1, true) then return tostring(err) end
-  ok, err = pcall(lacc.reverse, xs)
-  local row_wise = "reverse: along the distributed dimension (an array of rank 1): not yet distributed"
+  ok, err = pcall(lacc.scanl_, function(a, b) return a + b end, 0, xs)
+  local row_wise = "scanl_: along the distributed dimension (an array of rank 1): not yet distributed"
   if ok or not tostring(err):find(row_wise, 1, true) then
     return tostring(err)
   end

@@ -176,6 +176,53 @@ end
 DESC.backpermute = "two all-to-all rounds: each rank sends the indices it reads to their " ..
   "owners (8 bytes each), the owners send the elements back"
 
+-- reverse, rotate, take and drop of a rank-1 distributed array (along the distributed
+-- dimension): the result's length m and the source index of its element g (1-based,
+-- Lua integers and expressions) from the length n, known when the program runs; the
+-- result's rows balanced, each rank fetching its elements from their owners.
+local REARRANGE = {
+  reverse = { size = function(n) return n end, from = function(g, n) return n - g + 1 end },
+  rotate = { size = function(n) return n end,
+             from = function(g, n, k) return L.imod(g - 1 + k % math.max(n, 1), math.max(n, 1)) + 1 end },
+  take = { size = function(n, k) return math.min(math.max(k, 0), n) end, from = function(g) return g end },
+  drop = { size = function(n, k) return n - math.min(math.max(k, 0), n) end,
+           from = function(g, n, k) return g + math.min(math.max(k, 0), n) end },
+}
+
+function C.rearranged(name, args, n)
+  local k = name ~= "reverse" and args[1] or 0
+  local xs = args[name == "reverse" and 1 or 2]
+  if not util.is_integer(k) then
+    fail("%s: a count that is not a Lua integer, of a distributed array of rank 1: not yet " ..
+         "distributed (lacc.mpi)", name)
+  end
+  local nd = record(name .. "_dist", 1, plain[name], args, n)
+  nd.count, nd.source = k, xs
+  return nd
+end
+
+for name, how in pairs(REARRANGE) do
+  H[name .. "_dist"] = function(nd, vals, opts)
+    local v = vals[name == "reverse" and 1 or 2]
+    if not v.counts then   -- the same on every rank: so is the result
+      return { acc = lazy(nd, "out", { v.acc }, function()
+        return name == "reverse" and plain.reverse(v.acc) or plain[name](nd.count, v.acc)
+      end) }
+    end
+    local n = total(v.counts)
+    local m = how.size(n, nd.count)
+    local counts = balanced(m, nranks())
+    local lo, rows = rows_before(counts, me()), counts[me() + 1]
+    local what = about(nd, vals)
+    local lin = plain.generate({ rows }, function(i)
+      return i64(how.from(i + run_time(lo, i), n, nd.count)) - 1
+    end)
+    return { acc = fetch(v, lin, name, opts, what), counts = counts }
+  end
+  DESC[name .. "_dist"] = "two all-to-all rounds (rank 1, along the distributed dimension): " ..
+    "each rank asks the owners of the elements it gets, the owners send them"
+end
+
 -- an index element (an integer, or a tuple of rank integers) as a list of indices
 local function index_list(i, rank)
   if rank == 1 then return { i } end

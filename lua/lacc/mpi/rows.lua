@@ -137,12 +137,16 @@ DESC.transpose = "redistribution: one all-to-all, each rank sends every other th
   "that become its rows"
 
 -- Along the innermost dimension of an array of rank 2 or more each row is one rank's:
--- local. (Of rank 1, along the distributed dimension: not yet distributed.)
+-- local. (Of rank 1, along the distributed dimension: reverse, rotate, take and drop move
+-- elements between ranks, gather.lua's C.rearranged; the others are not yet distributed.)
 local function row_local(name, xs_i, how_many)
   wrapped[name] = function(args, n)
     local xs = args[xs_i]
     if not is_dist(xs) then return nil end
     if xs.rank < 2 then
+      if C.rearranged and (name == "reverse" or name == "rotate" or name == "take" or name == "drop") then
+        return C.rearranged(name, args, n)
+      end
       fail("%s: along the distributed dimension (an array of rank 1): not yet distributed " ..
            "(lacc.mpi); rows of arrays of rank 2 or more are", name)
     end
