@@ -24,7 +24,7 @@ local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
 
 -- ---- install: lacc's combinators learn distributed arguments
 
-local NOT_YET = { "replicate", "slice", "sort_by_key", "append", "interleave", "concat", "argmax",
+local NOT_YET = { "replicate", "sort_by_key", "argmax",
   "argmin", "stencil2", "matmul", "foldSeg", "fold1Seg", "scanl1Seg", "scanr1Seg", "scanlSeg",
   "scanrSeg", "scanlSeg_", "scanrSeg_", "acond", "awhile", "write_png",
   "partition", "unit", "the", "compile", "iota", "shape", "size" }
@@ -63,7 +63,8 @@ function M.install(lacc)
     local call = function(...)
       local n = select("#", ...)
       local args = { ... }
-      if any_dist(args, n) then
+      local list = name == "concat" and type(args[1]) == "table" and not is_dist(args[1]) and args[1]
+      if any_dist(args, n) or list and any_dist(list, #list) then
         local r = { w(args, n) }
         if r[1] ~= nil then return unpack(r) end
       end

@@ -797,8 +797,11 @@ catalogue("distributed arrays (lacc.mpi)", {
     "index", "a distributed array (lacc.mpi) read outside a distributed program's function" },
   { "a combinator not yet distributed", function()
     local d = lacc.mpi.generate({ 3 }, gen)
-    return lacc.append(d, d)
-  end, "append", "not yet distributed (lacc.mpi)" },
+    return lacc.matmul(d, d)
+  end, "matmul", "not yet distributed (lacc.mpi)" },
+  { "append of a distributed array and a host array", function()
+    return lacc.append(lacc.mpi.generate({ 3 }, gen), xs)
+  end, "append", "part 2 is not distributed: not yet distributed (lacc.mpi)" },
   { "a row-wise combinator along the distributed dimension", function()
     return lacc.scanl_(function(a, b) return a + b end, 0, lacc.mpi.generate({ 3 }, gen))
   end, "scanl_", "along the distributed dimension (an array of rank 1): not yet distributed" },

@@ -185,6 +185,14 @@ for _, n in ipairs(EXTENTS) do
              lacc.map(function(x) return x * 2 end, lacc.reverse(lacc.map(function(x) return x + 1 end, xs))),
              lacc.sum(lacc.drop(1, lacc.reverse(ys))) }
   end)
+  case("slice append concat interleave across ranks (rank 1) n=" .. N, function(d)
+    local xs, ys = vec(n, "f64", 33, d), vec((n * 2 + 1) % 9, "f64", 34, d)
+    local r = { lacc.slice(xs, { lacc.all }), lacc.slice(xs, { { 2, n - 1 } }), lacc.slice(xs, { { n, 1, -2 } }),
+                lacc.slice(xs, { { 1, n, 3 } }), lacc.append(xs, ys), xs .. lacc.map(function(x) return -x end, xs),
+                lacc.concat { ys, xs, ys }, lacc.interleave(xs, ys), lacc.interleave(ys, xs) }
+    if n > 0 then r[#r + 1] = lacc.slice(xs, { n }) end
+    return r
+  end)
   case("sort argsort across ranks (rank 1) n=" .. N, function(d)
     local xs = vec(n, "i64", 29, d)
     local few = lacc.map(function(x) return lacc.band(x, 3) end, xs)   -- many equal keys
@@ -262,8 +270,10 @@ check_case("a failure before an exchange is every rank's error", function()
 end)
 check_case("misuse: a combinator not yet distributed says so", function()
   local xs = lacc.mpi.generate({ 4 }, function(i) return i end)
-  local ok, err = pcall(lacc.append, xs, xs)
-  if ok or not tostring(err):find("append: not yet distributed (lacc.mpi)", 1, true) then return tostring(err) end
+  local ok, err = pcall(lacc.append, xs, lacc.fromtable({ 1 }, "i64"))
+  if ok or not tostring(err):find("append: part 2 is not distributed: not yet distributed (lacc.mpi)", 1, true) then
+    return tostring(err)
+  end
   ok, err = pcall(lacc.scanl_, function(a, b) return a + b end, 0, xs)
   local row_wise = "scanl_: along the distributed dimension (an array of rank 1): not yet distributed"
   if ok or not tostring(err):find(row_wise, 1, true) then

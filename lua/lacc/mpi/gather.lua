@@ -223,6 +223,130 @@ for name, how in pairs(REARRANGE) do
     "each rank asks the owners of the elements it gets, the owners send them"
 end
 
+-- slice of a rank-1 distributed array by a range {from, to [, step]} of Lua integers (or
+-- lacc.all): the same fetch, element g from from + (g - 1) step; an index (a rank-0
+-- result) is fetched by every rank (replicated).
+wrapped.slice = function(args)
+  local xs, spec = args[1], args[2]
+  if not is_dist(xs) then return nil end
+  if xs.rank ~= 1 then
+    fail("slice: a distributed array of rank %d: not yet distributed (lacc.mpi); rank 1 is", xs.rank)
+  end
+  if type(spec) ~= "table" or #spec ~= 1 then fail("slice: expected a spec of 1 entries") end
+  local e = spec[1]
+  local from, to, step, index
+  if rawequal(e, L.all) then
+    from, to, step = 1, nil, 1
+  elseif util.is_integer(e) then
+    index = e
+  elseif type(e) == "table" and getmetatable(e) == nil and util.is_integer(e[1]) and
+         util.is_integer(e[2]) and (e[3] == nil or util.is_integer(e[3])) and e[4] == nil then
+    from, to, step = e[1], e[2], e[3] or 1
+    if step == 0 then fail("slice: entry 1 of the spec: the step of a range cannot be 0") end
+  else
+    fail("slice: a spec of other than Lua integers (%s), of a distributed array: not yet " ..
+         "distributed (lacc.mpi)", util.show(e))
+  end
+  local nd = record("slice_dist", 1, plain.slice, args, 2)
+  nd.from, nd.to, nd.step, nd.index = from, to, step, index
+  return nd
+end
+H.slice_dist = function(nd, vals, opts)
+  local v = vals[1]
+  if not v.counts then
+    return { acc = lazy(nd, "out", { v.acc }, function() return plain.slice(v.acc, nd.args[2]) end) }
+  end
+  local n, what = total(v.counts), about(nd, vals)
+  if nd.index then   -- every rank fetches the one element: the result is replicated
+    local lin = plain.fill({ 1 }, exp.constant(nd.index - 1 < n and nd.index - 1 or -1, "i64"))
+    return { acc = plain.reshape({}, fetch(v, lin, "slice", opts, what)) }
+  end
+  local to = nd.to or n
+  local m = math.max(0, math.floor((to - nd.from) / nd.step) + 1)
+  local counts = balanced(m, nranks())
+  local lo, rows = rows_before(counts, me()), counts[me() + 1]
+  local lin = plain.generate({ rows }, function(i)
+    local src = i64(nd.from + (i + run_time(lo, i) - 1) * nd.step)
+    return L.cond(L.land(L.ge(src, 1), L.le(src, n)), src - 1, exp.constant(-1, "i64"))
+  end)
+  return { acc = fetch(v, lin, "slice", opts, what), counts = counts }
+end
+DESC.slice_dist = "two all-to-all rounds (rank 1), as backpermute's"
+
+-- append, concat and interleave of rank-1 distributed arrays: the result's balanced rows,
+-- each rank fetching from each part the run of it its rows cover (every part fetched by
+-- every rank, in order: collectives in step).
+local function parts_of(name, list)
+  for i, x in ipairs(list) do
+    if not is_dist(x) or x.rank ~= 1 then
+      fail("%s: part %d is %s: not yet distributed (lacc.mpi); distributed arrays of rank 1 " ..
+           "are (lacc.mpi.scatter a host array first)", name, i,
+           is_dist(x) and ("of rank " .. x.rank) or "not distributed")
+    end
+  end
+  return list
+end
+
+local function joined(name, list)
+  local nd = record(name .. "_dist", 1, function(...) return plain.concat({ ... }) end, list, #list)
+  nd.joined = name
+  return nd
+end
+wrapped.append = function(args) return joined("append", parts_of("append", { args[1], args[2] })) end
+wrapped.concat = function(args) return joined("concat", parts_of("concat", args[1])) end
+wrapped.interleave = function(args)
+  return joined("interleave", parts_of("interleave", { args[1], args[2] }))
+end
+
+-- the elements start + 1 .. start + c of part v, fetched (every rank calls this)
+local function run_of(v, start, c, what, opts, step)
+  return fetch(v, plain.generate({ c }, function(i) return i + run_time(start, i) - 1 end), what, opts, step)
+end
+
+local function concat_dist(nd, vals, opts)
+  local what = about(nd, vals)
+  local lens, m = {}, 0
+  for i = 1, nd.n do
+    lens[i] = total(vals[i].counts)
+    m = m + lens[i]
+  end
+  local counts = balanced(m, nranks())
+  local lo, rows = rows_before(counts, me()), counts[me() + 1]
+  local got, at = {}, 0
+  for i = 1, nd.n do
+    local a, b = math.max(lo, at), math.min(lo + rows, at + lens[i])
+    got[#got + 1] = run_of(vals[i], a - at, math.max(b - a, 0), nd.joined, opts, what)
+    at = at + lens[i]
+  end
+  return { acc = plain.concat(got), counts = counts }
+end
+H.append_dist, H.concat_dist = concat_dist, concat_dist
+DESC.append_dist = "two all-to-all rounds a part (rank 1): each rank fetches the run of " ..
+  "each part its balanced rows of the result cover"
+DESC.concat_dist = DESC.append_dist
+
+-- interleave: a's k-th element at 2k - 1, b's at 2k, k up to the shorter length
+H.interleave_dist = function(nd, vals, opts)
+  local what = about(nd, vals)
+  local k = math.min(total(vals[1].counts), total(vals[2].counts))
+  local counts = balanced(2 * k, nranks())
+  local lo, rows = rows_before(counts, me()), counts[me() + 1]
+  -- global positions lo + 1 .. lo + rows: the odd ones (a's) after the first a0 =
+  -- floor((lo + 1) / 2) up to a1, the even ones (b's) after b0 = floor(lo / 2) up to b1
+  local floor = math.floor
+  local a0, a1 = floor((lo + 1) / 2), floor((lo + rows + 1) / 2)
+  local b0, b1 = floor(lo / 2), floor((lo + rows) / 2)
+  local fa = run_of(vals[1], a0, a1 - a0, "interleave", opts, what)
+  local fb = run_of(vals[2], b0, b1 - b0, "interleave", opts, what)
+  local out = plain.generate({ rows }, function(i)
+    local g = i + run_time(lo, i)   -- 1-based global position
+    local odd = L.eq(L.imod(g, 2), 1)
+    return L.cond(odd, fa[L.idiv(g + 1, 2) - run_time(a0, i)], fb[L.idiv(g, 2) - run_time(b0, i)])
+  end)
+  return { acc = out, counts = counts }
+end
+DESC.interleave_dist = DESC.append_dist
+
 -- an index element (an integer, or a tuple of rank integers) as a list of indices
 local function index_list(i, rank)
   if rank == 1 then return { i } end
