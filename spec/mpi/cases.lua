@@ -193,6 +193,12 @@ for _, n in ipairs(EXTENTS) do
     if n > 0 then r[#r + 1] = lacc.slice(xs, { n }) end
     return r
   end)
+  case("slice replicate append concat interleave (rank 2, rows kept) n=" .. N, function(d)
+    local m, w = mat(n, 4, "f64", 35, d), mat(n, 3, "f64", 36, d)
+    return { lacc.slice(m, { lacc.all, { 4, 1, -2 } }), lacc.slice(m, { lacc.all, 2 }),
+             lacc.replicate({ lacc.all, 2, lacc.all }, m), lacc.append(m, w), lacc.append(m, m),
+             lacc.concat { w, m, w }, lacc.interleave(m, w) }
+  end)
   case("sort argsort across ranks (rank 1) n=" .. N, function(d)
     local xs = vec(n, "i64", 29, d)
     local few = lacc.map(function(x) return lacc.band(x, 3) end, xs)   -- many equal keys
@@ -272,6 +278,17 @@ check_case("misuse: a combinator not yet distributed says so", function()
   local xs = lacc.mpi.generate({ 4 }, function(i) return i end)
   local ok, err = pcall(lacc.append, xs, lacc.fromtable({ 1 }, "i64"))
   if ok or not tostring(err):find("append: part 2 is not distributed: not yet distributed (lacc.mpi)", 1, true) then
+    return tostring(err)
+  end
+  local m2 = lacc.mpi.generate({ 4, 2 }, function(i, j) return i + j end)
+  ok, err = pcall(lacc.slice, m2, { { 1, 2 }, lacc.all })
+  local outer = "slice: a range or index along the distributed dimension of an array of rank 2: not yet distributed"
+  if ok or not tostring(err):find(outer, 1, true) then
+    return tostring(err)
+  end
+  ok, err = pcall(lacc.replicate, { 3, lacc.all }, xs)
+  local new_outer = "replicate: a new outermost dimension over a distributed array: not yet distributed"
+  if ok or not tostring(err):find(new_outer, 1, true) then
     return tostring(err)
   end
   ok, err = pcall(lacc.scanl_, function(a, b) return a + b end, 0, xs)

@@ -5,6 +5,7 @@
 -- Must not: send a rank rows it did not ask for.
 local C = require "lacc.mpi.base"
 local DESC, H, L, about, aligned, allgather = C.DESC, C.H, C.L, C.about, C.aligned, C.allgather
+local key_of = C.key_of
 local alltoall, balanced, collection, exp = C.alltoall, C.balanced, C.collection, C.exp
 local fail, force, i64, is_dist, lazy, local_shape = C.fail, C.force, C.i64, C.is_dist, C.lazy, C.local_shape
 local me, nranks, outer_shape, packed, plain = C.me, C.nranks, C.outer_shape, C.packed, C.plain
@@ -230,7 +231,11 @@ wrapped.slice = function(args)
   local xs, spec = args[1], args[2]
   if not is_dist(xs) then return nil end
   if xs.rank ~= 1 then
-    fail("slice: a distributed array of rank %d: not yet distributed (lacc.mpi); rank 1 is", xs.rank)
+    if type(spec) == "table" and rawequal(spec[1], L.all) then
+      return record("slice_rows", 1, plain.slice, args, 2)
+    end
+    fail("slice: a range or index along the distributed dimension of an array of rank %d: " ..
+         "not yet distributed (lacc.mpi); lacc.all there is, and any entry of rank 1", xs.rank)
   end
   if type(spec) ~= "table" or #spec ~= 1 then fail("slice: expected a spec of 1 entries") end
   local e = spec[1]
@@ -278,19 +283,55 @@ DESC.slice_dist = "two all-to-all rounds (rank 1), as backpermute's"
 -- every rank, in order: collectives in step).
 local function parts_of(name, list)
   for i, x in ipairs(list) do
-    if not is_dist(x) or x.rank ~= 1 then
-      fail("%s: part %d is %s: not yet distributed (lacc.mpi); distributed arrays of rank 1 " ..
-           "are (lacc.mpi.scatter a host array first)", name, i,
+    if not is_dist(x) or x.rank ~= list[1].rank then
+      fail("%s: part %d is %s: not yet distributed (lacc.mpi); distributed arrays of one " ..
+           "rank are (lacc.mpi.scatter a host array first)", name, i,
            is_dist(x) and ("of rank " .. x.rank) or "not distributed")
     end
   end
   return list
 end
 
+-- The plain combinator over parts given one by one.
+local JOIN = {
+  append = function(a, b) return plain.append(a, b) end,
+  interleave = function(a, b) return plain.interleave(a, b) end,
+  concat = function(...) return plain.concat({ ... }) end,
+}
+
+-- Of rank 2 or more, along the innermost dimension, each row is one rank's once the
+-- parts' rows are aligned (as element-wise combinators align them): local.
 local function joined(name, list)
-  local nd = record(name .. "_dist", 1, function(...) return plain.concat({ ... }) end, list, #list)
+  if list[1].rank >= 2 then return record(name .. "_rows", 1, JOIN[name], list, #list) end
+  local nd = record(name .. "_dist", 1, JOIN.concat, list, #list)
   nd.joined = name
   return nd
+end
+
+-- slice and replicate keeping the distributed dimension outermost and whole, and the
+-- joins of rank 2 or more: each rank's rows alone (operands' rows aligned first).
+local function rows_alone(op, plainf)
+  H[op] = function(nd, vals, opts)
+    local args, counts = aligned(nd, vals, opts)
+    local key = { key_of(counts) }
+    for i = 1, nd.n do key[i + 1] = args[i] end
+    return { acc = lazy(nd, "out", key, function() return plainf(unpack(args, 1, nd.n)) end),
+             counts = counts }
+  end
+  DESC[op] = "local (each row is one rank's; operands of other row counts aligned first)"
+end
+for name, f in pairs(JOIN) do rows_alone(name .. "_rows", f) end
+rows_alone("slice_rows", function(xs, spec) return plain.slice(xs, spec) end)
+rows_alone("replicate_rows", function(spec, xs) return plain.replicate(spec, xs) end)
+
+wrapped.replicate = function(args)
+  local spec, xs = args[1], args[2]
+  if not is_dist(xs) then return nil end
+  if type(spec) ~= "table" or not rawequal(spec[1], L.all) then
+    fail("replicate: a new outermost dimension over a distributed array: not yet distributed " ..
+         "(lacc.mpi); a spec whose first entry is lacc.all (the distributed dimension kept) is")
+  end
+  return record("replicate_rows", 1, plain.replicate, args, 2)
 end
 wrapped.append = function(args) return joined("append", parts_of("append", { args[1], args[2] })) end
 wrapped.concat = function(args) return joined("concat", parts_of("concat", args[1])) end
