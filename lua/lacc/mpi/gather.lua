@@ -224,21 +224,33 @@ for name, how in pairs(REARRANGE) do
     "each rank asks the owners of the elements it gets, the owners send them"
 end
 
--- slice of a rank-1 distributed array by a range {from, to [, step]} of Lua integers (or
--- lacc.all): the same fetch, element g from from + (g - 1) step; an index (a rank-0
--- result) is fetched by every rank (replicated).
+local outer_slice
+
+-- slice of a distributed array: along the distributed dimension by a range {from, to
+-- [, step]} of Lua integers, an index or lacc.all (outer_slice); the other dimensions on
+-- each rank's rows first.
 wrapped.slice = function(args)
   local xs, spec = args[1], args[2]
   if not is_dist(xs) then return nil end
   if xs.rank ~= 1 then
-    if type(spec) == "table" and rawequal(spec[1], L.all) then
-      return record("slice_rows", 1, plain.slice, args, 2)
+    if type(spec) ~= "table" or #spec ~= xs.rank then fail("slice: expected a spec of %d entries", xs.rank) end
+    if rawequal(spec[1], L.all) then return record("slice_rows", 1, plain.slice, args, 2) end
+    -- the other dimensions sliced on each rank's rows, then the rows fetched
+    local inner, any = { L.all }, false
+    for d = 2, xs.rank do
+      inner[d] = spec[d]
+      any = any or not rawequal(spec[d], L.all)
     end
-    fail("slice: a range or index along the distributed dimension of an array of rank %d: " ..
-         "not yet distributed (lacc.mpi); lacc.all there is, and any entry of rank 1", xs.rank)
+    return outer_slice(any and L.slice(xs, inner) or xs, spec[1])
   end
   if type(spec) ~= "table" or #spec ~= 1 then fail("slice: expected a spec of 1 entries") end
-  local e = spec[1]
+  return outer_slice(xs, spec[1])
+end
+
+-- slice along the distributed dimension by e (lacc.all, a range or an index), each
+-- element g of the result's (its rows, for rank 2 or more) fetched from row from + (g -
+-- 1) step; to an index, the row is fetched by every rank (replicated, one rank less).
+function outer_slice(xs, e)
   local from, to, step, index
   if rawequal(e, L.all) then
     from, to, step = 1, nil, 1
@@ -252,7 +264,9 @@ wrapped.slice = function(args)
     fail("slice: a spec of other than Lua integers (%s), of a distributed array: not yet " ..
          "distributed (lacc.mpi)", util.show(e))
   end
-  local nd = record("slice_dist", 1, plain.slice, args, 2)
+  local full = { e }
+  for d = 2, xs.rank do full[d] = L.all end
+  local nd = record("slice_dist", 1, plain.slice, { xs, full }, 2)
   nd.from, nd.to, nd.step, nd.index = from, to, step, index
   return nd
 end
@@ -262,19 +276,28 @@ H.slice_dist = function(nd, vals, opts)
     return { acc = lazy(nd, "out", { v.acc }, function() return plain.slice(v.acc, nd.args[2]) end) }
   end
   local n, what = total(v.counts), about(nd, vals)
-  if nd.index then   -- every rank fetches the one element: the result is replicated
-    local lin = plain.fill({ 1 }, exp.constant(nd.index - 1 < n and nd.index - 1 or -1, "i64"))
-    return { acc = plain.reshape({}, fetch(v, lin, "slice", opts, what)) }
+  local gs = together(what, function() return gshape_of(v, opts) end)
+  local inner = { unpack(gs, 2) }
+  local w = product(gs, 2)   -- the elements of a row
+  -- the elements of `rows` result rows, row g (1-based, an exp) from source row src(g)
+  local function rows_from(count, src)
+    return plain.generate({ count * w }, function(k)
+      local g = L.idiv(k - 1, math.max(w, 1)) + 1
+      local r = i64(src(g))
+      return L.cond(L.land(L.ge(r, 1), L.le(r, n)), (r - 1) * w + L.imod(k - 1, math.max(w, 1)),
+                    exp.constant(-1, "i64"))
+    end)
+  end
+  if nd.index then   -- every rank fetches the one row: the result is replicated
+    local got = fetch(v, rows_from(1, function() return exp.constant(nd.index, "i64") end), "slice", opts, what)
+    return { acc = plain.reshape(inner, got) }
   end
   local to = nd.to or n
   local m = math.max(0, math.floor((to - nd.from) / nd.step) + 1)
   local counts = balanced(m, nranks())
   local lo, rows = rows_before(counts, me()), counts[me() + 1]
-  local lin = plain.generate({ rows }, function(i)
-    local src = i64(nd.from + (i + run_time(lo, i) - 1) * nd.step)
-    return L.cond(L.land(L.ge(src, 1), L.le(src, n)), src - 1, exp.constant(-1, "i64"))
-  end)
-  return { acc = fetch(v, lin, "slice", opts, what), counts = counts }
+  local lin = rows_from(rows, function(g) return nd.from + (g + run_time(lo, g) - 1) * nd.step end)
+  return { acc = plain.reshape(local_shape(gs, rows), fetch(v, lin, "slice", opts, what)), counts = counts }
 end
 DESC.slice_dist = "two all-to-all rounds (rank 1), as backpermute's"
 
@@ -327,12 +350,37 @@ rows_alone("replicate_rows", function(spec, xs) return plain.replicate(spec, xs)
 wrapped.replicate = function(args)
   local spec, xs = args[1], args[2]
   if not is_dist(xs) then return nil end
-  if type(spec) ~= "table" or not rawequal(spec[1], L.all) then
-    fail("replicate: a new outermost dimension over a distributed array: not yet distributed " ..
-         "(lacc.mpi); a spec whose first entry is lacc.all (the distributed dimension kept) is")
+  if type(spec) == "table" and rawequal(spec[1], L.all) then
+    return record("replicate_rows", 1, plain.replicate, args, 2)
   end
-  return record("replicate_rows", 1, plain.replicate, args, 2)
+  if type(spec) ~= "table" or not util.is_integer(spec[1]) or spec[1] < 0 then
+    fail("replicate: a first entry of %s over a distributed array: not yet distributed " ..
+         "(lacc.mpi); lacc.all or a new extent of a Lua integer is", util.show(type(spec) == "table" and spec[1] or spec))
+  end
+  return record("replicate_outer", 1, plain.replicate, args, 2)
 end
+-- A new outermost dimension of E copies: the result is distributed along it (E rows
+-- balanced), and each rank's copies need all of xs: one all-gather of it.
+H.replicate_outer = function(nd, vals, opts)
+  local spec, v = nd.args[1], vals[2]
+  local counts = balanced(spec[1], nranks())
+  local mine = { counts[me() + 1] }
+  for d = 2, #spec do mine[d] = spec[d] end
+  if not v.counts then
+    return { acc = lazy(nd, "out", { v.acc }, function() return plain.replicate(mine, v.acc) end), counts = counts }
+  end
+  local what = about(nd, vals)
+  local block, s = together(what, function()
+    local b = force(v, opts)
+    return b, packed(b, "replicate")
+  end)
+  local gs = block:shape()
+  gs[1] = total(v.counts)
+  local whole = plain.frombytes(table.concat(allgather(s)), block:type(), gs)
+  return { acc = plain.replicate(mine, whole), counts = counts }
+end
+DESC.replicate_outer = "one all-gather of the array (each rank's copies need all of it): " ..
+  "e bytes an element to every other rank"
 wrapped.append = function(args) return joined("append", parts_of("append", { args[1], args[2] })) end
 wrapped.concat = function(args) return joined("concat", parts_of("concat", args[1])) end
 wrapped.interleave = function(args)
