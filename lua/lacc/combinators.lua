@@ -410,6 +410,25 @@ end
 -- rows of 8, 2.0 -> 1.6-1.9 times the time of a fold of (f32, i32) pairs; the cpu
 -- backend's strided tiles, lower_tile.c, then 1.0-1.3). An empty array or dimension is
 -- an error (fold1 of nothing).
+-- The fold's function over (value, position) pairs of type t, p before q.
+local function extreme_pick(larger, t)
+  local float = types.is_float(t)
+  return function(p, q)
+    local vp, vq = p[1], q[1]
+    local wins
+    if float then
+      -- q not on p's losing side (true for a NaN q: comparisons with NaN are false),
+      -- and p not a NaN (nothing beats the first NaN)
+      local beats = exp.lnot(larger and exp.le(vq, vp) or exp.ge(vq, vp))
+      wins = exp.land(exp.eq(vp, vp), beats)
+    else
+      wins = larger and exp.gt(vq, vp) or exp.lt(vq, vp)
+    end
+    return exp.cond(wins, vq, vp), exp.cond(wins, q[2], p[2])
+  end
+end
+M.extreme_pick = extreme_pick
+
 local function arg_extreme(what, larger)
   return function(xs, d)
     local a, o = numeric(what, xs, d)
@@ -418,20 +437,7 @@ local function arg_extreme(what, larger)
     local pos = lacc.generate(lacc.shape(inner), function(...)
       return (select(r, ...))
     end)
-    local float = types.is_float(a.t)
-    local best = lacc.fold1(function(p, q)
-      local vp, vq = p[1], q[1]
-      local wins
-      if float then
-        -- q not on p's losing side (true for a NaN q: comparisons with NaN are false),
-        -- and p not a NaN (nothing beats the first NaN)
-        local beats = exp.lnot(larger and exp.le(vq, vp) or exp.ge(vq, vp))
-        wins = exp.land(exp.eq(vp, vp), beats)
-      else
-        wins = larger and exp.gt(vq, vp) or exp.lt(vq, vp)
-      end
-      return exp.cond(wins, vq, vp), exp.cond(wins, q[2], p[2])
-    end, lacc.zip(inner, pos))
+    local best = lacc.fold1(extreme_pick(larger, a.t), lacc.zip(inner, pos))
     return lacc.map(function(p) return p[2] end, best)
   end
 end

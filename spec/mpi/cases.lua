@@ -202,6 +202,19 @@ for _, n in ipairs(EXTENTS) do
              lacc.slice(m, { { 1, n, 2 }, 4 }), n > 0 and lacc.slice(w, { n, lacc.all }) or lacc.sum(w),
              lacc.replicate({ 3, lacc.all, lacc.all }, w), lacc.replicate({ 5, lacc.all, 2, lacc.all }, w) }
   end)
+  case("argmax argmin across ranks (ties, NaN; rank 1 and along each dimension) n=" .. N, function(d)
+    if n == 0 then return lacc.sum(vec(n, "f64", 37, d)) end
+    local xs = input((function()   -- few values: ties; a NaN past the middle
+      local t = ints(n, 37)
+      for i = 1, n do t[i] = t[i] % 3 end
+      if n > 2 then t[n - 1] = 0 / 0 end
+      return t
+    end)(), "f64", d)
+    local ys = vec(n, "i32", 38, d)
+    local m = mat(n, 3, "f32", 39, d)
+    return { lacc.argmax(xs), lacc.argmin(xs), lacc.argmax(ys), lacc.argmin(ys),
+             lacc.argmax(m, 1), lacc.argmin(m, 2), lacc.argmax(lacc.map(function(x) return x % 2 end, m), 1) }
+  end)
   case("sort argsort across ranks (rank 1) n=" .. N, function(d)
     local xs = vec(n, "i64", 29, d)
     local few = lacc.map(function(x) return lacc.band(x, 3) end, xs)   -- many equal keys

@@ -436,6 +436,28 @@ H.interleave_dist = function(nd, vals, opts)
 end
 DESC.interleave_dist = DESC.append_dist
 
+-- argmax, argmin: along the distributed dimension (rank 1 whole, or {dim = 1}) a fold of
+-- (value, global position) pairs combined in rank order (the first position wins a tie,
+-- the first NaN everything, as on one process); along another dimension each row's own.
+local combinators = require "lacc.combinators"
+local function arg_extreme(name, larger)
+  wrapped[name] = function(args)
+    local xs, d = args[1], args[2]
+    if not is_dist(xs) then return nil end
+    if d == nil and xs.rank ~= 1 then
+      fail("%s: over the whole of a distributed array of rank %d: not yet distributed " ..
+           "(lacc.mpi); along a dimension, or of rank 1, it is", name, xs.rank)
+    end
+    if d ~= nil and d ~= 1 then return record(name .. "_rows", 1, plain[name], args, 2) end
+    local pos = L.imap(function(i) return i end, xs)   -- the global row
+    local best = L.fold1(combinators.extreme_pick(larger, xs.t), L.zip(xs, pos), { dim = 1 })
+    return L.map(function(p) return p[2] end, best)
+  end
+  rows_alone(name .. "_rows", function(xs, dim) return plain[name](xs, dim) end)
+end
+arg_extreme("argmax", true)
+arg_extreme("argmin", false)
+
 -- an index element (an integer, or a tuple of rank integers) as a list of indices
 local function index_list(i, rank)
   if rank == 1 then return { i } end
