@@ -215,6 +215,15 @@ for _, n in ipairs(EXTENTS) do
     return { lacc.argmax(xs), lacc.argmin(xs), lacc.argmax(ys), lacc.argmin(ys),
              lacc.argmax(m, 1), lacc.argmin(m, 2), lacc.argmax(lacc.map(function(x) return x % 2 end, m), 1) }
   end)
+  case("matmul: row blocks by a replicated matrix and vector, batches alike n=" .. N, function(d)
+    local a = mat(n, 4, "f64", 40, d)
+    local b, v = mat(4, 3, "f64", 41, false), vec(4, "f64", 42, false)
+    local gen = d and lacc.mpi.generate or lacc.generate
+    local p = gen({ n, 2, 3 }, function(i, j, k) return lacc.cast(i * 7 + j * 3 - k, "f64") * 0.5 end)
+    local q = gen({ n, 3, 2 }, function(i, j, k) return lacc.cast(i - j * k, "f64") end)
+    return { lacc.matmul(a, b), lacc.matmul(a, v), lacc.matmul(lacc.map(function(x) return x * 2 end, a), b),
+             lacc.matmul(p, q) }
+  end)
   case("sort argsort across ranks (rank 1) n=" .. N, function(d)
     local xs = vec(n, "i64", 29, d)
     local few = lacc.map(function(x) return lacc.band(x, 3) end, xs)   -- many equal keys

@@ -458,6 +458,32 @@ end
 arg_extreme("argmax", true)
 arg_extreme("argmin", false)
 
+-- matmul: a distributed matrix's row block times a replicated matrix or vector is the
+-- result's row block (no communication); batches distributed alike multiply batch by
+-- batch. Other splits (a sum over ranks, SUMMA) are not yet distributed.
+wrapped.matmul = function(args)
+  local a, b = args[1], args[2]
+  if not is_dist(a) and not is_dist(b) then return nil end
+  if is_dist(a) and not is_dist(b) and a.rank == 2 then
+    return record("matmul_rows", 1, plain.matmul, args, 2)
+  end
+  if is_dist(a) and is_dist(b) and a.rank == 3 and b.rank == 3 then
+    return record("matmul_batches", 1, plain.matmul, args, 2)
+  end
+  fail("matmul: %s times %s: not yet distributed (lacc.mpi); a distributed matrix times a " ..
+       "replicated matrix or vector is, and batches distributed alike",
+       is_dist(a) and ("a distributed array of rank " .. a.rank) or "a replicated array",
+       is_dist(b) and ("a distributed array of rank " .. b.rank) or "a replicated array")
+end
+H.matmul_rows = function(nd, vals)
+  local va, vb = vals[1], vals[2]
+  local rhs = vb and vb.acc or nd.args[2]
+  local out = lazy(nd, "out", { va.acc, rhs }, function() return plain.matmul(va.acc, rhs) end)
+  return { acc = out, counts = va.counts }
+end
+DESC.matmul_rows = "none: each rank's row block times the replicated operand"
+rows_alone("matmul_batches", function(a, b) return plain.matmul(a, b) end)
+
 -- an index element (an integer, or a tuple of rank integers) as a list of indices
 local function index_list(i, rank)
   if rank == 1 then return { i } end
