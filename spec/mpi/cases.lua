@@ -224,6 +224,13 @@ for _, n in ipairs(EXTENTS) do
     return { lacc.matmul(a, b), lacc.matmul(a, v), lacc.matmul(lacc.map(function(x) return x * 2 end, a), b),
              lacc.matmul(p, q) }
   end)
+  case("sort_by_key across ranks (rank 1; equal keys keep their order) n=" .. N, function(d)
+    local keys = lacc.map(function(x) return lacc.band(x, 3) end, vec(n, "i64", 43, d))
+    local vals = vec(n, "f64", 44, d)
+    local k, v = lacc.sort_by_key(keys, vals)
+    local k2, v2 = lacc.sort_by_key(lacc.map(function(x) return -x end, vals), keys, { descending = true })
+    return { k, v, k2, v2 }
+  end)
   case("sort argsort across ranks (rank 1) n=" .. N, function(d)
     local xs = vec(n, "i64", 29, d)
     local few = lacc.map(function(x) return lacc.band(x, 3) end, xs)   -- many equal keys

@@ -458,6 +458,18 @@ end
 arg_extreme("argmax", true)
 arg_extreme("argmin", false)
 
+-- sort_by_key of rank-1 distributed keys and values: the keys sorted (the sample sort)
+-- and the values gathered by the keys' argsort (the same stable order, the same blocks).
+wrapped.sort_by_key = function(args)
+  local keys, values, opts = args[1], args[2], args[3]
+  if not is_dist(keys) and not is_dist(values) then return nil end
+  if not (is_dist(keys) and is_dist(values)) or keys.rank ~= 1 or values.rank ~= 1 then
+    fail("sort_by_key: keys and values must both be distributed arrays of rank 1: other " ..
+         "cases are not yet distributed (lacc.mpi)")
+  end
+  return L.sort(keys, opts), L.gather(L.argsort(keys, opts), values)
+end
+
 -- matmul: a distributed matrix's row block times a replicated matrix or vector is the
 -- result's row block (no communication); batches distributed alike multiply batch by
 -- batch. Other splits (a sum over ranks, SUMMA) are not yet distributed.
