@@ -55,7 +55,7 @@ int err_fold1_empty(lacc_ctx *ctx, const char *where) {
 }
 
 /* A pullback through awhile keeps every turn's arrays (grad.lua's tape); past the
- * setting that bounds them (tape_limit in its counter), this, before it is allocated. */
+ * setting that bounds them (tape_limit in its counter), this, at the turn that passes it. */
 int err_tape(lacc_ctx *ctx, int64_t have, int64_t limit, const char *where) {
   return ctx_error(ctx, LACC_ERR_MEMORY, "vjp: awhile's pullback keeps the loop's arrays of "
                    "every turn: %.1f MB, past grad_mb (%.1f MB); raise it (lacc.config{grad_mb = "

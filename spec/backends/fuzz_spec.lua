@@ -7,7 +7,7 @@
 -- [seed]` runs the same generator for longer.
 local fuzz = dofile("tools/fuzz.lua")
 
-local SEED, PROGRAMS, DSEED, DIFFERENTIATED = 1, 40, 9, 60
+local SEED, PROGRAMS, DSEED, DIFFERENTIATED = 1, 40, 9, 40
 
 local function report(res)
   if #res.failures > 0 then
