@@ -649,6 +649,17 @@ local function with_captures(extra, f)
   return unpack(r, 1, r.n)
 end
 
+-- A host array of type t and shape sh holding the values in flat (row-major).
+local function host_array(t, sh, flat)
+  local a = lacc.array(t, sh)
+  for lin = 1, #flat do
+    local ix = unravel(sh, lin - 1)
+    ix[#ix + 1] = flat[lin]
+    a:set(unpack(ix, 1, #ix))
+  end
+  return a
+end
+
 -- An input array of the values in flat (row-major), in the layout of this program's
 -- inputs; when the program is rebuilt inside lacc.compile, the next parameter instead.
 local function host_input(T, sh, flat)
@@ -656,12 +667,7 @@ local function host_input(T, sh, flat)
     ctx.nparam = ctx.nparam + 1
     return ctx.params[ctx.nparam]
   end
-  local a = lacc.array(ltype(T), sh)
-  for lin = 1, #flat do
-    local ix = unravel(sh, lin - 1)
-    ix[#ix + 1] = flat[lin]
-    a:set(unpack(ix, 1, #ix))
-  end
+  local a = host_array(ltype(T), sh, flat)
   ctx.inputs[#ctx.inputs + 1] = a
   return a
 end
@@ -1728,15 +1734,9 @@ end
 local function is_float_type(t) return t == "f32" or t == "f64" end
 
 local function random_like(a)
-  local sh, flat = a:shape(), {}
+  local flat = {}
   for i = 1, #a do flat[i] = 2 * rand() - 1 end
-  local h = lacc.array(a:type(), sh)
-  for lin = 1, #flat do
-    local ix = unravel(sh, lin - 1)
-    ix[#ix + 1] = flat[lin]
-    h:set(unpack(ix, 1, #ix))
-  end
-  return h, flat
+  return host_array(a:type(), a:shape(), flat), flat
 end
 
 -- programs differentiated; of them skipped (no rule), compared at finite values, and of

@@ -73,7 +73,6 @@ local RULES = {}   -- name -> { rev = f(e, ybar) -> {{x, cot}, ...}, fwd = f(e, 
 -- share one group (result index -> array).
 local function record(name, args, results, place)
   local rule = RULES[name]
-  local reads_of_call = rule and rule.reads or function(node) return reads_of(node) end
   local tracked_args = args_tracked(args)
   local group = rule and rule.joint and {} or nil
   local any = false
@@ -82,7 +81,10 @@ local function record(name, args, results, place)
     if group and is_acc(y) then group[i] = y end
     if is_acc(y) and not tape.tracked[y] then
       -- an array reading a tracked one inside its functions depends on it too
-      local reads = next(tape.tracked) ~= nil and reads_of_call(y.node, args) or nil
+      local reads = nil
+      if next(tape.tracked) ~= nil then
+        reads = rule and rule.reads and rule.reads(y.node, args) or reads_of(y.node)
+      end
       if tracked_args or reads then
         any = true
         track(tape, y)
@@ -171,6 +173,10 @@ local function trace(what, f, args, progs, outer)
 end
 
 -- ---- helpers over array programs
+
+local function is_list(x)   -- several arrays (acond's, awhile's), as opposed to one
+  return type(x) == "table" and not is_acc(x) and not array.is_array(x)
+end
 
 local function is_float_type(t)
   local p = types.parse(t)
@@ -1372,9 +1378,7 @@ end)
 -- each result's pair of arrays (its entry's index) so.
 local function acond_parts(e)
   local c, a, b = e.args[1], e.args[2], e.args[3]
-  if type(a) == "table" and not is_acc(a) and not array.is_array(a) then
-    a, b = a[e.index], b[e.index]
-  end
+  if is_list(a) then a, b = a[e.index], b[e.index] end
   return c, accs.to_acc(a, "acond"), accs.to_acc(b, "acond")
 end
 
@@ -1799,10 +1803,6 @@ end
 
 -- ---- awhile
 
-local function is_list(x)   -- several arrays, as opposed to one
-  return type(x) == "table" and not is_acc(x) and not array.is_array(x)
-end
-
 -- The loop's parts: cond, body, its arrays (programs), whether given as a list, and the
 -- arrays the loop ends with (the call's results, by position).
 local function loop_of(e)
@@ -1827,6 +1827,11 @@ local function loop_call(f, list, s)
   local r = pack(f(unpack(s, 1, #s)))
   if r.n == 1 and is_list(r[1]) then r = pack(unpack(r[1], 1, #r[1])) end
   return r
+end
+
+-- The user's body as a function of the loop's m arrays, giving m arrays.
+local function body_of(body, list, m)
+  return function(...) return unpack(loop_call(body, list, { ... }), 1, m) end
 end
 
 -- The user's condition on the first m of the arrays given.
@@ -1935,7 +1940,7 @@ local function loop_rev(e, ybars)
   for j = 1, no do init[nf + j] = zeros_like(from[j]) end
   init[K] = turns
   for i = 1, m do init[K + i] = lacc.unit(lacc.size(tapes[i])) end
-  local function fn(...) return unpack(loop_call(body, list, { ... }), 1, m) end
+  local fn = body_of(body, list, m)
   local res = pack(lacc.awhile(function(...)
     return lacc.gt(lacc.the(select(K, ...)), 0)
   end, function(...)
@@ -1990,7 +1995,7 @@ local function loop_fwd(e, tan)
     end
     g.tangents = false
     if any then
-      local function fn(...) return unpack(loop_call(body, list, { ... }), 1, m) end
+      local fn = body_of(body, list, m)
       local r = pack(lacc.awhile(function(...) return loop_test(cond, list, m, ...) end, function(...)
         local a = { ... }
         local s = { unpack(a, 1, m) }

@@ -181,13 +181,14 @@ DESC.backpermute = "two all-to-all rounds: each rank sends the indices it reads 
 -- dimension): the result's length m and the source index of its element g (1-based,
 -- Lua integers and expressions) from the length n, known when the program runs; the
 -- result's rows balanced, each rank fetching its elements from their owners.
+local function clamped(k, n) return math.min(math.max(k, 0), n) end   -- take's and drop's count
 local REARRANGE = {
   reverse = { size = function(n) return n end, from = function(g, n) return n - g + 1 end },
   rotate = { size = function(n) return n end,
              from = function(g, n, k) return L.imod(g - 1 + k % math.max(n, 1), math.max(n, 1)) + 1 end },
-  take = { size = function(n, k) return math.min(math.max(k, 0), n) end, from = function(g) return g end },
-  drop = { size = function(n, k) return n - math.min(math.max(k, 0), n) end,
-           from = function(g, n, k) return g + math.min(math.max(k, 0), n) end },
+  take = { size = function(n, k) return clamped(k, n) end, from = function(g) return g end },
+  drop = { size = function(n, k) return n - clamped(k, n) end,
+           from = function(g, n, k) return g + clamped(k, n) end },
 }
 
 function C.rearranged(name, args, n)
