@@ -10,7 +10,7 @@
  *   - it is used once as an element-wise input, or indexed once from scalar code
  *     (not inside a loop body or a fold's combining function, which run many times);
  *     shape and size queries are free;
- *   - or it is cheap: a backpermute or reshape of a materialised array (one load);
+ *   - or it is cheap: backpermutes and reshapes of a materialised array (one load);
  *   - and, when scalar code over a space of higher rank indexes it, its elements cost
  *     few operations: such an index reads each element many times (a matrix product's
  *     generate reads each element of a row once per column, a bias added to a matrix
@@ -130,12 +130,16 @@ static int end_manifest(const lacc_node *t, const fenv *env) {
   return t->manifest;
 }
 
-/* A backpermute or reshape of a materialised array, named or written in place (a
- * compute, a fold: consumers are materialised): one load an element. */
+/* Backpermutes and reshapes (any chain of them) of a materialised array, named or
+ * written in place (a compute, a fold: consumers are materialised): one load an element.
+ * (A gradient's cotangent of a sum, a scalar spread over the summed array's shape and
+ * reshaped back to it, was 128 MB written and read twice in an N-body step's.) */
 static int cheap(const lacc_node *t, const fenv *env) {
-  if (t->kind == K_BACKPERMUTE) return end_manifest(t->kids[2], env);
-  if (t->kind == K_RESHAPE) return end_manifest(t->kids[1], env);
-  return 0;
+  const lacc_node *x;
+  if (t->kind == K_BACKPERMUTE) x = t->kids[2];
+  else if (t->kind == K_RESHAPE) x = t->kids[1];
+  else return 0;
+  return end_manifest(x, env) || (x->kind != K_ALET && cheap(x, env));
 }
 
 static int end_cheap(const lacc_node *t, const fenv *env) {

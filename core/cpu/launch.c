@@ -157,6 +157,42 @@ static int scan_by_rows(const pstep *st, int64_t R, int64_t n) {
   return R >= threads || n < 2 * TUNE_PART_GRAIN || threads == 1 || st->ordered;
 }
 
+/* The buffers of a tile's partials where its rows are whole (at most a tile's fields:
+ * lower_tile.c), never read or written. */
+static void *const no_buffers[TUNE_TILE_FIELDS];
+
+/* Tiles lo <= t < hi of rows of l->seg elements (FN_TILE). */
+static void run_tiles(void *arg, int64_t c) {
+  launch *l = arg;
+  l->fn(l->S, l->rt, chunk_lo(l, c), chunk_lo(l, c + 1), 0, l->seg, NULL);
+}
+
+/* Chunk c of the tiles' rows: tile c / seg, chunk c % seg of seg (FN_TILE's p1 < 0). */
+static void run_tile_chunk(void *arg, int64_t c) {
+  launch *l = arg;
+  int64_t t = c / l->seg, k = c % l->seg;
+  launch one = *l;
+  one.nchunks = l->seg;
+  l->fn(l->S, l->rt, t, -k - 1, chunk_lo(&one, k), chunk_lo(&one, k + 1), NULL);
+}
+
+/* Few tiles (fewer than two a thread) of rows of n elements: each tile's rows in chunks on
+ * every thread, into nch partials an output, then the outputs from them in order (the
+ * reassociation a long segment's partials make; lower_tile.c). A vector-matrix product
+ * of 1M x 64 f32 was one tile on one thread: 26 ms, against 11 for its transpose's. */
+static int run_tile_parts(exec *E, const pstep *st, int64_t tiles, int64_t R, int64_t n) {
+  int64_t nch = parts_for(n), size = nch * R;
+  int rc = alloc_out(E, st, st->partial, &size);
+  if (rc != LACC_OK) return rc;
+  launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_TILE]], n, tiles * nch, nch, 0 };
+  pool_run(tiles * nch, run_tile_chunk, &l);
+  if (!E->rt.failed && !run_stopped(E->ctx))
+    E->fns[st->fn[SF_TCOMBINE]](E->S, &E->rt.abi, 0, R, nch, 0, NULL);
+  lacc_array_release(E->arrays[st->partial]);
+  E->arrays[st->partial] = NULL;
+  return LACC_OK;
+}
+
 static int run_fold(exec *E, const pstep *st, int64_t inner) {
   int64_t R = E->S[st->out].size, n = inner;
   if (!st->with_z && st->empty_later != 2 && n == 0 && R > 0)
@@ -178,10 +214,19 @@ static int run_fold(exec *E, const pstep *st, int64_t inner) {
     /* tiles of tile_lanes outputs, one per vector lane (lower_tile.c) */
     int64_t lw = st->tile_lanes, rows = st->tile_rows;
     int64_t tiles = (R / J + rows - 1) / rows * ((J + lw - 1) / lw);
-    launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_TILE]], tiles,
-                 chunks_for(R * (n + 1), TUNE_CPU_GRAIN), 0, 0 };
-    if (l.nchunks > tiles) l.nchunks = tiles;
-    pool_run(l.nchunks, run_range, &l);
+    if (st->fn[SF_TCOMBINE] >= 0 && threads > 1 && tiles < 2 * threads && n >= 2 * TUNE_PART_GRAIN) {
+      int rc = run_tile_parts(E, st, tiles, R, n);
+      if (rc != LACC_OK) return rc;
+    } else {
+      /* whole rows never write the partials (a tile lowered to split them may be kept,
+       * strided, without FN_TCOMBINE), but the C reads every slot's buffers */
+      if (st->partial >= 0 && E->arrays[st->partial] == NULL)
+        E->S[st->partial].buf = (void **)no_buffers;
+      launch l = { E->S, &E->rt.abi, E->fns[st->fn[SF_TILE]], tiles,
+                   chunks_for(R * (n + 1), TUNE_CPU_GRAIN), n, 0 };
+      if (l.nchunks > tiles) l.nchunks = tiles;
+      pool_run(l.nchunks, run_tiles, &l);
+    }
     if (!E->rt.failed || E->rt.check != CHECK_UNTILED) return checked(E);
     E->rt.failed = 0;   /* a tile's hoisted test failed (hoist.c): the plain loop, below */
   }
@@ -445,7 +490,7 @@ static void cpu_end(void *R) {
 
 /* The plan's C, built (or found in the caches) and its functions resolved. */
 /* The most operations of one loop of a function (those of loops inside it not counted;
- * the code outside loops is one more): gcc's vectorisers at -O3 take time that grows
+ * the body's code outside loops is one more): gcc's vectorisers at -O3 take time that grows
  * faster than the loop, while a function of many modest loops (a stencil's border
  * regions) compiles fast (docs/design.md, Measurements). Not counted: constants and
  * copies (the lowering writes many, an index's constant parts and a select's two moves,
@@ -489,8 +534,11 @@ static int64_t loop_ops(const klist *l, loop_count *c) {
 int64_t cpu_longest_loop(const kplan *P) {
   int64_t most = 0;
   for (int k = 0; k < P->nfns; k++) {
-    loop_count c = { .is_loop = { 1 } };
-    int64_t a = loop_ops(&P->fns[k].pro, &c);
+    /* the prologue's straight code (extents, and the checks of the shapes a fused
+     * term builds: 1,400 operations in a logistic regression's gradient, whose tiles
+     * then built at -O2 and ran 2.8x slower) is not a loop's */
+    loop_count p = { .is_loop = { 1 } }, c = { .is_loop = { 1 } };
+    int64_t a = loop_ops(&P->fns[k].pro, &p);
     int64_t b = loop_ops(&P->fns[k].body, &c);
     if (a > most) most = a;
     if (b > most) most = b;
@@ -567,7 +615,7 @@ const backend_ops cpu_backend = {
   .available = cpu_available,
   .setting = cpu_setting,
   .caps = { .cpu_like = 1, .lane_segments = 1, .private_scatter = 1, .wide_tile_most = 8,
-            .tile_group_bytes = 64,
+            .tile_group_bytes = 64, .tile_parts = 1,
             .sort_where = "on the host in parallel chunks on the cpu backend's threads" },
   .compile = cpu_compile,
   .release = cpu_release,

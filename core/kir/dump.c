@@ -19,7 +19,7 @@ static const char *op_name(kop op) {
 
 static const char *role_name(fn_role r) {
   static const char *names[] = { "shape", "body", "seg", "part", "combine", "chunk",
-                                 "scatter", "tile", "group", "gtile" };
+                                 "scatter", "tile", "group", "gtile", "tcombine" };
   return r >= 0 && (size_t)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
 

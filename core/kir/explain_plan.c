@@ -136,6 +136,10 @@ static void step_print(text *b, lacc_ctx *ctx, const kplan *P, const pstep *st, 
   else if (st->kind == SK_FOLD && st->fn[SF_TILE] >= 0)
     text_put(b, "  rows of %d outputs or more: in tiles of that many, one output per vector lane, "
              "%d rows a tile\n", st->tile_lanes, st->tile_rows);
+  if (st->kind == SK_FOLD && st->fn[SF_TCOMBINE] >= 0)
+    text_put(b, "  fewer tiles than twice the threads, of long rows (%d elements or more): each "
+             "tile's rows in chunks on every thread, the chunks' results combined in order\n",
+             2 * (int)TUNE_PART_GRAIN);
   if (st->kind == SK_FOLD && st->fn[SF_TILE] >= 0 && st->tile_strided)
     text_put(b, "  the lanes read rows apart (%d gather%s): tiles only where rows have at most %d "
              "elements%s\n", st->tile_gathers, st->tile_gathers == 1 ? "" : "s",

@@ -30,6 +30,8 @@ typedef struct {
   int wide_tile_bytes;     /* cpu backend's 6 and TUNE_TILE_WIDE_BYTES (lower_tile.c) */
   int tile_group_bytes;    /* cpu-like: a full contraction tile's lanes in loops of this
                               many bytes each (one vector), 0: one loop (lower_tile.c) */
+  int tile_parts;          /* a tile's rows split into chunks, their partials combined in
+                              order (FN_TILE's p1 < 0, FN_TCOMBINE), where tiles are few */
 } kcaps;
 
 /* ---- instructions: three-address code over variables declared at function level */
@@ -143,13 +145,16 @@ typedef enum {
   FN_CHUNK,      /* scan segment p0, elements p1 <= j < p2, chunk p3 (its carry-in) */
   FN_SCATTER,    /* permute source elements p0 <= i < p1 into the output */
   FN_TILE,       /* cpu only: fold tiles p0 <= t < p1 (lower_tile.c): LW neighbouring
-                    outputs of one output row, one per vector lane */
+                    outputs of one output row, one per vector lane; with kcaps.tile_parts
+                    the rows' elements p2 <= k < p3, and p1 < 0: one chunk of tile p0 */
   FN_GROUP,      /* OpenCL only: fold segment p0 from partials 0 <= c < p1 (p1 >= p3) by
                     one work-group of p3 work-items, p2 this one: each folds its share in
                     order, then the shares combine pairwise in local memory, in order */
-  FN_GTILE       /* OpenCL only: a contraction's outputs in work-groups of LACC_GTILE x
+  FN_GTILE,      /* OpenCL only: a contraction's outputs in work-groups of LACC_GTILE x
                     LACC_GTILE, work-group p0, work-item p1 of LACC_GROUP, the operands
                     staged in local memory (lower_gtile.c) */
+  FN_TCOMBINE    /* cpu only: fold outputs p0 <= o < p1 from the chunks 0 <= c < p2 of
+                    the FN_TILE chunks of few tiles of long rows (lower_tile.c) */
 } fn_role;
 
 /* An FN_GTILE function's variables, for the pass that stages its operands after bounds.c
@@ -226,6 +231,7 @@ typedef enum {
   SF_GROUP,      /* fold on OpenCL: FN_GROUP */
   SF_GTILE,      /* fold on OpenCL: FN_GTILE */
   SF_TILE,       /* fold on the cpu: FN_TILE */
+  SF_TCOMBINE,   /* fold on the cpu: FN_TCOMBINE, the outputs from FN_TILE's chunks */
   SF_HROWS,      /* scan: FN_SEG, rows p0 <= o < p1, each folded by the fold step hfold's
                     row code, then scanned (run in place of both where both go row by row) */
   SF_COUNT

@@ -183,6 +183,10 @@ void lw_accumulate(lower *L, const lacc_node *f, const lacc_type *t, int *acc, c
 void lw_fold_plain(lower *L, const lacc_node *a, const aenv *env, const int *sx,
                    const int *oix, int o, int lo, int hi, int *acc);
 
+/* lower_push.c */
+/* The identity of commutative primitive p (fold_commutative's) on scalars of kind k. */
+int lw_identity(lower *L, prim_op p, scalar_kind k);
+
 /* lower_tile.c */
 void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env);
 

@@ -366,9 +366,11 @@ static void scatter(lower *L, permutes *G, int atomic, const int *dst, const int
 
 /* ---- permute onto few targets: a private copy of the targets per chunk, then merged */
 
-/* The identity of commutative primitive p on type k: what a private copy starts from
- * (-0.0 for a float sum: -0.0 + x is x for every x, -0.0 too). */
-static int identity(lower *L, prim_op p, scalar_kind k) {
+/* The identity of commutative primitive p (fold_commutative's) on type k: what a private
+ * copy starts from, and a chunk of a contraction tile's rows (lower_tile.c) (-0.0 for a
+ * float sum: -0.0 + x is x for every x, -0.0 too; +0.0 would turn a sum of -0.0 into
+ * +0.0). */
+int lw_identity(lower *L, prim_op p, scalar_kind k) {
   lacc_val v = { .u = 0 };
   int bits = scalar_bits(k), sgn = scalar_is_signed(k);
   int64_t smax = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
@@ -421,7 +423,7 @@ static void permute_private(lower *L, int st, permutes *G) {
     int n = lw_size_of(L, a->rank, lw_slot_ext(L, G->out[m]));
     int stride = lw_k_prim(L, P_ADD, n, lw_k_int(L, S_I64, LACC_PRIVATE_GAP));
     base[m] = lw_k_prim(L, P_MUL, 3, stride);
-    int id = identity(L, (prim_op)fold_commutative(a->kids[0], a->type), a->type->scalar);
+    int id = lw_identity(L, (prim_op)fold_commutative(a->kids[0], a->type), a->type->scalar);
     int j = lw_var(L, S_I64);
     lw_k_for(L, j, lw_k_int(L, S_I64, 0), n, 1);
     lw_store_elem(L, G->part[m], lw_k_prim(L, P_ADD, base[m], j), &id);

@@ -168,6 +168,12 @@ static int tile_good(const kfn *F, int *gathers) {
   return good;
 }
 
+static void drop_fn(kplan *P, pstep *st, step_fn which) {
+  if (st->fn[which] < 0) return;
+  P->fns[st->fn[which]].pro.n = P->fns[st->fn[which]].body.n = 0;
+  st->fn[which] = -1;
+}
+
 /* After bounds.c: each fold's FN_TILE kept where it is good, else emptied and unused (the
  * segments vectorise along the row instead, or keep the order of a check's reports). A
  * tile whose lanes read apart is kept on the cpu backend (lane_segments) as a strided
@@ -182,9 +188,9 @@ int pass_tiles(kplan *P) {
     if (st->kind != SK_FOLD || st->fn[SF_TILE] < 0) continue;
     int good = tile_good(&P->fns[st->fn[SF_TILE]], &st->tile_gathers);
     st->tile_strided = good == 2;
-    if (good == 1 || (good == 2 && P->caps.lane_segments)) continue;
-    P->fns[st->fn[SF_TILE]].pro.n = P->fns[st->fn[SF_TILE]].body.n = 0;
-    st->fn[SF_TILE] = -1;
+    int keep = good == 1 || (good == 2 && P->caps.lane_segments);
+    if (!keep) drop_fn(P, st, SF_TILE);
+    if (!keep || good != 1) drop_fn(P, st, SF_TCOMBINE);   /* strided tiles' rows are short */
   }
   return LACC_OK;
 }
@@ -196,6 +202,11 @@ typedef struct {
   const aenv *env;
   const int *sx, *oix;   /* the xs's extents; the outer row's index (r - 2 of them) */
   int r, J, base;        /* base: the outer row's first output, q * J */
+  int klo, khi;          /* the rows' elements klo <= k < khi (variables), or -1: all */
+  int split;             /* a bool variable: a chunk of a tile's rows, into partial chunk */
+  int chunk, outs;       /* `chunk` of `outs` outputs each (FN_TCOMBINE adds them); -1: none */
+  int prim;              /* where split: the fold's commutative primitive (its chunks start
+                            from its identity) */
 } tile;
 
 /* Element k of output j (its row's index) of the tile's outer row. */
@@ -236,10 +247,39 @@ static int lane_groups(lower *L, const lacc_type *t, int LW, int nl) {
  * compiler vectorises a loop of a variable count too; an output at a time, each folded
  * alone, is bound by the latency of its additions: a 1040 f32 product took 1.45x the
  * time per operation of a 1024 one so). */
+/* Each group's lanes of each row (acc) set to z, or where z is NULL to the rows' element
+ * k0 (in a chunk of rows, T->split, to id instead). */
+static void lanes_start(lower *L, const tile *T, int nrows, const int *at, int NG, int GW, int nl,
+                        int acc[][TILE_ROWS_MOST][TUNE_TILE_FIELDS], const int *z, int k0, int id) {
+  int nf = T->a->type->nleaves;
+  for (int g = 0; g < NG; g++) {
+    int l = lane_loop(L, GW, nl, 0);
+    int j = lw_k_prim(L, P_ADD, at[g], l);
+    lw_fact(L, j, T->J, -1);             /* jb + LW <= J, or nl = J - jb */
+    for (int r = 0; r < nrows; r++) {
+      const int *first = z;
+      int one[1];                        /* a chunk's start: fold_commutative's scalars */
+      if (first == NULL) first = tile_elem(L, &T[r], j, k0);
+      if (z == NULL && id >= 0) {
+        one[0] = lw_k_select(L, T->split, id, first[0]);
+        first = one;
+      }
+      for (int i = 0; i < nf; i++) lw_k_lset(L, acc[g][r][i], l, first[i]);
+    }
+    k_end(L);
+  }
+}
+
 static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW, int nl) {
   const lacc_type *t = T->a->type;
   const lacc_node *f = T->a->kids[0];
-  int with_z = T->a->kind == K_FOLD, K = T->sx[T->r - 1], nf = t->nleaves;
+  int nf = t->nleaves, with_z = T->a->kind == K_FOLD;
+  int K = T->khi >= 0 ? T->khi : T->sx[T->r - 1];
+  int k0 = T->klo >= 0 ? T->klo : lw_k_int(L, S_I64, 0);
+  /* a fold1's lanes start from element k0, the loop after it; a fold's from z, the loop
+   * at k0; a chunk of rows (T->split: FN_TCOMBINE adds z) from the identity, the loop at
+   * k0: selected, so that the element code is not written twice */
+  int id = T->split >= 0 ? lw_identity(L, (prim_op)T->prim, t->scalar) : -1, kstart = k0;
   int NG = lane_groups(L, t, LW, nl), GW = LW / NG;
   int acc[TILE_GROUPS_MOST][TILE_ROWS_MOST][TUNE_TILE_FIELDS], cur[TUNE_TILE_FIELDS];
   int at[TILE_GROUPS_MOST];              /* each group's first output, jb + g GW */
@@ -248,19 +288,17 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW, int nl
     for (int r = 0; r < nrows; r++)
       for (int i = 0; i < nf; i++) acc[g][r][i] = lw_lane_array(L, type_leaf(t, i), GW);
   }
-  int *z = with_z ? lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env)) : NULL;
-  for (int g = 0; g < NG; g++) {
-    int l = lane_loop(L, GW, nl, 0);
-    int j = lw_k_prim(L, P_ADD, at[g], l);
-    lw_fact(L, j, T->J, -1);             /* jb + LW <= J, or nl = J - jb */
-    for (int r = 0; r < nrows; r++) {
-      int *first = with_z ? z : tile_elem(L, &T[r], j, lw_k_int(L, S_I64, 0));
-      for (int i = 0; i < nf; i++) lw_k_lset(L, acc[g][r][i], l, first[i]);
-    }
-    k_end(L);
+  if (with_z) {
+    int *z = lw_copy(L, t, lw_lower_exp(L, T->a->kids[1], NULL, T->env));
+    if (id >= 0) z[0] = lw_k_select(L, T->split, id, z[0]);   /* z: this function's copy */
+    lanes_start(L, T, nrows, at, NG, GW, nl, acc, z, k0, -1);
+  } else {
+    lanes_start(L, T, nrows, at, NG, GW, nl, acc, NULL, k0, id);
+    kstart = lw_k_prim(L, P_ADD, k0, lw_k_int(L, S_I64, 1));
+    if (id >= 0) kstart = lw_k_select(L, T->split, k0, kstart);
   }
   int k = lw_var(L, S_I64);
-  lw_k_for(L, k, lw_k_int(L, S_I64, with_z ? 0 : 1), K, 1);
+  lw_k_for(L, k, kstart, K, 1);
   for (int g = 0; g < NG; g++) {
     /* the lanes of one step along the rows, unrolled whole on OpenCL: PoCL then keeps
      * them in vector registers, as gcc does unasked (measured: docs/design.md, Measurements) */
@@ -286,7 +324,14 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW, int nl
     for (int r = 0; r < nrows; r++) {
       int o = lw_k_prim(L, P_ADD, T[r].base, lw_k_prim(L, P_ADD, at[g], l));
       for (int i = 0; i < nf; i++) cur[i] = lw_k_lget(L, acc[g][r][i], l);
+      if (T->split >= 0) {
+        k_if(L, T->split);
+        lw_store_elem(L, L->P->steps[L->step].partial,
+                      lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, T->chunk, T->outs), o), cur);
+        k_else(L);
+      }
       lw_store_elem(L, L->P->steps[L->step].out, o, cur);
+      if (T->split >= 0) k_end(L);
     }
     k_end(L);
   }
@@ -343,17 +388,26 @@ static void tile_rows_at(lower *L, const tile *T0, int q, int last, int R, int j
   k_end(L);
 }
 
-/* FN_TILE for fold step st of a (after its other functions): tiles p0 <= t < p1 of the
- * ceil(Q / R) * ceil(J / LW) tiles, Q outer rows of J outputs each, R rows a tile. */
-void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
+/* The least lanes of a tile of a row's last outputs (tile_rows_at): a group's. Streaming
+ * tiles (no groups) halve too, to a quarter: rows of fewer outputs than a tile's (a column
+ * sum of a {1M, 64} f32 array, 64 outputs against 256 lanes) went to the plain loop, which
+ * walks each column alone: 185 ms, 9 in tiles. */
+static int group_width(lower *L, const lacc_type *t, int LW, int stream) {
+  int GW = LW / lane_groups(L, t, LW, -1);
+  return stream && GW == LW && LW >= 16 ? LW / 4 : GW;
+}
+
+/* FN_TILE of fold step st of a: tiles p0 <= t < p1 of the ceil(Q / R) * ceil(J / LW)
+ * tiles, Q outer rows of J outputs each, R rows a tile, into the output. On a backend
+ * that splits a tile's rows (kcaps.tile_parts) the rows' elements p2 <= k < p3, and
+ * where split (a fold whose chunks may reassociate), p1 < 0 asks one chunk of a tile's
+ * rows: tile p0, into partial chunk -p1 - 1 (FN_TCOMBINE), the same code. */
+static int tile_fn(lower *L, const lacc_node *a, const aenv *env, int LW, int R, int stream,
+                   int split) {
   const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
   const lacc_type *t = a->type;
-  int r = xs->rank;
-  /* OpenCL: on CPU devices (opencl/launch.c), a work-item's tiles in order as a chunk */
-  if (!L->P->caps.cpu_like || !tiles_on() || r < 2 || tile_fields(t) == 0) return;
-  int stream = streaming(L, xs, env);
-  int LW = tile_lanes(L, t, stream), R = tile_rows(L, t, stream), fi = lw_new_fn(L, FN_TILE);
-  tile T0 = { a, xs, env, NULL, NULL, r, 0, 0 };
+  int r = xs->rank, fi = lw_new_fn(L, FN_TILE);
+  tile T0 = { a, xs, env, NULL, NULL, r, 0, 0, -1, -1, -1, -1, -1, -1 };
   int *sx = lw_shape_of(L, xs, env);
   T0.sx = sx;
   T0.J = sx[r - 2];
@@ -361,9 +415,24 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   L->pro = 1;
   int one = lw_k_int(L, S_I64, 1), lw = lw_k_int(L, S_I64, LW), rows = lw_k_int(L, S_I64, R);
   int Q = lw_k_prim(L, P_MAX, lw_size_of(L, r - 2, sx), one);
+  if (split) T0.outs = lw_k_prim(L, P_MUL, Q, T0.J);
   L->pro = pro;
+  int hi = 1;
+  if (L->P->caps.tile_parts) {   /* the executor's: p2 <= p3 <= the rows' length */
+    lw_fact(L, 2, sx[r - 1], 0);
+    lw_fact(L, 3, sx[r - 1], 0);
+    T0.klo = 2;
+    T0.khi = 3;
+  }
+  if (split) {
+    int zero = lw_k_int(L, S_I64, 0);
+    T0.prim = fold_commutative(a->kids[0], t);
+    T0.split = lw_k_prim(L, P_LT, 1, zero);
+    T0.chunk = lw_k_prim(L, P_SUB, lw_k_prim(L, P_SUB, zero, 1), one);
+    hi = lw_k_select(L, T0.split, lw_k_prim(L, P_ADD, 0, one), 1);
+  }
   int ti = lw_var(L, S_I64);
-  lw_k_for(L, ti, 0, 1, 1);
+  lw_k_for(L, ti, 0, hi, 1);
   L->key = ti;
   /* tile ti: rows q .. q + R - 1 (block ti % QR of the QR = ceil(Q / R)), outputs from jb */
   int QR = lw_k_prim(L, P_QUOT, lw_k_prim(L, P_ADD, Q, lw_k_int(L, S_I64, R - 1)), rows);
@@ -372,11 +441,7 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   int last = lw_k_prim(L, P_MIN, lw_k_prim(L, P_ADD, q, rows), Q);   /* q < Q: R (ti % QR) <= Q - 1 */
   int spec = L->speculate;
   L->speculate = 1;                      /* no branch in a lane: matches compute every arm */
-  int GW = LW / lane_groups(L, t, LW, -1);
-  /* streaming tiles (no groups) halve too, to a quarter: rows of fewer outputs than a
-   * tile's (a column sum of a {1M, 64} f32 array, 64 outputs against 256 lanes) went to
-   * the plain loop, which walks each column alone: 185 ms, 9 in tiles */
-  if (stream && GW == LW && LW >= 16) GW = LW / 4;
+  int GW = group_width(L, t, LW, stream);
   k_if(L, lw_k_prim(L, P_LE, lw_k_prim(L, P_ADD, jb, lw), T0.J));
   tile_rows_at(L, &T0, q, last, R, jb, LW, -1, GW);
   k_else(L);                             /* the row's last outputs, fewer than LW */
@@ -384,10 +449,59 @@ void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
   k_end(L);
   L->speculate = spec;
   k_end(L);
+  return fi;
+}
+
+/* FN_TCOMBINE: outputs p0 <= o < p1, each its chunks' partials 0 <= c < p2 (FN_TILE's,
+ * `outs` apart) folded in order after the start value, as FN_COMBINE does a segment's. */
+static int tile_combine_fn(lower *L, const lacc_node *a, const aenv *env) {
+  const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
+  const lacc_type *t = a->type;
+  int with_z = a->kind == K_FOLD, r = xs->rank, fi = lw_new_fn(L, FN_TCOMBINE);
+  int part = L->P->steps[L->step].partial, out = L->P->steps[L->step].out;
+  int *sx = lw_shape_of(L, xs, env);
+  int pro = L->pro;
+  L->pro = 1;
+  int outs = lw_size_of(L, r - 1, sx);
+  L->pro = pro;
+  int o = lw_var(L, S_I64);
+  lw_k_for(L, o, 0, 1, 1);
+  L->key = o;
+  int *acc = lw_fresh(L, t);
+  lw_assign(L, t, acc, with_z ? lw_lower_exp(L, a->kids[1], NULL, env) : lw_load_elem(L, part, o));
+  int c = lw_var(L, S_I64);
+  lw_k_for(L, c, lw_k_int(L, S_I64, with_z ? 0 : 1), 2, 1);
+  int at = lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, c, outs), o);
+  lw_accumulate(L, a->kids[0], t, acc, lw_load_elem(L, part, at), env);
+  k_end(L);
+  lw_store_elem(L, out, o, acc);
+  k_end(L);
+  return fi;
+}
+
+/* FN_TILE for fold step st of a (after its other functions); where the backend splits a
+ * tile's rows (kcaps.tile_parts) and the function is a commutative primitive of scalars
+ * (fold_commutative: its identity starts a chunk; + and * of any type, min, max and the
+ * bitwise ones of integers), FN_TCOMBINE too: a vector-matrix product's few tiles (64
+ * outputs of a sum over 1M rows, a logistic regression's gradient: one tile, one
+ * thread) run on every thread. */
+void lw_fold_tiles(lower *L, int st, const lacc_node *a, const aenv *env) {
+  const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
+  const lacc_type *t = a->type;
+  int r = xs->rank;
+  /* OpenCL: on CPU devices (opencl/launch.c), a work-item's tiles in order as a chunk */
+  if (!L->P->caps.cpu_like || !tiles_on() || r < 2 || tile_fields(t) == 0) return;
+  int stream = streaming(L, xs, env);
+  int LW = tile_lanes(L, t, stream), R = tile_rows(L, t, stream);
+  int split = L->P->caps.tile_parts && fold_commutative(a->kids[0], t) >= 0;
+  int fi = tile_fn(L, a, env, LW, R, stream, split);
+  int ci = split ? tile_combine_fn(L, a, env) : -1;
   pstep *s = &L->P->steps[st];
   s->fn[SF_TILE] = fi;
+  s->fn[SF_TCOMBINE] = ci;
   s->tile_lanes = LW;
-  s->tile_least = GW < LW ? 1 : LW;   /* in groups: any row, even of one output, is faster
-                                         in tiles (a 2048 x 2048 matrix-vector product 2.7x) */
+  /* in groups: any row, even of one output, is faster in tiles (a 2048 x 2048
+   * matrix-vector product 2.7x) */
+  s->tile_least = group_width(L, t, LW, stream) < LW ? 1 : LW;
   s->tile_rows = R;
 }

@@ -34,7 +34,7 @@ function F.use(a)
   array.alive(a, "use")
   local hit = use_cache[a]
   if hit then return hit end
-  local r = wrap(core.node_use(a, where()))
+  local r = M.remember(wrap(core.node_use(a, where())), a:shape())
   use_cache[a] = r
   return r
 end
@@ -47,6 +47,34 @@ function M.to_acc(x, what)
   fail("%s: expected an array, got %s", what, util.describe(x))
 end
 local to_acc = M.to_acc
+
+-- The shapes known while the program is built: a host array's own, and that of a program
+-- built from known shapes (arithmetic, maps and folds of them, constructors of numeric
+-- extents). Others are known only when the program runs. A program traced for
+-- lacc.compile reads parameters, whose shapes are never known: nothing here outlives the
+-- arrays it was built from.
+local known = setmetatable({}, { __mode = "k" })
+function M.static_shape(x, what)
+  if array.is_array(x) then return array.alive(x, what or "shape"):shape() end
+  return known[x]
+end
+function M.remember(p, shape)
+  known[p] = shape
+  return p
+end
+
+-- A table of numeric extents, else nil.
+function M.numeric_shape(sh)
+  if type(sh) == "number" then sh = { sh } end
+  if type(sh) ~= "table" or exp.is_exp(sh) then return nil end
+  local r = {}
+  for d = 1, #sh do
+    local e = sh[d]
+    if type(e) ~= "number" or e ~= math.floor(e) or e < 0 then return nil end
+    r[d] = math.floor(e)
+  end
+  return r
+end
 
 -- A core combinator node op of args (nodes), as an array program.
 function M.acc(op, ...) return wrap(core.node_acc(op, where(), ...)) end

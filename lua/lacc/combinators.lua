@@ -12,6 +12,7 @@ local array = require "lacc.array"
 local accs = require "lacc.acc"
 local core, where, fail = util.core, util.where, util.fail
 local to_acc, acc, wrap, is_acc = accs.to_acc, accs.acc, accs.wrap, accs.is_acc
+local static_shape, remember = accs.static_shape, accs.remember
 local unpack = table.unpack or unpack
 local MAX_ZIP = util.limits.zip
 
@@ -31,7 +32,7 @@ function F.generate(shape, f)
   local rank = type(shape) == "table" and not exp.is_exp(shape) and #shape or 1
   local lam = exp.lambda(f, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end,
     "generate")
-  return acc("generate", sh.node, lam)
+  return remember(acc("generate", sh.node, lam), accs.numeric_shape(shape))
 end
 
 function F.fill(shape, e)
@@ -53,6 +54,22 @@ end
 
 -- ---- element-wise
 
+-- The shape of a map of arrays[1 .. n] (their intersection), where each's is known.
+local function meet_shapes(arrays, n)
+  local r
+  for i = 1, n do
+    local s = static_shape(arrays[i])
+    if s == nil then return nil end
+    if r == nil then
+      r = {}
+      for d = 1, #s do r[d] = s[d] end
+    else
+      for d = 1, #r do r[d] = math.min(r[d], s[d]) end
+    end
+  end
+  return r
+end
+
 -- The map of f over arrays[1..n] (what names the caller for messages).
 local function zipwith(what, f, arrays, n)
   n = n or #arrays
@@ -72,7 +89,7 @@ local function zipwith(what, f, arrays, n)
     nodes[i], ts[i] = xs.node, xs.t
   end
   local lam = exp.lambda(f, ts, nil, nil, what)
-  return acc("map", lam, unpack(nodes, 1, n))
+  return remember(acc("map", lam, unpack(nodes, 1, n)), meet_shapes(arrays, n))
 end
 M.zipwith = zipwith
 
@@ -166,21 +183,34 @@ local function from_innermost(ys, d) return move_dim(ys, ys.rank, d) end
 
 -- ---- reductions along a dimension (the innermost unless opts.dim says otherwise)
 
+-- The shape known of xs without dimension d, or nil.
+local function without_dim(xs, d)
+  local s = static_shape(xs)
+  if s == nil then return nil end
+  local r = {}
+  for k = 1, #s do if k ~= d then r[#r + 1] = s[k] end end
+  return r
+end
+
 function F.fold(f, z, xs, opts)
   xs = to_acc(xs, "fold")
   if xs.rank < 1 then fail("fold: expected an array of rank 1 or more, got rank 0") end
-  xs = innermost(xs, dimension("fold", xs, opts, xs.rank))
+  local d = dimension("fold", xs, opts, xs.rank)
+  local shape = without_dim(xs, d)
+  xs = innermost(xs, d)
   local zz = exp.lift(z, xs.t, "fold")
   local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold")
-  return acc("fold", lam, zz.node, xs.node)
+  return remember(acc("fold", lam, zz.node, xs.node), shape)
 end
 
 function F.fold1(f, xs, opts)
   xs = to_acc(xs, "fold1")
   if xs.rank < 1 then fail("fold1: expected an array of rank 1 or more, got rank 0") end
-  xs = innermost(xs, dimension("fold1", xs, opts, xs.rank))
+  local d = dimension("fold1", xs, opts, xs.rank)
+  local shape = without_dim(xs, d)
+  xs = innermost(xs, d)
   local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold1")
-  return acc("fold1", lam, xs.node)
+  return remember(acc("fold1", lam, xs.node), shape)
 end
 
 -- ---- scans along the innermost dimension (left: acc = f(acc, x); right: f(x, acc))
@@ -370,7 +400,11 @@ end
 function F.flatten(xs)
   xs = to_acc(xs, "flatten")
   if xs.rank == 1 then return xs end
-  return lacc.reshape({ lacc.size(xs) }, xs)
+  local s, n = static_shape(xs), 1
+  for d = 1, s and #s or 0 do n = n * s[d] end
+  -- a count known now, unless past the largest array (xs's own error comes first then)
+  if s == nil or n > 2 ^ 40 then return lacc.reshape({ lacc.size(xs) }, xs) end
+  return lacc.reshape({ n }, xs)
 end
 
 -- xs checked for `what`, and how to reduce it: flattened (no dimension: the whole array,
@@ -604,7 +638,7 @@ end
 
 function F.reshape(shape, xs)
   xs = to_acc(xs, "reshape")
-  return acc("reshape", exp.shape_exp(shape, "reshape").node, xs.node)
+  return remember(acc("reshape", exp.shape_exp(shape, "reshape").node, xs.node), accs.numeric_shape(shape))
 end
 
 M.install = util.installer(F, function(l) lacc = l end)

@@ -26,6 +26,18 @@ local lacc
 
 local function pack(...) return { n = select("#", ...), ... } end
 
+-- x's shape: its extents as numbers where known while the program is built (of host
+-- arrays and what is made of them), so that a pullback of x's shape neither reads x (a
+-- mean's cotangent spread over its input kept that input alive) nor tests at run time
+-- what is known now; else shape_of(x).
+local function shape_of(x)
+  local s = accs.static_shape(x)
+  if s == nil then return lacc.shape(x) end
+  local r = {}
+  for d = 1, #s do r[d] = s[d] end
+  return r
+end
+
 -- ---- the tape
 
 -- While a function is traced: tape.entries (in the order built), tape.tracked[x] for every
@@ -197,7 +209,7 @@ local function zero_exp(t)
 end
 
 local function zeros_like(x)
-  return lacc.fill(lacc.shape(x), zero_exp(x.t))
+  return lacc.fill(shape_of(x), zero_exp(x.t))
 end
 
 local function add_exp(a, b)
@@ -301,8 +313,8 @@ end
 local function padded(c, x)
   local r = x.rank
   if r == 0 then return c end
-  local sc = lacc.shape(c)
-  return lacc.generate(lacc.shape(x), function(...)
+  local sc = shape_of(c)
+  return lacc.generate(shape_of(x), function(...)
     local ix = { ... }
     local inside = nil
     for d = 1, r do
@@ -378,7 +390,7 @@ local function stencil_as_generate(e)
   local f, boundary, xs, window = e.args[1], e.args[2], accs.to_acc(e.args[3], "stencil"), e.args[4]
   local w = stencil.check_window("stencil", window, xs.rank)
   local b = stencil.check_boundary("stencil", boundary, xs.t)
-  local sh = lacc.shape(xs)
+  local sh = shape_of(xs)
   local g = function(...)
     local args = {}
     stencil.neighbours(xs, sh, b, w, { ... }, args)
@@ -458,12 +470,12 @@ local function projected(R, a, group)
     end
   end
   local dims1 = sites[1][2]
-  return lacc.generate(lacc.shape(a), function(...)
+  return lacc.generate(shape_of(a), function(...)
     local ix, at = { ... }, {}
     for k, dc in ipairs(dims1) do if dc[1] >= 0 then at[#at + 1] = ix[k] end end
     local inside = nil
     if #at > 0 then
-      local sh = lacc.shape(red)
+      local sh = shape_of(red)
       for k = 1, #at do
         local ok = exp.le(at[k], sh[k])
         inside = inside and exp.land(inside, ok) or ok
@@ -539,7 +551,7 @@ function site_cotangent(R, a, site, val)
   local vals = R.make(val)
   local idx = R.make(#parts == 1 and parts[1] or exp.tuple(unpack(parts, 1, #parts)))
   if used >= 0 then
-    local keep, shape = {}, lacc.shape(vals)
+    local keep, shape = {}, shape_of(vals)
     for d = R.rank - 1, 0, -1 do
       if math.floor(used / 2 ^ d) % 2 == 1 then keep[d + 1] = true else vals = lacc.sum(vals, d + 1) end
     end
@@ -552,7 +564,7 @@ function site_cotangent(R, a, site, val)
         for d = 1, R.rank do ix[d] = 1 end
         return unpack(ix, 1, R.rank)
       end, idx)
-      return lacc.generate(lacc.shape(a), function(...)
+      return lacc.generate(shape_of(a), function(...)
         local ix, q, here = { ... }, at:at(), nil
         for d = 1, a.rank do
           local eq = exp.eq(ix[d], exp.add(a.rank == 1 and q or q[d], 1))
@@ -571,7 +583,7 @@ function site_cotangent(R, a, site, val)
   end
   -- a read outside a (one a cond's branch not taken guards: a[2 * i] where 2 * i <= n)
   -- adds nothing: its partial is 0 there, and its place is dropped, not an error
-  local ext = lacc.shape(a)
+  local ext = shape_of(a)
   return lacc.permute(exp.add, zeros_like(a), function(...)
     local q = idx:at(...)
     local ix, inside = {}, nil
@@ -724,7 +736,7 @@ local function stencil_rev(e, ybar)
      not is_float_type(xs.t) or types.parse(xs.t).kind ~= "scalar" then
     return pointwise_rev(e, ybar)
   end
-  local sh, r = lacc.shape(xs), xs.rank
+  local sh, r = shape_of(xs), xs.rank
   -- the neighbours f does not depend on (a 5-point stencil's corners) give nothing; where
   -- every other partial is a constant (f linear in the neighbourhood), the pullback is
   -- the transposed stencil itself, over the cotangent
@@ -870,7 +882,7 @@ local FOLD_WHY = ": its elements must be floats (not tuples), or its result an i
 
 -- An array of xs's shape whose element at ix is g(ix without d, ix[d]).
 local function spread(xs, d, g)
-  return lacc.generate(lacc.shape(xs), function(...)
+  return lacc.generate(shape_of(xs), function(...)
     local ix = { ... }
     local k = ix[d]
     table.remove(ix, d)
@@ -914,7 +926,7 @@ local function general_partials(e, xs, d)
   local f, t = e.args[1], xs.t
   if types.parse(t).kind ~= "scalar" or not types.is_float(t) then return nil end
   local with_z = e.name == "fold"
-  local sh, r = lacc.shape(xs), xs.rank
+  local sh, r = shape_of(xs), xs.rank
   local n = sh[d]
   local lefts = with_z and lacc.scanl(f, e.args[2], xs, { dim = d }) or lacc.scanl1(f, xs, { dim = d })
   local rights = lacc.scanr1(f, xs, { dim = d })
@@ -954,7 +966,7 @@ local function fold_rev(e, ybar)
     -- a backpermute of the (smaller) cotangent, materialised: several consumers pull it,
     -- none materialises the spread (fusion.c keeps such a backpermute delayed)
     local r = xs.rank
-    return { { xs, lacc.backpermute(lacc.shape(xs), function(...)
+    return { { xs, lacc.backpermute(shape_of(xs), function(...)
       local ix = { ... }
       table.remove(ix, d)
       return unpack(ix, 1, r - 1)
@@ -995,7 +1007,7 @@ local function fold_fwd(e, tan)
   end
   if (op == "max" or op == "min") and e.name == "fold1" then
     local pos = arg_of(op, xs, d)
-    local sh, r = lacc.shape(xs), xs.rank
+    local sh, r = shape_of(xs), xs.rank
     local out = {}
     for k = 1, r do if k ~= d then out[#out + 1] = sh[k] end end
     return lacc.generate(out, function(...)
@@ -1033,7 +1045,7 @@ local function scan_steps(e, xs, d)
   if types.parse(t).kind ~= "scalar" or not types.is_float(t) then return nil end
   local left = e.name == "scanl1" or e.name == "scanl"
   local z = e.name == "scanl" or e.name == "scanr"
-  local y, sh, r = e.out, lacc.shape(xs), xs.rank
+  local y, sh, r = e.out, shape_of(xs), xs.rank
   local n = sh[d]
   local one = exp.lift(1, "i64", "vjp")
   local prev = lacc.generate(sh, function(...)
@@ -1073,7 +1085,7 @@ local function scan_rule(other)
       local d = dim_of(opts, xs)
       local ab, left, z = scan_steps(e, xs, d)
       if not ab then no_rule(e, "vjp", ": its elements must be floats (not tuples)") end
-      local sh, r = lacc.shape(xs), xs.rank
+      local sh, r = shape_of(xs), xs.rank
       local n = sh[d]
       local one = exp.lift(1, "i64", "vjp")
       -- c_k = ybar at y_k (scanl: one further), m_k = a of the step after k (after: k + 1
@@ -1103,8 +1115,8 @@ local function scan_rule(other)
       local ydot = affine_scan(pairs_, d, not left)
       if not z then return ydot end
       -- y_0 (z, a constant) first in scanl, last in scanr: its tangent zero
-      local sy, r = lacc.shape(e.out), xs.rank
-      local n = lacc.shape(xs)[d]
+      local sy, r = shape_of(e.out), xs.rank
+      local n = shape_of(xs)[d]
       return lacc.generate(sy, function(...)
         local ix = { ... }
         local k = ix[d]
@@ -1152,8 +1164,8 @@ end
 -- element j there of segment s (both 1-based).
 local function by_segment(xs, segs, ybar, place)
   local r = xs.rank
-  local seg = segment_of(segs, lacc.shape(xs)[r])
-  return lacc.generate(lacc.shape(xs), function(...)
+  local seg = segment_of(segs, shape_of(xs)[r])
+  return lacc.generate(shape_of(xs), function(...)
     local ix = { ... }
     ix[r] = place(ix[r], seg:at(ix[r]))
     return ybar:at(unpack(ix, 1, r))
@@ -1236,7 +1248,7 @@ RULES.permute = {
     local out = { { defaults, ybar } }
     if is_tracked(xs) then
       local r = ybar.rank
-      out[#out + 1] = { xs, lacc.generate(lacc.shape(xs), function(...)
+      out[#out + 1] = { xs, lacc.generate(shape_of(xs), function(...)
         local to = { f(...) }
         if #to == 1 and r > 1 then for k = 2, r do to[k] = to[1] end end   -- lacc.ignore
         local dropped = exp.eq(to[1], 0)
@@ -1258,7 +1270,7 @@ RULES.permute = {
 RULES.reshape = {
   rev = function(e, ybar)
     local xs = accs.to_acc(e.args[2], "reshape")
-    return { { xs, lacc.reshape(lacc.shape(xs), ybar) } }
+    return { { xs, lacc.reshape(shape_of(xs), ybar) } }
   end,
   fwd = function(e, tan)
     local t = tan(accs.to_acc(e.args[2], "reshape"))
@@ -1317,8 +1329,8 @@ end)
 -- append(a, b) along the innermost dimension: each part's cotangent is its stretch of
 -- the result's; lines past the outer extents' intersection (the result's) zero.
 local function shifted(ybar, x, by)
-  local r, sy = x.rank, lacc.shape(ybar)
-  return lacc.generate(lacc.shape(x), function(...)
+  local r, sy = x.rank, shape_of(ybar)
+  return lacc.generate(shape_of(x), function(...)
     local ix, inside = { ... }, nil
     for d = 1, r - 1 do
       local ok = exp.le(ix[d], sy[d])
@@ -1351,14 +1363,14 @@ local function parts_rule(name, part)
 end
 
 RULES.append = parts_rule("append", function(ybar, x, other, second)
-  return shifted(ybar, x, second and lacc.shape(other)[other.rank] or 0)
+  return shifted(ybar, x, second and shape_of(other)[other.rank] or 0)
 end)
 
 -- interleave(a, b): a's k-th element (of the first min(n, m) of each line) is the result's
 -- 2k - 1st, b's its 2k-th; the rest, and lines past the outer extents' intersection, zero.
 local function interleaved(ybar, x, second)
-  local r, sy = x.rank, lacc.shape(ybar)
-  return lacc.generate(lacc.shape(x), function(...)
+  local r, sy = x.rank, shape_of(ybar)
+  return lacc.generate(shape_of(x), function(...)
     local ix = { ... }
     local k, inside = ix[r], exp.le(ix[r], exp.idiv(sy[r], 2))
     for d = 1, r - 1 do
@@ -1427,7 +1439,7 @@ local sort_rule = {
   fwd = function(e, tan)
     local src, perm = sorted_parts(e)
     local t = tan(src)
-    return t and lacc.backpermute(lacc.shape(t), along_perm(t, perm), t)
+    return t and lacc.backpermute(shape_of(t), along_perm(t, perm), t)
   end,
 }
 RULES.sort, RULES.sort_by_key = sort_rule, sort_rule
@@ -1451,10 +1463,10 @@ RULES.filter = {
     local places = lacc.scanl(exp.add, 0, lacc.map(function(k)
       return lacc.cond(k, exp.lift(1, "i64", "vjp"), exp.lift(0, "i64", "vjp"))
     end, keep))
-    local back = lacc.generate(lacc.shape(flat), function(i)
+    local back = lacc.generate(shape_of(flat), function(i)
       return exp.cond(keep:at(i), ybar:at(places:at(i) + 1), zero_exp(xs.t))
     end)
-    return { { xs, lacc.reshape(lacc.shape(xs), back) } }
+    return { { xs, lacc.reshape(shape_of(xs), back) } }
   end,
   fwd = function(e, tan)
     local xs, flat = filter_parts(e)
@@ -1481,7 +1493,7 @@ local function scatter_parts(e)
   local xs, idx = accs.to_acc(e.args[1], "scatter"), accs.to_acc(e.args[2], "scatter")
   local defaults = accs.to_acc(e.args[3], "scatter")
   local R = defaults.rank
-  local r, sh = xs.rank, lacc.shape(xs)
+  local r, sh = xs.rank, shape_of(xs)
   local pos = lacc.generate(sh, function(...)
     local ix, q = { ... }, exp.lift(0, "i64", "vjp")
     for d = 1, r do q = q * sh[d] + (ix[d] - 1) end
@@ -1489,7 +1501,7 @@ local function scatter_parts(e)
   end)
   -- the last position written at each place (0: none)
   local last = lacc.compute(lacc.permute(function(a, b) return lacc.max(a, b) end,
-    lacc.fill(lacc.shape(defaults), exp.lift(0, "i64", "vjp")),
+    lacc.fill(shape_of(defaults), exp.lift(0, "i64", "vjp")),
     function(...) return unpack(index_of(idx, R, ...), 1, R) end, pos))
   return xs, idx, defaults, pos, last
 end
@@ -1499,8 +1511,8 @@ RULES.scatter = {
     local xs, idx, defaults, pos, last = scatter_parts(e)
     local out = {}
     if is_tracked(xs) then
-      local R, sd = defaults.rank, lacc.shape(defaults)
-      out[#out + 1] = { xs, lacc.generate(lacc.shape(xs), function(...)
+      local R, sd = defaults.rank, shape_of(defaults)
+      out[#out + 1] = { xs, lacc.generate(shape_of(xs), function(...)
         local j, inside, at = index_of(idx, R, ...), nil, {}
         for d = 1, R do
           local ok = exp.land(exp.ge(j[d], 1), exp.le(j[d], sd[d]))
@@ -1512,7 +1524,7 @@ RULES.scatter = {
       end) }
     end
     if is_tracked(defaults) then
-      out[#out + 1] = { defaults, lacc.generate(lacc.shape(defaults), function(...)
+      out[#out + 1] = { defaults, lacc.generate(shape_of(defaults), function(...)
         return exp.cond(exp.eq(last:at(...), 0), ybar:at(...), zero_exp(defaults.t))
       end) }
     end
@@ -1529,7 +1541,7 @@ RULES.scatter = {
 -- ---- matmul: two products
 
 local function swap_last(x)
-  local s, r = lacc.shape(x), x.rank
+  local s, r = shape_of(x), x.rank
   local sh = {}
   for d = 1, r do sh[d] = s[d] end
   sh[r - 1], sh[r] = s[r], s[r - 1]
@@ -1543,7 +1555,7 @@ local function swap_last(x)
 end
 
 local function outer(u, v)
-  return lacc.generate({ lacc.shape(u)[1], lacc.shape(v)[1] }, function(i, j)
+  return lacc.generate({ shape_of(u)[1], shape_of(v)[1] }, function(i, j)
     return exp.mul(u:at(i), v:at(j))
   end)
 end
@@ -1598,7 +1610,7 @@ local function arguments(what, xs)
       if array.is_array(x) then
         p = accs.wrap(core.node_use(array.alive(x, what), util.where()))
       else
-        p = lacc.reshape(lacc.shape(x), x)
+        p = lacc.reshape(shape_of(x), x)
       end
       arith.shape_as(p, x)
       progs[i] = p
@@ -1617,7 +1629,7 @@ local function cotangent(what, i, y, c)
   if c == nil then return nil end
   if type(c) == "number" then
     if y.rank == 0 then return lacc.unit(exp.constant(c, y.t)) end
-    return lacc.fill(lacc.shape(y), exp.constant(c, y.t))
+    return lacc.fill(shape_of(y), exp.constant(c, y.t))
   end
   local p = accs.to_acc(c, what)
   if p.t ~= y.t or p.rank ~= y.rank then
@@ -1866,7 +1878,7 @@ end
 
 -- A rank-1 i64 array of x's extents.
 local function extents(x)
-  local sh = lacc.shape(x)
+  local sh = shape_of(x)
   return lacc.generate({ #sh }, function(j)
     local v = sh[#sh]
     for d = #sh - 1, 1, -1 do v = lacc.cond(lacc.eq(j, d), sh[d], v) end

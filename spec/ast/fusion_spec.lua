@@ -65,6 +65,23 @@ describe("fusion (explain)", function()
     assert.are.equal(0, st.intermediates)
   end)
 
+  it("a chain of backpermutes and reshapes of a materialised array, used twice, is not materialised", function()
+    -- a scalar spread over 4 x 4 (a gradient's cotangent of a sum): reshape . backpermute
+    local s = lacc.compute(lacc.map(function(x) return x * 3 end, lacc.unit(lacc.constant(2, "f32"))))
+    local spread = lacc.reshape({ 4, 4 }, lacc.backpermute({ 16 }, function() return end, s))
+    local p = lacc.zipWith(add, lacc.map(plus1, spread), lacc.map(function(x) return x * 2 end, spread))
+    local _, st = lacc.explain(p)
+    assert.are.equal(2, st.kernels)         -- the compute, then one map reading it
+    assert.are.equal(1, st.intermediates)
+    local got = lacc.run(p):totable()
+    for i = 1, 4 do for j = 1, 4 do assert.are.equal(7 + 12, got[i][j]) end end
+    -- a chain ending in a map (real work) used twice is materialised once
+    local g = lacc.generate({ 4, 4 }, function(i, j) return lacc.cast(i * j, "f32") end)
+    local heavy = lacc.reshape({ 4, 4 }, lacc.map(function(x) return lacc.exp(x) end, lacc.flatten(g)))
+    _, st = lacc.explain(lacc.zipWith(add, lacc.map(plus1, heavy), lacc.map(plus1, heavy)))
+    assert.are.equal(2, st.kernels)
+  end)
+
   it("a costly producer indexed over a larger space is materialised, a cheap one or one read " ..
      "over its own space is pulled", function()
     -- random matrices (Philox's rounds an element) into a matrix product, which reads each

@@ -169,6 +169,62 @@ for _, backend in ipairs(H.backends) do
       end
     end)
 
+    -- (the cpu backend's: the interpreter folds in order; the loops below are the reference)
+    if backend ~= "interp" then it("few tiles of long rows (a vector-matrix product): the rows in chunks, " ..
+                                   "combined in order", function()
+      -- K rows of a {K, m} matrix weighted by v: each output sums K products. Fewer tiles
+      -- than twice the threads split each tile's rows into chunks on every thread (the cpu
+      -- backend); small integers (as floats too) sum exactly, so every order agrees with
+      -- the Lua loop. Elements: a (q, j) = (q * 7 + j * 3) % 19 - 9, v q = q % 7 - 3.
+      local K = 70001
+      local function elem(q, j) return (q * 7 + j * 3) % 19 - 9 end
+      for _, m in ipairs({ 5, 70 }) do
+        local want, best = {}, {}
+        for j = 1, m do
+          local s, b = 0, elem(1, j)
+          for q = 1, K do
+            local x = elem(q, j)
+            s = s + x * (q % 7 - 3)
+            if x > b then b = x end
+          end
+          want[j], best[j] = s, b
+        end
+        for _, t in ipairs({ "i32", "f32" }) do
+          local a = lacc.run(lacc.generate({ K, m }, function(q, j) return lacc.cast((q * 7 + j * 3) % 19 - 9, t) end))
+          local v = lacc.run(lacc.generate({ K }, function(q) return lacc.cast(q % 7 - 3, t) end))
+          local prod = lacc.zipWith(function(x, y) return x * y end, a, lacc.replicate({ lacc.all, m }, v))
+          local got = lacc.run(lacc.sum(prod, 1), { backend = backend }):totable()
+          for j = 1, m do assert.are.equal(want[j], H.num(got[j]), ("%s m %d [%d]"):format(t, m, j)) end
+          if t == "i32" then
+            -- a start value is added once (not once a chunk); a fold1 starts from its first row
+            got = lacc.run(lacc.fold(function(x, y) return x + y end, 7, prod, 1), { backend = backend }):totable()
+            for j = 1, m do assert.are.equal(want[j] + 7, H.num(got[j]), ("z m %d [%d]"):format(m, j)) end
+            got = lacc.run(lacc.maximum(a, 1), { backend = backend }):totable()
+            for j = 1, m do assert.are.equal(best[j], H.num(got[j]), ("max m %d [%d]"):format(m, j)) end
+            -- associative, not commutative: the last row's (the chunks' results in order)
+            got = lacc.run(lacc.fold1(function(_, y) return y end, a, 1), { backend = backend }):totable()
+            for j = 1, m do assert.are.equal(elem(K, j), H.num(got[j]), ("last m %d [%d]"):format(m, j)) end
+          end
+        end
+      end
+    end) end
+
+    if backend ~= "interp" then it("few tiles of long rows: a read out of bounds fails with the " ..
+                                   "interpreter's message", function()
+      local K = 70001
+      local V = {}
+      for q = 1, K do V[q] = q % 5 end
+      local v, a = lacc.fromtable(V, "f64"), lacc.fromtable(mat(K - 1, 3, 4), "f64")
+      local p = lacc.fold(function(x, y) return x + y end, 0,
+                          lacc.generate({ 3, K }, function(j, q) return a:at(q, j) * v[q] end))
+      local ok_i, err_i = pcall(lacc.run, p, { backend = "interp" })
+      local ok, err = pcall(lacc.run, p, { backend = backend })
+      assert.is_false(ok_i)
+      assert.is_false(ok)
+      assert.are.equal(tostring(err_i), tostring(err))
+      assert.truthy(tostring(err):find("out of bounds for shape (70000, 3)", 1, true), tostring(err))
+    end) end
+
     it("batched products (rank 3) and matrix-vector products", function()
       local A, B = { mat(4, 9, 2), mat(4, 9, 3) }, { mat(9, 70, 5), mat(9, 70, 6) }
       local got = lacc.run(lacc.matmul(lacc.fromtable(A, "f64"), lacc.fromtable(B, "f64")),
@@ -363,6 +419,15 @@ describe("contraction: what explain says", function()
     local text = lacc.explain(p)
     assert.truthy(text:find("rows of 16 outputs or more: in tiles of that many, one output per vector lane, " ..
                             "2 rows a tile", 1, true), text)
+  end)
+
+  it("a vector-matrix product's few tiles of long rows: split into chunks on every thread", function()
+    local v, m = lacc.fromtable({ 1, 2, 3 }, "f32"), lacc.fromtable(mat(3, 64, 2), "f32")
+    local p = lacc.sum(lacc.zipWith(function(x, y) return x * y end, m, lacc.replicate({ lacc.all, 64 }, v)), 1)
+    local text = lacc.explain(p, { backend = "cpu" })
+    assert.truthy(text:find("fewer tiles than twice the threads, of long rows (65536 elements or more): each " ..
+                            "tile's rows in chunks on every thread, the chunks' results combined in order",
+                            1, true), text)
   end)
 
   it("a fold along short rows: its lanes read rows apart", function()

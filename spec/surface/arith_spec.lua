@@ -136,6 +136,28 @@ for _, b in ipairs(H.backends) do
       end
     end)
 
+    it("knows the shapes of maps, folds, reshapes and generates of known shapes: a zipWith, " ..
+       "and a mismatch named at the line", function()
+      local X, y = H.random_array("f64", { 5, 3 }), H.random_array("f64", { 5 })
+      local z = lacc.sum(X * 2, 2)                     -- {5}: a fold along 2 of a {5, 3}
+      local text = lacc.explain((1 - 2 * y) * z)
+      assert.is_nil(text:find("generate", 1, true), text)   -- zipped, no run-time extents
+      local want = lacc.zipWith(function(u, v) return (1 - 2 * u) * v end, y,
+                                lacc.fold(function(u, v) return u + v end, 0, lacc.map(function(v) return v * 2 end, X)))
+      same_bits(run((1 - 2 * y) * z), run(want))
+      for _, p in ipairs { lacc.map(function(v) return v end, z), lacc.reshape({ 5 }, lacc.flatten(z)),
+                           lacc.generate({ 5 }, function(i) return lacc.cast(i, "f64") end),
+                           lacc.maximum(X, 2), lacc.flatten(lacc.reshape({ 5, 1 }, z)) } do
+        local ok, err = pcall(function() return p + lacc.fromtable({ 1, 2 }, "f64") end)   --@known
+        assert.is_false(ok)
+        assert.truthy(tostring(err):find("the shapes {5} and {2} do not broadcast", 1, true), tostring(err))
+        assert.truthy(tostring(err):find("arith_spec.lua:" .. H.line_of("known"), 1, true), tostring(err))
+      end
+      -- a compiled program's parameters have no known shape: extents when it runs
+      local f = lacc.compile(function(u, v) return (1 - 2 * v) * lacc.sum(u * 2, 2) end, opts)
+      same_bits(f(X, y), run(want))
+    end)
+
     it("promotes element types by lacc's rule; Lua numbers take the array's type", function()
       local function ty(x, y) return run(x + y):type() end
       local i32, f32 = lacc.fromtable({ 1, 2 }, "i32"), lacc.fromtable({ 0.5, 1 }, "f32")
