@@ -46,6 +46,7 @@ build = {
       ["lacc.mpi_entries"] = "lua/lacc/mpi_entries.lua",
       ["lacc.mpi"] = "lua/lacc/mpi.lua",
       ["lacc.mpi.base"] = "lua/lacc/mpi/base.lua",
+      ["lacc.mpi.control"] = "lua/lacc/mpi/control.lua",
       ["lacc.mpi.data"] = "lua/lacc/mpi/data.lua",
       ["lacc.mpi.folds"] = "lua/lacc/mpi/folds.lua",
       ["lacc.mpi.gather"] = "lua/lacc/mpi/gather.lua",

@@ -15,9 +15,12 @@
 -- arrays and programs, running them), then a file per family of combinators, each
 -- filling base's handler table: folds.lua (folds, scans), stencil.lua, gather.lua
 -- (backpermute, gather, permute, scatter, filter), rows.lua (reshape, transpose, row-wise
--- combinators, sorts), data.lua (scatter, from_blocks, load). This file installs them.
+-- combinators, sorts), data.lua (scatter, from_blocks, load), control.lua (acond,
+-- awhile). This file installs them.
 local C = require "lacc.mpi.base"
-for _, part in ipairs { "folds", "stencil", "gather", "rows", "data" } do require("lacc.mpi." .. part) end
+for _, part in ipairs { "folds", "stencil", "gather", "rows", "data", "control" } do
+  require("lacc.mpi." .. part)
+end
 local M, any_dist, explain_dist, fail, has_dist = C.M, C.any_dist, C.explain_dist, C.fail, C.has_dist
 local is_dist, local_opts, plain, record, run_dist = C.is_dist, C.local_opts, C.plain, C.record, C.run_dist
 local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
@@ -25,13 +28,79 @@ local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
 -- ---- install: lacc's combinators learn distributed arguments
 
 local NOT_YET = { "stencil2", "foldSeg", "fold1Seg", "scanl1Seg", "scanr1Seg", "scanlSeg",
-  "scanrSeg", "scanlSeg_", "scanrSeg_", "acond", "awhile", "write_png",
-  "partition", "unit", "the", "compile", "iota", "shape", "size" }
+  "scanrSeg", "scanlSeg_", "scanrSeg_", "write_png",
+  "partition", "unit", "compile", "iota", "shape", "size" }
 
 local function not_yet(name)
   return function()
     fail("%s: not yet distributed (lacc.mpi): gather the array first (a:allgather(), or " ..
          "lacc.run it and use :gather()); see the guide's \"Many machines: MPI\"", name)
+  end
+end
+
+-- ---- arithmetic and lacc's scalar functions on distributed arrays
+
+local exp = C.exp
+local NOT_ELEMENTWISE = { constant = true, iterate = true, while_ = true }
+
+local function arrayish(x)
+  return is_dist(x) or C.array.is_array(x) or (type(x) == "table" and rawget(x, "node") ~= nil and rawget(x, "rank") ~= nil)
+end
+local function rank_of(x) return is_dist(x) and x.rank or C.array.is_array(x) and #x:shape() or x.rank end
+
+-- scalar(args) element by element where some are distributed arrays: arrays of rank 0 (a
+-- distributed fold's result, the same on every rank) read as scalars inside the function,
+-- the others zipped (aligned: of one outer extent). No shapes broadcast beyond that.
+local function dist_elementwise(lacc, scalar, args, n)
+  local xs, slot, zero = {}, {}, {}
+  for i = 1, n do
+    if arrayish(args[i]) then
+      if rank_of(args[i]) == 0 then zero[i] = true else xs[#xs + 1] = args[i]; slot[i] = #xs end
+    end
+  end
+  if #xs == 0 then   -- every array of rank 0: zipped
+    for i = 1, n do if zero[i] then xs[#xs + 1] = args[i]; slot[i] = #xs; zero[i] = nil end end
+  end
+  local fn = function(...)
+    local vals, call = { ... }, {}
+    for i = 1, n do
+      if slot[i] then call[i] = vals[slot[i]]
+      elseif zero[i] then call[i] = lacc.the(args[i])
+      else call[i] = args[i] end
+    end
+    return scalar(unpack(call, 1, n))
+  end
+  if #xs == 1 then return lacc.map(fn, xs[1]) end
+  return lacc.zipWith(fn, unpack(xs, 1, #xs))
+end
+
+local function install_arith(lacc)
+  for _, name in ipairs(exp.surface) do
+    local f = lacc[name]
+    if f and not NOT_ELEMENTWISE[name] then
+      lacc[name] = function(...)
+        local n = select("#", ...)
+        local args = { ... }
+        if not any_dist(args, n) then return f(...) end
+        -- lacc.max(a) / lacc.min(a) of one array: its largest (smallest) element
+        if n == 1 and (name == "max" or name == "min") then
+          return name == "max" and lacc.maximum(...) or lacc.minimum(...)
+        end
+        return dist_elementwise(lacc, f, args, n)
+      end
+    end
+  end
+  local ops = { __add = exp.add, __sub = exp.sub, __mul = exp.mul, __div = exp.div, __mod = exp.imod,
+                __pow = exp.pow, __idiv = exp.idiv }
+  for _, mt in ipairs { C.DN, C.DA } do
+    for k, op in pairs(ops) do mt[k] = function(a, b) return dist_elementwise(lacc, op, { a, b }, 2) end end
+    mt.__unm = function(a) return dist_elementwise(lacc, exp.neg, { a }, 1) end
+  end
+  -- the(x) of a rank-0 distributed array inside a distributed program's function
+  local the = lacc.the
+  lacc.the = function(x)
+    if is_dist(x) then return x:at() end
+    return the(x)
   end
 end
 
@@ -62,8 +131,13 @@ function M.install(lacc)
     local call = function(...)
       local n = select("#", ...)
       local args = { ... }
-      local list = name == "concat" and type(args[1]) == "table" and not is_dist(args[1]) and args[1]
-      if any_dist(args, n) or list and any_dist(list, #list) then
+      -- lists of arrays (concat's parts, acond's branches, awhile's arrays) count too
+      local listed = false
+      for i = 1, n do
+        local a = args[i]
+        if type(a) == "table" and getmetatable(a) == nil and any_dist(a, #a) then listed = true end
+      end
+      if any_dist(args, n) or listed then
         local r = { w(args, n) }
         if r[1] ~= nil then return unpack(r) end
       end
@@ -93,6 +167,7 @@ function M.install(lacc)
       end
     end
   end
+  install_arith(lacc)
   local run, explain = lacc.run, lacc.explain
   lacc.run = function(p, opts)
     if has_dist(p) then return run_dist(p, opts) end

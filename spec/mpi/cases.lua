@@ -110,6 +110,27 @@ for _, n in ipairs(EXTENTS) do
     return { lacc.map(function(x) return x * 2 end, cols), lacc.backpermute({ 2 }, function(i) return 5 - i end, cols),
              lacc.scanl1(add, cols), lacc.zipWith(add, lacc.map(function(x) return x + 1 end, cols), cols) }
   end)
+  case("arithmetic, acond and awhile n=" .. N, function(d)
+    local xs, ys = vec(n, "f64", 31, d), vec(n, "i64", 32, d)
+    local total = lacc.sum(xs)                       -- rank 0: a scalar in the arithmetic
+    local ar = lacc.sqrt(lacc.abs(xs * 2 - 1)) + xs * total - lacc.max(xs, 0)
+    -- halve until the sum of squares is at most 50 (no turn where it already is)
+    local h = lacc.awhile(function(x) return lacc.gt(lacc.sum(x * x), 50) end,
+                          function(x) return x / 2 end, xs)
+    -- two arrays and a replicated counter: three turns
+    local a, b, k = lacc.awhile(function(_, _, c) return lacc.lt(c, 3) end,
+                                function(p, q, c) return p + q, -q, c + 1 end,
+                                { ys, ys, lacc.unit(lacc.constant(0, "i64")) })
+    -- a loop-invariant array read with this turn's scalar (the same node, each turn anew)
+    local fixed = vec(n, "i64", 33, d)
+    local g = lacc.awhile(function(_, t) return lacc.lt(t, 4) end,
+                          function(x, t) return x + lacc.map(function(v) return v * lacc.the(t) end, fixed), t + 1 end,
+                          { fixed, lacc.unit(lacc.constant(1, "i64")) })
+    local up = lacc.gt(lacc.sum(ys), 0)
+    local c1 = lacc.acond(up, lacc.map(function(v) return v * 3 end, ys), ys)
+    local c2, c3 = lacc.acond(lacc.lnot(up), { ys, xs }, { -ys, xs + 0.5 })
+    return { ar, h, a, b, k, g, c1, c2, c3 }
+  end)
   case("all any n=" .. N, function(d)
     local xs = vec(n, "i32", 9, d)
     return { lacc.all(function(x) return lacc.lt(x, 90) end, xs), lacc.any(function(x) return lacc.gt(x, 90) end, xs) }
@@ -308,18 +329,60 @@ local function strip(msg) return (tostring(msg):gsub(" %(at [^)]*%)", ""):gsub("
 local checks = {}
 local function check_case(name, f) checks[#checks + 1] = { name = name, f = f } end
 
-check_case("an index error on one rank is every rank's error", function()
-  local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
-  local build = function(gen) return lacc.map(function(x) return ys[x] end, gen({ 9 }, function(i) return i end)) end
-  local _, want = pcall(lacc.run, build(lacc.generate), { backend = "interp" })
-  local ok, err = pcall(lacc.run, build(lacc.mpi.generate))
-  if ok then err = nil end
-  local bad = same_everywhere(err and tostring(err))
-  if bad then return bad end
-  if strip(err) ~= strip(want) then return ("got %q, want %q"):format(strip(err), strip(want)) end
-  -- the ranks go on together afterwards
+-- the ranks go on together after an error
+local function went_on()
   local s = lacc.run(lacc.sum(lacc.mpi.fill({ 5 }, lacc.constant(2, "i64"))))
   if s:get() ~= 10 then return "the next run gave " .. tostring(s) end
+end
+-- build(generate)'s run fails: the same error on every rank, the interpreter's message
+local function fails_alike(build)
+  local _, want = pcall(lacc.run, build(lacc.generate), { backend = "interp" })
+  local ok, err = pcall(lacc.run, build(lacc.mpi.generate))
+  if ok then return "no error" end
+  local bad = same_everywhere(tostring(err))
+  if bad then return bad end
+  if strip(err) ~= strip(want) then return ("got %q, want %q"):format(strip(err), strip(want)) end
+  return went_on()
+end
+
+-- p's run, by ranks out of step: on one rank no error, else the same error `want` on
+-- every rank; then the ranks go on
+local function out_of_step(p, want)
+  local ok, err = pcall(lacc.run, p)
+  if lacc.mpi.size() == 1 then
+    if not ok then return "one rank: " .. tostring(err) end
+  else
+    if ok then return "no error" end
+    local bad = same_everywhere(tostring(err))
+    if bad then return bad end
+    if tostring(err) ~= want then return ("got %q, want %q"):format(tostring(err), want) end
+  end
+  return went_on()
+end
+
+check_case("an index error on one rank is every rank's error", function()
+  local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
+  return fails_alike(function(gen)
+    return lacc.map(function(x) return ys[x] end, gen({ 9 }, function(i) return i end))
+  end)
+end)
+check_case("a failure inside an awhile's body on one rank is every rank's error, then the ranks go on", function()
+  local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
+  return fails_alike(function(gen)
+    return lacc.awhile(function(x) return lacc.lt(lacc.sum(x), 1000) end,
+                       function(x) return lacc.map(function(v) return ys[v] + v end, x) end,
+                       gen({ 9 }, function(i) return i end))
+  end)
+end)
+check_case("misuse: ranks whose awhile conditions differ all raise, naming each one's, then go on", function()
+  local P, r = lacc.mpi.size(), lacc.mpi.rank()
+  local xs = lacc.mpi.generate({ 6 }, function(i) return i end)
+  local mine = lacc.unit(lacc.constant(r == 1, "bool"))   -- rank 1 alone would loop
+  local others = P == 2 and "rank 2 runs" or ("ranks 2-%d run"):format(P)
+  return out_of_step(lacc.awhile(function(x) return lacc.land(mine, lacc.lt(lacc.sum(x), 100)) end,
+                                 function(x) return x * 2 end, xs),
+    ("mpi: ranks disagree on the next step: rank 1 runs awhile's condition, turn 1: true; " ..
+     "%s awhile's condition, turn 1: false"):format(others))
 end)
 check_case("a failure before an exchange is every rank's error", function()
   local ys = lacc.fromtable({ 1, 2, 3 }, "f64")
@@ -361,19 +424,9 @@ end)
 check_case("misuse: ranks out of step all raise the same error, naming each one's step, then go on", function()
   local P, r = lacc.mpi.size(), lacc.mpi.rank()
   local n = r == P and 9 or 8   -- the last rank's array is longer
-  local ok, err = pcall(lacc.run, lacc.sum(lacc.mpi.generate({ n }, function(i) return i end)))
-  if P == 1 then
-    if not ok then return "one rank: " .. tostring(err) end
-  else
-    if ok then return "no error" end
-    local bad = same_everywhere(tostring(err))
-    if bad then return bad end
-    local others = P == 2 and "rank 1 runs" or ("ranks 1-%d run"):format(P - 1)
-    local want = ("mpi: ranks disagree on the next step: %s sum of i64 {8}; rank %d runs sum of i64 {9}"):format(others, P)
-    if tostring(err) ~= want then return ("got %q, want %q"):format(tostring(err), want) end
-  end
-  local s = lacc.run(lacc.sum(lacc.mpi.fill({ 5 }, lacc.constant(2, "i64"))))
-  if s:get() ~= 10 then return "the next run gave " .. tostring(s) end
+  local others = P == 2 and "rank 1 runs" or ("ranks 1-%d run"):format(P - 1)
+  return out_of_step(lacc.sum(lacc.mpi.generate({ n }, function(i) return i end)),
+    ("mpi: ranks disagree on the next step: %s sum of i64 {8}; rank %d runs sum of i64 {9}"):format(others, P))
 end)
 
 check_case("a program run again (compiled parts) follows its inputs' new values", function()

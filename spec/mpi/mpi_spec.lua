@@ -94,6 +94,22 @@ describe("lacc.mpi", function()
     end)
   end
 
+  if type(jit) ~= "table" then
+    it("examples/mpi_cg.lua on 1 to 4 ranks: the one-process solve's iterations, residuals within 1e-12",
+       function()
+      for n = 1, 4 do
+        local out = H.sh("(W=10 " .. mpirun_cmd(n, "examples/mpi_cg.lua") .. ") 2>&1; echo status=$?")
+        assert.truthy(out:find("status=0", 1, true), out)
+        local k, r, k1, r1, diff = out:match("CG on %d ranks?: (%d+) iterations in [%d.]+ s, residual ([%d.e+-]+) " ..
+          "%(recurrence [%d.e+-]+%); one process: (%d+) iterations, residual ([%d.e+-]+) %(difference ([%d.e+-]+)%)")
+        assert(k, out)
+        assert.are.equal(k1, k)
+        assert.is_true(tonumber(diff) <= 1e-12 and math.abs(tonumber(r) - tonumber(r1)) <= 1e-12, out)
+        assert.is_true(tonumber(r) < 1e-8, out)   -- converged: TOL 1e-8 of |b|
+      end
+    end)
+  end
+
   it("ranks build a local kernel once between them: their offsets are read at run time, " ..
      "and the builder's file is the others' (fast tier and cc)", function()
     for _, tier in ipairs { "fast", "opt" } do

@@ -202,6 +202,7 @@ local function read(self, ...)
   end
   if tracing == "record" then return L.index(stand(self), ...) end
   local v = value_of(self, tracing.memo, tracing.opts)
+  if tracing.reads then tracing.reads[#tracing.reads + 1] = { self, v.acc } end
   if not v.counts then return L.index(v.acc, ...) end
   local ix = { ... }
   ix[1] = ix[1] - rows_before(v.counts, me())
@@ -371,6 +372,9 @@ end
 -- numbers): last run's program where the inputs are the same, so that a run of the same
 -- distributed program over the same arrays reuses its local programs' compiled kernels
 -- (a program built anew is traced, optimised and looked up again).
+-- The distributed arrays a build read inside its functions (xs[i] of a rank-0 result,
+-- say) count as inputs too: in an awhile's body the same node is built again each turn,
+-- and a read of this turn's value must not find last turn's program.
 local function lazy(nd, tag, inputs, build)
   local cache = nd.cache or {}
   nd.cache = cache
@@ -380,10 +384,22 @@ local function lazy(nd, tag, inputs, build)
     for i = 1, #inputs do
       if not rawequal(c.inputs[i], inputs[i]) then same = false; break end
     end
+    for _, r in ipairs(c.reads) do
+      if not same then break end
+      local v = type(tracing) == "table" and value_of(r[1], tracing.memo, tracing.opts)
+      same = v and rawequal(v.acc, r[2])
+    end
     if same then return c.out end
   end
-  local out = build()
-  cache[tag] = { inputs = inputs, out = out }
+  local reads = {}
+  local outer = tracing
+  if type(outer) == "table" then
+    tracing = { memo = outer.memo, opts = outer.opts, reads = reads }
+  end
+  local ok, out = pcall(build)
+  tracing = outer
+  if not ok then error(out, 0) end
+  cache[tag] = { inputs = inputs, out = out, reads = reads }
   return out
 end
 local function key_of(counts) return counts and table.concat(counts, ",") .. "@" .. me() or "replicated" end
@@ -514,11 +530,16 @@ function value_of(x, memo, opts)
   return nil
 end
 
+-- ops whose handler evaluates its arguments itself (an acond's branch not taken is not run)
+local LAZY = {}
+
 eval = function(nd, memo, opts)
   local hit = memo[nd]
   if hit then return hit end
   local vals = {}
-  for i = 1, nd.n do vals[i] = value_of(nd.args[i], memo, opts) end
+  if not LAZY[nd.op] then
+    for i = 1, nd.n do vals[i] = value_of(nd.args[i], memo, opts) end
+  end
   local v = traced({ memo = memo, opts = opts }, H[nd.op], nd, vals, opts)
   memo[nd] = v
   return v
@@ -528,6 +549,7 @@ local function describe(nd, seen, out)
   if seen[nd] then return end
   seen[nd] = true
   for i = 1, nd.n do if is_dn(nd.args[i]) then describe(nd.args[i], seen, out) end end
+  for _, x in ipairs(nd.inner or {}) do if is_dn(x) then describe(x, seen, out) end end
   out[#out + 1] = ("%s (%s, rank %d) at %s: %s"):format(nd.op, nd.t, nd.rank, nd.where,
     DESC[nd.op] or "local")
 end
@@ -586,6 +608,9 @@ end
 -- ---- what the handlers (lacc/mpi/*.lua) use
 C.DESC = DESC
 C.H = H
+C.LAZY = LAZY
+C.DN, C.DA = DN, DA
+C.value_of = function(x, memo, opts) return value_of(x, memo, opts) end
 C.M = M
 C.about = about
 C.agree_on = agree_on

@@ -1,0 +1,163 @@
+-- lacc.mpi.control: acond and awhile over distributed arrays (lacc.mpi).
+-- Owns: deciding a branch or a turn: the condition, a rank-0 bool array that every rank
+-- computes alike (a distributed fold's result is the same on every rank, its partials
+-- combined in rank order), forced on each rank and agreed by one collective that also
+-- compares the values (ranks that decide differently all raise, as ranks out of step
+-- do); the loop's arrays, distributed or not, carried from turn to turn.
+-- Must not: run a branch or a turn on some ranks only, or evaluate a branch not taken.
+local C = require "lacc.mpi.base"
+local DESC, H, LAZY, agree_on, fail = C.DESC, C.H, C.LAZY, C.agree_on, C.fail
+local force, is_dist, nranks, plain, record = C.force, C.is_dist, C.nranks, C.plain, C.record
+local together = C.together
+local stand, unpack, util, value_of, wrapped = C.stand, C.unpack, C.util, C.value_of, C.wrapped
+local exp = C.exp
+
+local function is_list(x) return type(x) == "table" and getmetatable(x) == nil end
+
+-- The condition c's value on this rank (what: the step, "awhile's condition, turn 3"),
+-- agreed with every rank's: one collective. A failure on any rank is every rank's error.
+local function decide(what, c, memo, opts)
+  local ok, val = pcall(function()
+    local v = value_of(c, memo, opts) or { acc = c }
+    if v.counts then fail("%s: the condition is a distributed array: expected a rank-0 bool array", what) end
+    local a = force(v, opts)
+    if a:type() ~= "bool" or #a:shape() ~= 0 then
+      fail("%s: expected a rank-0 bool array, got %s of rank %d", what, a:type(), #a:shape())
+    end
+    return a:get() == true
+  end)
+  local msg = not ok and tostring(val) or nil
+  local first, text = agree_on(what .. (ok and (val and ": true" or ": false") or ""), not ok, msg)
+  if first then
+    if nranks() > 1 then text = ("%s [rank %d of %d]"):format(text, first, nranks()) end
+    error(text, 0)
+  end
+  return val
+end
+
+-- ---- acond
+
+-- acond(c, a, b) where a, b (or lists of as many) hold distributed arrays, or c is
+-- computed from them: a node per result; only the branch taken runs.
+wrapped.acond = function(args, n)
+  local c, a, b = args[1], args[2], args[3]
+  if n ~= 3 then return nil end
+  local list = is_list(a) or is_list(b)
+  if list and not (is_list(a) and is_list(b) and #a == #b and #a > 0) then return nil end
+  if type(c) == "boolean" then
+    if list then return unpack(c and a or b, 1, #a) end
+    return c and a or b
+  end
+  local as, bs = list and a or { a }, list and b or { b }
+  local k = #as
+  local flat = { c }
+  for i = 1, k do flat[1 + i], flat[1 + k + i] = as[i], bs[i] end
+  local typed = function(cc, ...)
+    local xs = { ... }
+    local r = {}
+    for i = 1, k do r[i] = plain.acond(cc, xs[i], xs[k + i]) end
+    return unpack(r, 1, k)
+  end
+  local nodes = { record("acond", k, typed, flat, 1 + 2 * k) }
+  for i = 1, k do nodes[i].k = k end
+  return unpack(nodes, 1, k)
+end
+LAZY.acond = true
+H.acond = function(nd, _, opts)
+  local memo, key = opts.memo, nd.group or nd
+  if memo[key] == nil then memo[key] = { decide("acond's condition", nd.args[1], memo, opts) } end
+  local i, k = nd.res or 1, nd.k or 1
+  local branch = nd.args[memo[key][1] and 1 + i or 1 + k + i]
+  return value_of(branch, memo, opts) or { acc = branch }
+end
+DESC.acond = "the condition (a rank-0 array, the same on every rank) agreed, one collective; " ..
+  "then the branch taken alone, as written (its arrays distributed or not)"
+
+-- ---- awhile
+
+-- A loop's array inside its condition and body: its value is set each turn.
+H.loopvar = function()
+  fail("awhile: a loop's array (lacc.mpi) read outside its loop")
+end
+DESC.loopvar = "the loop's array this turn"
+
+local function loop_condition(c)
+  if exp.is_exp(c) then c = C.L.unit(exp.lift(c, "bool", "awhile")) end
+  return c
+end
+
+-- awhile(cond, body, init) where init (an array or a list) holds distributed arrays: cond
+-- and body traced once, on loop variables; each turn the condition is decided (decide)
+-- and the body run as a distributed program, its arrays materialised for the next turn
+-- (an agreement after that, where it ran kernels: a second collective a turn).
+wrapped.awhile = function(args, n)
+  local cond, body, init = args[1], args[2], args[3]
+  if n ~= 3 or type(cond) ~= "function" or type(body) ~= "function" then return nil end
+  local list = is_list(init)
+  local inits = list and init or { init }
+  local m = #inits
+  if m == 0 then return nil end
+  local vars = {}
+  for i = 1, m do
+    local s = stand(inits[i])
+    vars[i] = record("loopvar", 1, function() return s end, {}, 0)
+  end
+  local c = loop_condition(cond(unpack(vars, 1, m)))
+  local b = { body(unpack(vars, 1, m)) }
+  if #b == 1 and is_list(b[1]) then b = b[1] end
+  if #b ~= m then fail("awhile: the body returned %d arrays for a loop of %d", #b, m) end
+  for i = 1, m do
+    local s, x = stand(inits[i]), is_dist(b[i]) and stand(b[i]) or b[i]
+    if type(x) ~= "table" or x.t ~= s.t or x.rank ~= s.rank then
+      fail("awhile: the body's array %d is %s of rank %s, the loop's %s of rank %d", i,
+           tostring(type(x) == "table" and x.t), tostring(type(x) == "table" and x.rank), s.t, s.rank)
+    end
+  end
+  local loop = { vars = vars, cond = c, body = b }
+  local typed = function(...) return ... end
+  local nodes = { record("awhile", m, typed, inits, m) }
+  local inner = { c }
+  for i = 1, m do inner[#inner + 1] = b[i] end
+  for i = 1, m do
+    nodes[i].loop = loop
+    nodes[i].inner = inner
+  end
+  return unpack(nodes, 1, m)
+end
+
+H.awhile = function(nd, vals, opts)
+  local loop, memo = nd.loop, opts.memo
+  if memo[loop] == nil then
+    local cur = {}
+    for i = 1, #loop.vars do cur[i] = vals[i] or { acc = nd.args[i] } end
+    local turn = 0
+    while true do
+      turn = turn + 1
+      local inner = setmetatable({}, { __index = memo })
+      local o = {}
+      for key, v in pairs(opts) do o[key] = v end
+      o.memo = inner
+      for i, var in ipairs(loop.vars) do inner[var] = cur[i] end
+      if not decide(("awhile's condition, turn %d"):format(turn), loop.cond, inner, o) then break end
+      local nxt, unforced = {}, false
+      for i, x in ipairs(loop.body) do
+        nxt[i] = value_of(x, inner, o) or { acc = x }
+        unforced = unforced or not C.array.is_array(nxt[i].acc)
+      end
+      -- the body's arrays materialised for the next turn (no program grows turn by turn);
+      -- where that runs kernels, which may fail on one rank, the ranks agree after it
+      local function materialise()
+        for i, v in ipairs(nxt) do nxt[i] = { acc = force(v, o), counts = v.counts } end
+      end
+      if unforced then together(("awhile's body, turn %d"):format(turn), materialise) end
+      cur = nxt
+    end
+    memo[loop] = cur
+  end
+  return memo[loop][nd.res or 1]
+end
+DESC.awhile = "a loop: each turn its condition (a rank-0 array, the same on every rank) agreed, " ..
+  "one collective, then its body run as a distributed program (the loop's arrays keep their rows), " ..
+  "materialised for the next turn: an agreement after that where it ran kernels"
+
+return { decide = decide, util = util }
