@@ -75,3 +75,30 @@ local ones = lacc.map(function() return lacc.constant(1, "i32") end, keys)
 local hist = lacc.permute(function(a, b) return a + b end, lacc.fill({ BINS }, lacc.constant(0, "i32")),
   function(i) return keys[i] + 1 end, ones)
 timed("histogram", hist, total)
+
+-- ten conjugate-gradient turns of the 2-D Poisson problem (examples/mpi_cg.lua's) on a
+-- ROWS * P x COLS f64 grid, in one awhile: the 5-point stencil, two distributed dot
+-- products and three vector updates a turn
+local function laplacian(p)
+  return lacc.stencil(function(_, up, _, left, c, right, _, down, _)
+    return 4 * c - up - down - left - right
+  end, lacc.constant(0, "f64"), p)
+end
+local function dot(a, b) return lacc.sum(lacc.zipWith(function(u, v) return u * v end, a, b)) end
+local b = made({ ROWS * P, COLS }, function(i, j) return lacc.cast(lacc.band(i * 13 + j * 7, 15), "f64") / 16 end)
+local zero = lacc.map(function() return lacc.constant(0, "f64") end, b)
+local cg = lacc.awhile(function(_, _, _, _, k) return lacc.lt(k, 10) end,
+  function(x, r, q, rr, k)
+    local aq = laplacian(q)
+    local alpha = lacc.zipWith(function(u, v) return u / v end, rr, dot(q, aq))
+    local function axpy(sign, u, v)
+      return lacc.zipWith(function(e, f) return e + sign * lacc.the(alpha) * f end, u, v)
+    end
+    local r2 = axpy(-1, r, aq)
+    local rr2 = dot(r2, r2)
+    local beta = lacc.zipWith(function(u, v) return u / v end, rr2, rr)
+    local q2 = lacc.zipWith(function(e, f) return e + lacc.the(beta) * f end, r2, q)
+    return axpy(1, x, q), r2, q2, rr2, lacc.map(function(v) return v + 1 end, k)
+  end,
+  { zero, b, b, dot(b, b), lacc.unit(lacc.constant(0, "i64")) })
+timed("cg", cg, function(r) return lacc.run(lacc.sum(r)):get() end)
