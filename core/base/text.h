@@ -13,6 +13,8 @@ typedef struct {
 
 void text_vput(text *t, const char *fmt, va_list ap);
 void text_put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* len bytes of s as they are (no formatting: a long constant costs a copy) */
+void text_append(text *t, const char *s, size_t len);
 /* The finished string (the caller frees it), or NULL with "out of memory" in ctx when an
  * append failed (ctx: a struct lacc_ctx). */
 struct lacc_ctx;

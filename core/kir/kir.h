@@ -373,6 +373,9 @@ int kir_passes(lacc_ctx *ctx, kplan *P);
 char *emit_c(const kplan *P);
 /* Functions lo..hi-1 only, with the prelude: a part of the plan compiled on its own. */
 char *emit_c_part(const kplan *P, int lo, int hi);
+/* The text every translation unit of emit_c and emit_c_part starts with (the same for
+ * every plan, built once; NULL when that ran out of memory). */
+const char *emit_c_prefix(void);
 /* OpenCL C printing (emit_c.c): one kernel, lacc_main, with the arguments
  *   E (every slot's extents, slot s at E[s * LACC_MAX_RANK]), K (constants' bits),
  *   F (failure record), p0 p1 p2 p3, nch (work-items), which (the function to run),
