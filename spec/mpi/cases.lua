@@ -255,6 +255,15 @@ for _, n in ipairs(EXTENTS) do
     return { lacc.matmul(a, b), lacc.matmul(a, v), lacc.matmul(lacc.map(function(x) return x * 2 end, a), b),
              lacc.matmul(p, q) }
   end)
+  if MOVED_AT[n] then
+    case("matmul of a replicated operand by distributed rows n=" .. N, function(d)
+      -- k = n split over the ranks: each rank's partial product, summed over the ranks;
+      -- integers, so the sum is exact in any order
+      local c, w = mat(3, n, "i64", 45, false), vec(n, "i64", 46, false)
+      local kb, kv = mat(n, 2, "i64", 47, d), vec(n, "i64", 48, d)
+      return { lacc.matmul(c, kb), lacc.matmul(c, kv), lacc.matmul(w, kb) }
+    end)
+  end
   moved(3, function(d)   -- sort_by_key (rank 1; equal keys keep their order)
     local keys = lacc.map(function(x) return lacc.band(x, 3) end, vec(n, "i64", 43, d))
     local vals = vec(n, "f64", 44, d)

@@ -12,6 +12,7 @@ local me, nranks, outer_shape, packed, plain = C.me, C.nranks, C.outer_shape, C.
 local product, record, rows_before, rows_of = C.product, C.record, C.rows_before, C.rows_of
 local run_time, same_counts, together, total = C.run_time, C.same_counts, C.together, C.total
 local unpack, util, wrapped = C.unpack, C.util, C.wrapped
+local array = C.array
 
 -- ---- gathers and scatters with computed indices: requests to the owners, answers back
 
@@ -473,18 +474,37 @@ end
 
 -- matmul: a distributed matrix's row block times a replicated matrix or vector is the
 -- result's row block (no communication); batches distributed alike multiply batch by
--- batch. Other splits (a sum over ranks, SUMMA) are not yet distributed.
+-- batch; a replicated matrix or vector times a distributed one (its rows: the
+-- contraction's k split over the ranks) is a sum over the ranks of each rank's product
+-- of its columns of a by its rows of b: those partials, one row a rank, folded along the
+-- distributed dimension (the fold's exchange, in rank order). SUMMA is not yet distributed.
+local function with_outer(p)   -- p with an outer dimension of 1 (a rank's partial)
+  local spec = { 1 }
+  for d = 1, p.rank do spec[d + 1] = L.all end
+  return plain.replicate(spec, p)
+end
 wrapped.matmul = function(args)
   local a, b = args[1], args[2]
   if not is_dist(a) and not is_dist(b) then return nil end
   if is_dist(a) and not is_dist(b) and a.rank == 2 then
     return record("matmul_rows", 1, plain.matmul, args, 2)
   end
+  local ra = array.is_array(a) and #a:shape() or type(a) == "table" and a.rank or nil
+  if not is_dist(a) and is_dist(b) and b.rank <= 2 and (ra == 1 or ra == 2) and ra + b.rank > 2 then
+    -- typed on an empty stand-in of a (its own extents would not meet b's stand-in's)
+    local t = array.is_array(a) and a:type() or a.t
+    local zeros = {}
+    for d = 1, ra do zeros[d] = 0 end
+    local empty = L.use(plain.array(t, zeros))
+    local parts = record("matmul_partials", 1, function(_, y) return with_outer(plain.matmul(empty, y)) end, args, 2)
+    return L.sum(parts, 1)
+  end
   if is_dist(a) and is_dist(b) and a.rank == 3 and b.rank == 3 then
     return record("matmul_batches", 1, plain.matmul, args, 2)
   end
   fail("matmul: %s times %s: not yet distributed (lacc.mpi); a distributed matrix times a " ..
-       "replicated matrix or vector is, and batches distributed alike",
+       "replicated matrix or vector is, a replicated one times distributed rows, and batches " ..
+       "distributed alike",
        is_dist(a) and ("a distributed array of rank " .. a.rank) or "a replicated array",
        is_dist(b) and ("a distributed array of rank " .. b.rank) or "a replicated array")
 end
@@ -495,6 +515,28 @@ H.matmul_rows = function(nd, vals)
   return { acc = out, counts = va.counts }
 end
 DESC.matmul_rows = "none: each rank's row block times the replicated operand"
+H.matmul_partials = function(nd, vals)
+  local va, vb = vals[1], vals[2]
+  local A = va and va.acc or nd.args[1]
+  local ra = array.is_array(A) and #A:shape() or A.rank
+  local k, kb = (array.is_array(A) and A:shape() or { })[ra], total(vb.counts)
+  if k ~= nil and k ~= kb then
+    fail("matmul: a's last extent (%d) is not b's %s (%d)", k, nd.args[2].rank == 1 and "extent" or
+         "second last extent", kb)
+  end
+  local lo, hi = rows_before(vb.counts, me()), rows_before(vb.counts, me() + 1)
+  local out = lazy(nd, "out", { A, vb.acc, lo, hi }, function()
+    local spec = {}
+    for d = 1, ra - 1 do spec[d] = L.all end
+    spec[ra] = { lo + 1, hi }
+    return with_outer(plain.matmul(plain.slice(A, spec), vb.acc))
+  end)
+  local ones = {}
+  for q = 1, nranks() do ones[q] = 1 end
+  return { acc = out, counts = ones }
+end
+DESC.matmul_partials = "local: each rank's columns of the replicated operand times its rows, " ..
+  "a partial of the product that the sum after it folds over the ranks"
 rows_alone("matmul_batches", function(a, b) return plain.matmul(a, b) end)
 
 -- an index element (an integer, or a tuple of rank integers) as a list of indices
