@@ -256,12 +256,19 @@ for _, n in ipairs(EXTENTS) do
              lacc.matmul(p, q) }
   end)
   if MOVED_AT[n] then
-    case("matmul of a replicated operand by distributed rows n=" .. N, function(d)
+    case("matmul of a replicated operand by distributed rows, argmax of rank 2 n=" .. N, function(d)
       -- k = n split over the ranks: each rank's partial product, summed over the ranks;
       -- integers, so the sum is exact in any order
       local c, w = mat(3, n, "i64", 45, false), vec(n, "i64", 46, false)
       local kb, kv = mat(n, 2, "i64", 47, d), vec(n, "i64", 48, d)
-      return { lacc.matmul(c, kb), lacc.matmul(c, kv), lacc.matmul(w, kb) }
+      -- argmax, argmin over the whole of rank 2: the first extreme in row-major order
+      local m = mat(n, 3, "i32", 49, d)
+      local f = lacc.map(function(x) return lacc.cast(lacc.band(x, 3), "f64") end, m)
+      local out = { lacc.matmul(c, kb), lacc.matmul(c, kv), lacc.matmul(w, kb) }
+      if n > 0 then
+        for _, x in ipairs { lacc.argmax(m), lacc.argmin(m), lacc.argmax(f), lacc.argmin(f) } do out[#out + 1] = x end
+      end
+      return out
     end)
   end
   moved(3, function(d)   -- sort_by_key (rank 1; equal keys keep their order)

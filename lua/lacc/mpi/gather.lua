@@ -440,15 +440,28 @@ DESC.interleave_dist = DESC.append_dist
 
 -- argmax, argmin: along the distributed dimension (rank 1 whole, or {dim = 1}) a fold of
 -- (value, global position) pairs combined in rank order (the first position wins a tie,
--- the first NaN everything, as on one process); along another dimension each row's own.
+-- the first NaN everything, as on one process); along another dimension each row's own;
+-- over the whole of rank 2, each row's own first, then the rows' pairs folded.
 local combinators = require "lacc.combinators"
 local function arg_extreme(name, larger)
   wrapped[name] = function(args)
     local xs, d = args[1], args[2]
     if not is_dist(xs) then return nil end
+    if d == nil and xs.rank == 2 then
+      -- over the whole: each row's first extreme (a row's own), the value there and its
+      -- 1-based position in row-major order, then the pairs' fold along the rows
+      local inner = L[name](xs, 2)
+      local width = L.sum(L.map(function() return exp.constant(1, "i64") end, xs), 2)
+      local pairs = L.imap(function(i, p)
+        local j = exp.prj(p, 2)
+        return exp.tuple(xs:at(i, j), (i - 1) * exp.prj(p, 1) + j)
+      end, L.zip(width, inner))
+      local best = L.fold1(combinators.extreme_pick(larger, xs.t), pairs, { dim = 1 })
+      return L.map(function(p) return p[2] end, best)
+    end
     if d == nil and xs.rank ~= 1 then
       fail("%s: over the whole of a distributed array of rank %d: not yet distributed " ..
-           "(lacc.mpi); along a dimension, or of rank 1, it is", name, xs.rank)
+           "(lacc.mpi); along a dimension, or of rank 1 or 2, it is", name, xs.rank)
     end
     if d ~= nil and d ~= 1 then return record(name .. "_rows", 1, plain[name], args, 2) end
     local pos = L.imap(function(i) return i end, xs)   -- the global row
