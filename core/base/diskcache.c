@@ -246,17 +246,14 @@ void diskcache_key(int nparts, const char *const *parts, unsigned char key[32]) 
   sha256_final(&h, key);
 }
 
-void diskcache_key_prefix(const char *text, size_t len, void *state, size_t state_size) {
-  sha256_ctx h;
-  sha256_init(&h);
-  sha256_update(&h, text, len);
-  if (state_size >= sizeof h) memcpy(state, &h, sizeof h);
+void diskcache_key_prefix(const char *text, size_t len, sha256_ctx *state) {
+  sha256_init(state);
+  sha256_update(state, text, len);
 }
 
-void diskcache_key_after(const void *start, size_t len, int nparts, const char *const *parts,
+void diskcache_key_after(const sha256_ctx *start, size_t len, int nparts, const char *const *parts,
                          unsigned char key[32]) {
-  sha256_ctx h;
-  memcpy(&h, start, sizeof h);
+  sha256_ctx h = *start;
   sha256_update(&h, parts[0] + len, strlen(parts[0] + len) + 1);
   for (int i = 1; i < nparts; i++) sha256_update(&h, parts[i], strlen(parts[i]) + 1);
   sha256_final(&h, key);

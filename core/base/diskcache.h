@@ -4,6 +4,7 @@
 #define LACC_DISKCACHE_H
 
 #include <stddef.h>
+#include "base/sha256.h"
 
 #define DISKCACHE_PATH 4096
 
@@ -25,12 +26,11 @@ int diskcache_open(diskcache_kind kind, diskcache *c);
 int diskcache_dir(char *out, size_t size);
 /* A file's key: SHA-256 over the parts, each with its terminating NUL. */
 void diskcache_key(int nparts, const char *const *parts, unsigned char key[32]);
-/* The same key, where parts[0] starts with prefix (len bytes, `len` of them hashed into
- * *start already: a text every part 0 shares, hashed once). */
-void diskcache_key_after(const void *start, size_t len, int nparts, const char *const *parts,
+/* The hash state after the first len bytes of a part 0 (a text every part 0 starts with,
+ * hashed once), and diskcache_key's key from it, parts[0] starting with those bytes. */
+void diskcache_key_prefix(const char *text, size_t len, sha256_ctx *state);
+void diskcache_key_after(const sha256_ctx *start, size_t len, int nparts, const char *const *parts,
                          unsigned char key[32]);
-/* The hash state after a text (for diskcache_key_after's start), into *state (a sha256_ctx). */
-void diskcache_key_prefix(const char *text, size_t len, void *state, size_t state_size);
 /* The file name for a key ("k<hex>.kso", "<hex>.clbin"), into name[48]. */
 void diskcache_name(diskcache_kind kind, const unsigned char key[32], char name[48]);
 /* The payload of the sealed file for key, after checking its tag, key and length; NULL

@@ -240,12 +240,12 @@ void request_free(request *q) {
 static pthread_once_t prefix_once = PTHREAD_ONCE_INIT;
 static const char *prefix;
 static size_t prefix_len;
-static unsigned char prefix_state[256];
+static sha256_ctx prefix_state;
 static void hash_prefix(void) {
   prefix = emit_c_prefix();
   if (prefix == NULL) return;
   prefix_len = strlen(prefix);
-  diskcache_key_prefix(prefix, prefix_len, prefix_state, sizeof prefix_state);
+  diskcache_key_prefix(prefix, prefix_len, &prefix_state);
 }
 
 /* A request for src (copied) with the compiler and flags in force now. */
@@ -276,7 +276,7 @@ request *request_new(const char *src, int64_t longest, int fast) {
                            fast ? "fast tier" : "" };
   pthread_once(&prefix_once, hash_prefix);
   if (prefix != NULL && strncmp(src, prefix, prefix_len) == 0)
-    diskcache_key_after(prefix_state, prefix_len, fast ? 5 : 4, parts, q->key);
+    diskcache_key_after(&prefix_state, prefix_len, fast ? 5 : 4, parts, q->key);
   else
     diskcache_key(fast ? 5 : 4, parts, q->key);
   diskcache_name(DC_KERNEL, q->key, q->id);

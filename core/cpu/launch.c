@@ -67,9 +67,10 @@ typedef struct {
   int64_t mask;             /* a permute group's members to run (lower_push.c) */
 } launch;
 
-static int64_t chunk_lo(const launch *l, int64_t c) {
-  return (int64_t)((__int128)l->n * c / l->nchunks);
-}
+/* The first of n items in chunk c of m (balanced shares). */
+static int64_t share_lo(int64_t n, int64_t c, int64_t m) { return (int64_t)((__int128)n * c / m); }
+
+static int64_t chunk_lo(const launch *l, int64_t c) { return share_lo(l->n, c, l->nchunks); }
 
 static void run_range(void *arg, int64_t c) {
   launch *l = arg;
@@ -171,9 +172,7 @@ static void run_tiles(void *arg, int64_t c) {
 static void run_tile_chunk(void *arg, int64_t c) {
   launch *l = arg;
   int64_t t = c / l->seg, k = c % l->seg;
-  launch one = *l;
-  one.nchunks = l->seg;
-  l->fn(l->S, l->rt, t, -k - 1, chunk_lo(&one, k), chunk_lo(&one, k + 1), NULL);
+  l->fn(l->S, l->rt, t, -k - 1, share_lo(l->n, k, l->seg), share_lo(l->n, k + 1, l->seg), NULL);
 }
 
 /* Few tiles (fewer than two a thread) of rows of n elements: each tile's rows in chunks on

@@ -205,8 +205,6 @@ typedef struct {
   int klo, khi;          /* the rows' elements klo <= k < khi (variables), or -1: all */
   int split;             /* a bool variable: a chunk of a tile's rows, into partial chunk */
   int chunk, outs;       /* `chunk` of `outs` outputs each (FN_TCOMBINE adds them); -1: none */
-  int prim;              /* where split: the fold's commutative primitive (its chunks start
-                            from its identity) */
 } tile;
 
 /* Element k of output j (its row's index) of the tile's outer row. */
@@ -241,12 +239,6 @@ static int lane_groups(lower *L, const lacc_type *t, int LW, int nl) {
   return LW / per;
 }
 
-/* A tile: outputs jb .. jb + LW - 1 (or the nl there are, nl >= 0 a variable) of nrows
- * neighbouring outer rows (T[0..]), lane by lane: each read of b serves every row of the
- * tile. The last columns of a row, fewer than LW, still go a lane an output (the C
- * compiler vectorises a loop of a variable count too; an output at a time, each folded
- * alone, is bound by the latency of its additions: a 1040 f32 product took 1.45x the
- * time per operation of a 1024 one so). */
 /* Each group's lanes of each row (acc) set to z, or where z is NULL to the rows' element
  * k0 (in a chunk of rows, T->split, to id instead). */
 static void lanes_start(lower *L, const tile *T, int nrows, const int *at, int NG, int GW, int nl,
@@ -270,6 +262,12 @@ static void lanes_start(lower *L, const tile *T, int nrows, const int *at, int N
   }
 }
 
+/* A tile: outputs jb .. jb + LW - 1 (or the nl there are, nl >= 0 a variable) of nrows
+ * neighbouring outer rows (T[0..]), lane by lane: each read of b serves every row of the
+ * tile. The last columns of a row, fewer than LW, still go a lane an output (the C
+ * compiler vectorises a loop of a variable count too; an output at a time, each folded
+ * alone, is bound by the latency of its additions: a 1040 f32 product took 1.45x the
+ * time per operation of a 1024 one so). */
 static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW, int nl) {
   const lacc_type *t = T->a->type;
   const lacc_node *f = T->a->kids[0];
@@ -279,7 +277,8 @@ static void tile_full(lower *L, const tile *T, int nrows, int jb, int LW, int nl
   /* a fold1's lanes start from element k0, the loop after it; a fold's from z, the loop
    * at k0; a chunk of rows (T->split: FN_TCOMBINE adds z) from the identity, the loop at
    * k0: selected, so that the element code is not written twice */
-  int id = T->split >= 0 ? lw_identity(L, (prim_op)T->prim, t->scalar) : -1, kstart = k0;
+  int id = T->split >= 0 ? lw_identity(L, (prim_op)fold_commutative(f, t), t->scalar) : -1;
+  int kstart = k0;
   int NG = lane_groups(L, t, LW, nl), GW = LW / NG;
   int acc[TILE_GROUPS_MOST][TILE_ROWS_MOST][TUNE_TILE_FIELDS], cur[TUNE_TILE_FIELDS];
   int at[TILE_GROUPS_MOST];              /* each group's first output, jb + g GW */
@@ -407,7 +406,7 @@ static int tile_fn(lower *L, const lacc_node *a, const aenv *env, int LW, int R,
   const lacc_node *xs = a->kids[a->kind == K_FOLD ? 2 : 1];
   const lacc_type *t = a->type;
   int r = xs->rank, fi = lw_new_fn(L, FN_TILE);
-  tile T0 = { a, xs, env, NULL, NULL, r, 0, 0, -1, -1, -1, -1, -1, -1 };
+  tile T0 = { a, xs, env, NULL, NULL, r, 0, 0, -1, -1, -1, -1, -1 };
   int *sx = lw_shape_of(L, xs, env);
   T0.sx = sx;
   T0.J = sx[r - 2];
@@ -426,7 +425,6 @@ static int tile_fn(lower *L, const lacc_node *a, const aenv *env, int LW, int R,
   }
   if (split) {
     int zero = lw_k_int(L, S_I64, 0);
-    T0.prim = fold_commutative(a->kids[0], t);
     T0.split = lw_k_prim(L, P_LT, 1, zero);
     T0.chunk = lw_k_prim(L, P_SUB, lw_k_prim(L, P_SUB, zero, 1), one);
     hi = lw_k_select(L, T0.split, lw_k_prim(L, P_ADD, 0, one), 1);

@@ -23,23 +23,15 @@ local lacc
 local is_acc = accs.is_acc
 local function is_arrayish(x) return is_acc(x) or array.is_array(x) end
 
--- The shapes known while the program is built: a host array's own, and that of a program
--- built here from known shapes (arithmetic, the constructors). Others are known only when
--- the program runs, and are broadcast then.
+-- Shapes known while the program is built (lacc.acc's: host arrays and what is made of
+-- them) are broadcast now; others when the program runs.
 local function static_shape(x) return accs.static_shape(x, "arithmetic") end
-local remember = accs.remember
+local remember, to_acc = accs.remember, accs.to_acc
 
 -- A program p standing for x (lacc.grad's copy of an argument) with x's known shape; the
 -- shape known of x (a table of extents), or nil.
 function M.shape_as(p, x) remember(p, static_shape(x)) end
 M.static_shape = static_shape
-
--- An array program of x, keeping a host array's shape as known.
-local function to_acc(x, what)
-  local p = accs.to_acc(x, what)
-  if accs.static_shape(p) == nil and array.is_array(x) then remember(p, x:shape()) end
-  return p
-end
 
 local function shape_text(s)
   local parts = {}

@@ -284,6 +284,7 @@ local function pack(...) return { n = select("#", ...), ... } end
 local function is_list(x)
   return type(x) == "table" and not is_acc(x) and not array.is_array(x)
 end
+M.is_list = is_list
 
 -- The condition of acond or awhile: a Lua boolean (acond), a bool expression or a rank-0
 -- bool array, as a bool expression (acond) or a rank-0 bool array (awhile).

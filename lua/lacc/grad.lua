@@ -186,9 +186,7 @@ end
 
 -- ---- helpers over array programs
 
-local function is_list(x)   -- several arrays (acond's, awhile's), as opposed to one
-  return type(x) == "table" and not is_acc(x) and not array.is_array(x)
-end
+local is_list = combinators.is_list   -- several arrays (acond's, awhile's), as opposed to one
 
 local function is_float_type(t)
   local p = types.parse(t)

@@ -43,10 +43,8 @@ end
 local exp = C.exp
 local NOT_ELEMENTWISE = { constant = true, iterate = true, while_ = true }
 
-local function arrayish(x)
-  return is_dist(x) or C.array.is_array(x) or (type(x) == "table" and rawget(x, "node") ~= nil and rawget(x, "rank") ~= nil)
-end
-local function rank_of(x) return is_dist(x) and x.rank or C.array.is_array(x) and #x:shape() or x.rank end
+local rank_of = C.rank_of
+local function arrayish(x) return is_dist(x) or C.array.is_array(x) or C.is_program(x) end
 
 -- scalar(args) element by element where some are distributed arrays: arrays of rank 0 (a
 -- distributed fold's result, the same on every rank) read as scalars inside the function,
@@ -133,10 +131,7 @@ function M.install(lacc)
       local args = { ... }
       -- lists of arrays (concat's parts, acond's branches, awhile's arrays) count too
       local listed = false
-      for i = 1, n do
-        local a = args[i]
-        if type(a) == "table" and getmetatable(a) == nil and any_dist(a, #a) then listed = true end
-      end
+      for i = 1, n do listed = listed or (C.is_list(args[i]) and any_dist(args[i], #args[i])) end
       if any_dist(args, n) or listed then
         local r = { w(args, n) }
         if r[1] ~= nil then return unpack(r) end

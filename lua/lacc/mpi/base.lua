@@ -359,7 +359,12 @@ local function force(v, opts)
   return v.acc
 end
 
-local function rank_of(acc) return array.is_array(acc) and #acc:shape() or acc.rank end
+-- the rank of a host array, a program or a distributed array
+local function rank_of(x) return array.is_array(x) and #x:shape() or x.rank end
+-- a plain array program (lacc.acc's), not distributed
+local function is_program(x) return type(x) == "table" and rawget(x, "node") ~= nil and rawget(x, "rank") ~= nil end
+-- a list of arrays (a plain Lua table), not an array
+local function is_list(x) return type(x) == "table" and getmetatable(x) == nil end
 
 -- rows [a, b) (0-based) of a replicated program or host array, as a program
 local function rows_of(acc, a, b)
@@ -524,7 +529,7 @@ local eval
 function value_of(x, memo, opts)
   if is_dn(x) then return eval(x, memo, opts) end
   if is_da(x) then return { acc = x.block, counts = x.rows } end
-  if array.is_array(x) or (type(x) == "table" and rawget(x, "node") ~= nil and rawget(x, "rank") ~= nil) then
+  if array.is_array(x) or is_program(x) then
     return { acc = x }
   end
   return nil
@@ -609,6 +614,7 @@ end
 C.DESC = DESC
 C.H = H
 C.LAZY = LAZY
+C.rank_of, C.is_program, C.is_list = rank_of, is_program, is_list
 C.DN, C.DA = DN, DA
 C.value_of = function(x, memo, opts) return value_of(x, memo, opts) end
 C.M = M

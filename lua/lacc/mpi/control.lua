@@ -9,10 +9,10 @@ local C = require "lacc.mpi.base"
 local DESC, H, LAZY, agree_on, fail = C.DESC, C.H, C.LAZY, C.agree_on, C.fail
 local force, is_dist, nranks, plain, record = C.force, C.is_dist, C.nranks, C.plain, C.record
 local together = C.together
-local stand, unpack, util, value_of, wrapped = C.stand, C.unpack, C.util, C.value_of, C.wrapped
+local stand, unpack, value_of, wrapped = C.stand, C.unpack, C.value_of, C.wrapped
 local exp = C.exp
 
-local function is_list(x) return type(x) == "table" and getmetatable(x) == nil end
+local is_list = C.is_list
 
 -- The condition c's value on this rank (what: the step, "awhile's condition, turn 3"),
 -- agreed with every rank's: one collective. A failure on any rank is every rank's error.
@@ -160,4 +160,4 @@ DESC.awhile = "a loop: each turn its condition (a rank-0 array, the same on ever
   "one collective, then its body run as a distributed program (the loop's arrays keep their rows), " ..
   "materialised for the next turn: an agreement after that where it ran kernels"
 
-return { decide = decide, util = util }
+return true

@@ -502,7 +502,7 @@ wrapped.matmul = function(args)
   if is_dist(a) and not is_dist(b) and a.rank == 2 then
     return record("matmul_rows", 1, plain.matmul, args, 2)
   end
-  local ra = array.is_array(a) and #a:shape() or type(a) == "table" and a.rank or nil
+  local ra = (array.is_array(a) or C.is_program(a)) and C.rank_of(a) or nil
   if not is_dist(a) and is_dist(b) and b.rank <= 2 and (ra == 1 or ra == 2) and ra + b.rank > 2 then
     -- typed on an empty stand-in of a (its own extents would not meet b's stand-in's)
     local t = array.is_array(a) and a:type() or a.t
@@ -531,7 +531,7 @@ DESC.matmul_rows = "none: each rank's row block times the replicated operand"
 H.matmul_partials = function(nd, vals)
   local va, vb = vals[1], vals[2]
   local A = va and va.acc or nd.args[1]
-  local ra = array.is_array(A) and #A:shape() or A.rank
+  local ra = C.rank_of(A)
   local k, kb = (array.is_array(A) and A:shape() or { })[ra], total(vb.counts)
   if k ~= nil and k ~= kb then
     fail("matmul: a's last extent (%d) is not b's %s (%d)", k, nd.args[2].rank == 1 and "extent" or
