@@ -112,7 +112,7 @@ note() { printf '%s\n' "$*" >&2; }
 # ---- build the C baselines and the Lua 5.4 wall clock
 CFLAGS_BENCH=${BENCH_CFLAGS:--O3 -march=native -fopenmp}
 for b in dotp saxpy blackscholes mandelbrot scan histogram blur matmul matmul_f64 nbody conv2d nearest bulk \
-    sort_u32 sort_f32 sort_i64 random colsum stats_meanvar stats_minmax stats_softmax stats_kmeans grad_logreg; do
+    sort_u32 sort_f32 sort_i64 random colsum stats_meanvar stats_minmax stats_softmax stats_kmeans grad_logreg grad_diffusion; do
   src=$b def=
   case $b in
     matmul_f64) src=matmul def=-DMATMUL_F64 ;;
@@ -424,7 +424,7 @@ run_nearest() {
 
 # The grad group (issue 47): five objectives, each with lacc's objective and gradient rows
 # (bench/lacc/gradients.lua), PyTorch autograd's gradient (bench/peers/torch_grad.py) and,
-# where written, a hand-written C gradient (bench/c/grad_<program>.c: logreg).
+# where written, a hand-written C gradient (bench/c/grad_<program>.c: logreg, diffusion).
 GRAD_PROGRAMS=${BENCH_GRAD:-gmm logreg mlp nbody diffusion}
 run_grad() {
   saved_rows=$ROWS

@@ -84,6 +84,11 @@ function M.acc(op, ...) return wrap(core.node_acc(op, where(), ...)) end
 -- compute, where its tiles' lanes would otherwise each read a row of their own.
 M.transposed = setmetatable({}, { __mode = "k" })
 
+-- The programs that are a matrix product (lacc.matmul's), by their object: {a, b}, the
+-- operands as read. A sum of such a product along its rows or columns is a product of a
+-- sum (lacc.sum's rewrite).
+M.products = setmetatable({}, { __mode = "k" })
+
 -- The shape of an array as a table of i64 extents, for use inside programs.
 function F.shape(xs)
   xs = to_acc(xs, "shape")

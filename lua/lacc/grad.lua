@@ -454,12 +454,23 @@ end
 -- their values as one tuple per position, summed over the dimensions the pattern does not
 -- keep in one fold (the function's work shared between the reads, as the C compiler sees
 -- one kernel), then placed where each read's constants say (zeros elsewhere).
+-- One read whose partial is the same at every position (GMM's x[i, c] - mu[j, c]: -1)
+-- sums the cotangent itself, the partial applied after: a sum of a product's cotangent is
+-- then a product of a sum (lacc.sum's rule), not a product summed.
+local function same_everywhere(R, a, sites)
+  local p = #sites == 1 and sites[1][3]
+  if not p or R.cot == nil or R.cot.t ~= a.t or p.t ~= a.t then return nil end
+  if core.node_dims_used(p.node, R.pos.node) ~= 0 then return nil end
+  return p
+end
+
 local function projected(R, a, group)
   local sites = group.sites
   local vals = {}
   for i, site in ipairs(sites) do vals[i] = site[1] end
   local one = #vals == 1
-  local red = R.make(one and vals[1] or exp.tuple(unpack(vals, 1, #vals)))
+  local factor = same_everywhere(R, a, sites)
+  local red = factor and R.cot or R.make(one and vals[1] or exp.tuple(unpack(vals, 1, #vals)))
   local kept = {}
   for _, dc in ipairs(sites[1][2]) do if dc[1] >= 0 then kept[dc[1]] = true end end
   for d = R.rank - 1, 0, -1 do
@@ -483,6 +494,7 @@ local function projected(R, a, group)
     local sum = nil
     for i, site in ipairs(sites) do
       local v = one and here or here[i]
+      if factor then v = exp.mul(v, factor) end
       local match = nil
       for k, dc in ipairs(site[2]) do
         if dc[1] < 0 then
@@ -611,7 +623,7 @@ end
 local function pointwise_rev(e, ybar)
   local R = retrace(e)
   local yb = R.here(ybar)
-  R.shaper = yb
+  R.shaper, R.cot = yb, ybar
   local out = {}
   -- a zipWith's result is its arrays' intersection: a cotangent is padded to its array's
   -- shape unless the shapes are known to be one (array arithmetic's, host arrays')
@@ -632,7 +644,8 @@ local function pointwise_rev(e, ybar)
     if types.is_float(a.t) then
       local groups, order = {}, {}
       for _, site in ipairs(list) do
-        local val = dot_to(yb, jvp_exp(R.body, { site[1] }, { unit_tangent(a.t) }), a.t)
+        local partial = jvp_exp(R.body, { site[1] }, { unit_tangent(a.t) })
+        local val = dot_to(yb, partial, a.t)
         local at_pos = R.pos and core.node_is_position(site[2].node, R.pos.node) ~= 0
         local dims = not at_pos and R.pos and core.node_index_dims(site[2].node, R.pos.node, a.rank)
         local bcast = nil
@@ -651,7 +664,7 @@ local function pointwise_rev(e, ybar)
             groups[key] = g
             order[#order + 1] = g
           end
-          g.sites[#g.sites + 1] = { val, dims }
+          g.sites[#g.sites + 1] = { val, dims, partial }
         else
           out[#out + 1] = { a, site_cotangent(R, a, site, val) }
         end

@@ -299,6 +299,63 @@ for _, backend in ipairs(H.backends) do
                  "guarded")
     end)
 
+    it("sums of a product along its rows or columns (a product of a sum), against Lua " ..
+       "loops; its batch dimension; extents that disagree still fail", function()
+      local function sums(C, n, m)
+        local rows, cols = {}, {}
+        for j = 1, m do rows[j] = 0 end
+        for i = 1, n do
+          cols[i] = 0
+          for j = 1, m do rows[j], cols[i] = rows[j] + C[i][j], cols[i] + C[i][j] end
+        end
+        return rows, cols
+      end
+      for _, nkm in ipairs { { 0, 3, 4 }, { 3, 0, 4 }, { 1, 1, 1 }, { 7, 5, 70 }, { 13, 64, 9 } } do
+        local n, k, m = nkm[1], nkm[2], nkm[3]
+        local A, B = mat(n, k, 2), mat(k, m, 5)
+        local rows, cols = sums(product_ref(A, B, n, k, m), n, m)
+        for _, t in ipairs { "i32", "f64" } do
+          local p = lacc.matmul(host(A, n, k, t), host(B, k, m, t))
+          local r = { lacc.run({ lacc.sum(p, 1), lacc.sum(p, 2) }, { backend = backend }) }
+          assert.are.same(rows, r[1]:totable(), ("rows %dx%dx%d %s"):format(n, k, m, t))
+          assert.are.same(n == 0 and {} or cols, n == 0 and {} or r[2]:totable())
+          assert.are.equal(n, r[2]:size())
+        end
+      end
+      -- batches of 3: rows, columns, and the batch dimension (no rewrite there)
+      local As, Bs = { mat(5, 4, 2), mat(5, 4, 3), mat(5, 4, 7) }, { mat(4, 6, 1), mat(4, 6, 4), mat(4, 6, 8) }
+      local p = lacc.matmul(lacc.fromtable(As, "f64"), lacc.fromtable(Bs, "f64"))
+      local r = { lacc.run({ lacc.sum(p, 1), lacc.sum(p, 2), lacc.sum(p, 3) }, { backend = backend }) }
+      local r1, r2, r3 = r[1]:totable(), r[2]:totable(), r[3]:totable()
+      for t = 1, 3 do
+        local C = product_ref(As[t], Bs[t], 5, 4, 6)
+        local rows, cols = sums(C, 5, 6)
+        assert.are.same(rows, r2[t])
+        assert.are.same(cols, r3[t])
+        for i = 1, 5 do
+          for j = 1, 6 do
+            local s = 0
+            for u = 1, 3 do s = s + product_ref(As[u], Bs[u], 5, 4, 6)[i][j] end
+            assert.are.equal(s, r1[i][j])
+          end
+        end
+      end
+      -- no n x k x m products: no fold of the product's rank left (and its sum is one)
+      local a, b = host(mat(7, 5, 2), 7, 5, "f64"), host(mat(5, 9, 5), 5, 9, "f64")
+      for d = 1, 2 do
+        local text = lacc.explain(lacc.sum(lacc.matmul(a, b), d))
+        assert.falsy(text:find("fold, rank 2", 1, true), text)
+      end
+      -- extents known only when it runs, disagreeing: still an error
+      local da = lacc.map(function(x) return x end, lacc.fromtable(mat(3, 4, 1), "f32"))
+      local db = lacc.fromtable(mat(5, 2, 1), "f32")
+      for d = 1, 2 do
+        local ok, err = pcall(lacc.run, lacc.sum(lacc.matmul(da, db), d), { backend = backend })
+        assert.is_false(ok)
+        assert.truthy(tostring(err):find("out of bounds", 1, true), tostring(err))
+      end
+    end)
+
     it("matmul: extents that do not agree are an error", function()
       local a, b = lacc.fromtable(mat(3, 4, 1), "f32"), lacc.fromtable(mat(5, 2, 1), "f32")
       local ok, err = pcall(lacc.matmul, a, b)

@@ -418,6 +418,18 @@ for _, b in ipairs(H.backends) do
       more(function(x, a) return lacc.matmul(x, a) end, { (rnd({ 3 })), (rnd({ 3, 2 })) }, "matmul 1x2")
       more(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 2, 3, 4 })), (rnd({ 2, 4, 2 })) }, "matmul batched")
       more(function(a, c) return lacc.matmul(a, c) end, { (rnd({ 0, 4 })), (rnd({ 4, 2 })) }, "matmul empty")
+      -- sums of products along rows and columns (products of sums), and GMM's centred
+      -- points: each mean's cotangent a sum over the points of a product's cotangent
+      more(function(a, c) return lacc.sum(lacc.matmul(a, c), 1) end, { (rnd({ 3, 4 })), (rnd({ 4, 5 })) }, "sum of rows")
+      more(function(a, c) return lacc.sum(lacc.matmul(a, c), 3) end, { (rnd({ 2, 3, 4 })), (rnd({ 2, 4, 5 })) },
+           "sum of batched columns")
+      for _, n in ipairs { 5, 0 } do
+        local xs = rnd({ n, 3 })
+        check(function(mu, q)
+          local centred = lacc.generate({ 2, n, 3 }, function(j, i, c) return xs:at(i, c) - mu:at(j, c) end)
+          return lacc.matmul(centred, q)
+        end, { (rnd({ 2, 3 })), (rnd({ 2, 3, 4 })) }, "centred points, " .. n)
+      end
     end)
 
     it("acond: the branch taken, on " .. b, function()
