@@ -126,10 +126,16 @@ for _, n in ipairs(EXTENTS) do
     local g = lacc.awhile(function(_, t) return lacc.lt(t, 4) end,
                           function(x, t) return x + lacc.map(function(v) return v * lacc.the(t) end, fixed), t + 1 end,
                           { fixed, lacc.unit(lacc.constant(1, "i64")) })
+    -- an array of the body read twice, once inside a function: run once, shared
+    local sh = lacc.awhile(function(_, t) return lacc.lt(t, 3) end, function(x, t)
+      local y = x * 0.5 + 1
+      local tot = lacc.sum(y)
+      return y - lacc.map(function(v) return v * lacc.the(tot) / 1000 end, y), t + 1
+    end, { xs, lacc.unit(lacc.constant(0, "i64")) })
     local up = lacc.gt(lacc.sum(ys), 0)
     local c1 = lacc.acond(up, lacc.map(function(v) return v * 3 end, ys), ys)
     local c2, c3 = lacc.acond(lacc.lnot(up), { ys, xs }, { -ys, xs + 0.5 })
-    return { ar, h, a, b, k, g, c1, c2, c3 }
+    return { ar, h, a, b, k, g, c1, c2, c3, sh }
   end)
   case("all any n=" .. N, function(d)
     local xs = vec(n, "i32", 9, d)
@@ -380,6 +386,13 @@ check_case("an index error on one rank is every rank's error", function()
   local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
   return fails_alike(function(gen)
     return lacc.map(function(x) return ys[x] end, gen({ 9 }, function(i) return i end))
+  end)
+end)
+check_case("an array read twice (run once, shared) whose run fails: every rank's error", function()
+  local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
+  return fails_alike(function(gen)
+    local m = lacc.map(function(x) return ys[x] end, gen({ 9 }, function(i) return i end))
+    return lacc.zipWith(function(a, b) return a + b end, m, lacc.map(function(v) return v * 2 end, m))
   end)
 end)
 check_case("a failure inside an awhile's body on one rank is every rank's error, then the ranks go on", function()

@@ -194,13 +194,17 @@ end
 -- a combinator's function (`tracing`: "record" while typing it on stand-ins, else the
 -- run's memo and options), a read of this rank's own rows; elsewhere an error.
 local tracing
+local recording   -- while a node is recorded: the nodes its functions read (xs[i])
 local value_of, stand
 local function read(self, ...)
   if tracing == nil then
     fail("index: a distributed array (lacc.mpi) read outside a distributed program's " ..
          "function: run the program, or a:allgather() first")
   end
-  if tracing == "record" then return L.index(stand(self), ...) end
+  if tracing == "record" then
+    if recording and is_dn(self) then recording[#recording + 1] = self end
+    return L.index(stand(self), ...)
+  end
   local v = value_of(self, tracing.memo, tracing.opts)
   if tracing.reads then tracing.reads[#tracing.reads + 1] = { self, v.acc } end
   if not v.counts then return L.index(v.acc, ...) end
@@ -317,13 +321,21 @@ end
 local function record(op, n_res, plainf, args, nargs)
   local sargs = {}
   for i = 1, nargs do sargs[i] = stand(args[i]) end
-  local res = { traced("record", plainf, unpack(sargs, 1, nargs)) }
-  if n_res == 1 then return node(op, args, nargs, nil, res[1]) end
+  local saved, reads = recording, {}
+  recording = reads
+  local res = pack(pcall(traced, "record", plainf, unpack(sargs, 1, nargs)))
+  recording = saved
+  if not res[1] then error(res[2], 0) end
+  if n_res == 1 then
+    local nd = node(op, args, nargs, nil, res[2])
+    nd.reads = reads
+    return nd
+  end
   local nodes = {}
   local shared = { }
   for i = 1, n_res do
-    nodes[i] = node(op, args, nargs, i, res[i])
-    nodes[i].group = shared
+    nodes[i] = node(op, args, nargs, i, res[i + 1])
+    nodes[i].group, nodes[i].reads = shared, reads
   end
   return unpack(nodes, 1, n_res)
 end
@@ -538,6 +550,45 @@ end
 -- ops whose handler evaluates its arguments itself (an acond's branch not taken is not run)
 local LAZY = {}
 
+-- How many times each node is read by the others reachable from roots (a list), as an
+-- argument or inside their functions (the(alpha)), each root counting once: a node read
+-- twice is materialised once (shared), as sharing recovery does in one process, rather
+-- than each reader's local program computing it again (a CG turn's stencil ran four
+-- times, its residual three). A loop's own graph
+-- (nd.inner) is counted apart, by the loop.
+local function uses_of(roots)
+  local count, seen = {}, {}
+  local function visit(nd)
+    if seen[nd] then return end
+    seen[nd] = true
+    local function reader_of(a)
+      if is_dn(a) then
+        count[a] = (count[a] or 0) + 1
+        visit(a)
+      end
+    end
+    for i = 1, nd.n do reader_of(nd.args[i]) end
+    for _, a in ipairs(nd.reads or {}) do reader_of(a) end
+  end
+  for _, x in ipairs(roots) do
+    if is_dn(x) then
+      count[x] = (count[x] or 0) + 1
+      visit(x)
+    end
+  end
+  return count
+end
+
+-- v (a node's value) run now where the node is read more than once. A failure leaves it
+-- a program: its readers then fail as before, each inside its own agreement (no rank
+-- raises alone here, outside the collectives' step).
+local function shared(nd, v, opts)
+  if not (opts.uses and (opts.uses[nd] or 0) > 1 and v and v.acc) then return end
+  if array.is_array(v.acc) or not is_program(v.acc) then return end
+  local ok, a = pcall(plain.run, v.acc, opts.localopts)
+  if ok then v.acc = a end
+end
+
 eval = function(nd, memo, opts)
   local hit = memo[nd]
   if hit then return hit end
@@ -546,6 +597,7 @@ eval = function(nd, memo, opts)
     for i = 1, nd.n do vals[i] = value_of(nd.args[i], memo, opts) end
   end
   local v = traced({ memo = memo, opts = opts }, H[nd.op], nd, vals, opts)
+  shared(nd, v, opts)
   memo[nd] = v
   return v
 end
@@ -583,7 +635,7 @@ local function run_dist(p, opts)
   if how ~= nil and how ~= "pairs" and how ~= "partials" then
     fail("run: option exchange must be \"pairs\" or \"partials\", got %s", util.show(how))
   end
-  local o = { localopts = local_opts(opts), memo = memo, exchange = how }
+  local o = { localopts = local_opts(opts), memo = memo, exchange = how, uses = uses_of(list) }
   local vals, results, ends = {}, {}, {}
   for i, x in ipairs(list) do
     vals[i] = value_of(x, memo, o) or { acc = x }
@@ -617,6 +669,7 @@ C.LAZY = LAZY
 C.rank_of, C.is_program, C.is_list = rank_of, is_program, is_list
 C.DN, C.DA = DN, DA
 C.value_of = function(x, memo, opts) return value_of(x, memo, opts) end
+C.uses_of = uses_of
 C.M = M
 C.about = about
 C.agree_on = agree_on

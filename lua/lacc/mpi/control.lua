@@ -131,12 +131,13 @@ H.awhile = function(nd, vals, opts)
     local cur = {}
     for i = 1, #loop.vars do cur[i] = vals[i] or { acc = nd.args[i] } end
     local turn = 0
+    loop.uses = loop.uses or C.uses_of(nd.inner)
     while true do
       turn = turn + 1
       local inner = setmetatable({}, { __index = memo })
       local o = {}
       for key, v in pairs(opts) do o[key] = v end
-      o.memo = inner
+      o.memo, o.uses = inner, loop.uses
       for i, var in ipairs(loop.vars) do inner[var] = cur[i] end
       if not decide(("awhile's condition, turn %d"):format(turn), loop.cond, inner, o) then break end
       local nxt, unforced = {}, false
