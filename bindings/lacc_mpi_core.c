@@ -74,6 +74,25 @@ static int l_agree(lua_State *L) {
   return 2;
 }
 
+/* exchange(to, s, from): s to rank `to` (0-based; nil: none), then one message from rank
+ * `from` (nil: none), returned (nil where none) */
+static int l_exchange(lua_State *L) {
+  int to = (int)luaL_optinteger(L, 1, -1), from = (int)luaL_optinteger(L, 3, -1);
+  size_t n = 0;
+  const char *s = luaL_optlstring(L, 2, "", &n);
+  void *out;
+  int64_t len;
+  if (lacc_mpi_exchange(to, s, (int64_t)n, from, &out, &len) != 0) return lm_raise(L);
+  if (out == NULL) return 0;
+  lua_pushlstring(L, out, (size_t)len);
+  return 1;
+}
+
+static int l_reserve(lua_State *L) {
+  if (lacc_mpi_reserve((int64_t)luaL_checkinteger(L, 1)) != 0) return lm_raise(L);
+  return 0;
+}
+
 static int l_stats(lua_State *L) {
   lacc_mpi_stats s;
   lacc_mpi_get_stats(&s);
@@ -94,7 +113,8 @@ static int l_abort(lua_State *L) {
 int luaopen_lacc_mpi_core(lua_State *L) {
   static const luaL_Reg fns[] = {
     { "allgather", l_allgather }, { "alltoall", l_alltoall }, { "agree", l_agree },
-    { "stats", l_stats },         { "abort", l_abort },       { NULL, NULL },
+    { "stats", l_stats },         { "abort", l_abort },       { "exchange", l_exchange },
+    { "reserve", l_reserve },     { NULL, NULL },
   };
   luaL_newlib(L, fns);
   luaL_setfuncs(L, lm_entry_funcs, 0);

@@ -276,6 +276,71 @@ done:
   return rc;
 }
 
+/* The tag of lacc_mpi_exchange's messages (the collectives use MPI's own) */
+enum { EXCHANGE_TAG = 7 };
+
+/* lacc_mpi_exchange's receive buffer, reserved before the exchanges it serves */
+static char *rbuf;
+static int64_t rcap;
+
+static int reserve_locked(int64_t n) {
+  if (n <= rcap) return 0;
+  char *p = realloc(rbuf, (size_t)n);
+  if (p == NULL) return fail("out of memory for %lld bytes", (long long)n);
+  rbuf = p, rcap = n;
+  return 0;
+}
+
+int lacc_mpi_reserve(int64_t n) {
+  if (ready() != 0) return -1;
+  if (n < 0 || n > INT_MAX) return fail("a message of %lld bytes (at most %d)", (long long)n, INT_MAX);
+  pthread_mutex_lock(&lock);
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  int rc = refused(me) ? -1 : reserve_locked(n);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+/* from's message, its size learnt by a probe, into the receive buffer */
+static int receive_from(int from, void **out, int64_t *outlen) {
+  MPI_Status st;
+  int count = 0;
+  int code = MPI_Probe(from, EXCHANGE_TAG, MPI_COMM_WORLD, &st);
+  if (code != MPI_SUCCESS) return mpi_fail("MPI_Probe", code);
+  code = MPI_Get_count(&st, MPI_BYTE, &count);
+  if (code != MPI_SUCCESS) return mpi_fail("MPI_Get_count", code);
+  if (reserve_locked(count > 0 ? count : 1) != 0) return -1;
+  code = MPI_Recv(rbuf, count, MPI_BYTE, from, EXCHANGE_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (code != MPI_SUCCESS) return mpi_fail("MPI_Recv", code);
+  stats.bytes_received += count, stats.messages_received++;
+  *out = rbuf, *outlen = count;
+  return 0;
+}
+
+int lacc_mpi_exchange(int to, const void *data, int64_t n, int from, void **out, int64_t *outlen) {
+  *out = NULL, *outlen = 0;
+  if (ready() != 0) return -1;
+  if (n < 0 || n > INT_MAX) return fail("a message of %lld bytes (at most %d)", (long long)n, INT_MAX);
+  pthread_mutex_lock(&lock);
+  int size = 1, rc = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (to >= size || from >= size) rc = fail("no rank %d of %d", (to >= size ? to : from) + 1, size);
+  if (rc == 0 && to >= 0) {
+    int code = MPI_Isend(data, (int)n, MPI_BYTE, to, EXCHANGE_TAG, MPI_COMM_WORLD, &req);
+    if (code != MPI_SUCCESS) rc = mpi_fail("MPI_Isend", code);
+    else stats.bytes_sent += n, stats.messages_sent++;
+  }
+  if (rc == 0 && from >= 0) rc = receive_from(from, out, outlen);
+  if (req != MPI_REQUEST_NULL) {
+    int code = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS && rc == 0) rc = mpi_fail("MPI_Wait", code);
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
 int lacc_mpi_alltoall(const void *send, const int64_t *sendlens, int64_t *recvlens, void **out) {
   *out = NULL;
   if (ready() != 0) return -1;

@@ -50,6 +50,16 @@ int lacc_mpi_alltoall(const void *send, const int64_t *sendlens, int64_t *recvle
  * the job). One all-reduce where all agree. A rank whose program ended takes part as
  * "the end of its program". */
 int lacc_mpi_agree(int failed, const char *msg, const char *what, int *first, char **out);
+/* Not collective: n bytes of data to rank `to` (none where to < 0), and one message from
+ * rank `from` (none where from < 0) into *out (*outlen bytes; NULL where none): this
+ * library's receive buffer, valid until the next call (not to be freed). A fold's
+ * combining tree (lua/lacc/mpi/folds.lua) pairs ranks with it, after the agreement
+ * that lets every rank enter, and before which each rank reserves the buffer for its
+ * messages (lacc_mpi_reserve: a rank that cannot then says so at the agreement, not in
+ * the middle of the exchanges). */
+int lacc_mpi_exchange(int to, const void *data, int64_t n, int from, void **out, int64_t *outlen);
+/* Not collective: a receive buffer of at least n bytes for lacc_mpi_exchange. */
+int lacc_mpi_reserve(int64_t n);
 /* An agreement on "lacc.mpi.barrier" */
 int lacc_mpi_barrier(void);
 /* Not collective: ends the job (every rank) with this exit status. */

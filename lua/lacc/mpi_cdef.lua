@@ -15,6 +15,8 @@ void lacc_mpi_reset_stats(void);
 int lacc_mpi_allgather(const void *data, int64_t n, int64_t *lens, void **out);
 int lacc_mpi_alltoall(const void *send, const int64_t *sendlens, int64_t *recvlens, void **out);
 int lacc_mpi_agree(int failed, const char *msg, const char *what, int *first, char **out);
+int lacc_mpi_exchange(int to, const void *data, int64_t n, int from, void **out, int64_t *outlen);
+int lacc_mpi_reserve(int64_t n);
 int lacc_mpi_barrier(void);
 void lacc_mpi_abort(int status);
 ]]

@@ -68,6 +68,17 @@ function M.agree(failed, msg, what)
   return first[0] + 1, text
 end
 
+-- s to rank `to` (0-based; nil: none), then one message from rank `from` (nil: none)
+function M.exchange(to, s, from)
+  s = s or ""
+  local out, len = ffi.new("void *[1]"), ffi.new("int64_t[1]")
+  if C.lacc_mpi_exchange(to or -1, s, #s, from or -1, out, len) ~= 0 then raise() end
+  if out[0] == nil then return nil end
+  return ffi.string(out[0], len[0])   -- the library's receive buffer: not freed
+end
+function M.reserve(n)
+  if C.lacc_mpi_reserve(n) ~= 0 then raise() end
+end
 
 function M.stats()
   local s = ffi.new("lacc_mpi_stats")

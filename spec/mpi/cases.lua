@@ -528,15 +528,70 @@ local function sent_by(f)
 end
 local function rows_of(n, P, r) return math.floor(r * n / P) - math.floor((r - 1) * n / P) end
 
-check_case("model: dot product sends one partial to each other rank", function()
+-- What each rank (1-based) of P sends in a fold's combining tree, partials of `size`
+-- bytes (has[q]: whether rank q has rows; a message is a flag byte and the partial, the
+-- flag alone from a rank that holds nothing yet): where P is not a power of two, the
+-- first 2 (P - m) ranks pair up (m the largest power of two below P), each odd one's
+-- partial sent to the even one before it; then the m ranks left exchange with the one
+-- k = 1, 2, 4, ... away; the even ones of the pairs send the result back. Messages and
+-- bytes, per rank.
+local function tree_traffic(P, has, size)
+  local st, msgs, sizes = {}, {}, {}
+  for q = 1, P do st[q], msgs[q], sizes[q] = has[q], 0, 0 end
+  local function send(q)
+    msgs[q], sizes[q] = msgs[q] + 1, sizes[q] + (st[q] and 1 + size or 1)
+  end
+  if P == 1 then return msgs, sizes end
+  local m = 1
+  while m * 2 <= P do m = m * 2 end
+  local extra = P - m
+  for q = 1, 2 * extra, 2 do
+    send(q + 1)
+    st[q] = st[q] or st[q + 1]
+  end
+  local real = {}
+  for w = 0, m - 1 do real[w] = (w < extra and 2 * w or w + extra) + 1 end
+  local k = 1
+  while k < m do
+    local nxt = {}
+    for w = 0, m - 1 do
+      local pw = math.floor(w / k) % 2 == 1 and w - k or w + k
+      send(real[w])
+      nxt[real[w]] = st[real[w]] or st[real[pw]]
+    end
+    for q, v in pairs(nxt) do st[q] = v end
+    k = k * 2
+  end
+  for q = 1, 2 * extra, 2 do send(q) end
+  return msgs, sizes
+end
+local function ceil_log2(P)
+  local k = 0
+  while 2 ^ k < P do k = k + 1 end
+  return k
+end
+
+check_case("model: a dot product's partials meet in a tree (ceil(log2 P) messages a rank at most)", function()
   local P, r = lacc.mpi.size(), lacc.mpi.rank()
-  local n = 1000
-  local xs = lacc.mpi.generate({ n }, function(i) return lacc.cast(i, "f64") end)
-  local ys = lacc.mpi.fill({ n }, lacc.constant(0.5, "f64"))
-  local got = sent_by(function() lacc.run(lacc.sum(lacc.zipWith(function(a, b) return a * b end, xs, ys))) end)
-  local want = (1 + 8) * (P - 1)          -- a flag byte and the f64 partial, to P - 1 ranks
-  if rows_of(n, P, r) == 0 then want = 1 * (P - 1) end
-  if got ~= want then return ("sent %d bytes, the model says %d"):format(got, want) end
+  for _, n in ipairs { 1000, 2, 0 } do
+    local xs = lacc.mpi.generate({ n }, function(i) return lacc.cast(i, "f64") end)
+    local ys = lacc.mpi.fill({ n }, lacc.constant(0.5, "f64"))
+    lacc.mpi.barrier()
+    lacc.mpi.reset_stats()
+    local s = lacc.run(lacc.sum(lacc.zipWith(function(a, b) return a * b end, xs, ys)))
+    local st = lacc.mpi.stats()
+    local has = {}
+    for q = 1, P do has[q] = rows_of(n, P, q) > 0 end
+    local msgs, sizes = tree_traffic(P, has, 8)
+    if msgs[r] > ceil_log2(P) then return ("the model sends %d messages, past ceil(log2 P)"):format(msgs[r]) end
+    if st.messages_sent ~= msgs[r] or st.bytes_sent ~= sizes[r] then
+      return ("n=%d: sent %d messages of %d sizes in all, the model says %d of %d"):format(n,
+        st.messages_sent, st.bytes_sent, msgs[r], sizes[r])
+    end
+    local exact = 0
+    for i = 1, n do exact = exact + i * 0.5 end
+    if s:get() ~= exact then return ("n=%d: the sum is %s, want %s"):format(n, tostring(s:get()), exact) end
+  end
 end)
 check_case("model: a stencil step sends the halo rows", function()
   local P, r = lacc.mpi.size(), lacc.mpi.rank()

@@ -162,13 +162,22 @@ describe("lacc.mpi", function()
       -- LACC_MPI_TEST_FAIL=2 (a test hook): rank 2 cannot allocate its exchanges' buffers
       local path = os.tmpname()
       local f = assert(io.open(path, "w"))
+      -- a fold's tree (its buffer reserved before the agreement: rank 2's error on every
+      -- rank), then an all-gather (rank 2's own reason, the others told it could not)
       f:write('local lacc = require "lacc"\nlocal rank = lacc.mpi.init()\n',
         'local ok, err = pcall(lacc.run, lacc.sum(lacc.mpi.fill({ 100 }, lacc.constant(1, "i64"))))\n',
+        'print("fold " .. rank .. ": " .. tostring(ok) .. " " .. tostring(err))\n',
+        'local xs = lacc.run(lacc.mpi.fill({ 100 }, lacc.constant(1, "i64")))\n',
+        'ok, err = pcall(function() return xs:allgather() end)\n',
         'print("rank " .. rank .. ": " .. tostring(ok) .. " " .. tostring(err))\n')
       f:close()
       local out = H.sh("(" .. mpirun_cmd(3, path):gsub(" %-n 3 ", " -x LACC_MPI_TEST_FAIL=2 -n 3 ") .. ") 2>&1; echo status=$?")
       os.remove(path)
       assert.truthy(out:find("status=0", 1, true), out)
+      for r = 1, 3 do
+        local want = "fold " .. r .. ": false out of memory for an exchange %(LACC_MPI_TEST_FAIL%) %[rank 2 of 3%]"
+        assert.truthy(out:find(want), out)
+      end
       assert.truthy(out:find("rank 2: false [^\n]*out of memory for an exchange %(LACC_MPI_TEST_FAIL%)"), out)
       for _, r in ipairs { 1, 3 } do
         assert.truthy(out:find("rank " .. r .. ": false [^\n]*another rank could not take part in the exchange"), out)

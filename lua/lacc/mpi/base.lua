@@ -79,6 +79,10 @@ local function me() return B.rank() end        -- 0-based
 local function nranks() return B.size() end
 -- the byte collectives (after an agreement: agree_on), for the handlers
 local function allgather(s) return B.allgather(s) end
+-- s to rank `to` (0-based, nil: none) and a message from rank `from` (nil: none); `like`:
+-- what the message resembles, for a simulated transport (lacc.mpi.simulate)
+local function exchange(to, s, from, like) return B.exchange(to, s, from, like) end
+local function reserve(n) return B.reserve(n) end
 local function alltoall(parts) return B.alltoall(parts) end
 
 -- The ranks' agreement (collective) on what each is about to do (`what`: a description
@@ -712,6 +716,6 @@ C.total = total
 C.types = types
 C.unpack = unpack
 C.util = util
-C.allgather, C.alltoall = allgather, alltoall
+C.allgather, C.alltoall, C.exchange, C.reserve = allgather, alltoall, exchange, reserve
 
 return C

@@ -1,11 +1,12 @@
 -- lacc.mpi.folds: folds and scans whose arrays are distributed (lacc.mpi).
 -- Owns: reductions along the distributed dimension or over everything (each rank's
--- partial all-gathered, combined in rank order), along another dimension (local), and
+-- partial, combined in rank order by a tree of messages), along another dimension (local), and
 -- scans along the distributed dimension (each rank's carry from the ranks before it).
 -- Must not: reorder a fold's operands (partials combine in rank order).
 local C = require "lacc.mpi.base"
 local DESC, H, L, about, allgather, exp, force = C.DESC, C.H, C.L, C.about, C.allgather, C.exp, C.force
 local key_of, lazy, me, nranks, packed, plain = C.key_of, C.lazy, C.me, C.nranks, C.packed, C.plain
+local exchange, product, reserve = C.exchange, C.product, C.reserve
 local record, rows_of, together, unpack, util = C.record, C.rows_of, C.together, C.unpack, C.util
 
 -- ---- folds: local partials, combined in rank order
@@ -21,25 +22,73 @@ local function stack(parts, t, rest)
   return plain.frombytes(table.concat(parts), t, with_rows(#parts, rest))
 end
 
--- every rank's partial (a host array, or nil where the rank had no rows), in rank order,
--- as one array whose outer dimension runs over the ranks that had one (what: the step)
-local function partials(part, v, d, opts, what)
-  local s, rest = together(what, function()
-    if not part then
-      if d ~= 1 then return "\0", {} end
-      local sh = force(v, opts):shape()   -- no rows here: an empty block
-      table.remove(sh, 1)
-      return "\0", sh
-    end
-    local h = plain.run(part, opts.localopts)
-    return "\1" .. packed(h, "fold"), h:shape()
-  end)
-  local got = allgather(s)
-  local kept = {}
-  for q = 1, #got do
-    if got[q]:byte(1) == 1 then kept[#kept + 1] = got[q]:sub(2) end
+-- A rank's partial as a message: "\1" and its bytes, "\0" where the rank had no rows,
+-- "\2" and the message where combining failed.
+local HAVE, NONE, FAILED = 1, 0, 2
+local FAILED_ROOM = 1025
+
+-- a then b (a from lower ranks), combined by pair (two payloads -> one): a failure, or
+-- nothing, passes through; the first failure in rank order wins
+local function combined(a, b, pair)
+  local ka, kb = a:byte(1), b:byte(1)
+  if ka == FAILED or kb == NONE then return a end
+  if kb == FAILED or ka == NONE then return b end
+  local ok, r = pcall(pair, a:sub(2), b:sub(2))
+  if not ok then return string.char(FAILED) .. tostring(r):sub(1, FAILED_ROOM - 1) end
+  return string.char(HAVE) .. r
+end
+
+-- The ranks' messages combined in rank order by recursive doubling, every rank ending
+-- with the same bits: where P is not a power of two, the first 2 (P - m) ranks pair up
+-- (m the largest power of two below P), each odd one's partial folded into the even one
+-- before it; the m ranks left (each holding a run of consecutive ranks) then exchange
+-- with the rank k = 1, 2, 4, ... away, the lower run's first; the odd ones get the end
+-- result back. ceil(log2 P) messages a rank at most (an all-gather sent P - 1).
+local function tree(mine, pair)
+  local P, r = nranks(), me()
+  if P == 1 then return mine end
+  local m = 1
+  while m * 2 <= P do m = m * 2 end
+  local extra = P - m
+  if r < 2 * extra and r % 2 == 1 then
+    exchange(r - 1, mine, nil)
+    return exchange(nil, nil, r - 1, mine)
   end
-  return kept, rest
+  local v = r - extra
+  if r < 2 * extra then
+    mine = combined(mine, exchange(nil, nil, r + 1, mine), pair)
+    v = math.floor(r / 2)
+  end
+  local function rank_of_v(w) return w < extra and 2 * w or w + extra end
+  local k = 1
+  while k < m do
+    local lower = math.floor(v / k) % 2 == 1   -- the partner's run comes first
+    local q = rank_of_v(lower and v - k or v + k)
+    local got = exchange(q, mine, q, mine)
+    if lower then mine = combined(got, mine, pair) else mine = combined(mine, got, pair) end
+    k = k * 2
+  end
+  if r < 2 * extra then exchange(r + 1, mine, nil) end
+  return mine
+end
+
+-- this rank's partial (a host array, or nil where the rank had no rows) as a message
+-- (above), and the partial's shape, after the agreement (what: the step; t: the type)
+local function partial_of(part, v, d, opts, what, t)
+  return together(what, function()
+    local msg, sh = string.char(NONE), {}
+    if part then
+      local h = plain.run(part, opts.localopts)
+      msg, sh = string.char(HAVE) .. packed(h, "fold"), h:shape()
+    elseif d == 1 then
+      sh = force(v, opts):shape()   -- no rows here: an empty block
+      table.remove(sh, 1)
+    end
+    -- the room the tree's messages take (a failure's text cut to fit), reserved before
+    -- the agreement: a rank that cannot take part says so there, not in the tree
+    reserve(math.max(#msg, util.core.type_bytes(t) * product(sh, 1) + 1, FAILED_ROOM))
+    return msg, sh
+  end)
 end
 
 local function fold_like(op)
@@ -62,17 +111,23 @@ local function fold_like(op)
       part = lazy(nd, "partial", { v.acc }, function() return spec.partial(v.acc) end)
     end
     local what = about(nd, vals, d and (" along dimension " .. d) or "")
-    local got, rest = partials(part, v, d, opts, what)
-    local st = stack(got, nd.t, rest)
-    -- compiled once: each run's partials are a new array
+    -- compiled once: each run's partials are new arrays
     nd.combine_fn = nd.combine_fn or plain.compile(spec.combine, opts.localopts)
-    return { acc = together(what, nd.combine_fn, st) }
+    nd.pair_fn = nd.pair_fn or plain.compile(spec.pair or spec.combine, opts.localopts)
+    local mine, rest = partial_of(part, v, d, opts, what, nd.t)
+    local got = tree(mine, function(a, b) return packed(nd.pair_fn(stack({ a, b }, nd.t, rest)), "fold") end)
+    return { acc = together(what, function()
+      if got:byte(1) == FAILED then error(got:sub(2), 0) end
+      return nd.combine_fn(stack(got:byte(1) == HAVE and { got:sub(2) } or {}, nd.t, rest))
+    end) }
   end
 end
 
-local function fold_record(op, args, nargs, xs_i, dim, partial, combine)
+-- combine: the partials (stacked) to the result; pair: two partials to one (where not
+-- combine: a fold's start value is taken once, at the end)
+local function fold_record(op, args, nargs, xs_i, dim, partial, combine, pair)
   local nd = record(op, 1, plain[op], args, nargs)
-  nd.fold = { xs = xs_i, dim = dim, partial = partial, combine = combine }
+  nd.fold = { xs = xs_i, dim = dim, partial = partial, combine = combine, pair = pair }
   return nd
 end
 
@@ -84,10 +139,9 @@ wrapped.fold = function(args, n)
   local f, z, xs, o = args[1], args[2], args[3], args[4]
   local d = dim_opt(o) or xs.rank
   if xs.rank == 1 then d = 1 end
-  local nd = fold_record("fold", args, n, 3, d,
-    function(block) return plain.fold1(f, block, { dim = 1 }) end,
-    function(st) return plain.fold(f, z, st, { dim = 1 }) end)
-  return nd
+  local one = function(block) return plain.fold1(f, block, { dim = 1 }) end
+  return fold_record("fold", args, n, 3, d, one,
+    function(st) return plain.fold(f, z, st, { dim = 1 }) end, one)
 end
 wrapped.fold1 = function(args, n)
   local f, xs, o = args[1], args[2], args[3]
@@ -114,9 +168,9 @@ for _, name in ipairs { "sum", "product", "maximum", "minimum", "and_", "or_" } 
 end
 for _, name in ipairs { "fold", "fold1", "sum", "product", "maximum", "minimum", "and_", "or_" } do
   H[name] = fold_like(name)
-  DESC[name] = "along the distributed dimension: a partial per rank, all-gathered and " ..
-    "combined in rank order (each rank sends its partial to every other); along another " ..
-    "dimension: local"
+  DESC[name] = "along the distributed dimension: a partial per rank, combined in rank order " ..
+    "by a tree (recursive doubling: at most ceil(log2 P) messages a rank, the same result on " ..
+    "every rank); along another dimension: local"
 end
 -- all / any: a map, then and_ / or_ (the map fuses into the partials)
 wrapped.any = function(args)
