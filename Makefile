@@ -27,7 +27,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: FORCE all rock rock-install test check test-opencl test-full demo deps lint bench-mpi check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef entries install-lua bench bench-peers fuzz
+.PHONY: FORCE all rock rock-install test check test-opencl test-full demo deps lint bench-mpi bench-mpi-model check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef entries install-lua bench bench-peers fuzz
 
 # MPI is optional, as OpenCL is: with mpicc (Open MPI) lacc.mpi's library and Lua 5.4 module
 # are built beside the core, which never needs MPI (docs/guide.md, "Many machines: MPI").
@@ -257,3 +257,9 @@ bench-peers: all
 # The MPI path (lacc.mpi) against the cpu backend: 1 and 2 ranks (bench/mpi/run.sh).
 bench-mpi: all
 	@B=$(B) LUA54=$(LUA54) sh bench/mpi/run.sh
+
+# The scaling model at 64-1,024 simulated ranks (bench/mpi/at_scale.lua; no MPI runs).
+bench-mpi-model: all
+	@LUA_PATH="$(CURDIR)/lua/?.lua;$(CURDIR)/lua/?/init.lua;$(CURDIR)/spec/?.lua;$(CURDIR)/bench/?.lua;;" \
+	  LUA_CPATH="$(CURDIR)/$(B)/?.so;$(CURDIR)/$(B)/bench/?.so;;" LACC_LIB="$(CURDIR)/$(B)/liblacc.so" \
+	  LACC_THREADS=1 LACC_TIER=opt $(LUA54) bench/mpi/at_scale.lua

@@ -7,7 +7,7 @@
 # cg: ten conjugate-gradient turns in one awhile (examples/mpi_cg.lua's iteration).
 B=${B:-build}
 LUA54=${LUA54:-lua5.4}
-export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/bench/?.lua;;"
+export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/bench/?.lua;$PWD/spec/?.lua;;"
 export LUA_CPATH="$PWD/$B/?.so;$PWD/$B/bench/?.so;;"
 export LACC_LIB="$PWD/$B/liblacc.so" LACC_THREADS=1 LACC_TIER=opt
 unset LACC_CL_OPTIONS

@@ -535,50 +535,9 @@ local function sent_by(f)
   f()
   return lacc.mpi.stats().bytes_sent
 end
-local function rows_of(n, P, r) return math.floor(r * n / P) - math.floor((r - 1) * n / P) end
-
--- What each rank (1-based) of P sends in a fold's combining tree, partials of `size`
--- bytes (has[q]: whether rank q has rows; a message is a flag byte and the partial, the
--- flag alone from a rank that holds nothing yet): where P is not a power of two, the
--- first 2 (P - m) ranks pair up (m the largest power of two below P), each odd one's
--- partial sent to the even one before it; then the m ranks left exchange with the one
--- k = 1, 2, 4, ... away; the even ones of the pairs send the result back. Messages and
--- bytes, per rank.
-local function tree_traffic(P, has, size)
-  local st, msgs, sizes = {}, {}, {}
-  for q = 1, P do st[q], msgs[q], sizes[q] = has[q], 0, 0 end
-  local function send(q)
-    msgs[q], sizes[q] = msgs[q] + 1, sizes[q] + (st[q] and 1 + size or 1)
-  end
-  if P == 1 then return msgs, sizes end
-  local m = 1
-  while m * 2 <= P do m = m * 2 end
-  local extra = P - m
-  for q = 1, 2 * extra, 2 do
-    send(q + 1)
-    st[q] = st[q] or st[q + 1]
-  end
-  local real = {}
-  for w = 0, m - 1 do real[w] = (w < extra and 2 * w or w + extra) + 1 end
-  local k = 1
-  while k < m do
-    local nxt = {}
-    for w = 0, m - 1 do
-      local pw = math.floor(w / k) % 2 == 1 and w - k or w + k
-      send(real[w])
-      nxt[real[w]] = st[real[w]] or st[real[pw]]
-    end
-    for q, v in pairs(nxt) do st[q] = v end
-    k = k * 2
-  end
-  for q = 1, 2 * extra, 2 do send(q) end
-  return msgs, sizes
-end
-local function ceil_log2(P)
-  local k = 0
-  while 2 ^ k < P do k = k + 1 end
-  return k
-end
+-- the model's formulas (spec/mpi/model.lua): balanced rows, a fold's tree, ceil(log2 P)
+local model = require "mpi.model"
+local rows_of, tree_traffic, ceil_log2 = model.rows, model.tree, model.ceil_log2
 
 check_case("model: a dot product's partials meet in a tree (ceil(log2 P) messages a rank at most)", function()
   local P, r = lacc.mpi.size(), lacc.mpi.rank()

@@ -51,6 +51,20 @@ local function started(what)
 end
 
 function M.available() return (pcall(binding, "available")) end
+-- simulate(P, r): this process plays rank r of P over a transport that sends nothing and
+-- counts what would be sent (lacc.mpi.stats); the results are not the program's
+function M.simulate(P, r)
+  if not (util.is_integer(P) and P >= 1 and util.is_integer(r) and r >= 1 and r <= P) then
+    fail("mpi.simulate: expected a rank count P >= 1 and a rank from 1 to P, got %s and %s",
+         util.show(P), util.show(r))
+  end
+  if B and not B.simulated and B.initialized() then
+    fail("mpi.simulate: MPI is running in this process (lacc.mpi.init): a simulation replaces it")
+  end
+  B = require("lacc.mpi.simulated").new(P, r)
+  B.simulated = true
+  return r, P
+end
 function M.init()
   local ok, err = pcall(binding("init").init)
   if not ok then fail("mpi.init: %s", tostring(err)) end
@@ -83,7 +97,9 @@ local function allgather(s) return B.allgather(s) end
 -- what the message resembles, for a simulated transport (lacc.mpi.simulate)
 local function exchange(to, s, from, like) return B.exchange(to, s, from, like) end
 local function reserve(n) return B.reserve(n) end
-local function alltoall(parts) return B.alltoall(parts) end
+-- like: what each rank's part for this one resembles, where the caller knows (for a
+-- simulated transport)
+local function alltoall(parts, like) return B.alltoall(parts, like) end
 
 -- The ranks' agreement (collective) on what each is about to do (`what`: a description
 -- that ranks in step give alike, say "sum of f64 {100}") and on whether one failed

@@ -748,7 +748,10 @@ local function push_handler(op)
       return pts, nd.t, false
     end)
     if dense then
-      local got = alltoall(parts)
+      -- every rank's partial of this rank's rows is as long as its own
+      local like = {}
+      for q = 1, nranks() do like[q] = parts[me() + 1] end
+      local got = alltoall(parts, like)
       local dblock = force(dv, opts)
       return { acc = dense_combine(op, nd, dblock, got, t, what), counts = dv.counts }
     end
