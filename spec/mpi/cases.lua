@@ -579,7 +579,7 @@ check_case("model: a stencil step sends the halo rows", function()
   end
   if got ~= want then return ("sent %d bytes, the model says %d"):format(got, want) end
 end)
-for _, how in ipairs { "partials", "pairs" } do
+for _, how in ipairs { "partials", "pairs", "tree", "default" } do
   check_case("model: a histogram, exchanging " .. how, function()
     local P, r = lacc.mpi.size(), lacc.mpi.rank()
     local n, bins = 999, 10
@@ -588,7 +588,7 @@ for _, how in ipairs { "partials", "pairs" } do
     local hist = lacc.permute(function(a, b) return a + b end, lacc.fill({ bins }, lacc.constant(0, "i32")),
       function(i) return keys[i] + 1 end, ones)
     local result
-    local got = sent_by(function() result = lacc.run(hist, { exchange = how }) end)
+    local got = sent_by(function() result = lacc.run(hist, { exchange = how ~= "default" and how or nil }) end)
     local lo = math.floor((r - 1) * n / P)
     local want, counts = 0, {}
     for b = 1, bins do counts[b] = 0 end
@@ -606,6 +606,13 @@ for _, how in ipairs { "partials", "pairs" } do
     if how == "partials" then
       -- each other rank's bins: (count, touched), 5 bytes a bin
       for q = 1, P do if q ~= r then want = want + 5 * rows_of(bins, P, q) end end
+    elseif how == "tree" or how == "default" then
+      -- every bin's (count, touched) in each of the tree's messages (small partials: the
+      -- default), a flag byte first
+      local has = {}
+      for q = 1, P do has[q] = true end
+      local _, sizes = tree_traffic(P, has, 5 * bins)
+      want = sizes[r]
     end
     local full = result:allgather()
     for b = 1, bins do

@@ -68,7 +68,7 @@ end
 
 -- The programs, per rank sizes (weak scaling): dot of n f64 a rank; a 3x3 box blur of
 -- rows x w f32 a rank, clamped; a histogram of n i64 keys into `bins` bins (permute (+),
--- its partials exchanged, as below 2^22 bins x ranks); `turns` CG turns on rows x w f64 a rank (bench/mpi/scaling.lua's).
+-- its partials combined by a tree); `turns` CG turns on rows x w f64 a rank (bench/mpi/scaling.lua's).
 -- Each: the formula (messages, bytes of rank r of P) and the program, built by
 -- build(lacc, P, sizes, gen) over inputs of gen (lacc.mpi.generate, or lacc.generate for
 -- one process: bench/mpi/scaling.lua's cpu rows).
@@ -100,24 +100,17 @@ M.programs.blur = {
   end,
 }
 
--- each other rank's bins of (count i32, touched bool) pairs: 5 bytes a bin, a message to
--- each rank holding bins
+-- every rank's partial of the bins, (count i32, touched bool) pairs, 5 bytes a bin,
+-- combined by a fold's tree (a partial of at most 64 KB)
 M.programs.histogram = {
-  formula = function(P, r, s)
-    local msgs, bytes = 0, 0
-    for q = 1, P do
-      local b = M.rows(s.bins, P, q)
-      if q ~= r and b > 0 then msgs, bytes = msgs + 1, bytes + 5 * b end
-    end
-    return msgs, bytes
-  end,
+  formula = function(P, r, s) return fold_traffic(P, r, 5 * s.bins) end,
   build = function(lacc, P, s, gen)
     local keys = made(lacc, gen, { s.keys * P }, function(i)
       return lacc.band(i * 2654435761, s.bins - 1)
     end)
     local ones = lacc.map(function() return lacc.constant(1, "i32") end, keys)
     return lacc.permute(function(a, b) return a + b end, lacc.fill({ s.bins }, lacc.constant(0, "i32")),
-      function(i) return keys[i] + 1 end, ones)   -- partials: 256 bins x P <= 2^22
+      function(i) return keys[i] + 1 end, ones)
   end,
 }
 

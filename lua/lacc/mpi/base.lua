@@ -652,8 +652,8 @@ local function run_dist(p, opts)
   if is_dist(p) then list, single = { p }, true end
   local memo = {}
   local how = type(opts) == "table" and opts.exchange or nil
-  if how ~= nil and how ~= "pairs" and how ~= "partials" then
-    fail("run: option exchange must be \"pairs\" or \"partials\", got %s", util.show(how))
+  if how ~= nil and how ~= "pairs" and how ~= "partials" and how ~= "tree" then
+    fail("run: option exchange must be \"pairs\", \"partials\" or \"tree\", got %s", util.show(how))
   end
   local o = { localopts = local_opts(opts), memo = memo, exchange = how, uses = uses_of(list) }
   local vals, results, ends = {}, {}, {}

@@ -74,6 +74,8 @@ end
 
 -- this rank's partial (a host array, or nil where the rank had no rows) as a message
 -- (above), and the partial's shape, after the agreement (what: the step; t: the type)
+C.tree, C.HAVE, C.NONE, C.FAILED, C.FAILED_ROOM = tree, HAVE, NONE, FAILED, FAILED_ROOM
+
 local function partial_of(part, v, d, opts, what, t)
   return together(what, function()
     local msg, sh = string.char(NONE), {}

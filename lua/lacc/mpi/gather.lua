@@ -648,6 +648,24 @@ local function dense_partial(op, nd, xs, idx, xlo, gs)
   end, init, function(i, ...) return f(i + xlo, ...) end, marked)
 end
 
+-- Dense partials of at most this many bytes go through a tree (ceil(log2 P) messages of
+-- the whole partial) rather than an all-to-all (a message to every rank that owns
+-- targets, a partial each to combine: a rank's work grew with P, 197 ms at 1,024 ranks
+-- for 256 bins)
+local TREE_BYTES = 65536
+
+-- two ranks' partials (x from the lower ranks) as one: a target either touched keeps
+-- the later's value, combined onto the earlier's where both are (permute: f(later,
+-- earlier), as the owner applies them in rank order; scatter: the later wins)
+local function merge_partials(op, nd, x, y)
+  local combine = nd.args[1]
+  return plain.zipWith(function(p, q)
+    local pv, pt, qv, qt = exp.prj(p, 1), exp.prj(p, 2), exp.prj(q, 1), exp.prj(q, 2)
+    local both = op == "scatter" and qv or L.cond(pt, combine(qv, pv), qv)
+    return L.cond(qt, exp.tuple(both, exp.constant(true, "bool")), p)
+  end, x, y)
+end
+
 -- the owner's rows: its defaults, then each rank's partial in rank order (compiled once:
 -- the partials are new arrays each run)
 local function dense_combine(op, nd, dblock, got, pt, what)
@@ -689,7 +707,7 @@ local function push_handler(op)
     for _, sv in ipairs(src) do if sv.counts then counts = counts or sv.counts end end
     local xs, idx, xlo
     local what = about(nd, vals)
-    local parts, t, dense = together(what, function()
+    local parts, t, dense, gshape = together(what, function()
       local lsrc = {}
       for i, sv in ipairs(src) do
         if counts and not sv.counts then
@@ -726,12 +744,16 @@ local function push_handler(op)
         tgt = plain.map(function(i) return target(index_list(i, #gs), gs) end, idx)
       end
       local how = opts.exchange
-      if how == "partials" or (how == nil and product(gs) * nranks() <= DENSE_TARGETS) then
+      if how == "tree" or how == "partials" or (how == nil and product(gs) * nranks() <= DENSE_TARGETS) then
         local part = lazy(nd, "partial", { xs, idx or false, xlo, table.concat(gs, ",") }, function()
           return dense_partial(op, nd, xs, idx, xlo, gs)
         end)
         local h = plain.run(part, opts.localopts)
         local all = packed(h, op)
+        if how == "tree" or (how == nil and #all <= TREE_BYTES) then
+          C.reserve(#all + C.FAILED_ROOM)
+          return all, h:type(), "tree", gs
+        end
         local rowbytes = #all / math.max(gs[1], 1)
         local pts = {}
         for q = 0, nranks() - 1 do
@@ -747,6 +769,24 @@ local function push_handler(op)
       local pts = outgoing(owners(ftgt, rowsize, dd.counts), { ftgt, fval }, opts)
       return pts, nd.t, false
     end)
+    if dense == "tree" then
+      -- every rank's whole partial combined in rank order by the folds' tree (the same
+      -- bits on every rank), then this rank's rows of it onto its defaults
+      local gs = gshape
+      local merged = C.tree(string.char(C.HAVE) .. parts, function(a, b)
+        nd.merge_fn = nd.merge_fn or plain.compile(function(x, y) return merge_partials(op, nd, x, y) end,
+                                                   opts.localopts)
+        return packed(nd.merge_fn(plain.frombytes(a, t, gs), plain.frombytes(b, t, gs)), op)
+      end)
+      local dblock = force(dv, opts)
+      local mine = together(what, function()
+        if merged:byte(1) == C.FAILED then error(merged:sub(2), 0) end
+        local rowbytes = (#merged - 1) / math.max(gs[1], 1)
+        local a, b = rows_before(dv.counts, me()), rows_before(dv.counts, me() + 1)
+        return merged:sub(2 + a * rowbytes, 1 + b * rowbytes)
+      end)
+      return { acc = dense_combine(op, nd, dblock, { mine }, t, what), counts = dv.counts }
+    end
     if dense then
       -- every rank's partial of this rank's rows is as long as its own
       local like = {}
@@ -786,10 +826,12 @@ local function push_handler(op)
 end
 H.permute = push_handler("permute")
 H.scatter = push_handler("scatter")
-DESC.permute = "one all-to-all round; onto few targets (targets x ranks up to 4M) each " ..
-  "rank combines its elements into a partial of every target, (value, touched) pairs, and " ..
-  "sends each owner the partial of its rows, which it combines in rank order; onto more, " ..
-  "each rank sends (target, value) pairs to the targets' owners, combined there in rank order"
+DESC.permute = "onto few targets each rank combines its elements into a partial of every " ..
+  "target, (value, touched) pairs: up to 64 KB, the partials combined in rank order by a " ..
+  "fold's tree (ceil(log2 P) messages a rank), each rank applying its own targets' rows; " ..
+  "up to 4M targets x ranks, each owner sent the partial of its rows (one all-to-all round), " ..
+  "combined in rank order; onto more, each rank sends (target, value) pairs to the targets' " ..
+  "owners, combined there in rank order"
 DESC.scatter = DESC.permute
 
 -- filter: each rank keeps its own elements (its rows' in order: the flattened result's
