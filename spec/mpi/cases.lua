@@ -262,7 +262,7 @@ for _, n in ipairs(EXTENTS) do
              lacc.matmul(p, q) }
   end)
   if MOVED_AT[n] then
-    case("matmul of a replicated operand by distributed rows, argmax of rank 2 n=" .. N, function(d)
+    case("matmul of a replicated or distributed operand by distributed rows, argmax of rank 2 n=" .. N, function(d)
       -- k = n split over the ranks: each rank's partial product, summed over the ranks;
       -- integers, so the sum is exact in any order
       local c, w = mat(3, n, "i64", 45, false), vec(n, "i64", 46, false)
@@ -270,7 +270,11 @@ for _, n in ipairs(EXTENTS) do
       -- argmax, argmin over the whole of rank 2: the first extreme in row-major order
       local m = mat(n, 3, "i32", 49, d)
       local f = lacc.map(function(x) return lacc.cast(lacc.band(x, 3), "f64") end, m)
-      local out = { lacc.matmul(c, kb), lacc.matmul(c, kv), lacc.matmul(w, kb) }
+      -- two distributed operands: b all-gathered, each rank's rows of a times it
+      local da, wa = mat(n, n, "i64", 50, d), mat(5, n, "i64", 51, d)
+      local out = { lacc.matmul(c, kb), lacc.matmul(c, kv), lacc.matmul(w, kb),
+                    lacc.matmul(da, kb), lacc.matmul(da, kv), lacc.matmul(wa, kb),
+                    lacc.matmul(lacc.map(function(x) return x - 1 end, wa), lacc.map(function(x) return x * 3 end, kb)) }
       if n > 0 then
         for _, x in ipairs { lacc.argmax(m), lacc.argmin(m), lacc.argmax(f), lacc.argmin(f) } do out[#out + 1] = x end
       end
@@ -403,6 +407,18 @@ check_case("a fold whose combining fails only past some ranks' partials: every r
       return lacc.cond(lacc.gt(a + b, 4), ys[a * 0 + 100], a + b)
     end, gen({ 8 }, function() return lacc.constant(1, "i64") end))
   end)
+end)
+check_case("matmul of two distributed arrays whose extents differ: every rank's error", function()
+  local a = lacc.mpi.generate({ 6, 4 }, function(i, j) return lacc.cast(i + j, "f64") end)
+  local b = lacc.mpi.generate({ 5, 2 }, function(i, j) return lacc.cast(i * j, "f64") end)
+  local ok, err = pcall(lacc.run, lacc.matmul(a, b))
+  if ok then return "no error" end
+  local bad = same_everywhere(tostring(err))
+  if bad then return bad end
+  if not strip(err):find("a's last extent (4) is not b's second last extent (5)", 1, true) then
+    return "unexpected: " .. tostring(err)
+  end
+  return went_on()
 end)
 check_case("a failure inside an awhile's body on one rank is every rank's error, then the ranks go on", function()
   local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")

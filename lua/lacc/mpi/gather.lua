@@ -490,7 +490,8 @@ end
 -- batch; a replicated matrix or vector times a distributed one (its rows: the
 -- contraction's k split over the ranks) is a sum over the ranks of each rank's product
 -- of its columns of a by its rows of b: those partials, one row a rank, folded along the
--- distributed dimension (the fold's exchange, in rank order). SUMMA is not yet distributed.
+-- distributed dimension (the fold's exchange, in rank order); two distributed operands:
+-- b all-gathered, then as the first (matmul_both).
 local function with_outer(p)   -- p with an outer dimension of 1 (a rank's partial)
   local spec = { 1 }
   for d = 1, p.rank do spec[d + 1] = L.all end
@@ -515,9 +516,12 @@ wrapped.matmul = function(args)
   if is_dist(a) and is_dist(b) and a.rank == 3 and b.rank == 3 then
     return record("matmul_batches", 1, plain.matmul, args, 2)
   end
+  if is_dist(a) and is_dist(b) and a.rank == 2 and (b.rank == 2 or b.rank == 1) then
+    return record("matmul_both", 1, plain.matmul, args, 2)
+  end
   fail("matmul: %s times %s: not yet distributed (lacc.mpi); a distributed matrix times a " ..
-       "replicated matrix or vector is, a replicated one times distributed rows, and batches " ..
-       "distributed alike",
+       "replicated or distributed matrix or vector is, a replicated one times distributed " ..
+       "rows, and batches distributed alike",
        is_dist(a) and ("a distributed array of rank " .. a.rank) or "a replicated array",
        is_dist(b) and ("a distributed array of rank " .. b.rank) or "a replicated array")
 end
@@ -528,6 +532,30 @@ H.matmul_rows = function(nd, vals)
   return { acc = out, counts = va.counts }
 end
 DESC.matmul_rows = "none: each rank's row block times the replicated operand"
+-- Two distributed operands (a's rows, b's rows: the contraction's k split over the
+-- ranks): every rank needs all of b for its rows of the product, so b's blocks are
+-- all-gathered (each rank's block to every other: b's bytes (P - 1) / P each way, as
+-- SUMMA's broadcasts move over one row of ranks), then each rank's rows of a times b,
+-- the result distributed as a is. b's extent is checked against a's columns first.
+H.matmul_both = function(nd, vals, opts)
+  local va, vb = vals[1], vals[2]
+  local what = about(nd, vals)
+  local block, s = together(what, function()
+    local bb = force(vb, opts)
+    local ka = force(va, opts):shape()[2]
+    if ka ~= total(vb.counts) then
+      fail("matmul: a's last extent (%d) is not b's %s (%d)", ka, nd.args[2].rank == 1 and "extent" or
+           "second last extent", total(vb.counts))
+    end
+    return bb, packed(bb, "matmul")
+  end)
+  local gs = block:shape()
+  gs[1] = total(vb.counts)
+  local whole = plain.frombytes(table.concat(allgather(s)), block:type(), gs)
+  return { acc = plain.matmul(va.acc, whole), counts = va.counts }
+end
+DESC.matmul_both = "one all-gather of b (every rank needs all of it): e bytes an element of " ..
+  "b to every other rank; then each rank's rows of a times b, local"
 H.matmul_partials = function(nd, vals)
   local va, vb = vals[1], vals[2]
   local A = va and va.acc or nd.args[1]
