@@ -399,15 +399,6 @@ check_case("an array read twice (run once, shared) whose run fails: every rank's
     return lacc.zipWith(function(a, b) return a + b end, m, lacc.map(function(v) return v * 2 end, m))
   end)
 end)
-check_case("a fold whose combining fails only past some ranks' partials: every rank's error", function()
-  -- partials of 2 (4 ranks) or 4 combine; 8 reads ys out of bounds, in the tree's last round
-  local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
-  return fails_alike(function(gen)
-    return lacc.fold1(function(a, b)
-      return lacc.cond(lacc.gt(a + b, 4), ys[a * 0 + 100], a + b)
-    end, gen({ 8 }, function() return lacc.constant(1, "i64") end))
-  end)
-end)
 check_case("matmul of two distributed arrays whose extents differ: every rank's error", function()
   local a = lacc.mpi.generate({ 6, 4 }, function(i, j) return lacc.cast(i + j, "f64") end)
   local b = lacc.mpi.generate({ 5, 2 }, function(i, j) return lacc.cast(i * j, "f64") end)
@@ -419,6 +410,18 @@ check_case("matmul of two distributed arrays whose extents differ: every rank's 
     return "unexpected: " .. tostring(err)
   end
   return went_on()
+end)
+check_case("a fold or scan whose combining fails only past some ranks' partials: every rank's error", function()
+  -- partials of 2 (4 ranks) or 4 combine; 8 reads ys out of bounds, in the tree's last round
+  local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
+  for _, comb in ipairs { lacc.fold1, lacc.scanl1 } do
+    local bad = fails_alike(function(gen)
+      return comb(function(a, b)
+        return lacc.cond(lacc.gt(a + b, 4), ys[a * 0 + 100], a + b)
+      end, gen({ 8 }, function() return lacc.constant(1, "i64") end))
+    end)
+    if bad then return bad end
+  end
 end)
 check_case("a failure inside an awhile's body on one rank is every rank's error, then the ranks go on", function()
   local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
@@ -637,11 +640,34 @@ for _, how in ipairs { "partials", "pairs", "tree", "default" } do
     if got ~= want then return ("sent %d bytes, the model says %d"):format(got, want) end
   end)
 end
+check_case("model: a scan's block totals cross the ranks in ceil(log2 P) messages a rank at most", function()
+  local P, r = lacc.mpi.size(), lacc.mpi.rank()
+  for _, right in ipairs { false, true } do
+    local xs = lacc.mpi.generate({ 100 }, function(i) return lacc.cast(i, "i64") end)
+    local scan = right and lacc.scanr1 or lacc.scanl1
+    lacc.mpi.barrier()
+    lacc.mpi.reset_stats()
+    local got = lacc.run(scan(function(a, b) return a + b end, xs)):allgather()
+    local st = lacc.mpi.stats()
+    local want = model.scan_sends(P, r, right)
+    if want > ceil_log2(P) then return ("the model sends %d messages, past ceil(log2 P)"):format(want) end
+    -- messages of the scan alone: the allgather after sends P - 1 more
+    if st.messages_sent - (P - 1) ~= want then
+      return ("%s: sent %d messages, the model says %d"):format(right and "scanr1" or "scanl1",
+        st.messages_sent - (P - 1), want)
+    end
+    for i = 1, 100 do
+      local w = right and (100 + i) * (101 - i) / 2 or i * (i + 1) / 2
+      if got:get(i) ~= w then return ("element %d is %s, want %d"):format(i, tostring(got:get(i)), w) end
+    end
+  end
+end)
 check_case("explain names each step's communication", function()
   local xs = lacc.mpi.generate({ 8 }, function(i) return i end)
   local text = lacc.explain(lacc.scanl1(function(a, b) return a + b end, lacc.map(function(x) return x * 2 end, xs)))
   for _, want in ipairs { "generate", "local (each rank generates its rows)", "map",
-                          "local (element-wise, no communication)", "scanl1", "block totals all-gathered" } do
+                          "local (element-wise, no communication)", "scanl1",
+                          "block totals scanned across the ranks by recursive doubling" } do
     if not text:find(want, 1, true) then return "explain lacks " .. want .. ":\n" .. text end
   end
 end)

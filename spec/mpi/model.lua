@@ -52,6 +52,18 @@ function M.tree(P, has, size)
   return msgs, bytes
 end
 
+-- The messages rank r (1-based) of P sends in a scan across the ranks (scanl: to the
+-- rank k after it in round k = 1, 2, 4, ...; scanr: before it)
+function M.scan_sends(P, r, right)
+  local n, k = 0, 1
+  while k < P do
+    local to = right and r - k or r + k
+    if to >= 1 and to <= P then n = n + 1 end
+    k = k * 2
+  end
+  return n
+end
+
 -- rank r's messages and bytes in a fold of partials of `size` bytes, every rank with rows
 local function fold_traffic(P, r, size)
   local has = {}

@@ -4,7 +4,7 @@
 -- scans along the distributed dimension (each rank's carry from the ranks before it).
 -- Must not: reorder a fold's operands (partials combine in rank order).
 local C = require "lacc.mpi.base"
-local DESC, H, L, about, allgather, exp, force = C.DESC, C.H, C.L, C.about, C.allgather, C.exp, C.force
+local DESC, H, L, about, exp, force = C.DESC, C.H, C.L, C.about, C.exp, C.force
 local key_of, lazy, me, nranks, packed, plain = C.key_of, C.lazy, C.me, C.nranks, C.packed, C.plain
 local exchange, product, reserve = C.exchange, C.product, C.reserve
 local record, rows_of, together, unpack, util = C.record, C.rows_of, C.together, C.unpack, C.util
@@ -74,6 +74,31 @@ end
 
 -- this rank's partial (a host array, or nil where the rank had no rows) as a message
 -- (above), and the partial's shape, after the agreement (what: the step; t: the type)
+-- For each rank, the messages of the ranks before it (right: after it) combined in rank
+-- order: a scan across the ranks by recursive doubling. In round k = 1, 2, 4, ... each
+-- rank sends what it has combined (its own and the k - 1 ranks before it) to the rank k
+-- after it, and takes the one from k before; at most ceil(log2 P) messages a rank (an
+-- all-gather sent P - 1). NONE where no such rank had rows.
+local function exscan(mine, pair, right)
+  local P, r = nranks(), me()
+  local incl, excl = mine, string.char(NONE)
+  local k = 1
+  while k < P do
+    local to, from = r + k, r - k
+    if right then to, from = r - k, r + k end
+    if to < 0 or to >= P then to = nil end
+    if from < 0 or from >= P then from = nil end
+    local got = exchange(to, to and incl or nil, from, incl)
+    if got and right then
+      incl, excl = combined(incl, got, pair), combined(excl, got, pair)
+    elseif got then
+      incl, excl = combined(got, incl, pair), combined(got, excl, pair)
+    end
+    k = k * 2
+  end
+  return excl
+end
+
 C.tree, C.HAVE, C.NONE, C.FAILED, C.FAILED_ROOM = tree, HAVE, NONE, FAILED, FAILED_ROOM
 
 local function partial_of(part, v, d, opts, what, t)
@@ -231,16 +256,24 @@ local function scan_handler(op)
     local mine, rest = together(about(nd, vals), function()
       local sh = force(v, opts):shape()
       table.remove(sh, 1)
-      if rows == 0 then return "\0", sh end
-      local sum_rows = along and plain.fold1(f, v.acc, along) or plain.fold1(f, v.acc)
-      return "\1" .. packed(plain.run(sum_rows, opts.localopts), "scan"), sh
+      local msg = "\0"
+      if rows > 0 then
+        local sum_rows = along and plain.fold1(f, v.acc, along) or plain.fold1(f, v.acc)
+        msg = "\1" .. packed(plain.run(sum_rows, opts.localopts), "scan")
+      end
+      reserve(math.max(#msg, util.core.type_bytes(nd.t) * product(sh, 1) + 1, FAILED_ROOM))
+      return msg, sh
     end)
-    local got = allgather(mine)
-    -- the totals of the ranks before (scanl) or after (scanr) this one
-    local side = {}
-    local from, to = 1, me()
-    if sc.right then from, to = me() + 2, P end
-    for q = from, to do if got[q]:byte(1) == 1 then side[#side + 1] = got[q]:sub(2) end end
+    -- the totals of the ranks before (scanl) or after (scanr) this one, combined
+    nd.pair_fn = nd.pair_fn or plain.compile(function(st) return plain.fold1(f, st, { dim = 1 }) end,
+                                             opts.localopts)
+    local got = exscan(mine, function(a, b)
+      return packed(nd.pair_fn(plain.frombytes(a .. b, nd.t, with_rows(2, rest))), "scan")
+    end, sc.right)
+    together(about(nd, vals, ": the carry"), function()
+      if got:byte(1) == FAILED then error(got:sub(2), 0) end
+    end)
+    local side = got:byte(1) == HAVE and { got:sub(2) } or {}
     local st = plain.frombytes(table.concat(side), nd.t, with_rows(#side, rest))
     local carry   -- a program of rank r - 1, or nil
     if sc.z ~= nil then
@@ -278,8 +311,9 @@ local function scan_handler(op)
 end
 for _, op in ipairs { "scanl", "scanl1", "scanr", "scanr1" } do
   H[op] = scan_handler(op)
-  DESC[op] = "along the distributed dimension: a local scan, the block totals all-gathered, " ..
-    "each rank's carry folded in rank order, a local fix-up; along another dimension: local"
+  DESC[op] = "along the distributed dimension: a local scan, the block totals scanned across " ..
+    "the ranks by recursive doubling (at most ceil(log2 P) messages a rank), each rank's carry " ..
+    "in rank order, a local fix-up; along another dimension: local"
 end
 
 
