@@ -11,11 +11,14 @@
 local M = {}
 
 function M.new(P, r)
-  local stats
+  -- one table, its fields reset in place: with the table itself replaced at each reset
+  -- (an upvalue assigned anew), LuaJIT 2.1.0-beta3's traces of sent() crashed the
+  -- process now and then (a cold kernel cache, spec/mpi/model_spec.lua under LuaJIT)
+  local stats = {}
   local T = {}
   local function reset()
-    stats = { bytes_sent = 0, bytes_received = 0, messages_sent = 0, messages_received = 0,
-              collectives = 0 }
+    stats.bytes_sent, stats.bytes_received, stats.messages_sent = 0, 0, 0
+    stats.messages_received, stats.collectives = 0, 0
   end
   reset()
   local function sent(n)
