@@ -276,7 +276,11 @@ for _, n in ipairs(EXTENTS) do
                     lacc.matmul(da, kb), lacc.matmul(da, kv), lacc.matmul(wa, kb),
                     lacc.matmul(lacc.map(function(x) return x - 1 end, wa), lacc.map(function(x) return x * 3 end, kb)) }
       if n > 0 then
-        for _, x in ipairs { lacc.argmax(m), lacc.argmin(m), lacc.argmax(f), lacc.argmin(f) } do out[#out + 1] = x end
+        -- rank 3: each row's inner dimensions as one
+        local m3 = lacc.reshape({ n, 3, 2 }, mat(n, 6, "i32", 52, d))
+        local f3 = lacc.map(function(x) return lacc.cast(lacc.band(x, 3), "f64") end, m3)
+        for _, x in ipairs { lacc.argmax(m), lacc.argmin(m), lacc.argmax(f), lacc.argmin(f),
+                             lacc.argmax(m3), lacc.argmin(f3) } do out[#out + 1] = x end
       end
       return out
     end)

@@ -443,6 +443,14 @@ DESC.interleave_dist = DESC.append_dist
 -- the first NaN everything, as on one process); along another dimension each row's own;
 -- over the whole of rank 2, each row's own first, then the rows' pairs folded.
 local combinators = require "lacc.combinators"
+-- x (rank 3 or more) as rows of its inner extents' product
+local function inner_flat(x)
+  local sh = plain.shape(x)
+  local width = sh[2]
+  for k = 3, x.rank or #sh do width = width * sh[k] end
+  return plain.reshape({ sh[1], width }, x)
+end
+rows_alone("inner_flat", inner_flat)
 local function arg_extreme(name, larger)
   wrapped[name] = function(args)
     local xs, d = args[1], args[2]
@@ -459,9 +467,10 @@ local function arg_extreme(name, larger)
       local best = L.fold1(combinators.extreme_pick(larger, xs.t), pairs, { dim = 1 })
       return L.map(function(p) return p[2] end, best)
     end
-    if d == nil and xs.rank ~= 1 then
-      fail("%s: over the whole of a distributed array of rank %d: not yet distributed " ..
-           "(lacc.mpi); along a dimension, or of rank 1 or 2, it is", name, xs.rank)
+    if d == nil and xs.rank > 2 then
+      -- each row's inner dimensions as one (a local reshape: the rows stay where they
+      -- are): the same row-major positions, then as of rank 2
+      return L[name](record("inner_flat", 1, inner_flat, { xs }, 1))
     end
     if d ~= nil and d ~= 1 then return record(name .. "_rows", 1, plain[name], args, 2) end
     local pos = L.imap(function(i) return i end, xs)   -- the global row
