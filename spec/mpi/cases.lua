@@ -292,6 +292,23 @@ for _, n in ipairs(EXTENTS) do
     local k2, v2 = lacc.sort_by_key(lacc.map(function(x) return -x end, vals), keys, { descending = true })
     return { k, v, k2, v2 }
   end)
+  case("sort_by_key of rank 2 (each row), and of NaN keys n=" .. N, function(d)
+    -- ties, a NaN key; descending; by a key of the key
+    local mk = mat(n, 5, "i64", 53, d)
+    local fk = lacc.map(function(x)
+      return lacc.cond(lacc.eq(lacc.band(x, 7), 1), lacc.constant(0 / 0, "f64"), lacc.cast(lacc.band(x, 3), "f64"))
+    end, mk)
+    local mv = mat(n, 5, "f64", 54, d)
+    local k3, v3 = lacc.sort_by_key(fk, mv)
+    local k4, v4 = lacc.sort_by_key(mk, mv, { descending = true })
+    local k5, v5 = lacc.sort_by_key(mk, mv, { by = function(x) return lacc.band(x, 1) end })
+    -- rank 1 with NaN keys (0 / 0: its sign bit set): the keys' bits kept, as on one process
+    local nk = lacc.map(function(x)
+      return lacc.cond(lacc.eq(lacc.band(x, 3), 1), lacc.constant(0 / 0, "f64"), lacc.cast(x, "f64"))
+    end, vec(n, "i64", 55, d))
+    local k6, v6 = lacc.sort_by_key(nk, vec(n, "i32", 56, d))
+    return { k3, v3, k4, v4, k5, v5, k6, v6 }
+  end)
   case("sort argsort across ranks (rank 1) n=" .. N, function(d)
     local xs = vec(n, "i64", 29, d)
     local few = lacc.map(function(x) return lacc.band(x, 3) end, xs)   -- many equal keys

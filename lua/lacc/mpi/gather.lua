@@ -482,16 +482,26 @@ end
 arg_extreme("argmax", true)
 arg_extreme("argmin", false)
 
--- sort_by_key of rank-1 distributed keys and values: the keys sorted (the sample sort)
--- and the values gathered by the keys' argsort (the same stable order, the same blocks).
+-- sort_by_key of distributed keys and values of one rank: a stable sort of (key, value)
+-- pairs by the key (rank 1: the sample sort, one all-to-all round; rank 2 or more: each
+-- row on its rank), then the keys and the values apart: the order of one process's
+-- argsort, and its bits (the keys are moved, not sorted as numbers, which would give NaN
+-- back canonical).
 wrapped.sort_by_key = function(args)
   local keys, values, opts = args[1], args[2], args[3]
   if not is_dist(keys) and not is_dist(values) then return nil end
-  if not (is_dist(keys) and is_dist(values)) or keys.rank ~= 1 or values.rank ~= 1 then
-    fail("sort_by_key: keys and values must both be distributed arrays of rank 1: other " ..
+  if not (is_dist(keys) and is_dist(values)) or keys.rank ~= values.rank then
+    fail("sort_by_key: keys and values must both be distributed arrays of one rank: other " ..
          "cases are not yet distributed (lacc.mpi)")
   end
-  return L.sort(keys, opts), L.gather(L.argsort(keys, opts), values)
+  local by, o = type(opts) == "table" and opts.by or nil, {}
+  if type(opts) == "table" then for k, v in pairs(opts) do o[k] = v end end
+  o.by = function(p)
+    if by then return by(p[1]) end
+    return p[1]
+  end
+  local sorted = L.sort(L.zip(keys, values), o)
+  return L.map(function(p) return p[1] end, sorted), L.map(function(p) return p[2] end, sorted)
 end
 
 -- matmul: a distributed matrix's row block times a replicated matrix or vector is the
