@@ -143,10 +143,14 @@ local function fold_like(op)
     nd.pair_fn = nd.pair_fn or plain.compile(spec.pair or spec.combine, opts.localopts)
     local mine, rest = partial_of(part, v, d, opts, what, nd.t)
     local got = tree(mine, function(a, b) return packed(nd.pair_fn(stack({ a, b }, nd.t, rest)), "fold") end)
-    return { acc = together(what, function()
+    local function result()
       if got:byte(1) == FAILED then error(got:sub(2), 0) end
       return nd.combine_fn(stack(got:byte(1) == HAVE and { got:sub(2) } or {}, nd.t, rest))
-    end) }
+    end
+    -- an agreement only where combining may have failed on some rank (a fold of the
+    -- user's function: its reads, its integer division)
+    if spec.safe then return { acc = result() } end
+    return { acc = together(what, result) }
   end
 end
 
@@ -183,14 +187,20 @@ for _, name in ipairs { "sum", "product", "maximum", "minimum", "and_", "or_" } 
     local xs, d = args[1], args[2]
     if d ~= nil and not util.is_integer(d) then return nil end   -- the plain error
     if xs.rank == 1 and d == 1 then d = nil end
+    local nd
     if d == nil then
-      return fold_record(name, args, n, 1, nil,
+      nd = fold_record(name, args, n, 1, nil,
         function(block) return plain[name](block) end,
         function(st) return plain[name](st) end)
+    else
+      nd = fold_record(name, args, n, 1, d,
+        function(block) return plain[name](block, 1) end,
+        function(st) return plain[name](st, 1) end)
     end
-    return fold_record(name, args, n, 1, d,
-      function(block) return plain[name](block, 1) end,
-      function(st) return plain[name](st, 1) end)
+    -- one primitive of numbers or bools (their types checked when recorded): combining
+    -- the partials reads nothing and cannot fail, so no agreement follows the tree
+    nd.fold.safe = true
+    return nd
   end
 end
 for _, name in ipairs { "fold", "fold1", "sum", "product", "maximum", "minimum", "and_", "or_" } do
