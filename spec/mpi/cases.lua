@@ -686,6 +686,40 @@ check_case("model: a scan's block totals cross the ranks in ceil(log2 P) message
     end
   end
 end)
+check_case("model: rotate, take, drop and reverse send each element that changes rank once", function()
+  local P, r = lacc.mpi.size(), lacc.mpi.rank()
+  local n = 1000
+  local function owner(g, m)   -- rank (1-based) of result row g (0-based) of m, balanced
+    for q = 1, P do if g < math.floor(q * m / P) then return q end end
+  end
+  local lo, hi = math.floor((r - 1) * n / P), math.floor(r * n / P)
+  for _, c in ipairs {
+    { "rotate", 337, function(xs) return lacc.rotate(337, xs) end, function(i) return { (i - 337) % n, n } end },
+    { "take", 600, function(xs) return lacc.take(600, xs) end, function(i) return i < 600 and { i, 600 } end },
+    { "drop", 250, function(xs) return lacc.drop(250, xs) end, function(i) return i >= 250 and { i - 250, n - 250 } end },
+    { "reverse", 0, function(xs) return lacc.reverse(xs) end, function(i) return { n - 1 - i, n } end },
+  } do
+    local xs = lacc.run(lacc.mpi.generate({ n }, function(i) return lacc.cast(i, "f64") end))
+    lacc.mpi.barrier()
+    lacc.mpi.reset_stats()
+    local res = lacc.run(c[3](xs))
+    local st = lacc.mpi.stats()
+    local want = 0
+    for i = lo, hi - 1 do
+      local to = c[4](i)
+      if to and owner(to[1], to[2]) ~= r then want = want + 8 end
+    end
+    if st.bytes_sent ~= want then
+      return ("%s: sent %d bytes, the model says %d"):format(c[1], st.bytes_sent, want)
+    end
+    local full = res:allgather()
+    for g = 1, full:size() do
+      local src = (c[1] == "rotate" and (g - 1 + 337) % n) or (c[1] == "drop" and g - 1 + 250) or
+                  (c[1] == "reverse" and n - g) or g - 1
+      if full:get(g) ~= src + 1 then return ("%s: element %d is %s"):format(c[1], g, tostring(full:get(g))) end
+    end
+  end
+end)
 check_case("explain names each step's communication", function()
   local xs = lacc.mpi.generate({ 8 }, function(i) return i end)
   local text = lacc.explain(lacc.scanl1(function(a, b) return a + b end, lacc.map(function(x) return x * 2 end, xs)))

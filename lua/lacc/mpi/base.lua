@@ -142,6 +142,14 @@ local function rows_before(counts, r)   -- r 0-based
   return s
 end
 local function total(counts) return rows_before(counts, #counts) end
+-- rows before each rank at once: starts[q + 1] for rank q (0-based), starts[P + 1] the
+-- total (rows_before is a sum a call: O(P))
+local function starts_of(counts)
+  local st, acc = {}, 0
+  for q = 1, #counts do st[q], acc = acc, acc + counts[q] end
+  st[#counts + 1] = acc
+  return st
+end
 local function same_counts(a, b)
   for q = 1, #a do if a[q] ~= b[q] then return false end end
   return true
@@ -729,6 +737,7 @@ C.stand = stand
 C.started = started
 C.together = together
 C.total = total
+C.starts_of = starts_of
 C.types = types
 C.unpack = unpack
 C.util = util

@@ -5,6 +5,7 @@
 -- Must not: send a rank rows it did not ask for.
 local C = require "lacc.mpi.base"
 local DESC, H, L, about, aligned, allgather = C.DESC, C.H, C.L, C.about, C.aligned, C.allgather
+local exchange, starts_of = C.exchange, C.starts_of
 local key_of = C.key_of
 local alltoall, balanced, collection, exp = C.alltoall, C.balanced, C.collection, C.exp
 local fail, force, i64, is_dist, lazy, local_shape = C.fail, C.force, C.i64, C.is_dist, C.lazy, C.local_shape
@@ -204,6 +205,92 @@ function C.rearranged(name, args, n)
   return nd
 end
 
+-- The runs of source rows (0-based, half-open) that result rows [a, b) read, in the
+-- result's order: {s, e, reversed}.
+local PIECES = {
+  reverse = function(a, b, n) return { { n - b, n - a, true } } end,
+  take = function(a, b) return { { a, b, false } } end,
+  drop = function(a, b, n, k)
+    local o = clamped(k, n)
+    return { { a + o, b + o, false } }
+  end,
+  rotate = function(a, b, n, k)
+    if n == 0 or b <= a then return {} end
+    local s = (a + k % n) % n
+    if s + (b - a) <= n then return { { s, s + b - a, false } } end
+    return { { s, n, false }, { 0, s + b - a - n, false } }
+  end,
+}
+
+-- A rearrangement of rank 1 in one round: every rank knows which runs of its rows each
+-- rank's result rows read (PIECES, from the row counts), sends them, and assembles its
+-- own from the runs it reads, in order: a message each way with each rank it sends to or
+-- reads from (point to point, in rank order), no request round.
+local function moved_runs(name, nd, v, counts, opts, what)
+  local P, r0 = nranks(), me()
+  local n, k = total(v.counts), nd.count
+  local src, dst = starts_of(v.counts), starts_of(counts)
+  local function runs(from, to)   -- what rank `from`'s rows give rank `to`, in to's order
+    local out = {}
+    for _, p in ipairs(PIECES[name](dst[to + 1], dst[to + 2], n, k)) do
+      local s, e = math.max(p[1], src[from + 1]), math.min(p[2], src[from + 2])
+      if e > s then out[#out + 1] = { s, e, p[3] } end
+    end
+    return out
+  end
+  local lo, eb, t = src[r0 + 1], nil, nil
+  local parts, need = {}, {}
+  local block = together(what, function()
+    local blk = force(v, opts)
+    t = blk:type()
+    eb = util.core.type_bytes(t)
+    local whole = packed(blk, name)
+    local room = 1
+    for q = 0, P - 1 do
+      local buf = {}
+      for _, run in ipairs(runs(r0, q)) do
+        if run[3] then
+          local piece = plain.reverse(plain.slice(blk, { { run[1] - lo + 1, run[2] - lo } }))
+          buf[#buf + 1] = packed(plain.run(piece, opts.localopts), name)
+        else
+          buf[#buf + 1] = whole:sub((run[1] - lo) * eb + 1, (run[2] - lo) * eb)
+        end
+      end
+      parts[q + 1] = table.concat(buf)
+      local k_in = 0
+      for _, run in ipairs(runs(q, r0)) do k_in = k_in + (run[2] - run[1]) * eb end
+      need[q + 1] = k_in
+      if q ~= r0 then room = math.max(room, k_in) end
+    end
+    C.reserve(room)
+    return blk
+  end)
+  local got = {}
+  for q = 0, P - 1 do
+    if q == r0 then
+      got[q + 1] = parts[q + 1]
+    elseif parts[q + 1] ~= "" or need[q + 1] > 0 then
+      got[q + 1] = exchange(q, parts[q + 1], q, string.rep("\0", need[q + 1]))
+    end
+  end
+  -- this rank's rows: each piece's runs in the result's order (a reversed piece's ranks
+  -- from the last), each from its rank's message in turn
+  local out, cursor = {}, {}
+  for _, p in ipairs(PIECES[name](dst[r0 + 1], dst[r0 + 2], n, k)) do
+    local first, last, step = 0, P - 1, 1
+    if p[3] then first, last, step = P - 1, 0, -1 end
+    for q = first, last, step do
+      local s, e = math.max(p[1], src[q + 1]), math.min(p[2], src[q + 2])
+      if e > s then
+        local at = cursor[q + 1] or 0
+        out[#out + 1] = got[q + 1]:sub(at + 1, at + (e - s) * eb)
+        cursor[q + 1] = at + (e - s) * eb
+      end
+    end
+  end
+  return plain.frombytes(table.concat(out), t or block:type(), { counts[r0 + 1] })
+end
+
 for name, how in pairs(REARRANGE) do
   H[name .. "_dist"] = function(nd, vals, opts)
     local v = vals[name == "reverse" and 1 or 2]
@@ -215,15 +302,11 @@ for name, how in pairs(REARRANGE) do
     local n = total(v.counts)
     local m = how.size(n, nd.count)
     local counts = balanced(m, nranks())
-    local lo, rows = rows_before(counts, me()), counts[me() + 1]
-    local what = about(nd, vals)
-    local lin = plain.generate({ rows }, function(i)
-      return i64(how.from(i + run_time(lo, i), n, nd.count)) - 1
-    end)
-    return { acc = fetch(v, lin, name, opts, what), counts = counts }
+    return { acc = moved_runs(name, nd, v, counts, opts, about(nd, vals)), counts = counts }
   end
-  DESC[name .. "_dist"] = "two all-to-all rounds (rank 1, along the distributed dimension): " ..
-    "each rank asks the owners of the elements it gets, the owners send them"
+  DESC[name .. "_dist"] = "one round (rank 1, along the distributed dimension): each rank " ..
+    "sends the runs of its elements each rank's result reads (known from the row counts), " ..
+    "point to point, and assembles its rows from the runs it reads"
 end
 
 local outer_slice

@@ -84,10 +84,7 @@ H.stencil = function(nd, vals, opts)
     whole = whole or packed(block, "stencil")
     return whole:sub((r - lo) * rowbytes + 1, (r - lo + 1) * rowbytes)
   end
-  -- rows before each rank: starts[q + 1] for rank q (0-based), starts[P + 1] = n
-  local starts, acc = {}, 0
-  for q = 1, P do starts[q], acc = acc, acc + counts[q] end
-  starts[P + 1] = acc
+  local starts = C.starts_of(counts)
   -- whether rank q's halo (h rows each side of its block, cyclically where the boundary
   -- wraps) reaches into this rank's rows: an O(1) test, so that a step at 1,024 ranks
   -- looks at the ranks' rows only near its own
