@@ -450,10 +450,6 @@ local function projection_key(dims)
   return table.concat(key, ",")
 end
 
--- The cotangent of array a from reads of one pattern (group.sites: {val, dims} each):
--- their values as one tuple per position, summed over the dimensions the pattern does not
--- keep in one fold (the function's work shared between the reads, as the C compiler sees
--- one kernel), then placed where each read's constants say (zeros elsewhere).
 -- One read whose partial is the same at every position (GMM's x[i, c] - mu[j, c]: -1)
 -- sums the cotangent itself, the partial applied after: a sum of a product's cotangent is
 -- then a product of a sum (lacc.sum's rule), not a product summed.
@@ -464,6 +460,10 @@ local function same_everywhere(R, a, sites)
   return p
 end
 
+-- The cotangent of array a from reads of one pattern (group.sites: {val, dims, partial}
+-- each): their values as one tuple per position, summed over the dimensions the pattern
+-- does not keep in one fold (the function's work shared between the reads, as the C compiler sees
+-- one kernel), then placed where each read's constants say (zeros elsewhere).
 local function projected(R, a, group)
   local sites = group.sites
   local vals = {}

@@ -97,6 +97,32 @@ local function allgather(s) return B.allgather(s) end
 -- what the message resembles, for a simulated transport (lacc.mpi.simulate)
 local function exchange(to, s, from, like) return B.exchange(to, s, from, like) end
 local function reserve(n) return B.reserve(n) end
+-- The room for the largest part another rank sends this one (need[q + 1]: the bytes from
+-- rank q), reserved inside the agreement before a point-to-point exchange (swapped)
+local function reserve_for(need)
+  local room = 1
+  for q, k in pairs(need) do if q ~= B.rank() + 1 then room = math.max(room, k) end end
+  reserve(room)
+end
+-- Each rank's part for every rank (parts[q + 1]; this rank's own kept), point to point: a
+-- message each way with each rank this one sends to or reads from (need[q + 1] bytes;
+-- an empty message where a side has nothing: both sides know the pair), in rank order,
+-- deadlock-free as every rank meets its pairs in the one global order. What each rank
+-- sent this one ("" where nothing).
+local function swapped(parts, need)
+  local got, r = {}, B.rank()
+  for q = 0, B.size() - 1 do
+    local k = need[q + 1] or 0
+    if q == r then
+      got[q + 1] = parts[q + 1]
+    elseif parts[q + 1] ~= "" or k > 0 then
+      got[q + 1] = exchange(q, parts[q + 1], q, string.rep("\0", k))
+    else
+      got[q + 1] = ""
+    end
+  end
+  return got
+end
 -- like: what each rank's part for this one resembles, where the caller knows (for a
 -- simulated transport)
 local function alltoall(parts, like) return B.alltoall(parts, like) end
@@ -582,8 +608,7 @@ local LAZY = {}
 -- argument or inside their functions (the(alpha)), each root counting once: a node read
 -- twice is materialised once (shared), as sharing recovery does in one process, rather
 -- than each reader's local program computing it again (a CG turn's stencil ran four
--- times, its residual three). A loop's own graph
--- (nd.inner) is counted apart, by the loop.
+-- times, its residual three). A loop's own graph (nd.inner) is counted apart, by the loop.
 local function uses_of(roots)
   local count, seen = {}, {}
   local function visit(nd)
@@ -742,5 +767,6 @@ C.types = types
 C.unpack = unpack
 C.util = util
 C.allgather, C.alltoall, C.exchange, C.reserve = allgather, alltoall, exchange, reserve
+C.reserve_for, C.swapped = reserve_for, swapped
 
 return C

@@ -1,7 +1,8 @@
 -- lacc.mpi.folds: folds and scans whose arrays are distributed (lacc.mpi).
 -- Owns: reductions along the distributed dimension or over everything (each rank's
--- partial, combined in rank order by a tree of messages), along another dimension (local), and
--- scans along the distributed dimension (each rank's carry from the ranks before it).
+-- partial, combined in rank order by a tree of messages), along another dimension
+-- (local), and scans along the distributed dimension (each rank's carry from the ranks
+-- before it, by a scan of messages).
 -- Must not: reorder a fold's operands (partials combine in rank order).
 local C = require "lacc.mpi.base"
 local DESC, H, L, about, exp, force = C.DESC, C.H, C.L, C.about, C.exp, C.force
@@ -72,8 +73,6 @@ local function tree(mine, pair)
   return mine
 end
 
--- this rank's partial (a host array, or nil where the rank had no rows) as a message
--- (above), and the partial's shape, after the agreement (what: the step; t: the type)
 -- For each rank, the messages of the ranks before it (right: after it) combined in rank
 -- order: a scan across the ranks by recursive doubling. In round k = 1, 2, 4, ... each
 -- rank sends what it has combined (its own and the k - 1 ranks before it) to the rank k
@@ -99,22 +98,30 @@ local function exscan(mine, pair, right)
   return excl
 end
 
-C.tree, C.HAVE, C.NONE, C.FAILED, C.FAILED_ROOM = tree, HAVE, NONE, FAILED, FAILED_ROOM
+C.tree, C.HAVE, C.FAILED, C.FAILED_ROOM = tree, HAVE, FAILED, FAILED_ROOM
 
+-- msg and sh, once the room the messages of a tree or scan of partials of type t and
+-- shape sh take (a failure's text cut to fit) is reserved: inside the agreement before
+-- them, so that a rank that cannot take part says so there, not in the middle
+local function reserved(msg, t, sh)
+  reserve(math.max(#msg, util.core.type_bytes(t) * product(sh, 1) + 1, FAILED_ROOM))
+  return msg, sh
+end
+
+-- this rank's partial (a host array, or nil where the rank had no rows) as a message
+-- (above), and the partial's shape, after the agreement (what: the step; t: the type)
 local function partial_of(part, v, d, opts, what, t)
   return together(what, function()
-    local msg, sh = string.char(NONE), {}
     if part then
       local h = plain.run(part, opts.localopts)
-      msg, sh = string.char(HAVE) .. packed(h, "fold"), h:shape()
-    elseif d == 1 then
+      return reserved(string.char(HAVE) .. packed(h, "fold"), t, h:shape())
+    end
+    local sh = {}
+    if d == 1 then
       sh = force(v, opts):shape()   -- no rows here: an empty block
       table.remove(sh, 1)
     end
-    -- the room the tree's messages take (a failure's text cut to fit), reserved before
-    -- the agreement: a rank that cannot take part says so there, not in the tree
-    reserve(math.max(#msg, util.core.type_bytes(t) * product(sh, 1) + 1, FAILED_ROOM))
-    return msg, sh
+    return reserved(string.char(NONE), t, sh)
   end)
 end
 
@@ -266,20 +273,15 @@ local function scan_handler(op)
     local mine, rest = together(about(nd, vals), function()
       local sh = force(v, opts):shape()
       table.remove(sh, 1)
-      local msg = "\0"
-      if rows > 0 then
-        local sum_rows = along and plain.fold1(f, v.acc, along) or plain.fold1(f, v.acc)
-        msg = "\1" .. packed(plain.run(sum_rows, opts.localopts), "scan")
-      end
-      reserve(math.max(#msg, util.core.type_bytes(nd.t) * product(sh, 1) + 1, FAILED_ROOM))
-      return msg, sh
+      if rows == 0 then return reserved(string.char(NONE), nd.t, sh) end
+      local sum_rows = along and plain.fold1(f, v.acc, along) or plain.fold1(f, v.acc)
+      return reserved(string.char(HAVE) .. packed(plain.run(sum_rows, opts.localopts), "scan"), nd.t, sh)
     end)
     -- the totals of the ranks before (scanl) or after (scanr) this one, combined
     nd.pair_fn = nd.pair_fn or plain.compile(function(st) return plain.fold1(f, st, { dim = 1 }) end,
                                              opts.localopts)
-    local got = exscan(mine, function(a, b)
-      return packed(nd.pair_fn(plain.frombytes(a .. b, nd.t, with_rows(2, rest))), "scan")
-    end, sc.right)
+    local got = exscan(mine, function(a, b) return packed(nd.pair_fn(stack({ a, b }, nd.t, rest)), "scan") end,
+                       sc.right)
     together(about(nd, vals, ": the carry"), function()
       if got:byte(1) == FAILED then error(got:sub(2), 0) end
     end)

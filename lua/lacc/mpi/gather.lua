@@ -5,7 +5,7 @@
 -- Must not: send a rank rows it did not ask for.
 local C = require "lacc.mpi.base"
 local DESC, H, L, about, aligned, allgather = C.DESC, C.H, C.L, C.about, C.aligned, C.allgather
-local exchange, starts_of = C.exchange, C.starts_of
+local starts_of = C.starts_of
 local key_of = C.key_of
 local alltoall, balanced, collection, exp = C.alltoall, C.balanced, C.collection, C.exp
 local fail, force, i64, is_dist, lazy, local_shape = C.fail, C.force, C.i64, C.is_dist, C.lazy, C.local_shape
@@ -240,12 +240,11 @@ local function moved_runs(name, nd, v, counts, opts, what)
   end
   local lo, eb, t = src[r0 + 1], nil, nil
   local parts, need = {}, {}
-  local block = together(what, function()
+  together(what, function()
     local blk = force(v, opts)
     t = blk:type()
     eb = util.core.type_bytes(t)
     local whole = packed(blk, name)
-    local room = 1
     for q = 0, P - 1 do
       local buf = {}
       for _, run in ipairs(runs(r0, q)) do
@@ -260,19 +259,10 @@ local function moved_runs(name, nd, v, counts, opts, what)
       local k_in = 0
       for _, run in ipairs(runs(q, r0)) do k_in = k_in + (run[2] - run[1]) * eb end
       need[q + 1] = k_in
-      if q ~= r0 then room = math.max(room, k_in) end
     end
-    C.reserve(room)
-    return blk
+    C.reserve_for(need)
   end)
-  local got = {}
-  for q = 0, P - 1 do
-    if q == r0 then
-      got[q + 1] = parts[q + 1]
-    elseif parts[q + 1] ~= "" or need[q + 1] > 0 then
-      got[q + 1] = exchange(q, parts[q + 1], q, string.rep("\0", need[q + 1]))
-    end
-  end
+  local got = C.swapped(parts, need)
   -- this rank's rows: each piece's runs in the result's order (a reversed piece's ranks
   -- from the last), each from its rank's message in turn
   local out, cursor = {}, {}
@@ -288,7 +278,7 @@ local function moved_runs(name, nd, v, counts, opts, what)
       end
     end
   end
-  return plain.frombytes(table.concat(out), t or block:type(), { counts[r0 + 1] })
+  return plain.frombytes(table.concat(out), t, { counts[r0 + 1] })
 end
 
 for name, how in pairs(REARRANGE) do

@@ -3,10 +3,10 @@
 -- every boundary kind, wrapping included) and the local stencil over the block and halo.
 -- Must not: gather whole arrays (only halo rows move).
 local C = require "lacc.mpi.base"
-local DESC, H, about, exchange, floor, force = C.DESC, C.H, C.about, C.exchange, C.floor, C.force
+local DESC, H, about, floor, force = C.DESC, C.H, C.about, C.floor, C.force
 local lazy, me, nranks, packed, plain, product = C.lazy, C.me, C.nranks, C.packed, C.plain, C.product
 local record, rows_before, rows_of, together = C.record, C.rows_before, C.rows_of, C.together
-local reserve, total, util, wrapped = C.reserve, C.total, C.util, C.wrapped
+local total, util, wrapped = C.total, C.util, C.wrapped
 
 -- ---- stencils: the window's rows from the neighbours, then the local stencil
 
@@ -107,7 +107,7 @@ H.stencil = function(nd, vals, opts)
     t, sh = block:type(), block:shape()
     rowbytes = util.core.type_bytes(t) * product(sh, 2)
     scalar = is_scalar[t]
-    local out, room = {}, 1
+    local out = {}
     for q = 0, P - 1 do
       local buf = {}
       if touches(q) then   -- itself too: a wrapped halo of few rows reads its own
@@ -126,25 +126,12 @@ H.stencil = function(nd, vals, opts)
         need[q] = (need[q] or 0) + rowbytes
       end
     end
-    for q, k in pairs(need) do if q ~= me() + 1 then room = math.max(room, k) end end
-    reserve(room)
+    C.reserve_for(need)
     return out
   end)
-  -- the halo: with each rank that sends this one rows or reads its rows (the relation is
-  -- symmetric: each side takes both steps), in rank order, a message each way (an empty
-  -- one where a side reads nothing): deadlock-free, as every rank's pairs come in the one
-  -- global order; no all-to-all (a part for every rank, all but two empty)
-  local got = {}
-  for q = 0, P - 1 do
-    local k = need[q + 1] or 0
-    if q == me() then
-      got[q + 1] = parts[q + 1]
-    elseif parts[q + 1] ~= "" or k > 0 then
-      got[q + 1] = exchange(q, parts[q + 1], q, string.rep("\0", k))
-    else
-      got[q + 1] = ""
-    end
-  end
+  -- the halo: with each rank that sends this one rows or reads its rows (a symmetric
+  -- relation), point to point; no all-to-all (a part for every rank, all but two empty)
+  local got = C.swapped(parts, need)
   -- (every rank agrees below, also one without rows: the ranks meet the same collectives)
   if mine == 0 then
     sh[1] = 0
