@@ -13,12 +13,13 @@
 -- combined in rank order: associativity only, as everywhere in lacc).
 -- Its parts, in lua/lacc/mpi/: base.lua (MPI, agreement, distributions, distributed
 -- arrays and programs, running them), then a file per family of combinators, each
--- filling base's handler table: folds.lua (folds, scans), stencil.lua, gather.lua
+-- filling base's handler table: folds.lua (folds, scans), segments.lua (segmented
+-- folds and scans), stencil.lua, gather.lua
 -- (backpermute, gather, permute, scatter, filter), rows.lua (reshape, transpose, row-wise
 -- combinators, sorts), data.lua (scatter, from_blocks, load), control.lua (acond,
 -- awhile). This file installs them.
 local C = require "lacc.mpi.base"
-for _, part in ipairs { "folds", "stencil", "gather", "rows", "data", "control" } do
+for _, part in ipairs { "folds", "segments", "stencil", "gather", "rows", "data", "control" } do
   require("lacc.mpi." .. part)
 end
 local M, any_dist, explain_dist, fail, has_dist = C.M, C.any_dist, C.explain_dist, C.fail, C.has_dist
@@ -27,8 +28,7 @@ local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
 
 -- ---- install: lacc's combinators learn distributed arguments
 
-local NOT_YET = { "stencil2", "foldSeg", "fold1Seg", "scanl1Seg", "scanr1Seg", "scanlSeg",
-  "scanrSeg", "scanlSeg_", "scanrSeg_", "write_png",
+local NOT_YET = { "stencil2", "write_png",
   "partition", "unit", "compile", "iota", "shape", "size" }
 
 local function not_yet(name)

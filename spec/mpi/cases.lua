@@ -50,6 +50,24 @@ local function mat(n, w, ty, seed, dist)
   return input(rows(n, w, seed, ty:sub(1, 1) == "f" and reals or ints), ty, dist)
 end
 
+-- segment lengths of 0 to 4 summing to n (deterministic), an empty one first and last
+local function cut(n, seed)
+  local r, t, left = ints(4 * n + 8, seed), { 0 }, n
+  local i = 1
+  while left > 0 do
+    local l = math.min(left, i > 2 * n and 4 or r[i] % 5)
+    t[#t + 1] = l
+    left, i = left - l, i + 1
+  end
+  t[#t + 1] = 0
+  return t
+end
+-- the lengths without the empty ones (fold1Seg's segments)
+local function nonempty(lens)
+  local t = {}
+  for _, l in ipairs(lens) do if l > 0 then t[#t + 1] = l end end
+  return t
+end
 local add = function(a, b) return a + b end
 -- associative, not commutative: the first non-zero
 local first = function(a, b) return lacc.cond(lacc.ne(a, 0), a, b) end
@@ -146,6 +164,38 @@ for _, n in ipairs(EXTENTS) do
     local ys = lacc.map(function(x) return lacc.cond(lacc.gt(x, 60), x, lacc.constant(0, "i64")) end, xs)
     return { lacc.scanl(add, lacc.constant(5, "i64"), xs), lacc.scanl1(add, xs), lacc.scanr(add, 2, xs),
              lacc.scanr1(add, xs), lacc.scanl1(first, ys), lacc.scanr1(first, ys) }
+  end)
+  -- segments of 0 to 4 elements summing to n, empty ones first, last and between: most
+  -- cross a rank boundary somewhere on 2-4 ranks; tails: segments ending before n
+  for _, layout in ipairs { "cut", "whole", "short" } do
+    case("segmented folds and scans (" .. layout .. ") n=" .. N, function(d)
+      local xs = vec(n, "i32", 40, d)
+      local ys = lacc.map(function(x) return lacc.cond(lacc.gt(x, 30), x, lacc.constant(0, "i32")) end, xs)
+      local lens = layout == "whole" and { n } or cut(n, 41)
+      if layout == "short" then lens = cut(math.max(n - 2, 0), 42) end
+      local segs = lacc.fromtable(lens, "i32")
+      local full = layout ~= "short"
+      local out = { lacc.foldSeg(first, 0, ys, segs), lacc.foldSeg(add, 3, xs, segs),
+                    lacc.fold1Seg(add, xs, lacc.fromtable(nonempty(lens), "i64")) }
+      if full then
+        local ex, tot = lacc.scanlSeg_(add, 2, xs, segs)
+        local rex, rtot = lacc.scanrSeg_(first, 0, ys, segs)
+        for _, r in ipairs { lacc.scanl1Seg(first, ys, segs), lacc.scanr1Seg(first, ys, segs),
+                             lacc.scanlSeg(add, -4, xs, segs), lacc.scanrSeg(first, 0, ys, segs),
+                             lacc.scanr1Seg(add, xs, segs), ex, tot, rex, rtot } do
+          out[#out + 1] = r
+        end
+      end
+      return out
+    end)
+  end
+  case("segmented folds and scans of rank 2, segment lengths distributed n=" .. N, function(d)
+    local m = mat(n, 7, "i64", 43, d)
+    local segs = input({ 2, 0, 3, 2 }, "i64", d)
+    local ex, tot = lacc.scanrSeg_(add, 1, m, segs)
+    return { lacc.foldSeg(first, lacc.constant(0, "i64"), m, segs), lacc.scanl1Seg(add, m, segs),
+             lacc.scanrSeg(first, 0, m, segs), ex, tot,
+             lacc.foldSeg(add, 0, vec(n, "i64", 44, false), input(cut(n, 45), "i32", d)) }
   end)
   case("scans of rank 2 along rows n=" .. N, function(d)
     local m = mat(n, 3, "i32", 11, d)
@@ -684,6 +734,54 @@ check_case("model: a scan's block totals cross the ranks in ceil(log2 P) message
       local w = right and (100 + i) * (101 - i) / 2 or i * (i + 1) / 2
       if got:get(i) ~= w then return ("element %d is %s, want %d"):format(i, tostring(got:get(i)), w) end
     end
+  end
+end)
+check_case("model: a segmented fold's and scan's carries cross the ranks in ceil(log2 P) messages a rank at most", function()
+  local P, r = lacc.mpi.size(), lacc.mpi.rank()
+  local lens = {}
+  for i = 1, 20 do lens[i] = i % 3 == 0 and 0 or 7 end   -- 98 elements in 20 segments
+  local segs = lacc.fromtable(lens, "i64")
+  for _, name in ipairs { "foldSeg", "scanr1Seg" } do
+    local right = name == "scanr1Seg"
+    local xs = lacc.mpi.generate({ 98 }, function(i) return lacc.cast(i, "i64") end)
+    local p = right and lacc.scanr1Seg(add, xs, segs) or lacc.foldSeg(add, 0, xs, segs)
+    lacc.mpi.barrier()
+    lacc.mpi.reset_stats()
+    local got = lacc.run(p):allgather()
+    local st = lacc.mpi.stats()
+    local want = model.scan_sends(P, r, right)
+    -- the allgather after sends P - 1 more
+    if st.messages_sent - (P - 1) ~= want then
+      return ("%s: sent %d messages, the model says %d"):format(name, st.messages_sent - (P - 1), want)
+    end
+    -- against Lua loops: segment sums, or each element plus the rest of its segment
+    local at, k = 0, 0
+    for _, l in ipairs(lens) do
+      local s = 0
+      for i = at + l, at + 1, -1 do
+        s = s + i
+        if right and got:get(i) ~= s then return ("scanr1Seg element %d is %s, want %d"):format(i, tostring(got:get(i)), s) end
+      end
+      k = k + 1
+      if not right and got:get(k) ~= s then return ("foldSeg segment %d is %s, want %d"):format(k, tostring(got:get(k)), s) end
+      at = at + l
+    end
+  end
+end)
+check_case("misuse: segment lengths a distributed segmented op cannot take are every rank's error", function()
+  local xs = lacc.mpi.generate({ 6 }, function(i) return i end)
+  local want = {
+    { lacc.foldSeg(add, 0, xs, lacc.fromtable({ 2, -1, 5 }, "i32")), "foldSeg: a negative segment length" },
+    { lacc.scanl1Seg(add, xs, lacc.fromtable({ 2, 3 }, "i32")),
+      "scanl1Seg: segments of 5 elements in all, not the extent 6" },
+    { lacc.foldSeg(add, 0, xs, lacc.fromtable({ 4, 3 }, "i32")), "foldSeg: segments of 7 elements in all, past the extent 6" },
+    { lacc.fold1Seg(add, xs, lacc.fromtable({ 4, 0, 2 }, "i32")), "fold1Seg: an empty segment" },
+  }
+  for _, w in ipairs(want) do
+    local ok, err = pcall(lacc.run, w[1])
+    if ok or not strip(err):find(w[2], 1, true) then return ("want %q, got %s"):format(w[2], tostring(err)) end
+    local bad = same_everywhere(strip(err)) or went_on()
+    if bad then return bad end
   end
 end)
 check_case("model: rotate, take, drop and reverse send each element that changes rank once", function()

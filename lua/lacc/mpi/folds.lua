@@ -98,7 +98,7 @@ local function exscan(mine, pair, right)
   return excl
 end
 
-C.tree, C.HAVE, C.FAILED, C.FAILED_ROOM = tree, HAVE, FAILED, FAILED_ROOM
+C.tree, C.exscan, C.HAVE, C.FAILED, C.FAILED_ROOM = tree, exscan, HAVE, FAILED, FAILED_ROOM
 
 -- msg and sh, once the room the messages of a tree or scan of partials of type t and
 -- shape sh take (a failure's text cut to fit) is reserved: inside the agreement before
