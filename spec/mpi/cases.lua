@@ -342,6 +342,15 @@ for _, n in ipairs(EXTENTS) do
     local k2, v2 = lacc.sort_by_key(lacc.map(function(x) return -x end, vals), keys, { descending = true })
     return { k, v, k2, v2 }
   end)
+  if MOVED_AT[n] then
+    case("sort_by_key of a distributed and a replicated array n=" .. N, function(d)
+      -- the replicated one sliced to the other's rows
+      local keys = lacc.map(function(x) return lacc.band(x, 3) end, vec(n, "i64", 43, d))
+      local k3, v3 = lacc.sort_by_key(keys, vec(n, "i32", 45, false))
+      local k4, v4 = lacc.sort_by_key(vec(n, "i32", 46, false), vec(n, "f64", 44, d), { descending = true })
+      return { k3, v3, k4, v4 }
+    end)
+  end
   case("sort_by_key of rank 2 (each row), and of NaN keys n=" .. N, function(d)
     -- ties, a NaN key; descending; by a key of the key
     local mk = mat(n, 5, "i64", 53, d)

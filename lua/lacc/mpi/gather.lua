@@ -555,7 +555,8 @@ end
 arg_extreme("argmax", true)
 arg_extreme("argmin", false)
 
--- sort_by_key of distributed keys and values of one rank: a stable sort of (key, value)
+-- sort_by_key of keys and values of one rank, one or both distributed (a replicated one
+-- sliced to the other's rows, as element-wise operands are): a stable sort of (key, value)
 -- pairs by the key (rank 1: the sample sort, one all-to-all round; rank 2 or more: each
 -- row on its rank), then the keys and the values apart: the order of one process's
 -- argsort, and its bits (the keys are moved, not sorted as numbers, which would give NaN
@@ -563,9 +564,9 @@ arg_extreme("argmin", false)
 wrapped.sort_by_key = function(args)
   local keys, values, opts = args[1], args[2], args[3]
   if not is_dist(keys) and not is_dist(values) then return nil end
-  if not (is_dist(keys) and is_dist(values)) or keys.rank ~= values.rank then
-    fail("sort_by_key: keys and values must both be distributed arrays of one rank: other " ..
-         "cases are not yet distributed (lacc.mpi)")
+  if C.rank_of(keys) ~= C.rank_of(values) then
+    fail("sort_by_key: keys and values must be arrays of one rank: other cases are not yet " ..
+         "distributed (lacc.mpi)")
   end
   local by, o = type(opts) == "table" and opts.by or nil, {}
   if type(opts) == "table" then for k, v in pairs(opts) do o[k] = v end end
