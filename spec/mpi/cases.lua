@@ -197,6 +197,14 @@ for _, n in ipairs(EXTENTS) do
              lacc.scanrSeg(first, 0, m, segs), ex, tot,
              lacc.foldSeg(add, 0, vec(n, "i64", 44, false), input(cut(n, 45), "i32", d)) }
   end)
+  case("scanl_ scanr_ along the distributed dimension n=" .. N, function(d)
+    local xs = vec(n, "i64", 47, d)
+    local ys = lacc.map(function(x) return lacc.cond(lacc.gt(x, 60), x, lacc.constant(0, "i64")) end, xs)
+    local a, b = lacc.scanl_(add, 5, xs)
+    local c, e = lacc.scanr_(first, 0, ys)
+    local g, h = lacc.scanl_(first, 0, ys, { dim = 1 })
+    return { a, b, c, e, g, h }
+  end)
   case("scans of rank 2 along rows n=" .. N, function(d)
     local m = mat(n, 3, "i32", 11, d)
     return { lacc.scanl1(add, m), lacc.scanr(add, 1, m) }
@@ -542,8 +550,8 @@ check_case("misuse: a combinator not yet distributed says so", function()
   if ok or not tostring(err):find(new_outer, 1, true) then
     return tostring(err)
   end
-  ok, err = pcall(lacc.scanl_, function(a, b) return a + b end, 0, xs)
-  local row_wise = "scanl_: along the distributed dimension (an array of rank 1): not yet distributed"
+  ok, err = pcall(lacc.take, lacc.constant(2, "i64"), xs)
+  local row_wise = "take: a count that is not a Lua integer, of a distributed array of rank 1: not yet distributed"
   if ok or not tostring(err):find(row_wise, 1, true) then
     return tostring(err)
   end

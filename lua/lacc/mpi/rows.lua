@@ -138,7 +138,8 @@ DESC.transpose = "redistribution: one all-to-all, each rank sends every other th
 
 -- Along the innermost dimension of an array of rank 2 or more each row is one rank's:
 -- local. (Of rank 1, along the distributed dimension: reverse, rotate, take and drop move
--- elements between ranks, gather.lua's C.rearranged; the others are not yet distributed.)
+-- elements between ranks, gather.lua's C.rearranged; scanl_ and scanr_ are one segment's
+-- exclusive scan, segments.lua's C.whole_exclusive.)
 local function row_local(name, xs_i, how_many)
   wrapped[name] = function(args, n)
     local xs = args[xs_i]
@@ -146,6 +147,11 @@ local function row_local(name, xs_i, how_many)
     if xs.rank < 2 then
       if C.rearranged and (name == "reverse" or name == "rotate" or name == "take" or name == "drop") then
         return C.rearranged(name, args, n)
+      end
+      local o = args[4]
+      if C.whole_exclusive and (name == "scanl_" or name == "scanr_")
+         and (o == nil or (type(o) == "table" and o.dim == 1 and next(o, next(o)) == nil)) then
+        return C.whole_exclusive(name, args)
       end
       fail("%s: along the distributed dimension (an array of rank 1): not yet distributed " ..
            "(lacc.mpi); rows of arrays of rank 2 or more are", name)

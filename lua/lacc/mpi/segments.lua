@@ -138,8 +138,10 @@ local function args_of(nd)
   return spec, xi, nd.args[1], spec.z and nd.args[2] or nil
 end
 
--- the segment lengths on every rank: all-gathered where distributed
+-- the segment lengths on every rank: all-gathered where distributed; one segment of
+-- the whole extent for scanl_ and scanr_ (nd.whole)
 local function whole_segs(nd, vals, xi, opts)
+  if nd.whole then return plain.fill({ 1 }, C.exp.constant(total(vals[xi].counts), "i64")) end
   local sv = vals[xi + 1]
   if not sv.counts then return sv.acc end
   return lazy(nd, "segs", { sv.acc }, function()
@@ -285,6 +287,18 @@ local function results(nd, vals, opts)
     for _, r in ipairs(res) do r.acc, r.counts = plain.reverse(r.acc), reversed_list(r.counts) end
   end
   return res
+end
+
+-- scanl_ / scanr_ of a distributed rank-1 array: the exclusive scan of one segment, the
+-- whole extent (its segments' op), and the total, held by the rank where the segment
+-- ends, replicated by a fold of that one-element array (its tree)
+C.whole_exclusive = function(name, args)
+  local f, z, xs = args[1], args[2], args[3]
+  local op = name == "scanr_" and "scanrSeg_" or "scanlSeg_"
+  local ex, tot = record(op, 2, function(g, y, x) return plain[op](g, y, x, plain.fill({ 1 }, C.exp.constant(0, "i64"))) end,
+                         { f, z, xs }, 3)
+  for _, nd in ipairs { ex, tot } do nd.whole, nd.xt, nd.xrank = true, xs.t, 1 end
+  return ex, L.fold1(f, tot)
 end
 
 for name, spec in pairs(OPS) do
