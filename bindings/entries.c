@@ -44,6 +44,13 @@ static int l_type_bytes(lua_State *L) {
   return 1;
 }
 
+static int l_type_leaf_bytes(lua_State *L) {
+  int64_t n = lacc_type_leaf_bytes(lb_ctx(L), luaL_checkstring(L, 1));
+  if (n < 0) return lb_raise(L);
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
 static int l_array_load_npy(lua_State *L) {
   lacc_array *a = lacc_array_load_npy(lb_ctx(L), luaL_checkstring(L, 1));
   if (a == NULL) return lb_raise(L);
@@ -160,6 +167,7 @@ const luaL_Reg lb_entry_funcs[] = {
   { "array_type", l_array_type },
   { "array_layout", l_array_layout },
   { "type_bytes", l_type_bytes },
+  { "type_leaf_bytes", l_type_leaf_bytes },
   { "array_load_npy", l_array_load_npy },
   { "array_read_png", l_array_read_png },
   { "array_save_npy", l_array_save_npy },

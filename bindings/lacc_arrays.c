@@ -102,17 +102,40 @@ static elem_kind elem_of(const char *t) {
   return E_NONE;
 }
 
-/* array_from_bytes(type, shape, string) */
-static int l_array_from_bytes(lua_State *L) {
+typedef lacc_array *(*from_fn)(lacc_ctx *, const char *, int, const int64_t *, const void *, int64_t);
+
+/* (type, shape, string) -> a new array, by from (packed bytes, or leaves) */
+static int array_from(lua_State *L, from_fn from) {
   const char *type = luaL_checkstring(L, 1);
   int64_t ext[LACC_MAX_RANK];
   int rank = check_shape(L, 2, ext);
   size_t len;
   const char *data = luaL_checklstring(L, 3, &len);
-  lacc_array *a = lacc_array_from_buffer(lb_ctx(L), type, rank, ext, data, (int64_t)len);
+  lacc_array *a = from(lb_ctx(L), type, rank, ext, data, (int64_t)len);
   if (a == NULL) return lb_raise(L);
   lb_push_array(L, a);
   return 1;
+}
+/* array_from_bytes(type, shape, string); array_from_leaves(...) (lacc.mpi: sums too) */
+static int l_array_from_bytes(lua_State *L) { return array_from(L, lacc_array_from_buffer); }
+static int l_array_from_leaves(lua_State *L) { return array_from(L, lacc_array_from_leaves); }
+
+typedef int (*to_fn)(lacc_ctx *, lacc_array *, void *, int64_t);
+
+/* a's n bytes, copied out by to into a scratch buffer, as a new string */
+static int array_to(lua_State *L, lacc_array *a, int64_t n, to_fn to) {
+  char *tmp = lua_newuserdatauv(L, (size_t)n + 1, 0);   /* collected, whatever raises */
+  if (to(lb_ctx(L), a, tmp, n) != LACC_OK) return lb_raise(L);
+  lua_pushlstring(L, tmp, (size_t)n);
+  return 1;
+}
+
+/* array_to_leaves(a) -> the leaves form as a string (lacc.mpi: sums too) */
+static int l_array_to_leaves(lua_State *L) {
+  lacc_array *a = lb_check_array(L, 1);
+  int64_t eb = lacc_type_leaf_bytes(lb_ctx(L), lacc_array_type(a));
+  if (eb < 0) return lb_raise(L);
+  return array_to(L, a, eb * lacc_array_size(a), lacc_array_to_leaves);
 }
 
 /* Bytes [off, off + n) of the storage of an array of a scalar type (row-major, as C
@@ -152,10 +175,7 @@ static int l_array_to_bytes(lua_State *L) {
     lua_pushlstring(L, n > 0 ? p : "", (size_t)n);
     return 1;
   }
-  char *tmp = lua_newuserdatauv(L, (size_t)n + 1, 0);   /* collected, whatever raises */
-  if (lacc_array_to_buffer(ctx, a, tmp, n) != LACC_OK) return lb_raise(L);
-  lua_pushlstring(L, tmp, (size_t)n);
-  return 1;
+  return array_to(L, a, n, lacc_array_to_buffer);
 }
 
 /* The 64 bits an integer element gets from the value at idx (the setters' rules: integers,
@@ -392,7 +412,8 @@ static int l_array_row(lua_State *L) {
 const luaL_Reg lb_array_funcs[] = {
   { "array_new", l_array_new }, { "array_free", l_array_free }, { "array_shape", l_array_shape },
   { "array_leaf_type", l_array_leaf_type }, { "array_get", l_array_get },
-  { "array_from_bytes", l_array_from_bytes },
+  { "array_from_bytes", l_array_from_bytes }, { "array_from_leaves", l_array_from_leaves },
+  { "array_to_leaves", l_array_to_leaves },
   { "array_to_bytes", l_array_to_bytes }, { "array_read_bytes", l_array_read_bytes },
   { "array_write_bytes", l_array_write_bytes }, { "array_fill", l_array_fill },
   { "array_row", l_array_row }, { "maxn", l_maxn }, { "array_get1", l_array_get1 },

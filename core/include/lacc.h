@@ -154,6 +154,15 @@ lacc_array *lacc_array_from_buffer(lacc_ctx *ctx, const char *type, int rank,
                                    const int64_t *extents, const void *data, int64_t bytes);
 /* a's elements, packed, copied into out (`bytes` must be exactly their size). */
 int lacc_array_to_buffer(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes);
+/* The leaves form, which every type has: as packed bytes for a type without a sum; with
+ * a sum, each element's leaves in order, a sum's being a u32 constructor index (0-based)
+ * and then every alternative's leaves (the inactive ones zero). lacc.mpi sends arrays of
+ * sums so. lacc_type_leaf_bytes: bytes of one element, or -1 with an error.
+ * lacc_array_from_leaves checks each constructor index (an error names the element). */
+int64_t lacc_type_leaf_bytes(lacc_ctx *ctx, const char *type);
+lacc_array *lacc_array_from_leaves(lacc_ctx *ctx, const char *type, int rank,
+                                   const int64_t *extents, const void *data, int64_t bytes);
+int lacc_array_to_leaves(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes);
 /* The storage of an array of a scalar type: its elements as C stores them, in row-major
  * order; valid, for reads and writes, as lacc_array_leaf_data's pointer is. NULL with an
  * error in the array's context for other types. */

@@ -84,6 +84,10 @@ int64_t lacc_type_bytes(lacc_ctx *ctx, const char *type);
 lacc_array *lacc_array_from_buffer(lacc_ctx *ctx, const char *type, int rank,
                                    const int64_t *extents, const void *data, int64_t bytes);
 int lacc_array_to_buffer(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes);
+int64_t lacc_type_leaf_bytes(lacc_ctx *ctx, const char *type);
+lacc_array *lacc_array_from_leaves(lacc_ctx *ctx, const char *type, int rank,
+                                   const int64_t *extents, const void *data, int64_t bytes);
+int lacc_array_to_leaves(lacc_ctx *ctx, lacc_array *a, void *out, int64_t bytes);
 void *lacc_array_data(lacc_array *a);
 const void *lacc_array_data_read(lacc_array *a);
 void *lacc_array_bytes(lacc_ctx *ctx, lacc_array *a, int64_t off, int64_t n, int write);

@@ -226,12 +226,26 @@ local function extents(shape, what)
 end
 
 
--- data: a Lua string or a pointer (cdata) to bytes packed elements
-function M.array_from_bytes(t, shape, data, bytes)
+-- data: a Lua string or a pointer (cdata) to bytes packed elements (from_leaves: the
+-- leaves form, lacc.mpi's, which sums have too)
+local function array_from(from, t, shape, data, bytes)
   local rank, ext = extents(shape, "frombytes")
-  local p = C.lacc_array_from_buffer(live(), t, rank, ext, ffi.cast("const void *", data), bytes)
+  local p = from(live(), t, rank, ext, ffi.cast("const void *", data), bytes)
   if p == nil then raise() end
   return wrap_array(p)
+end
+function M.array_from_bytes(t, shape, data, bytes)
+  return array_from(C.lacc_array_from_buffer, t, shape, data, bytes)
+end
+function M.array_from_leaves(t, shape, data, bytes)
+  return array_from(C.lacc_array_from_leaves, t, shape, data, bytes)
+end
+function M.array_to_leaves(b)
+  local a = check_array(b)
+  local n = M.type_leaf_bytes(ffi.string(C.lacc_array_type(a))) * tonumber(C.lacc_array_size(a))
+  local buf = ffi.new("uint8_t[?]", n > 0 and n or 1)
+  if C.lacc_array_to_leaves(live(), a, buf, n) ~= 0 then raise() end
+  return ffi.string(buf, n)
 end
 
 local elem_ptr = {

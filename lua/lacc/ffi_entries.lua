@@ -32,6 +32,11 @@ return function(C, h)
     if n < 0 then raise() end
     return tonumber(n)
   end
+  function F.type_leaf_bytes(a1)
+    local n = C.lacc_type_leaf_bytes(live(), a1)
+    if n < 0 then raise() end
+    return tonumber(n)
+  end
   function F.array_load_npy(a1)
     local p = C.lacc_array_load_npy(live(), a1)
     if p == nil then raise() end

@@ -362,6 +362,30 @@ for _, n in ipairs(EXTENTS) do
       return { k3, v3, k4, v4 }
     end)
   end
+  if MOVED_AT[n] then
+    case("arrays of sum types across ranks n=" .. N, function(d)
+      local gen = d and lacc.mpi.generate or lacc.generate
+      local m = lacc.map(function(i)
+        return lacc.cond(lacc.eq(lacc.imod(i, 3), 0), lacc.Just(lacc.cast(i * 7 % 5, "f64") * 1.5), lacc.Nothing("f64"))
+      end, gen({ n }, function(i) return i end))
+      local val = function(v) return lacc.match(v, { Just = function(x) return x end, Nothing = function() return -1.0 end }) end
+      local pick = function(a, b) return lacc.cond(lacc.gt(val(b), val(a)), b, a) end
+      local T = lacc.Either(lacc.Maybe("f64"), lacc.tuple("i8", "f32"))
+      local host = {}
+      for i = 1, n do
+        local left = i % 3 == 0 and { tag = "Nothing" } or { tag = "Just", i * 1.25 }
+        host[i] = i % 2 == 0 and { tag = "Right", { i - 5, i / 4 } } or { tag = "Left", left }
+      end
+      local e = input(host, T, d)   -- scattered as leaves
+      local fill = d and lacc.mpi.fill or lacc.fill
+      return { m, lacc.sort(m, { by = val }), lacc.fold(pick, lacc.Nothing("f64"), m), lacc.scanl1(pick, m),
+               lacc.stencil(function(a, b, c) return lacc.cond(lacc.gt(val(a), val(c)), a, b) end, "clamp", m, { 3 }),
+               lacc.reverse(m), lacc.rotate(2, m), lacc.backpermute({ n }, function(i) return n + 1 - i end, m),
+               lacc.permute(pick, fill({ 3 }, lacc.Nothing("f64")), function(i) return lacc.imod(i, 3) + 1 end, m),
+               lacc.scanl1Seg(pick, m, lacc.fromtable(cut(n, 48), "i32")), e, lacc.reverse(e),
+               lacc.zip(e, m) }
+    end)
+  end
   case("sort_by_key of rank 2 (each row), and of NaN keys n=" .. N, function(d)
     -- ties, a NaN key; descending; by a key of the key
     local mk = mat(n, 5, "i64", 53, d)
@@ -428,7 +452,10 @@ for _, n in ipairs(EXTENTS) do
   end
 end
 
-local function bytes(a) return a:type() .. ":" .. table.concat(a:shape(), ",") .. ":" .. a:tobytes() end
+-- an array's type, shape and elements as bytes (of sums: the core's leaves form, as
+-- lacc.mpi sends them)
+local core = require("lacc.util").core
+local function bytes(a) return a:type() .. ":" .. table.concat(a:shape(), ",") .. ":" .. core.array_to_leaves(a) end
 
 -- ---- errors: the same error on every rank, never a hang
 

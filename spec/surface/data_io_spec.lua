@@ -331,6 +331,59 @@ print('ok')
   end)
 end)
 
+describe("the leaves form (lacc.mpi's bytes, sums included)", function()
+  local core = require("lacc.util").core
+  local u32 = function(v) return string.char(v % 256, math.floor(v / 256) % 256, 0, 0) end
+  local little = JIT and require("ffi").abi("le") or (not JIT and string.unpack("<i4", string.pack("=i4", 1)) == 1)
+  it("is a u32 constructor index, then every alternative's leaves (hand-computed)", function()
+    if not little then return end   -- the bytes below are little-endian
+    local M = lacc.Maybe("i32")
+    local a = lacc.fromtable({ { tag = "Just", 5 }, { tag = "Nothing" }, { tag = "Just", -2 } }, M)
+    local want = u32(1) .. u32(5) .. u32(0) .. u32(0) .. u32(1) .. string.char(0xFE, 0xFF, 0xFF, 0xFF)
+    assert.are.equal(M.sig or a:type(), a:type())
+    assert.are.equal(8, core.type_leaf_bytes(a:type()))
+    assert.are.equal(want, core.array_to_leaves(a))
+    assert.are.same(a:totable(), core.array_from_leaves(a:type(), { 3 }, want, #want):totable())
+  end)
+  it("round-trips nested sums and tuples under every layout, and empty arrays", function()
+    local T = lacc.Either(lacc.Maybe("f64"), lacc.tuple("i8", "f32", "bool"))
+    local vals = {}
+    for i = 1, 23 do
+      if i % 3 == 0 then vals[i] = { tag = "Left", { tag = "Nothing" } }
+      elseif i % 3 == 1 then vals[i] = { tag = "Left", { tag = "Just", i * 0.25 - 3 } }
+      else vals[i] = { tag = "Right", { (i * 37) % 256 - 128, i / 8, i % 2 == 0 } } end
+    end
+    for _, layout in ipairs { "compact", "rtu", "unboxed", "compact_radix" } do
+      lacc.set_layout(layout)
+      local a = lacc.fromtable(vals, T)
+      local s = core.array_to_leaves(a)
+      assert.are.equal(23 * core.type_leaf_bytes(a:type()), #s)
+      assert.are.same(a:totable(), core.array_from_leaves(a:type(), { 23 }, s, #s):totable())
+      local e = lacc.fromtable({}, T)
+      assert.are.equal("", core.array_to_leaves(e))
+      assert.are.equal(0, core.array_from_leaves(a:type(), { 0 }, "", 0):size())
+    end
+    lacc.set_layout("compact")
+  end)
+  it("is the packed form for types without a sum", function()
+    local a = lacc.fromtable({ { 1, 2.5 }, { -3, 0 / 0 } }, lacc.tuple("i16", "f64"))
+    assert.are.equal(a:tobytes(), core.array_to_leaves(a))
+    assert.are.equal(core.type_bytes(a:type()), core.type_leaf_bytes(a:type()))
+  end)
+  it("refuses a constructor index past the sum's and a wrong length, naming them", function()
+    local t = lacc.fromtable({ { tag = "Nothing" } }, lacc.Maybe("i32")):type()
+    local ok, err = pcall(core.array_from_leaves, t, { 2 }, u32(0) .. u32(0) .. u32(2) .. u32(0), 16)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("element 2 of " .. t .. " names no constructor", 1, true), err)
+    ok, err = pcall(core.array_from_leaves, t, { 2 }, u32(0), 4)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("2 elements of " .. t .. " take 16 bytes, got 4", 1, true), err)
+    -- an inactive alternative's leaves are not read: any bytes there
+    local a = core.array_from_leaves(t, { 1 }, u32(0) .. u32(77), 8)
+    assert.are.same({ { tag = "Nothing" } }, a:totable())
+  end)
+end)
+
 describe("read_png", function()
   local dir = tmpdir()
   local out = py(([=[

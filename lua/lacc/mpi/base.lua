@@ -213,11 +213,33 @@ function damethods.counts(self) return { unpack(self.rows) } end
 function damethods.offset(self) return rows_before(self.rows, me()) end
 function damethods.free(self) self.block:free() end
 
+-- Arrays cross ranks as bytes: packed (lacc.frombytes' form) for types without a sum,
+-- the core's leaves form for those with one (a u32 constructor index, then every
+-- alternative's leaves: lacc_array_to_leaves).
+local with_sum = setmetatable({}, { __index = function(t, ty)
+  local v = not pcall(util.core.type_bytes, ty)
+  t[ty] = v
+  return v
+end })
+
 local function packed(a, what)
-  local ok, s = pcall(a.tobytes, a)
+  local ok, s = pcall(a.type, a)   -- a freed array: tobytes says so
+  if ok and with_sum[s] then ok, s = pcall(util.core.array_to_leaves, a)
+  else ok, s = pcall(a.tobytes, a) end
   if not ok then fail("%s: %s", what, (tostring(s):gsub(" %(at [^)]*%)$", ""))) end
   return s
 end
+
+-- an array of type t (a signature) and shape from bytes that packed made
+local function unpacked(s, t, shape)
+  if not with_sum[t] then return plain.frombytes(s, t, shape) end
+  local ok, a = pcall(util.core.array_from_leaves, t, shape, s, #s)
+  if not ok then fail("frombytes: %s", (tostring(a):gsub(" %(at [^)]*%)$", ""))) end
+  return a
+end
+
+-- bytes of one element as packed sends it
+local function elem_bytes(t) return util.core.type_leaf_bytes(t) end
 
 -- the whole array on every rank (collective)
 -- (the block packed before the ranks agree: one that cannot pack it fails there, not alone)
@@ -226,7 +248,7 @@ function damethods.allgather(self)
   started("allgather")
   local s = together("allgather of " .. operand_text(self), packed, self.block, "allgather")
   local parts = B.allgather(s)
-  return plain.frombytes(table.concat(parts), self.t, self:shape())
+  return unpacked(table.concat(parts), self.t, self:shape())
 end
 
 -- the whole array on rank `root` (1-based, default 1), nil on the others (collective)
@@ -241,7 +263,7 @@ function damethods.gather(self, root)
   for q = 1, nranks() do parts[q] = q == root and s or "" end
   local got = B.alltoall(parts)
   if me() + 1 ~= root then return nil end
-  return plain.frombytes(table.concat(got), self.t, self:shape())
+  return unpacked(table.concat(got), self.t, self:shape())
 end
 
 -- xs[i] / xs:at(i, ...) of a distributed array inside a function: while lacc.mpi traces
@@ -493,7 +515,7 @@ local function redistribute(v, counts, t, opts, what)
   local got = table.concat(B.alltoall(parts))
   local sh = block:shape()
   sh[1] = counts[me() + 1]
-  return { acc = plain.frombytes(got, t, sh), counts = counts }
+  return { acc = unpacked(got, t, sh), counts = counts }
 end
 
 -- Element-wise combinators: aligned blocks, each rank alone.
@@ -749,6 +771,8 @@ C.new_da = new_da
 C.nranks = nranks
 C.outer_shape = outer_shape
 C.packed = packed
+C.unpacked = unpacked
+C.elem_bytes = elem_bytes
 C.plain = plain
 C.product = product
 C.record = record

@@ -3,6 +3,7 @@
 -- Owns: the agreement on types and extents before anything is placed.
 -- Must not: read more of a file than a rank's rows where the dtype allows.
 local C = require "lacc.mpi.base"
+local unpacked, elem_bytes = C.unpacked, C.elem_bytes
 local L, M, agree_on, allgather, alltoall = C.L, C.M, C.agree_on, C.allgather, C.alltoall
 local array, balanced, fail, local_shape, me = C.array, C.balanced, C.fail, C.local_shape, C.me
 local new_da, nranks, packed, plain, product = C.new_da, C.nranks, C.packed, C.plain, C.product
@@ -44,7 +45,7 @@ function M.scatter(a, root)
     fail("mpi.scatter: expected a rank from 1 to %d, got %s", P, util.show(root))
   end
   -- the parts made before the agreement: a root that cannot make them (no array, a freed
-  -- one, elements of a sum type, which have no packed form) fails there, not alone
+  -- one) fails there, not alone
   local ok, parts = pcall(scatter_parts, a, root, P)
   local err = not ok and ("mpi.scatter: " .. tostring(parts):gsub("^mpi%.scatter: ", ""):gsub(" %(at [^)]*%)$", "")) or nil
   local first, text = agree_on(("lacc.mpi.scatter from rank %d"):format(root), not ok, err)
@@ -55,7 +56,7 @@ function M.scatter(a, root)
   for e in shs:gmatch("%d+") do sh[#sh + 1] = tonumber(e) end
   local counts = balanced(sh[1], P)
   local lsh = local_shape(sh, counts[me() + 1])
-  return new_da(plain.frombytes(data, t, lsh), counts, t, #sh)
+  return new_da(unpacked(data, t, lsh), counts, t, #sh)
 end
 
 -- from_blocks(block): this rank's block as its rows of a distributed array (collective:
@@ -136,7 +137,7 @@ function M.load(path)
   end
   local counts = balanced(sh[1], P)
   local lo, rows = rows_before(counts, me()), counts[me() + 1]
-  local rowbytes = util.core.type_bytes(t) * product(sh, 2)
+  local rowbytes = elem_bytes(t) * product(sh, 2)
   f:seek("set", off + lo * rowbytes)
   local data = rows * rowbytes > 0 and f:read(rows * rowbytes) or ""
   f:close()
@@ -146,7 +147,7 @@ function M.load(path)
   if first then error(text, 0) end
   -- a bool byte other than 0 reads as 1 (as frombytes does; no NUL in the pattern: LuaJIT)
   if t == "bool" then data = data:gsub("[\1-\255]", "\1") end
-  return new_da(plain.frombytes(data, t, local_shape(sh, rows)), counts, t, #sh)
+  return new_da(unpacked(data, t, local_shape(sh, rows)), counts, t, #sh)
 end
 
 

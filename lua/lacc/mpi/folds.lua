@@ -5,6 +5,7 @@
 -- before it, by a scan of messages).
 -- Must not: reorder a fold's operands (partials combine in rank order).
 local C = require "lacc.mpi.base"
+local unpacked, elem_bytes = C.unpacked, C.elem_bytes
 local DESC, H, L, about, exp, force = C.DESC, C.H, C.L, C.about, C.exp, C.force
 local key_of, lazy, me, nranks, packed, plain = C.key_of, C.lazy, C.me, C.nranks, C.packed, C.plain
 local exchange, product, reserve = C.exchange, C.product, C.reserve
@@ -20,7 +21,7 @@ local function with_rows(n, rest)
 end
 
 local function stack(parts, t, rest)
-  return plain.frombytes(table.concat(parts), t, with_rows(#parts, rest))
+  return unpacked(table.concat(parts), t, with_rows(#parts, rest))
 end
 
 -- A rank's partial as a message: "\1" and its bytes, "\0" where the rank had no rows,
@@ -104,7 +105,7 @@ C.tree, C.exscan, C.HAVE, C.FAILED, C.FAILED_ROOM = tree, exscan, HAVE, FAILED, 
 -- shape sh take (a failure's text cut to fit) is reserved: inside the agreement before
 -- them, so that a rank that cannot take part says so there, not in the middle
 local function reserved(msg, t, sh)
-  reserve(math.max(#msg, util.core.type_bytes(t) * product(sh, 1) + 1, FAILED_ROOM))
+  reserve(math.max(#msg, elem_bytes(t) * product(sh, 1) + 1, FAILED_ROOM))
   return msg, sh
 end
 
@@ -286,7 +287,7 @@ local function scan_handler(op)
       if got:byte(1) == FAILED then error(got:sub(2), 0) end
     end)
     local side = got:byte(1) == HAVE and { got:sub(2) } or {}
-    local st = plain.frombytes(table.concat(side), nd.t, with_rows(#side, rest))
+    local st = unpacked(table.concat(side), nd.t, with_rows(#side, rest))
     local carry   -- a program of rank r - 1, or nil
     if sc.z ~= nil then
       local z = type(sc.z) == "number" and exp.constant(sc.z, nd.t) or sc.z

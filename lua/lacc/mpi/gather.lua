@@ -4,6 +4,7 @@
 -- Owns: the owner of a row, packing requests and replies, the order of combination.
 -- Must not: send a rank rows it did not ask for.
 local C = require "lacc.mpi.base"
+local unpacked, elem_bytes = C.unpacked, C.elem_bytes
 local DESC, H, L, about, aligned, allgather = C.DESC, C.H, C.L, C.about, C.aligned, C.allgather
 local starts_of = C.starts_of
 local key_of = C.key_of
@@ -130,17 +131,17 @@ local function fetch(v, lin, what, opts, step)
   local t = block:type()
   local back = together(step, function()
     local lo = rows_before(v.counts, me()) * product(block:shape(), 2)
-    local req = plain.frombytes(reqs[1], "i64", { #reqs[1] / 8 })
+    local req = unpacked(reqs[1], "i64", { #reqs[1] / 8 })
     local flat = plain.reshape({ block:size() }, block)
     local s = packed(plain.run(plain.map(function(j) return flat[j - lo + 1] end, req), opts.localopts), what)
-    local eb, out, at = util.core.type_bytes(t), {}, 0
+    local eb, out, at = elem_bytes(t), {}, 0
     for q = 1, #counts do
       out[q] = s:sub(at + 1, at + counts[q] * eb)
       at = at + counts[q] * eb
     end
     return out
   end)
-  local vals = plain.frombytes(table.concat(alltoall(back)), t, { order:size() })
+  local vals = unpacked(table.concat(alltoall(back)), t, { order:size() })
   return plain.scatter(vals, order, vals)
 end
 
@@ -243,7 +244,7 @@ local function moved_runs(name, nd, v, counts, opts, what)
   together(what, function()
     local blk = force(v, opts)
     t = blk:type()
-    eb = util.core.type_bytes(t)
+    eb = elem_bytes(t)
     local whole = packed(blk, name)
     for q = 0, P - 1 do
       local buf = {}
@@ -278,7 +279,7 @@ local function moved_runs(name, nd, v, counts, opts, what)
       end
     end
   end
-  return plain.frombytes(table.concat(out), t, { counts[r0 + 1] })
+  return unpacked(table.concat(out), t, { counts[r0 + 1] })
 end
 
 for name, how in pairs(REARRANGE) do
@@ -451,7 +452,7 @@ H.replicate_outer = function(nd, vals, opts)
   end)
   local gs = block:shape()
   gs[1] = total(v.counts)
-  local whole = plain.frombytes(table.concat(allgather(s)), block:type(), gs)
+  local whole = unpacked(table.concat(allgather(s)), block:type(), gs)
   return { acc = plain.replicate(mine, whole), counts = counts }
 end
 DESC.replicate_outer = "one all-gather of the array (each rank's copies need all of it): " ..
@@ -644,7 +645,7 @@ H.matmul_both = function(nd, vals, opts)
   end)
   local gs = block:shape()
   gs[1] = total(vb.counts)
-  local whole = plain.frombytes(table.concat(allgather(s)), block:type(), gs)
+  local whole = unpacked(table.concat(allgather(s)), block:type(), gs)
   return { acc = plain.matmul(va.acc, whole), counts = va.counts }
 end
 DESC.matmul_both = "one all-gather of b (every rank needs all of it): e bytes an element of " ..
@@ -792,7 +793,7 @@ end
 local function dense_combine(op, nd, dblock, got, pt, what)
   local sh = dblock:shape()
   local parts = {}
-  for q = 1, #got do parts[q] = plain.frombytes(got[q], pt, sh) end
+  for q = 1, #got do parts[q] = unpacked(got[q], pt, sh) end
   nd.combine_parts = nd.combine_parts or plain.compile(function(d, ...)
     local acc, combine = d, nd.args[1]
     for _, part in ipairs { ... } do
@@ -897,7 +898,7 @@ local function push_handler(op)
       local merged = C.tree(string.char(C.HAVE) .. parts, function(a, b)
         nd.merge_fn = nd.merge_fn or plain.compile(function(x, y) return merge_partials(op, nd, x, y) end,
                                                    opts.localopts)
-        return packed(nd.merge_fn(plain.frombytes(a, t, gs), plain.frombytes(b, t, gs)), op)
+        return packed(nd.merge_fn(unpacked(a, t, gs), unpacked(b, t, gs)), op)
       end)
       local dblock = force(dv, opts)
       local mine = together(what, function()
@@ -916,13 +917,13 @@ local function push_handler(op)
       local dblock = force(dv, opts)
       return { acc = dense_combine(op, nd, dblock, got, t, what), counts = dv.counts }
     end
-    local outs = incoming(alltoall(parts), { 8, util.core.type_bytes(t) })
+    local outs = incoming(alltoall(parts), { 8, elem_bytes(t) })
     local dblock = force(dv, opts)
     local ls = dblock:shape()
     local lo = rows_before(dv.counts, me()) * product(ls, 2)
     local k = #outs[1] / 8
-    local tg = plain.frombytes(outs[1], "i64", { k })
-    local vs = plain.frombytes(outs[2], t, { k })
+    local tg = unpacked(outs[1], "i64", { k })
+    local vs = unpacked(outs[2], t, { k })
     local function unravel(j)
       local rel, ix = j - lo, {}
       for d = #ls, 2, -1 do

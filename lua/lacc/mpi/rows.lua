@@ -5,13 +5,14 @@
 -- Owns: new row counts after a redistribution, the sort's splitters and exchange.
 -- Must not: keep an order other than the plain combinator's (stable sorts stay stable).
 local C = require "lacc.mpi.base"
+local unpacked, elem_bytes = C.unpacked, C.elem_bytes
 local DESC, H, L, SEARCH_LEVELS, about, aligned = C.DESC, C.H, C.L, C.SEARCH_LEVELS, C.about, C.aligned
 local allgather, alltoall, balanced, exp, fail = C.allgather, C.alltoall, C.balanced, C.exp, C.fail
 local floor, force, gshape_of, is_dist, is_scalar = C.floor, C.force, C.gshape_of, C.is_dist, C.is_scalar
 local key_bytes, key_of, lazy, local_shape = C.key_bytes, C.key_of, C.lazy, C.local_shape
 local me, nranks, outer_shape, packed, plain = C.me, C.nranks, C.outer_shape, C.packed, C.plain
 local product, record, rows_before, run_time = C.product, C.record, C.rows_before, C.run_time
-local sorting, together, total, types, unpack = C.sorting, C.together, C.total, C.types, C.unpack
+local sorting, together, total, unpack = C.sorting, C.together, C.total, C.unpack
 local util, wrapped = C.util, C.wrapped
 
 -- ---- redistribution: reshape, flatten, transpose (every element moves at most once)
@@ -37,7 +38,7 @@ local function relinearise(v, shape, what, opts, step)
     return blk, not is_scalar[blk:type()] and packed(blk, what) or nil
   end)
   local t = block:type()
-  local eb, scalar = util.core.type_bytes(t), is_scalar[t]
+  local eb, scalar = elem_bytes(t), is_scalar[t]
   local old_row = product(block:shape(), 2)
   local new_row = product(shape, 2)
   local counts = balanced(shape[1], nranks())
@@ -50,7 +51,7 @@ local function relinearise(v, shape, what, opts, step)
     parts[q + 1] = element_bytes(block, a - lo, b - lo, eb, scalar, whole)
   end
   local got = table.concat(alltoall(parts))
-  return { acc = plain.frombytes(got, t, local_shape(shape, counts[me() + 1])), counts = counts }
+  return { acc = unpacked(got, t, local_shape(shape, counts[me() + 1])), counts = counts }
 end
 
 wrapped.reshape = function(args, n)
@@ -122,7 +123,7 @@ H.transpose = function(nd, vals, opts)
   local got = alltoall(parts)
   -- row i of this rank's result: each rank's piece's row i, in rank order
   local t = block:type()
-  local eb = util.core.type_bytes(t)
+  local eb = elem_bytes(t)
   local my_rows = counts[me() + 1]
   local out = {}
   for i = 0, my_rows - 1 do
@@ -131,7 +132,7 @@ H.transpose = function(nd, vals, opts)
       out[#out + 1] = got[q]:sub(i * w + 1, (i + 1) * w)
     end
   end
-  return { acc = plain.frombytes(table.concat(out), t, { my_rows, rows }), counts = counts }
+  return { acc = unpacked(table.concat(out), t, { my_rows, rows }), counts = counts }
 end
 DESC.transpose = "redistribution: one all-to-all, each rank sends every other the columns " ..
   "that become its rows"
@@ -181,9 +182,6 @@ local function dist_sort_record(name)
     local xs = args[1]
     if not is_dist(xs) then return nil end
     if xs.rank >= 2 then return nil end
-    if types.parse(xs.t).kind == "sum" then
-      fail("%s: a distributed array of %s: not yet distributed (lacc.mpi; sum types have no packed form)", name, xs.t)
-    end
     return record(name .. "_dist", 1, plain[name], args, n)
   end
 end
@@ -231,7 +229,7 @@ local function sample_fields(got, kts)
     m = m + c
   end
   local arrs = {}
-  for f = 1, #kts do arrs[f] = plain.frombytes(table.concat(per[f]), kts[f], { m }) end
+  for f = 1, #kts do arrs[f] = unpacked(table.concat(per[f]), kts[f], { m }) end
   return arrs, m
 end
 
@@ -289,7 +287,7 @@ local function dist_sort_handler(name)
         end
       end
       local sarr = {}
-      for f = 1, #kts do sarr[f] = plain.frombytes(table.concat(sp[f]), kts[f], { nsp }) end
+      for f = 1, #kts do sarr[f] = unpacked(table.concat(sp[f]), kts[f], { nsp }) end
       -- where each of this rank's (sorted) elements goes: a run per rank
       local dest = plain.generate({ pos:size() }, function(i)
         local k = {}
@@ -301,7 +299,7 @@ local function dist_sort_handler(name)
       local split = plain.run(per, opts.localopts)
       -- each rank's run of the sorted block (and of the positions, for argsort)
       local vb, pb = packed(sorted, name), packed(pos, name)
-      local veb, pts, at = util.core.type_bytes(t), {}, 0
+      local veb, pts, at = elem_bytes(t), {}, 0
       for q = 1, P do
         local c = split:get(q)
         pts[q] = vb:sub(at * veb + 1, (at + c) * veb) .. (name == "argsort" and pb:sub(at * 8 + 1, (at + c) * 8) or "")
@@ -309,7 +307,7 @@ local function dist_sort_handler(name)
       end
       return pts
     end)
-    local veb = util.core.type_bytes(t)
+    local veb = elem_bytes(t)
     local recv = alltoall(parts)
     local per = name == "argsort" and veb + 8 or veb
     local vals_s, pos_s, mine = {}, {}, 0
@@ -322,10 +320,10 @@ local function dist_sort_handler(name)
     local counts = {}
     for q, c in ipairs(allgather(tostring(mine))) do counts[q] = tonumber(c) end
     local res = together(what, function()
-      local xs = plain.frombytes(table.concat(vals_s), t, { mine })
+      local xs = unpacked(table.concat(vals_s), t, { mine })
       if name == "sort" then return plain.run(plain.sort(xs, o), opts.localopts) end
       local ord = plain.argsort(xs, o)
-      local gpos = plain.frombytes(table.concat(pos_s), "i64", { mine })
+      local gpos = unpacked(table.concat(pos_s), "i64", { mine })
       return plain.run(plain.gather(ord, gpos), opts.localopts)
     end)
     return { acc = res, counts = counts }

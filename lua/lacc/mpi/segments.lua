@@ -10,10 +10,11 @@
 -- segment lengths whose one-process meaning is an accident (negative ones; scans whose
 -- segments do not cover the dimension): those are errors naming the combinator.
 local C = require "lacc.mpi.base"
+local unpacked, elem_bytes = C.unpacked, C.elem_bytes
 local DESC, H, L, about, fail, force = C.DESC, C.H, C.L, C.about, C.fail, C.force
 local key_of, lazy, me, nranks, packed, plain = C.key_of, C.lazy, C.me, C.nranks, C.packed, C.plain
 local record, rows_before, rows_of, run_time = C.record, C.rows_before, C.rows_of, C.run_time
-local together, total, unpack, util = C.together, C.total, C.unpack, C.util
+local together, total, unpack = C.together, C.total, C.unpack
 local allgather, reserve = C.allgather, C.reserve
 
 -- name -> how it combines: z (a start value, argument 2), what it makes (fold: one
@@ -149,7 +150,7 @@ local function whole_segs(nd, vals, xi, opts)
       return packed(force(sv, opts), nd.op)
     end)
     local t = nd.args[xi + 1].t
-    return plain.frombytes(table.concat(allgather(s)), t, { total(sv.counts) })
+    return unpacked(table.concat(allgather(s)), t, { total(sv.counts) })
   end)
 end
 
@@ -173,7 +174,7 @@ local function crossing_ranks(nd, vals, opts, segs)
   local what = about(nd, vals)
   -- this rank's message: its last piece's fold (inside the agreement: it may fail)
   local mine = together(what, function()
-    local tb = util.core.type_bytes(nd.xt)
+    local tb = elem_bytes(nd.xt)
     reserve(math.max(tb + 2, FAILED_ROOM))
     if pl.rows == 0 and not pl.starts then return string.char(NONE) end
     local from = pl.starts and (S(pl.jb - 1) - pl.lo) or 0
@@ -188,14 +189,14 @@ local function crossing_ranks(nd, vals, opts, segs)
   nd.pair_fn = nd.pair_fn or plain.compile(function(st) return plain.fold1(fv, st, { dim = 1 }) end,
                                            opts.localopts)
   local pair = chained(function(a, b)
-    return packed(nd.pair_fn(plain.frombytes(a .. b, nd.xt, { 2 })), nd.op)
+    return packed(nd.pair_fn(unpacked(a .. b, nd.xt, { 2 })), nd.op)
   end)
   local got = C.exscan(mine, right and function(a, b) return pair(b, a) end or pair, right)
   together(about(nd, vals, ": the carry"), function()
     if got:byte(1) == FAILED then error(got:sub(2), 0) end
   end)
   local cbytes = got:byte(1) == HAVE and got:sub(3) or ""
-  local carry = #cbytes > 0 and plain.use(plain.frombytes(cbytes, nd.xt, { 1 })) or nil
+  local carry = #cbytes > 0 and plain.use(unpacked(cbytes, nd.xt, { 1 })) or nil
   local function carried(a)   -- carry combined into each element of a (the head's)
     if not carry then return a end
     return plain.map(function(x) return fv(carry[1], x) end, a)

@@ -3,6 +3,7 @@
 -- every boundary kind, wrapping included) and the local stencil over the block and halo.
 -- Must not: gather whole arrays (only halo rows move).
 local C = require "lacc.mpi.base"
+local unpacked, elem_bytes = C.unpacked, C.elem_bytes
 local DESC, H, about, floor, force = C.DESC, C.H, C.about, C.floor, C.force
 local lazy, me, nranks, packed, plain, product = C.lazy, C.me, C.nranks, C.packed, C.plain, C.product
 local record, rows_before, rows_of, together = C.record, C.rows_before, C.rows_of, C.together
@@ -105,7 +106,7 @@ H.stencil = function(nd, vals, opts)
   local parts = together(what, function()
     block = force(v, opts)
     t, sh = block:type(), block:shape()
-    rowbytes = util.core.type_bytes(t) * product(sh, 2)
+    rowbytes = elem_bytes(t) * product(sh, 2)
     scalar = is_scalar[t]
     local out = {}
     for q = 0, P - 1 do
@@ -154,7 +155,7 @@ H.stencil = function(nd, vals, opts)
   local nb, na = #b, #a
   local function rows_array(bytes, k)
     sh[1] = k
-    return plain.frombytes(bytes, t, sh)
+    return unpacked(bytes, t, sh)
   end
   local function stencil_rows(key, ext, from, to)   -- rows [from, to) of ext's stencil
     return node_fn(nd, key, opts, function(e)
