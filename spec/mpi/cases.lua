@@ -287,6 +287,7 @@ for _, n in ipairs(EXTENTS) do
   moved(1, function(d)   -- slice append concat interleave (rank 1)
     local xs, ys = vec(n, "f64", 33, d), vec((n * 2 + 1) % 9, "f64", 34, d)
     local r = { lacc.slice(xs, { { n, 1, -2 } }), lacc.slice(xs, { { 2, n - 1 } }),
+                lacc.slice(xs, { { n - 1, 2, -1 } }), lacc.slice(ys, { lacc.all }),
                 xs .. lacc.map(function(x) return -x end, ys), lacc.concat { ys, xs, ys }, lacc.interleave(ys, xs) }
     if n > 0 then r[#r + 1] = lacc.slice(xs, { n }) end
     return r
@@ -831,7 +832,7 @@ check_case("misuse: segment lengths a distributed segmented op cannot take are e
     if bad then return bad end
   end
 end)
-check_case("model: rotate, take, drop and reverse send each element that changes rank once", function()
+check_case("model: rotate, take, drop, reverse and slice send each element that changes rank once", function()
   local P, r = lacc.mpi.size(), lacc.mpi.rank()
   local n = 1000
   local function owner(g, m)   -- rank (1-based) of result row g (0-based) of m, balanced
@@ -843,6 +844,10 @@ check_case("model: rotate, take, drop and reverse send each element that changes
     { "take", 600, function(xs) return lacc.take(600, xs) end, function(i) return i < 600 and { i, 600 } end },
     { "drop", 250, function(xs) return lacc.drop(250, xs) end, function(i) return i >= 250 and { i - 250, n - 250 } end },
     { "reverse", 0, function(xs) return lacc.reverse(xs) end, function(i) return { n - 1 - i, n } end },
+    { "slice", 0, function(xs) return lacc.slice(xs, { { 101, 900 } }) end,
+      function(i) return i >= 100 and i < 900 and { i - 100, 800 } end },
+    { "slice back", 0, function(xs) return lacc.slice(xs, { { 900, 101, -1 } }) end,
+      function(i) return i >= 100 and i < 900 and { 899 - i, 800 } end },
   } do
     local xs = lacc.run(lacc.mpi.generate({ n }, function(i) return lacc.cast(i, "f64") end))
     lacc.mpi.barrier()
@@ -860,7 +865,8 @@ check_case("model: rotate, take, drop and reverse send each element that changes
     local full = res:allgather()
     for g = 1, full:size() do
       local src = (c[1] == "rotate" and (g - 1 + 337) % n) or (c[1] == "drop" and g - 1 + 250) or
-                  (c[1] == "reverse" and n - g) or g - 1
+                  (c[1] == "reverse" and n - g) or (c[1] == "slice" and g + 99) or
+                  (c[1] == "slice back" and 900 - g) or g - 1
       if full:get(g) ~= src + 1 then return ("%s: element %d is %s"):format(c[1], g, tostring(full:get(g))) end
     end
   end

@@ -215,6 +215,11 @@ local PIECES = {
     local o = clamped(k, n)
     return { { a + o, b + o, false } }
   end,
+  -- a slice of step 1 or -1 (k: {from, step}, its rows within the array)
+  slice = function(a, b, _, k)
+    if k[2] == 1 then return { { k[1] - 1 + a, k[1] - 1 + b, false } } end
+    return { { k[1] - b, k[1] - a, true } }
+  end,
   rotate = function(a, b, n, k)
     if n == 0 or b <= a then return {} end
     local s = (a + k % n) % n
@@ -371,11 +376,20 @@ H.slice_dist = function(nd, vals, opts)
   local to = nd.to or n
   local m = math.max(0, math.floor((to - nd.from) / nd.step) + 1)
   local counts = balanced(m, nranks())
+  local last = nd.from + (m - 1) * nd.step
+  if #gs == 1 and (nd.step == 1 or nd.step == -1) and
+     (m == 0 or (nd.from >= 1 and nd.from <= n and last >= 1 and last <= n)) then
+    -- a window, forwards or backwards: one round, as rotate's
+    nd.count = { nd.from, nd.step }
+    return { acc = moved_runs("slice", nd, v, counts, opts, what), counts = counts }
+  end
   local lo, rows = rows_before(counts, me()), counts[me() + 1]
   local lin = rows_from(rows, function(g) return nd.from + (g + run_time(lo, g) - 1) * nd.step end)
   return { acc = plain.reshape(local_shape(gs, rows), fetch(v, lin, "slice", opts, what)), counts = counts }
 end
-DESC.slice_dist = "two all-to-all rounds (rank 1), as backpermute's"
+DESC.slice_dist = "rank 1, a range of step 1 or -1 within the array: one round, as rotate's " ..
+  "(each element that changes rank sent once, point to point); other ranges and ranks: two " ..
+  "all-to-all rounds, as backpermute's"
 
 -- append, concat and interleave of rank-1 distributed arrays: the result's balanced rows,
 -- each rank fetching from each part the run of it its rows cover (every part fetched by
