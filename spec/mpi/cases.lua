@@ -871,6 +871,47 @@ check_case("model: rotate, take, drop, reverse and slice send each element that 
     end
   end
 end)
+check_case("model: append, concat and interleave send each element that changes rank once", function()
+  local P, r = lacc.mpi.size(), lacc.mpi.rank()
+  local function owner(g, m)   -- rank (1-based) of result row g (0-based) of m, balanced
+    for q = 1, P do if g < math.floor(q * m / P) then return q end end
+  end
+  local na, nb = 700, 300
+  local a = lacc.run(lacc.mpi.generate({ na }, function(i) return lacc.cast(i, "f64") end))
+  local b = lacc.run(lacc.mpi.generate({ nb }, function(i) return lacc.cast(-i, "f64") end))
+  local function mine(n) return math.floor((r - 1) * n / P), math.floor(r * n / P) end
+  for _, c in ipairs {
+    -- the result's position of element i (0-based) of a and of b, and the result's length
+    { "append", function() return a .. b end, function(i) return i end, function(i) return na + i end, na + nb },
+    { "concat", function() return lacc.concat { b, a, b } end, nil, nil, 2 * nb + na },
+    { "interleave", function() return lacc.interleave(a, b) end,
+      function(i) return i < nb and 2 * i end, function(i) return 2 * i + 1 end, 2 * nb },
+  } do
+    lacc.mpi.barrier()
+    lacc.mpi.reset_stats()
+    local res = lacc.run(c[2]())
+    local st = lacc.mpi.stats()
+    local want, m = 0, c[5]
+    local function count(n, dest)
+      local lo, hi = mine(n)
+      for i = lo, hi - 1 do
+        for _, g in ipairs(dest(i)) do if owner(g, m) ~= r then want = want + 8 end end
+      end
+    end
+    if c[1] == "concat" then
+      count(nb, function(i) return { i, nb + na + i } end)
+      count(na, function(i) return { nb + i } end)
+    else
+      count(na, function(i) local g = c[3](i) return g and { g } or {} end)
+      count(nb, function(i) return { c[4](i) } end)
+    end
+    if st.bytes_sent ~= want then
+      return ("%s: sent %d bytes, the model says %d"):format(c[1], st.bytes_sent, want)
+    end
+    local full = res:allgather()
+    if full:size() ~= m then return ("%s: %d elements, want %d"):format(c[1], full:size(), m) end
+  end
+end)
 check_case("explain names each step's communication", function()
   local xs = lacc.mpi.generate({ 8 }, function(i) return i end)
   local text = lacc.explain(lacc.scanl1(function(a, b) return a + b end, lacc.map(function(x) return x * 2 end, xs)))

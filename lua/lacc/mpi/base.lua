@@ -331,6 +331,7 @@ end
 DN.__index = index_meta({})
 DN.__tostring = function(self) return ("lacc.mpi.program<%s, rank %d>"):format(self.t, self.rank) end
 DN.__concat = function(a, b) return L.append(a, b) end
+DA.__concat = DN.__concat   -- a .. b of run results too, as of host arrays
 DN.__len = function() fail("# of a distributed program: run it first") end
 
 -- The same methods as array programs (acc.lua), calling through lacc.

@@ -234,11 +234,12 @@ local PIECES = {
 -- reads from (point to point, in rank order), no request round.
 local function moved_runs(name, nd, v, counts, opts, what)
   local P, r0 = nranks(), me()
+  local pieces = PIECES[name] or PIECES.take   -- the joins: each rank's window of a part
   local n, k = total(v.counts), nd.count
   local src, dst = starts_of(v.counts), starts_of(counts)
   local function runs(from, to)   -- what rank `from`'s rows give rank `to`, in to's order
     local out = {}
-    for _, p in ipairs(PIECES[name](dst[to + 1], dst[to + 2], n, k)) do
+    for _, p in ipairs(pieces(dst[to + 1], dst[to + 2], n, k)) do
       local s, e = math.max(p[1], src[from + 1]), math.min(p[2], src[from + 2])
       if e > s then out[#out + 1] = { s, e, p[3] } end
     end
@@ -272,7 +273,7 @@ local function moved_runs(name, nd, v, counts, opts, what)
   -- this rank's rows: each piece's runs in the result's order (a reversed piece's ranks
   -- from the last), each from its rank's message in turn
   local out, cursor = {}, {}
-  for _, p in ipairs(PIECES[name](dst[r0 + 1], dst[r0 + 2], n, k)) do
+  for _, p in ipairs(pieces(dst[r0 + 1], dst[r0 + 2], n, k)) do
     local first, last, step = 0, P - 1, 1
     if p[3] then first, last, step = P - 1, 0, -1 end
     for q = first, last, step do
@@ -477,9 +478,13 @@ wrapped.interleave = function(args)
   return joined("interleave", parts_of("interleave", { args[1], args[2] }))
 end
 
--- the elements start + 1 .. start + c of part v, fetched (every rank calls this)
-local function run_of(v, start, c, what, opts, step)
-  return fetch(v, plain.generate({ c }, function(i) return i + run_time(start, i) - 1 end), what, opts, step)
+-- Each rank's window of part v, [from(q), to(q)) for rank q (0-based, the windows one
+-- after another in rank order, from(0) = 0): the part's elements moved there in one
+-- round (moved_runs: each element that changes rank sent once, point to point).
+local function windows_of(nd, v, from, to, opts, what)
+  local counts = {}
+  for q = 0, nranks() - 1 do counts[q + 1] = math.max(to(q) - from(q), 0) end
+  return moved_runs(nd.joined, nd, v, counts, opts, what)
 end
 
 local function concat_dist(nd, vals, opts)
@@ -490,18 +495,20 @@ local function concat_dist(nd, vals, opts)
     m = m + lens[i]
   end
   local counts = balanced(m, nranks())
-  local lo, rows = rows_before(counts, me()), counts[me() + 1]
+  local dst = starts_of(counts)
   local got, at = {}, 0
   for i = 1, nd.n do
-    local a, b = math.max(lo, at), math.min(lo + rows, at + lens[i])
-    got[#got + 1] = run_of(vals[i], a - at, math.max(b - a, 0), nd.joined, opts, what)
+    local first, len = at, lens[i]
+    local function from(q) return math.min(math.max(dst[q + 1] - first, 0), len) end
+    got[#got + 1] = windows_of(nd, vals[i], from, function(q) return from(q + 1) end, opts, what)
     at = at + lens[i]
   end
   return { acc = plain.concat(got), counts = counts }
 end
 H.append_dist, H.concat_dist = concat_dist, concat_dist
-DESC.append_dist = "two all-to-all rounds a part (rank 1): each rank fetches the run of " ..
-  "each part its balanced rows of the result cover"
+DESC.append_dist = "one round a part (rank 1): each rank's balanced rows of the result cover " ..
+  "a window of each part, whose elements move there as rotate's do (each element that " ..
+  "changes rank sent once, point to point)"
 DESC.concat_dist = DESC.append_dist
 
 -- interleave: a's k-th element at 2k - 1, b's at 2k, k up to the shorter length
@@ -511,12 +518,15 @@ H.interleave_dist = function(nd, vals, opts)
   local counts = balanced(2 * k, nranks())
   local lo, rows = rows_before(counts, me()), counts[me() + 1]
   -- global positions lo + 1 .. lo + rows: the odd ones (a's) after the first a0 =
-  -- floor((lo + 1) / 2) up to a1, the even ones (b's) after b0 = floor(lo / 2) up to b1
+  -- floor((lo + 1) / 2), the even ones (b's) after b0 = floor(lo / 2): rank q's window
+  -- of a from floor((its lo + 1) / 2), of b from floor(its lo / 2)
   local floor = math.floor
-  local a0, a1 = floor((lo + 1) / 2), floor((lo + rows + 1) / 2)
-  local b0, b1 = floor(lo / 2), floor((lo + rows) / 2)
-  local fa = run_of(vals[1], a0, a1 - a0, "interleave", opts, what)
-  local fb = run_of(vals[2], b0, b1 - b0, "interleave", opts, what)
+  local a0, b0 = floor((lo + 1) / 2), floor(lo / 2)
+  local dst = starts_of(counts)
+  local function of_a(q) return floor((dst[q + 1] + 1) / 2) end
+  local function of_b(q) return floor(dst[q + 1] / 2) end
+  local fa = windows_of(nd, vals[1], of_a, function(q) return of_a(q + 1) end, opts, what)
+  local fb = windows_of(nd, vals[2], of_b, function(q) return of_b(q + 1) end, opts, what)
   local out = plain.generate({ rows }, function(i)
     local g = i + run_time(lo, i)   -- 1-based global position
     local odd = L.eq(L.imod(g, 2), 1)
