@@ -28,7 +28,7 @@ local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
 
 -- ---- install: lacc's combinators learn distributed arguments
 
-local NOT_YET = { "stencil2", "write_png",
+local NOT_YET = { "write_png",
   "partition", "unit", "compile", "iota", "shape", "size" }
 
 local function not_yet(name)

@@ -67,16 +67,13 @@ for _, t in ipairs { "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64
   is_scalar[t] = true
 end
 
-H.stencil = function(nd, vals, opts)
-  local v = vals[3]
+-- The halo of v's block (h rows each side, cyclic where wrap): the rows before and after
+-- it as bytes (bb, ab: nb and na rows), from the ranks that hold them, point to point;
+-- with the block, its type and shape, its rows' bytes, and whether its elements are
+-- scalars (what: the step, for the agreements every rank meets)
+local function halo_of(v, h, wrap, opts, what)
   local counts, P = v.counts, nranks()
-  if not counts or P == 1 then
-    return { acc = lazy(nd, "out", { v.acc }, function()
-      return plain.stencil(nd.fn, nd.boundary, v.acc, nd.window)
-    end), counts = counts }
-  end
-  local n, h = total(counts), nd.halo
-  local what = about(nd, vals)   -- every agreement below: ranks take different paths
+  local n = total(counts)
   local mine, lo = counts[me() + 1], rows_before(counts, me())
   local block, t, sh, rowbytes, scalar
   local whole   -- the block's bytes, for element types without scalar storage
@@ -92,13 +89,13 @@ H.stencil = function(nd, vals, opts)
   local function touches(q)
     local a, b = starts[q + 1], starts[q + 2]
     if b <= a or mine == 0 then return false end
-    for _, s in ipairs(nd.wrap and { 0, n, -n } or { 0 }) do
+    for _, s in ipairs(wrap and { 0, n, -n } or { 0 }) do
       if (a - h + s < lo + mine and a + s > lo) or (b + s < lo + mine and b + h + s > lo) then return true end
     end
     return false
   end
   -- this rank's own halo rows, and their bytes from each holder
-  local mb, ma = halo_rows(lo, lo + mine, n, h, nd.wrap)
+  local mb, ma = halo_rows(lo, lo + mine, n, h, wrap)
   local need = {}
   -- what each rank q reads of this rank's rows, in q's order, and the room for what this
   -- rank reads (before the agreement: a rank that cannot pack its rows, or hold its
@@ -112,7 +109,7 @@ H.stencil = function(nd, vals, opts)
     for q = 0, P - 1 do
       local buf = {}
       if touches(q) then   -- itself too: a wrapped halo of few rows reads its own
-        local b, a = halo_rows(starts[q + 1], starts[q + 2], n, h, nd.wrap)
+        local b, a = halo_rows(starts[q + 1], starts[q + 2], n, h, wrap)
         for _, list in ipairs { b, a } do
           for _, r in ipairs(list) do
             if r >= lo and r < lo + mine then buf[#buf + 1] = row_bytes(r) end
@@ -133,13 +130,7 @@ H.stencil = function(nd, vals, opts)
   -- the halo: with each rank that sends this one rows or reads its rows (a symmetric
   -- relation), point to point; no all-to-all (a part for every rank, all but two empty)
   local got = C.swapped(parts, need)
-  -- (every rank agrees below, also one without rows: the ranks meet the same collectives)
-  if mine == 0 then
-    sh[1] = 0
-    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = counts }
-  end
   -- this rank's rows before and after, each from its holder, in order
-  local b, a = mb, ma
   local cursor = {}
   for q = 1, P do cursor[q] = 0 end
   local function bytes_from(list)
@@ -151,12 +142,38 @@ H.stencil = function(nd, vals, opts)
     end
     return table.concat(out)
   end
-  local bb, ab = bytes_from(b), bytes_from(a)
-  local nb, na = #b, #a
-  local function rows_array(bytes, k)
+  local bb, ab = bytes_from(mb), bytes_from(ma)
+  local function rows_array(bytes, k)   -- k rows of the block's type and inner shape
     sh[1] = k
     return unpacked(bytes, t, sh)
   end
+  -- the block with its halo rows, a copy
+  local function extended()
+    local body = scalar and util.core.array_read_bytes(block, 0, mine * rowbytes) or (whole or packed(block, "stencil"))
+    return rows_array(bb .. body .. ab, #mb + mine + #ma)
+  end
+  return { block = block, t = t, sh = sh, rowbytes = rowbytes, scalar = scalar, mine = mine,
+           bb = bb, ab = ab, nb = #mb, na = #ma, rows_array = rows_array, extended = extended }
+end
+
+H.stencil = function(nd, vals, opts)
+  local v = vals[3]
+  local counts, P = v.counts, nranks()
+  if not counts or P == 1 then
+    return { acc = lazy(nd, "out", { v.acc }, function()
+      return plain.stencil(nd.fn, nd.boundary, v.acc, nd.window)
+    end), counts = counts }
+  end
+  local h = nd.halo
+  local what = about(nd, vals)   -- every agreement below: ranks take different paths
+  local hx = halo_of(v, h, nd.wrap, opts, what)
+  local block, sh, rowbytes, scalar, mine = hx.block, hx.sh, hx.rowbytes, hx.scalar, hx.mine
+  -- (every rank agrees below, also one without rows: the ranks meet the same collectives)
+  if mine == 0 then
+    sh[1] = 0
+    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = counts }
+  end
+  local bb, ab, nb, na, rows_array = hx.bb, hx.ab, hx.nb, hx.na, hx.rows_array
   local function stencil_rows(key, ext, from, to)   -- rows [from, to) of ext's stencil
     return node_fn(nd, key, opts, function(e)
       return rows_of(plain.stencil(nd.fn, nd.boundary, e, nd.window), from, to)
@@ -185,9 +202,9 @@ H.stencil = function(nd, vals, opts)
     return { acc = res, counts = counts }
   end
   -- otherwise the block with its halo rows, a copy, then the stencil of that
-  local whole_bytes = bb .. (scalar and util.core.array_read_bytes(block, 0, mine * rowbytes) or packed(block, "stencil")) .. ab
+  local ext = hx.extended()
   local res = together(what, function()
-    return force({ acc = stencil_rows("ext", rows_array(whole_bytes, nb + mine + na), nb, nb + mine) }, opts)
+    return force({ acc = stencil_rows("ext", ext, nb, nb + mine) }, opts)
   end)
   return { acc = res, counts = counts }
 end
@@ -195,6 +212,54 @@ DESC.stencil = "halo exchange: each rank receives the window's rows (half the wi
   "each side) from the ranks that hold them, point to point (a message each way with each), " ..
   "runs the stencil on its block and recomputes its first and last rows from the halo"
 
+-- stencil2 of two distributed arrays of one outer extent (their rows aligned first, as
+-- element-wise operands are): each one's halo, then the local stencil2 of the two blocks
+-- with their halos, its rows of the block kept. Both boundaries wrap, or neither (the
+-- halos then have as many rows).
+wrapped.stencil2 = function(args, n)
+  local f, b1, xs, b2, ys, window = args[1], args[2], args[3], args[4], args[5], args[6]
+  if not (C.is_dist(xs) and C.is_dist(ys)) then
+    C.fail("stencil2: a distributed and a replicated array: not yet distributed (lacc.mpi); " ..
+           "two distributed arrays are (lacc.mpi.scatter the other first)")
+  end
+  if (b1 == "wrap") ~= (b2 == "wrap") then
+    C.fail("stencil2: one boundary \"wrap\" and one not, over distributed arrays: not yet " ..
+           "distributed (lacc.mpi)")
+  end
+  local nd = record("stencil2", 1, plain.stencil2, args, n)
+  local w = window == nil and 3 or (type(window) == "number" and window or window[1])
+  nd.halo, nd.wrap = floor(w / 2), b1 == "wrap"
+  nd.fn, nd.b1, nd.b2, nd.window = f, b1, b2, window
+  return nd
+end
+H.stencil2 = function(nd, vals, opts)
+  local args, target = C.aligned(nd, vals, opts)
+  local function local_stencil2(a, b) return plain.stencil2(nd.fn, nd.b1, a, nd.b2, b, nd.window) end
+  if not target or nranks() == 1 then
+    return { acc = lazy(nd, "out", { args[3], args[5] }, function() return local_stencil2(args[3], args[5]) end),
+             counts = target }
+  end
+  local what = about(nd, vals)
+  local hx = halo_of({ acc = args[3], counts = target }, nd.halo, nd.wrap, opts, what)
+  local hy = halo_of({ acc = args[5], counts = target }, nd.halo, nd.wrap, opts, what)
+  local mine, nb = hx.mine, hx.nb
+  if mine == 0 then   -- the result's inner extents: the two arrays' smaller ones
+    local sh = {}
+    for d = 1, #hx.sh do sh[d] = math.min(hx.sh[d], hy.sh[d]) end
+    sh[1] = 0
+    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = target }
+  end
+  local ex, ey = hx.extended(), hy.extended()
+  local res = together(what, function()
+    local fn = node_fn(nd, "ext" .. nb .. ":" .. mine, opts, function(a, b)
+      return rows_of(local_stencil2(a, b), nb, nb + mine)
+    end)
+    return force({ acc = fn(ex, ey) }, opts)
+  end)
+  return { acc = res, counts = target }
+end
+DESC.stencil2 = "two halo exchanges, one an array (as stencil's), then the local stencil2 " ..
+  "of the two blocks with their halos"
 
 C.is_scalar = is_scalar
 
