@@ -232,22 +232,24 @@ for _, n in ipairs(EXTENTS) do
       end, bd, m)
     end)
   end
-  case("stencil2 (rank 1 and 2, every boundary, inner extents that differ) n=" .. N, function(d)
-    local a, b = mat(n, 5, "i32", 57, d), mat(n, 4, "i32", 58, d)
-    local u, w = vec(n, "i64", 59, d), vec(n, "i64", 60, d)
-    local f9 = function(...)
-      local v = { ... }
-      return v[1] - v[5] * 2 + v[9] + v[10] * 3 - v[14] + v[18]
-    end
-    local f5 = function(...)   -- a window of 5 along rank 1: two arrays of five
-      local v = { ... }
-      return v[1] * 2 - v[3] + v[5] + v[6] - v[8] * 3 + v[10]
-    end
-    return { lacc.stencil2(f9, "clamp", a, "mirror", b), lacc.stencil2(f9, "wrap", a, "wrap", b),
-             lacc.stencil2(f9, lacc.constant(-7, "i32"), a, "clamp", b),
-             lacc.stencil2(f5, "mirror", u, lacc.constant(3, "i64"), w, 5),
-             lacc.stencil2(f5, "wrap", u, "wrap", w, { 5 }) }
-  end)
+  if MOVED_AT[n] then   -- (make test's time)
+    case("stencil2 (rank 1 and 2, every boundary, inner extents that differ) n=" .. N, function(d)
+      local a, b = mat(n, 5, "i32", 57, d), mat(n, 4, "i32", 58, d)
+      local u, w = vec(n, "i64", 59, d), vec(n, "i64", 60, d)
+      local f9 = function(...)
+        local v = { ... }
+        return v[1] - v[5] * 2 + v[9] + v[10] * 3 - v[14] + v[18]
+      end
+      local f5 = function(...)   -- a window of 5 along rank 1: two arrays of five
+        local v = { ... }
+        return v[1] * 2 - v[3] + v[5] + v[6] - v[8] * 3 + v[10]
+      end
+      return { lacc.stencil2(f9, "clamp", a, "mirror", b), lacc.stencil2(f9, "wrap", a, "wrap", b),
+               lacc.stencil2(f9, lacc.constant(-7, "i32"), a, "clamp", b),
+               lacc.stencil2(f5, "mirror", u, lacc.constant(3, "i64"), w, 5),
+               lacc.stencil2(f5, "wrap", u, "wrap", w, { 5 }) }
+    end)
+  end
   case("stencil of tuples, mirror n=" .. N, function(d)
     local m = lacc.zip(mat(n, 3, "f64", 23, d), mat(n, 3, "i32", 24, d))
     local tm = lacc.run(m)   -- materialised: a distributed array of tuples
