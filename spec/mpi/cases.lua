@@ -858,7 +858,7 @@ check_case("misuse: segment lengths a distributed segmented op cannot take are e
     if bad then return bad end
   end
 end)
-check_case("model: rotate, take, drop, reverse and slice send each element that changes rank once", function()
+check_case("model: rotate, take, drop, reverse and slices (strided too) send each element that changes rank once", function()
   local P, r = lacc.mpi.size(), lacc.mpi.rank()
   local n = 1000
   local function owner(g, m)   -- rank (1-based) of result row g (0-based) of m, balanced
@@ -874,6 +874,10 @@ check_case("model: rotate, take, drop, reverse and slice send each element that 
       function(i) return i >= 100 and i < 900 and { i - 100, 800 } end },
     { "slice back", 0, function(xs) return lacc.slice(xs, { { 900, 101, -1 } }) end,
       function(i) return i >= 100 and i < 900 and { 899 - i, 800 } end },
+    { "slice stride", 0, function(xs) return lacc.slice(xs, { { 3, 998, 7 } }) end,
+      function(i) return (i - 2) % 7 == 0 and i >= 2 and i <= 996 and { math.floor((i - 2) / 7), 143 } end },
+    { "slice back stride", 0, function(xs) return lacc.slice(xs, { { 999, 5, -3 } }) end,
+      function(i) return (998 - i) % 3 == 0 and i >= 5 and i <= 998 and { math.floor((998 - i) / 3), 332 } end },
   } do
     local xs = lacc.run(lacc.mpi.generate({ n }, function(i) return lacc.cast(i, "f64") end))
     lacc.mpi.barrier()
@@ -892,7 +896,8 @@ check_case("model: rotate, take, drop, reverse and slice send each element that 
     for g = 1, full:size() do
       local src = (c[1] == "rotate" and (g - 1 + 337) % n) or (c[1] == "drop" and g - 1 + 250) or
                   (c[1] == "reverse" and n - g) or (c[1] == "slice" and g + 99) or
-                  (c[1] == "slice back" and 900 - g) or g - 1
+                  (c[1] == "slice back" and 900 - g) or (c[1] == "slice stride" and 2 + 7 * (g - 1)) or
+                  (c[1] == "slice back stride" and 998 - 3 * (g - 1)) or g - 1
       if full:get(g) ~= src + 1 then return ("%s: element %d is %s"):format(c[1], g, tostring(full:get(g))) end
     end
   end

@@ -206,27 +206,37 @@ function C.rearranged(name, args, n)
   return nd
 end
 
--- The runs of source rows (0-based, half-open) that result rows [a, b) read, in the
--- result's order: {s, e, reversed}.
+-- The runs of source rows that result rows [a, b) (0-based, half-open) read, in the
+-- result's order: {first, count, step}, the source rows first, first + step, ... (count
+-- of them).
 local PIECES = {
-  reverse = function(a, b, n) return { { n - b, n - a, true } } end,
-  take = function(a, b) return { { a, b, false } } end,
-  drop = function(a, b, n, k)
-    local o = clamped(k, n)
-    return { { a + o, b + o, false } }
-  end,
-  -- a slice of step 1 or -1 (k: {from, step}, its rows within the array)
-  slice = function(a, b, _, k)
-    if k[2] == 1 then return { { k[1] - 1 + a, k[1] - 1 + b, false } } end
-    return { { k[1] - b, k[1] - a, true } }
-  end,
+  reverse = function(a, b, n) return { { n - 1 - a, b - a, -1 } } end,
+  take = function(a, b) return { { a, b - a, 1 } } end,
+  drop = function(a, b, n, k) return { { a + clamped(k, n), b - a, 1 } } end,
+  -- a slice within the array (k: {from, step})
+  slice = function(a, b, _, k) return { { k[1] - 1 + a * k[2], b - a, k[2] } } end,
   rotate = function(a, b, n, k)
     if n == 0 or b <= a then return {} end
     local s = (a + k % n) % n
-    if s + (b - a) <= n then return { { s, s + b - a, false } } end
-    return { { s, n, false }, { 0, s + b - a - n, false } }
+    if s + (b - a) <= n then return { { s, b - a, 1 } } end
+    return { { s, n - s, 1 }, { 0, s + b - a - n, 1 } }
   end,
 }
+
+-- the part of run p whose source rows lie in [lo, hi) (a run too), or nil
+local function within(p, lo, hi)
+  local first, count, step = p[1], p[2], p[3]
+  local floor = math.floor
+  local i0, i1   -- the first index in, the first past
+  if step > 0 then
+    i0, i1 = floor((lo - first + step - 1) / step), floor((hi - first + step - 1) / step)
+  else
+    i0, i1 = floor((first - hi) / -step) + 1, floor((first - lo) / -step) + 1
+  end
+  i0, i1 = math.max(0, i0), math.min(count, i1)
+  if i1 > i0 then return { first + i0 * step, i1 - i0, step } end
+  return nil
+end
 
 -- A rearrangement of rank 1 in one round: every rank knows which runs of its rows each
 -- rank's result rows read (PIECES, from the row counts), sends them, and assembles its
@@ -240,8 +250,7 @@ local function moved_runs(name, nd, v, counts, opts, what)
   local function runs(from, to)   -- what rank `from`'s rows give rank `to`, in to's order
     local out = {}
     for _, p in ipairs(pieces(dst[to + 1], dst[to + 2], n, k)) do
-      local s, e = math.max(p[1], src[from + 1]), math.min(p[2], src[from + 2])
-      if e > s then out[#out + 1] = { s, e, p[3] } end
+      out[#out + 1] = within(p, src[from + 1], src[from + 2])
     end
     return out
   end
@@ -255,33 +264,34 @@ local function moved_runs(name, nd, v, counts, opts, what)
     for q = 0, P - 1 do
       local buf = {}
       for _, run in ipairs(runs(r0, q)) do
-        if run[3] then
-          local piece = plain.reverse(plain.slice(blk, { { run[1] - lo + 1, run[2] - lo } }))
+        local at = run[1] - lo
+        if run[3] == 1 then
+          buf[#buf + 1] = whole:sub(at * eb + 1, (at + run[2]) * eb)
+        else   -- a strided or backward run: sliced here
+          local piece = plain.slice(blk, { { at + 1, at + 1 + (run[2] - 1) * run[3], run[3] } })
           buf[#buf + 1] = packed(plain.run(piece, opts.localopts), name)
-        else
-          buf[#buf + 1] = whole:sub((run[1] - lo) * eb + 1, (run[2] - lo) * eb)
         end
       end
       parts[q + 1] = table.concat(buf)
       local k_in = 0
-      for _, run in ipairs(runs(q, r0)) do k_in = k_in + (run[2] - run[1]) * eb end
+      for _, run in ipairs(runs(q, r0)) do k_in = k_in + run[2] * eb end
       need[q + 1] = k_in
     end
     C.reserve_for(need)
   end)
   local got = C.swapped(parts, need)
-  -- this rank's rows: each piece's runs in the result's order (a reversed piece's ranks
+  -- this rank's rows: each piece's runs in the result's order (a backward piece's ranks
   -- from the last), each from its rank's message in turn
   local out, cursor = {}, {}
   for _, p in ipairs(pieces(dst[r0 + 1], dst[r0 + 2], n, k)) do
     local first, last, step = 0, P - 1, 1
-    if p[3] then first, last, step = P - 1, 0, -1 end
+    if p[3] < 0 then first, last, step = P - 1, 0, -1 end
     for q = first, last, step do
-      local s, e = math.max(p[1], src[q + 1]), math.min(p[2], src[q + 2])
-      if e > s then
+      local w = within(p, src[q + 1], src[q + 2])
+      if w then
         local at = cursor[q + 1] or 0
-        out[#out + 1] = got[q + 1]:sub(at + 1, at + (e - s) * eb)
-        cursor[q + 1] = at + (e - s) * eb
+        out[#out + 1] = got[q + 1]:sub(at + 1, at + w[2] * eb)
+        cursor[q + 1] = at + w[2] * eb
       end
     end
   end
@@ -378,9 +388,8 @@ H.slice_dist = function(nd, vals, opts)
   local m = math.max(0, math.floor((to - nd.from) / nd.step) + 1)
   local counts = balanced(m, nranks())
   local last = nd.from + (m - 1) * nd.step
-  if #gs == 1 and (nd.step == 1 or nd.step == -1) and
-     (m == 0 or (nd.from >= 1 and nd.from <= n and last >= 1 and last <= n)) then
-    -- a window, forwards or backwards: one round, as rotate's
+  if #gs == 1 and (m == 0 or (nd.from >= 1 and nd.from <= n and last >= 1 and last <= n)) then
+    -- runs of the array, forwards or backwards, strided: one round, as rotate's
     nd.count = { nd.from, nd.step }
     return { acc = moved_runs("slice", nd, v, counts, opts, what), counts = counts }
   end
@@ -388,7 +397,7 @@ H.slice_dist = function(nd, vals, opts)
   local lin = rows_from(rows, function(g) return nd.from + (g + run_time(lo, g) - 1) * nd.step end)
   return { acc = plain.reshape(local_shape(gs, rows), fetch(v, lin, "slice", opts, what)), counts = counts }
 end
-DESC.slice_dist = "rank 1, a range of step 1 or -1 within the array: one round, as rotate's " ..
+DESC.slice_dist = "rank 1, a range within the array: one round, as rotate's " ..
   "(each element that changes rank sent once, point to point); other ranges and ranks: two " ..
   "all-to-all rounds, as backpermute's"
 
