@@ -217,9 +217,9 @@ function damethods.free(self) self.block:free() end
 -- the core's leaves form for those with one (a u32 constructor index, then every
 -- alternative's leaves: lacc_array_to_leaves).
 local with_sum = setmetatable({}, { __index = function(t, ty)
-  local v = not pcall(util.core.type_bytes, ty)
-  t[ty] = v
-  return v
+  local pt = types.parse(ty)
+  t[ty] = pt ~= nil and pt.has_sum == true
+  return t[ty]
 end })
 
 local function packed(a, what)

@@ -111,24 +111,23 @@ local function chained(combine)
   end
 end
 
--- this rank's view rank, and the view's row counts (the ranks reversed for a right scan)
-local function view_of(counts, right)
-  if not right then return me(), counts end
-  local r = {}
-  for q = 1, #counts do r[q] = counts[#counts + 1 - q] end
-  return nranks() - 1 - me(), r
-end
-
 local function reversed_list(t)
   local r = {}
   for i = 1, #t do r[i] = t[#t + 1 - i] end
   return r
 end
 
+-- this rank's view rank, and the view's row counts (the ranks reversed for a right scan)
+local function view_of(counts, right)
+  if not right then return me(), counts end
+  return nranks() - 1 - me(), reversed_list(counts)
+end
+
 -- the fold of a piece (a program of rank 1), as bytes: z first where given
 local function piece_fold(fv, z, piece, len)
-  if z ~= nil then return plain.foldSeg(fv, z, piece, plain.fill({ 1 }, C.exp.constant(len, "i64"))) end
-  return plain.fold1Seg(fv, piece, plain.fill({ 1 }, C.exp.constant(len, "i64")))
+  local one = plain.fill({ 1 }, C.exp.constant(len, "i64"))   -- one segment: the piece
+  if z ~= nil then return plain.foldSeg(fv, z, piece, one) end
+  return plain.fold1Seg(fv, piece, one)
 end
 
 -- ---- the handler
@@ -205,13 +204,6 @@ local function crossing_ranks(nd, vals, opts, segs)
            owned = owned, ownlens = ownlens, carried = carried, carry_array = carry, vcounts = vcounts, q = q }
 end
 
--- how many segments start on view rank q (the last rank takes the empty ones at N)
-local function starting_on(S, m, counts, q)
-  local lo = rows_before(counts, q)
-  local b = q == #counts - 1 and m or lower_bound(S, m, lo + counts[q + 1])
-  return b - lower_bound(S, m, lo)
-end
-
 -- a and b (rank 1, either nil) one after the other, `empty` where both are nil
 local function joined(a, b, empty)
   if a and b then return plain.append(a, b) end
@@ -256,7 +248,10 @@ local function assembled(nd, c)
   end
   if spec.kind == "seeded" then
     local counts = {}
-    for q = 0, #c.vcounts - 1 do counts[q + 1] = c.vcounts[q + 1] + starting_on(c.S, c.m, c.vcounts, q) end
+    for q = 0, #c.vcounts - 1 do   -- one more element a segment starting on q
+      local p = plan_of(c.S, c.m, c.vcounts, q)
+      counts[q + 1] = c.vcounts[q + 1] + p.jb - p.ja
+    end
     local own = k > 0 and plain.scanlSeg(fv, z, c.owned, c.ownlens) or nil
     return { { acc = joined(scanned, own, empty), counts = counts } }
   end
