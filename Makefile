@@ -27,7 +27,7 @@ CORE_OBJ = $(patsubst core/%.c,$(B)/obj/%.o,$(CORE_SRC)) $(patsubst opencl/%.c,$
 HDRS = $(wildcard core/*.h core/include/*.h core/base/*.h core/front/*.h core/ast/*.h core/kir/*.h \
   core/cpu/*.h opencl/*.h)
 
-.PHONY: FORCE all rock rock-install test check test-opencl test-full demo deps lint bench-mpi bench-mpi-model check-asan check-tsan check-valgrind check-clmath clean cdef check-cdef entries install-lua bench bench-peers fuzz
+.PHONY: FORCE all rock rock-install test check test-opencl test-full demo deps lint bench-mpi bench-mpi-model check-asan check-tsan check-valgrind check-clmath check-mpi clean cdef check-cdef entries install-lua bench bench-peers fuzz
 
 # MPI is optional, as OpenCL is: with mpicc (Open MPI) lacc.mpi's library and Lua 5.4 module
 # are built beside the core, which never needs MPI (docs/guide.md, "Many machines: MPI").
@@ -235,6 +235,20 @@ check-tsan:
 # tools/valgrind.sh). VALGRIND_SPECS='spec/front/sums_spec.lua' picks some specs.
 check-valgrind: all
 	@B=$(B) LUA54=$(LUA54) BUSTED=$(BUSTED) sh tools/valgrind.sh
+
+# The MPI specs with the cases at every rank count from 1 to 4 and at 7 (more ranks than
+# most of their extents), under both VMs (make test runs each count from 1 to 4 once
+# between the VMs); MPI_RANKS sets the counts.
+MPI_RANKS ?= 1,2,3,4,7
+check-mpi: deps
+	@$(MAKE) --no-print-directory all
+	@for vm in $(LUA54) $(LUAJIT); do \
+	  echo "== spec/mpi under $$vm, ranks $(MPI_RANKS)"; \
+	  LUA_PATH="$(CURDIR)/lua/?.lua;$(CURDIR)/lua/?/init.lua;$(CURDIR)/spec/?.lua;;" \
+	  LUA_CPATH="$(CURDIR)/$(B)/?.so;;" LACC_LIB="$(CURDIR)/$(B)/liblacc.so" \
+	  LACC_CACHE="$${LACC_CACHE:-$(CURDIR)/$(B)/kcache}" LACC_MPI_RANKS=$(MPI_RANKS) \
+	  $$vm $(BUSTED) --ignore-lua spec/mpi || exit 1; \
+	done
 
 # lacc's own f32 exp and log (OpenCL on CPU devices) over every f32 input (~5 minutes).
 check-clmath: all

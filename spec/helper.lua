@@ -106,14 +106,16 @@ H.quote = shq
 -- "mpirun ... -n N": Open MPI's launcher for n ranks. Under make check-asan the ranks
 -- (not mpirun, whose LD_PRELOAD H.sh drops) get the sanitizers, without leak checks (Open
 -- MPI's own allocations outlive MPI_Finalize). --allow-run-as-root: CI runs as root; it
--- changes nothing for other users.
+-- changes nothing for other users. mpi_yield_when_idle: a rank waiting inside MPI yields
+-- its core (Open MPI spins otherwise, where it sees no more ranks than cores: two ranks
+-- of a suite whose other processes share those cores burned their time spinning).
 function H.mpirun(n)
   local pre, asan = os.getenv("LD_PRELOAD"), os.getenv("ASAN_OPTIONS")
   local san = ""
   if pre and pre ~= "" and asan then
     san = (" -x %s -x %s"):format(shq("LD_PRELOAD=" .. pre), shq("ASAN_OPTIONS=" .. asan .. ":detect_leaks=0"))
   end
-  return ("mpirun --allow-run-as-root --oversubscribe%s -n %d"):format(san, n)
+  return ("mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1%s -n %d"):format(san, n)
 end
 
 -- Runs the Lua source in a child process of this VM (a crash or a hang then fails a test

@@ -19,4 +19,9 @@ void sha256_final(sha256_ctx *c, unsigned char out[32]);
 void hmac_sha256(const unsigned char *key, size_t klen, int nparts, const void *const *parts,
                  const size_t *lens, unsigned char out[32]);
 
+/* The C unit tests' view: which rounds this CPU runs ("sha-ni" or "portable"), and the
+ * portable ones over n whole 64-byte blocks, to compare. */
+const char *sha256_rounds_name(void);
+void sha256_portable_blocks(uint32_t h[8], const unsigned char *b, size_t n);
+
 #endif

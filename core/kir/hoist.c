@@ -391,18 +391,24 @@ static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
   return a + W.out.n;
 }
 
+/* The facts (bx_build) are built again only after a loop was versioned: a loop left as
+ * it was changes nothing they say (version restores the variables it made), and
+ * building them for every loop of a large kernel (a contraction's tiles) was an eighth
+ * of its program's build. */
 int pass_hoist(kplan *P, kfn *F) {
-  for (int at = 0; at < F->body.n;) {
-    bctx B;
-    int rc = bx_build(&B, F), next = -1;
-    while (rc == LACC_OK && at < F->body.n && F->body.v[at].op != KO_FOR) at++;
-    if (rc == LACC_OK && at < F->body.n) {
-      next = version(P, F, &B, at);
-      if (next == -2) rc = LACC_ERR_MEMORY;
+  bctx B;
+  int rc = bx_build(&B, F);
+  for (int at = 0; rc == LACC_OK && at < F->body.n;) {
+    while (at < F->body.n && F->body.v[at].op != KO_FOR) at++;
+    if (at >= F->body.n) break;
+    int next = version(P, F, &B, at);
+    if (next == -2) rc = LACC_ERR_MEMORY;
+    else if (next >= 0) {
+      bx_free(&B);
+      rc = bx_build(&B, F);
     }
-    bx_free(&B);
-    if (rc != LACC_OK) return rc;
     at = next >= 0 ? next : at + 1;
   }
-  return LACC_OK;
+  bx_free(&B);
+  return rc;
 }

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include "lacc.h"
 #include "base/sha256.h"
+#include "base/text.h"
+#include <limits.h>
 #include "kir/passes.h"
 
 static int passed, failed;
@@ -510,6 +512,58 @@ static void test_sha256(void) {
   lens[0] = strlen(m6);
   hmac_sha256(k6, sizeof k6, 1, parts, lens, d);
   check(hex_is(d, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"), "hmac case 6");
+  /* whole blocks straight from the input and pieces across blocks, on the rounds this CPU
+   * runs (SHA-NI where it has them): the digest Python's hashlib gives these bytes */
+  size_t n = 100003;
+  unsigned char *buf = malloc(n);
+  check(buf != NULL, "sha256 buffer");
+  if (buf == NULL) return;
+  for (size_t i = 0; i < n; i++) buf[i] = (unsigned char)(((uint64_t)i * 2654435761u) >> 13);
+  static const size_t steps[] = { 1, 63, 64, 65, 1000, 4096, 7, 128 };
+  sha256_init(&h);
+  for (size_t at = 0, k = 0; at < n; k++) {
+    size_t step = steps[k % (sizeof steps / sizeof *steps)];
+    if (step > n - at) step = n - at;
+    sha256_update(&h, buf + at, step);
+    at += step;
+  }
+  sha256_final(&h, d);
+  check(hex_is(d, "c06f53971c7943fafd45b744804b7c7480642a5f81fdac2c2400537dcbe9c962"),
+        "sha256 of 100003 bytes in pieces");
+  /* the rounds in use against the portable ones, state for state */
+  sha256_init(&h);
+  sha256_update(&h, buf, 64 * 7);
+  sha256_ctx p;
+  sha256_init(&p);
+  sha256_portable_blocks(p.h, buf, 7);
+  char what[80];
+  snprintf(what, sizeof what, "sha256 rounds (%s) agree with the portable ones", sha256_rounds_name());
+  check(memcmp(h.h, p.h, sizeof h.h) == 0, what);
+  printf("sha256: %s rounds\n", sha256_rounds_name());
+  sha256_final(&h, d);
+  check(hex_is(d, "ada33cdd084a90ecfd7517b6b8e05fa9bd9a48df6886d3fab1f643d88fc001e7"), "sha256 of 7 blocks");
+  free(buf);
+}
+
+/* text_put's own conversions (%d %i %u %s %c %%, l, ll, z) against snprintf's, and the
+ * formats it leaves to vsnprintf */
+static void test_text(void) {
+  text t = { 0 };
+  char want[512];
+  const char *s = "v12 = v3 + v4;";
+  text_put(&t, "%d|%i|%u|%ld|%lld|%llu|%zu|%s|%c|%%|%d", INT_MIN, INT_MAX, UINT_MAX, LONG_MIN,
+           LLONG_MIN, ULLONG_MAX, (size_t)0, s, 'x', 0);
+  snprintf(want, sizeof want, "%d|%i|%u|%ld|%lld|%llu|%zu|%s|%c|%%|%d", INT_MIN, INT_MAX, UINT_MAX,
+           LONG_MIN, LLONG_MIN, ULLONG_MAX, (size_t)0, s, 'x', 0);
+  size_t at = t.n;
+  check(t.s != NULL && strcmp(t.s, want) == 0, "text_put: the plain conversions as snprintf's");
+  text_put(&t, "%5d|%-3s|%x|%.3f|%g|%08.3f|%.2s", 42, "a", 255u, 1.5, 0.1, -2.25, "abc");
+  snprintf(want, sizeof want, "%5d|%-3s|%x|%.3f|%g|%08.3f|%.2s", 42, "a", 255u, 1.5, 0.1, -2.25, "abc");
+  check(t.s != NULL && strcmp(t.s + at, want) == 0, "text_put: widths, flags, %x and floats by vsnprintf");
+  at = t.n;
+  text_put(&t, "plain text, no conversion");
+  check(t.s != NULL && strcmp(t.s + at, "plain text, no conversion") == 0, "text_put: plain text");
+  free(t.s);
 }
 
 /* fork() while a background build is under way (LACC_TIER=auto starts one at a program's
@@ -640,6 +694,7 @@ int main(void) {
   test_bad_tags();
   test_interning();
   test_sha256();
+  test_text();
   test_fork();
   test_verify();
   printf("core: %d passed, %d failed\n", passed, failed);

@@ -22,13 +22,27 @@ function M.own_file(src)
   return src:find("lacc[/\\][%w_]+%.lua[:%d]*$") ~= nil or src:find("lacc[/\\]mpi[/\\][%w_]+%.lua[:%d]*$") ~= nil
 end
 
+-- own_file of each chunk name seen, kept: where() asks it of every frame it passes, and
+-- a node made inside lacc.mpi's handlers passes a dozen or more of lacc's own (its two
+-- pattern searches were a quarter of a distributed CG turn's time under LuaJIT). Chunk
+-- names are few (files; a program that loads many strings stops adding at the bound).
+local own_seen, own_count = {}, 0
+local function is_own(src)
+  local own = own_seen[src]
+  if own == nil then
+    own = M.own_file(src)
+    if own_count < 4096 then own_seen[src], own_count = own, own_count + 1 end
+  end
+  return own
+end
+
 -- The first stack frame outside lacc's own Lua files: "file.lua:12".
 function M.where()
   for level = 3, 40 do
     local info = debug.getinfo(level, "Sl")
     if not info then break end
     local src = info.short_src or "?"
-    if not M.own_file(src) and info.what ~= "C" then
+    if info.what ~= "C" and not is_own(src) then
       return src .. ":" .. (info.currentline or 0)
     end
   end

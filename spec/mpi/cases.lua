@@ -1001,7 +1001,7 @@ function M.main()
   for _, c in ipairs(checks) do all[#all + 1] = c end
   local trace = os.getenv("LACC_CASES_TRACE")
   for _, c in ipairs(all) do
-    if trace then io.stderr:write(("rank %d: %s\n"):format(rank, c.name)) end
+    if trace then io.stderr:write(("rank %d: %.3f %s\n"):format(rank, os.clock(), c.name)) end
     local ok, err = pcall(c.f)
     local bad = not ok and ("error: " .. tostring(err)) or err
     local who, msg = lacc.mpi.agree(bad)
