@@ -29,7 +29,7 @@ local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
 -- ---- install: lacc's combinators learn distributed arguments
 
 local NOT_YET = { "write_png",
-  "partition", "unit", "compile", "iota", "shape", "size" }
+  "partition", "unit", "iota", "shape", "size" }
 
 local function not_yet(name)
   return function()
@@ -102,6 +102,65 @@ local function install_arith(lacc)
   end
 end
 
+-- ---- compile: a compiled function called with distributed arrays
+
+-- The function of lacc.compile(fn, opts) (made by `compile`, one process's) called with a
+-- distributed array among its arguments: fn applied to them as a distributed program
+-- and run as lacc.run runs one (with opts: its backend "mpi" or "cpu", run's options),
+-- its numbers given to fn as the one-process function gives them (rank-0 values of the
+-- type opts.args declares, else bool, i64 for a 64-bit cdata, f64 taking the type of
+-- what it meets, which must then be an integer). Each such call builds the distributed
+-- program again (its ranks' kernels found in the caches); its results are distributed
+-- arrays or, where replicated, host arrays, as lacc.run's.
+local array = C.array
+local function pack(...) return { n = select("#", ...), ... } end
+local function compiled(lacc, compile)
+  return function(fn, opts)
+    local cf = compile(fn, opts)   -- its checks of fn and opts, and the one-process calls
+    local declared = type(opts) == "table" and type(opts.args) == "table" and opts.args or {}
+    local runopts
+    if type(opts) == "table" then
+      runopts = {}
+      for k, v in pairs(opts) do if k ~= "args" then runopts[k] = v end end
+    end
+    return function(...)
+      local n = select("#", ...)
+      local args = { ... }
+      if not any_dist(args, n) then return cf(...) end
+      local given, integral = {}, {}
+      for i = 1, n do
+        local a, ta = args[i], type(args[i])
+        if ta == "number" or ta == "boolean" or (ta == "cdata" and not array.is_array(a)) then
+          local t = declared[i] or (ta == "boolean" and "bool") or (ta == "cdata" and "i64") or "f64"
+          local ok, box = pcall(array.new, t, {}, a)
+          if not ok then
+            fail("compiled function: argument %d: %s", i, (tostring(box):gsub("^array: ", ""):gsub(" %(at [^)]*%)$", "")))
+          end
+          given[i] = lacc.the(box)
+          if not declared[i] and t == "f64" then
+            given[i] = exp.weak_value(given[i], function() integral[i] = true end)
+          end
+        elseif is_dist(a) or array.is_array(a) then
+          given[i] = a
+        else
+          fail("compiled function: argument %d is %s, expected a host array, a distributed array " ..
+               "(lacc.mpi) or a number", i, C.util.describe(a))
+        end
+      end
+      local res = pack(fn(unpack(given, 1, n)))
+      if res.n == 0 then fail("compile: the function returned nothing; return array programs") end
+      for i = 1, n do
+        if integral[i] and type(args[i]) == "number" and not C.util.is_integer(args[i]) then
+          fail("compiled function: argument %d is %s, and the function uses it as an integer " ..
+               "(declare its type: lacc.compile(fn, {args = {[%d] = \"f64\"}}) and cast)", i,
+               C.util.show(args[i]), i)
+        end
+      end
+      return lacc.run(res.n > 1 and { unpack(res, 1, res.n) } or res[1], runopts)
+    end
+  end
+end
+
 function M.install(lacc)
   C.set_lacc(lacc)
   for k, v in pairs(lacc) do plain[k] = v end
@@ -163,6 +222,7 @@ function M.install(lacc)
     end
   end
   install_arith(lacc)
+  lacc.compile = compiled(lacc, lacc.compile)
   local run, explain = lacc.run, lacc.explain
   lacc.run = function(p, opts)
     if has_dist(p) then return run_dist(p, opts) end

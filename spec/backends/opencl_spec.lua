@@ -116,7 +116,8 @@ if have then
       -- backend's lane tiles on a CPU device (LACC_CL_LANE_TILES=0 turns those off); the
       -- script compares with plain Lua loops and the interpreter, and LACC_VERBOSE=1 says
       -- which folds took which
-      local off = output(("TILES_TYPES=f32,i64 LACC_CL_TILES=0 LACC_CL_LANE_TILES=0 LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
+      local off = output(("TILES_TYPES=f32,i64 LACC_CL_TILES=0 LACC_CL_LANE_TILES=0 LACC_VERBOSE=1 %s " ..
+                          "spec/opencl_tiles.lua"):format(lua))
       assert.is_nil(off:find("tiles", 1, true), off)
       local out = output(("LACC_CL_LANE_TILES=0 LACC_VERBOSE=1 %s spec/opencl_tiles.lua"):format(lua))
       local lines, tiled = {}, {}

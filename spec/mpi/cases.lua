@@ -943,6 +943,37 @@ check_case("model: append, concat and interleave send each element that changes 
     if full:size() ~= m then return ("%s: %d elements, want %d"):format(c[1], full:size(), m) end
   end
 end)
+-- lacc.compile's function called with distributed arrays (and numbers): the distributed
+-- program of its function, against the same function compiled for the interpreter over
+-- the whole arrays; a number used as an integer must be one, on every rank alike
+check_case("a compiled function over distributed arrays and numbers", function()
+  local function body(xs, ys, s)
+    local z = lacc.zipWith(function(a, b) return a * s + b end, xs, ys)
+    return z, lacc.sum(z), lacc.scanl1(add, z), lacc.map(function(x) return lacc.cast(x, "f64") / 4 end, z)
+  end
+  local cf, ref = lacc.compile(body), lacc.compile(body, { backend = "interp" })
+  for _, n in ipairs { 0, 1, 5, 13 } do
+    local want = { ref(vec(n, "i64", 40, false), vec(n, "i64", 41, false), 3) }
+    local got = { cf(vec(n, "i64", 40, true), vec(n, "i64", 41, true), 3) }
+    if #got ~= #want then return ("n=%d: %d results, want %d"):format(n, #got, #want) end
+    for i = 1, #want do
+      local g = got[i]
+      if (i ~= 2) ~= lacc.mpi.is_distributed(g) then
+        return ("n=%d: result %d is %s"):format(n, i, tostring(g))
+      end
+      if lacc.mpi.is_distributed(g) then g = g:allgather() end
+      if bytes(g) ~= bytes(want[i]) then
+        return ("n=%d: result %d: got %s, want %s"):format(n, i, tostring(g), tostring(want[i]))
+      end
+    end
+  end
+  local ok, err = pcall(cf, vec(5, "i64", 40, true), vec(5, "i64", 41, true), 2.5)
+  local ok1, err1 = pcall(ref, vec(5, "i64", 40, false), vec(5, "i64", 41, false), 2.5)
+  if ok or ok1 or strip(err) ~= strip(err1) then
+    return ("a fraction used as an integer: %s / one process: %s"):format(tostring(err), tostring(err1))
+  end
+  return same_everywhere(strip(err))
+end)
 check_case("explain names each step's communication", function()
   local xs = lacc.mpi.generate({ 8 }, function(i) return i end)
   local text = lacc.explain(lacc.scanl1(function(a, b) return a + b end, lacc.map(function(x) return x * 2 end, xs)))
