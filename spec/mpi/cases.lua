@@ -314,6 +314,14 @@ for _, n in ipairs(EXTENTS) do
     if n > 0 then r[#r + 1] = lacc.slice(xs, { n }) end
     return r
   end)
+  moved(4, function(d)   -- replicated parts beside distributed ones: a host array, a program of one
+    local xs, ys = vec(n, "f64", 33, d), vec((n * 2 + 1) % 9, "f64", 34, d)
+    local h = vec(5, "f64", 38, false)
+    local hp = lacc.map(function(x) return x * 3 end, h)
+    local m = mat(n, 4, "f64", 35, d)
+    return { xs .. h, lacc.concat { hp, ys, h, xs }, lacc.interleave(h, xs), lacc.interleave(ys, hp),
+             lacc.append(m, mat(n, 2, "f64", 39, false)), lacc.interleave(mat(n, 3, "f64", 39, false), m) }
+  end)
   moved(2, function(d)   -- slice replicate append concat interleave (rank 2)
     local m, w = mat(n, 4, "f64", 35, d), mat(n, 3, "f64", 36, d)
     return { lacc.slice(m, { lacc.all, { 4, 1, -2 } }), lacc.slice(m, { lacc.all, 2 }),
@@ -460,7 +468,8 @@ for _, n in ipairs(EXTENTS) do
   end)
   for g, what in ipairs { "reverse rotate take drop slice append concat interleave (rank 1)",
                           "slice replicate append concat interleave (rank 2, rows kept)",
-                          "argmax argmin matmul sort_by_key" } do
+                          "argmax argmin matmul sort_by_key",
+                          "append concat interleave of distributed and replicated parts" } do
     if moves[g] then
       case(what .. " across ranks n=" .. N, function(d)
         local all = {}
@@ -594,8 +603,8 @@ check_case("a failure before an exchange is every rank's error", function()
 end)
 check_case("misuse: a combinator not yet distributed says so", function()
   local xs = lacc.mpi.generate({ 4 }, function(i) return i end)
-  local ok, err = pcall(lacc.append, xs, lacc.fromtable({ 1 }, "i64"))
-  if ok or not tostring(err):find("append: part 2 is not distributed: not yet distributed (lacc.mpi)", 1, true) then
+  local ok, err = pcall(lacc.append, xs, lacc.fromtable({ { 1 } }, "i64"))
+  if ok or not tostring(err):find("append: part 2 is of rank 2: not yet distributed (lacc.mpi)", 1, true) then
     return tostring(err)
   end
   ok, err = pcall(lacc.replicate, { lacc.constant(3, "i64"), lacc.all }, xs)

@@ -403,13 +403,16 @@ DESC.slice_dist = "rank 1, a range within the array: one round, as rotate's " ..
 
 -- append, concat and interleave of rank-1 distributed arrays: the result's balanced rows,
 -- each rank fetching from each part the run of it its rows cover (every part fetched by
--- every rank, in order: collectives in step).
+-- every rank, in order: collectives in step). A replicated part (a host array or a
+-- program, the same on every rank) is every rank's already: its window is a local slice.
 local function parts_of(name, list)
+  local rank
   for i, x in ipairs(list) do
-    if not is_dist(x) or x.rank ~= list[1].rank then
-      fail("%s: part %d is %s: not yet distributed (lacc.mpi); distributed arrays of one " ..
-           "rank are (lacc.mpi.scatter a host array first)", name, i,
-           is_dist(x) and ("of rank " .. x.rank) or "not distributed")
+    local r = (is_dist(x) or C.is_program(x) or array.is_array(x)) and C.rank_of(x) or nil
+    rank = rank or r
+    if r == nil or r ~= rank then
+      fail("%s: part %d is %s: not yet distributed (lacc.mpi); arrays of one rank are, " ..
+           "distributed or replicated", name, i, r and ("of rank " .. r) or util.describe(x))
     end
   end
   return list
@@ -425,7 +428,7 @@ local JOIN = {
 -- Of rank 2 or more, along the innermost dimension, each row is one rank's once the
 -- parts' rows are aligned (as element-wise combinators align them): local.
 local function joined(name, list)
-  if list[1].rank >= 2 then return record(name .. "_rows", 1, JOIN[name], list, #list) end
+  if C.rank_of(list[1]) >= 2 then return record(name .. "_rows", 1, JOIN[name], list, #list) end
   local nd = record(name .. "_dist", 1, JOIN.concat, list, #list)
   nd.joined = name
   return nd
@@ -491,16 +494,27 @@ end
 -- after another in rank order, from(0) = 0): the part's elements moved there in one
 -- round (moved_runs: each element that changes rank sent once, point to point).
 local function windows_of(nd, v, from, to, opts, what)
+  if not v.counts then   -- replicated: this rank's window of its own copy
+    local a = from(me())
+    return rows_of(v.acc, a, math.max(a, to(me())))
+  end
   local counts = {}
   for q = 0, nranks() - 1 do counts[q + 1] = math.max(to(q) - from(q), 0) end
   return moved_runs(nd.joined, nd, v, counts, opts, what)
+end
+
+-- The length of part v: its rows' total, or a replicated part's extent (run first where
+-- it is a program: alike on every rank, inside an agreement all the same)
+local function part_length(v, opts, what)
+  if v.counts then return total(v.counts) end
+  return together(what, function() return force(v, opts):shape()[1] end)
 end
 
 local function concat_dist(nd, vals, opts)
   local what = about(nd, vals)
   local lens, m = {}, 0
   for i = 1, nd.n do
-    lens[i] = total(vals[i].counts)
+    lens[i] = part_length(vals[i], opts, what)
     m = m + lens[i]
   end
   local counts = balanced(m, nranks())
@@ -517,13 +531,13 @@ end
 H.append_dist, H.concat_dist = concat_dist, concat_dist
 DESC.append_dist = "one round a part (rank 1): each rank's balanced rows of the result cover " ..
   "a window of each part, whose elements move there as rotate's do (each element that " ..
-  "changes rank sent once, point to point)"
+  "changes rank sent once, point to point); a replicated part's window is the rank's own"
 DESC.concat_dist = DESC.append_dist
 
 -- interleave: a's k-th element at 2k - 1, b's at 2k, k up to the shorter length
 H.interleave_dist = function(nd, vals, opts)
   local what = about(nd, vals)
-  local k = math.min(total(vals[1].counts), total(vals[2].counts))
+  local k = math.min(part_length(vals[1], opts, what), part_length(vals[2], opts, what))
   local counts = balanced(2 * k, nranks())
   local lo, rows = rows_before(counts, me()), counts[me() + 1]
   -- global positions lo + 1 .. lo + rows: the odd ones (a's) after the first a0 =
