@@ -97,6 +97,15 @@ for _, n in ipairs(EXTENTS) do
     local g = gen({ n, 3 }, function(i, j) return i * 10 + j end)
     return lacc.zipWith(add, g, fill({ n, 3 }, lacc.constant(7, "i64")))
   end)
+  case("element-wise over operands of other extents (the least kept) n=" .. N, function(d)
+    local xs, ys = vec(n, "i64", 42, d), vec(n + 3, "i64", 43, d)
+    local short, long = vec(5, "i64", 44, false), vec(n + 7, "i64", 45, false)
+    local m, w = mat(n, 4, "i32", 46, d), mat(n + 2, 3, "i32", 47, d)
+    return { lacc.zipWith(add, xs, ys), lacc.zipWith(add, ys, xs),
+             lacc.zipWith3(function(a, b, c) return a * b - c end, ys, short, xs),
+             lacc.zipWith(add, ys, long), lacc.imap(function(i, x) return x * i end, lacc.zipWith(add, long, ys)),
+             lacc.zipWith(add, ys, short), lacc.zipWith(add, w, m), lacc.append(w, m) }
+  end)
   case("zip unzip where n=" .. N, function(d)
     local xs, ys = vec(n, "i32", 3, d), vec(n, "i32", 4, d)
     local a, b = lacc.unzip(lacc.zip(xs, ys))

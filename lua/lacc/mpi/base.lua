@@ -498,8 +498,8 @@ local function lazy(nd, tag, inputs, build)
 end
 local function key_of(counts) return counts and table.concat(counts, ",") .. "@" .. me() or "replicated" end
 
--- v moved to rows per rank `counts` (same total): each rank sends the rows others own
--- (what: the step, for the agreement)
+-- v moved to rows per rank `counts` (their total at most v's: rows past it go nowhere):
+-- each rank sends the rows others own (what: the step, for the agreement)
 local function redistribute(v, counts, t, opts, what)
   local block, s = together(what, function()
     local b = force(v, opts)
@@ -519,19 +519,25 @@ local function redistribute(v, counts, t, opts, what)
   return { acc = unpacked(got, t, sh), counts = counts }
 end
 
--- Element-wise combinators: aligned blocks, each rank alone.
+-- Element-wise combinators: aligned blocks, each rank alone. The result's outer extent is
+-- the least of its operands' (as one process intersects them: a distributed operand's
+-- total, a host array's extent); its rows those of the first distributed operand of that
+-- extent, else balanced; the others' rows moved there (redistribute: the rows past the
+-- extent go nowhere), a replicated operand's cut from every rank's copy.
 local function aligned(nd, vals, opts)
-  local target
+  local m, target, dist = nil, nil, false
   for i = 1, nd.n do
     local v = vals[i]
-    if v and v.counts then
-      if not target then target = v.counts
-      elseif total(v.counts) ~= total(target) then
-        fail("%s: distributed arrays of different outer extents (%d and %d rows): not yet " ..
-             "distributed (lacc.mpi); slice them to one extent first", nd.op, total(target), total(v.counts))
-      end
-    end
+    local len = v and (v.counts and total(v.counts) or
+                       (array.is_array(v.acc) and #v.acc:shape() >= 1 and v.acc:shape()[1])) or nil
+    if len and (m == nil or len < m) then m = len end
+    dist = dist or (v ~= nil and v.counts ~= nil)
   end
+  for i = 1, nd.n do
+    local v = vals[i]
+    if dist and not target and v and v.counts and total(v.counts) == m then target = v.counts end
+  end
+  if dist and not target then target = balanced(m, nranks()) end
   local args = {}
   if not target then   -- every operand the same on every rank (a reduction's result)
     for i = 1, nd.n do args[i] = vals[i] and vals[i].acc or nd.args[i] end
