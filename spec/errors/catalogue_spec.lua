@@ -799,9 +799,9 @@ catalogue("distributed arrays (lacc.mpi)", {
     local d = lacc.mpi.generate({ 3 }, gen)
     return lacc.matmul(d, d)
   end, "matmul", "not yet distributed (lacc.mpi)" },
-  { "append of a distributed array and a host array", function()
-    return lacc.append(lacc.mpi.generate({ 3 }, gen), xs)
-  end, "append", "part 2 is not distributed: not yet distributed (lacc.mpi)" },
+  { "append of a distributed array and an array of another rank", function()
+    return lacc.append(lacc.mpi.generate({ 3 }, gen), lacc.fromtable({ { 1 } }, "i64"))
+  end, "append", "part 2 is of rank 2: not yet distributed (lacc.mpi)" },
   { "a rearrangement along the distributed dimension by a count not known when recorded", function()
     return lacc.take(lacc.constant(2, "i64"), lacc.mpi.generate({ 3 }, gen))
   end, "take", "a count that is not a Lua integer, of a distributed array of rank 1: not yet distributed" },
