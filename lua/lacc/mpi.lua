@@ -44,7 +44,7 @@ local exp = C.exp
 local NOT_ELEMENTWISE = { constant = true, iterate = true, while_ = true }
 
 local rank_of = C.rank_of
-local function arrayish(x) return is_dist(x) or C.array.is_array(x) or C.is_program(x) end
+local arrayish = C.arrayish
 
 -- scalar(args) element by element where some are distributed arrays: arrays of rank 0 (a
 -- distributed fold's result, the same on every rank) read as scalars inside the function,
@@ -112,9 +112,9 @@ end
 -- what it meets, which must then be an integer). Each such call builds the distributed
 -- program again (its ranks' kernels found in the caches); its results are distributed
 -- arrays or, where replicated, host arrays, as lacc.run's.
-local array = C.array
 local function pack(...) return { n = select("#", ...), ... } end
 local function compiled(lacc, compile)
+  local A = require("lacc.run").compile_args
   return function(fn, opts)
     local cf = compile(fn, opts)   -- its checks of fn and opts, and the one-process calls
     local declared = type(opts) == "table" and type(opts.args) == "table" and opts.args or {}
@@ -129,18 +129,14 @@ local function compiled(lacc, compile)
       if not any_dist(args, n) then return cf(...) end
       local given, integral = {}, {}
       for i = 1, n do
-        local a, ta = args[i], type(args[i])
-        if ta == "number" or ta == "boolean" or (ta == "cdata" and not array.is_array(a)) then
-          local t = declared[i] or (ta == "boolean" and "bool") or (ta == "cdata" and "i64") or "f64"
-          local ok, box = pcall(array.new, t, {}, a)
-          if not ok then
-            fail("compiled function: argument %d: %s", i, (tostring(box):gsub("^array: ", ""):gsub(" %(at [^)]*%)$", "")))
-          end
-          given[i] = lacc.the(box)
+        local a = args[i]
+        if A.is_scalar(a) then
+          local t = A.scalar_type(a, declared[i])
+          given[i] = lacc.the(A.boxed(i, a, t))
           if not declared[i] and t == "f64" then
             given[i] = exp.weak_value(given[i], function() integral[i] = true end)
           end
-        elseif is_dist(a) or array.is_array(a) then
+        elseif is_dist(a) or C.array.is_array(a) then
           given[i] = a
         else
           fail("compiled function: argument %d is %s, expected a host array, a distributed array " ..
@@ -149,13 +145,7 @@ local function compiled(lacc, compile)
       end
       local res = pack(fn(unpack(given, 1, n)))
       if res.n == 0 then fail("compile: the function returned nothing; return array programs") end
-      for i = 1, n do
-        if integral[i] and type(args[i]) == "number" and not C.util.is_integer(args[i]) then
-          fail("compiled function: argument %d is %s, and the function uses it as an integer " ..
-               "(declare its type: lacc.compile(fn, {args = {[%d] = \"f64\"}}) and cast)", i,
-               C.util.show(args[i]), i)
-        end
-      end
+      A.check_integral(integral, n, ...)
       return lacc.run(res.n > 1 and { unpack(res, 1, res.n) } or res[1], runopts)
     end
   end

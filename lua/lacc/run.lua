@@ -269,6 +269,38 @@ local function scalar_type(v, declared)
   return "f64"
 end
 
+-- a Lua number, boolean or 64-bit cdata: a compiled function's scalar argument
+local function is_scalar_arg(a)
+  local ta = type(a)
+  return ta == "number" or ta == "boolean" or (ta == "cdata" and not array.is_array(a))
+end
+
+-- scalar argument i (a) in a rank-0 array of type t
+local function boxed(i, a, t)
+  local ok, box = pcall(array.new, t, {}, a)
+  if not ok then
+    fail("compiled function: argument %d: %s", i, (tostring(box):gsub("^array: ", ""):gsub(" %(at [^)]*%)$", "")))
+  end
+  return box
+end
+
+-- After a trace: each number argument i the function used as an integer (integral[i])
+-- must be one.
+local function check_integral(integral, n, ...)
+  for i = 1, n do
+    local v = select(i, ...)
+    if integral[i] and type(v) == "number" and not util.is_integer(v) then
+      fail("compiled function: argument %d is %s, and the function uses it as an integer " ..
+           "(declare its type: lacc.compile(fn, {args = {[%d] = \"f64\"}}) and cast)", i,
+           util.show(v), i)
+    end
+  end
+end
+
+-- what lacc.mpi's compiled functions share with these (lua/lacc/mpi.lua)
+M.compile_args = { is_scalar = is_scalar_arg, scalar_type = scalar_type, boxed = boxed,
+                   check_integral = check_integral }
+
 local function check_args_opt(args)
   if args == nil then return {} end
   if type(args) ~= "table" then fail("compile: args must be a table of element types by position, got %s", type(args)) end
@@ -310,15 +342,10 @@ function F.compile(fn, opts)
     local args, key = { ... }, nil
     for i = 1, n do
       local a = args[i]
-      local ta = type(a)
       local kind
-      if ta == "number" or ta == "boolean" or (ta == "cdata" and not array.is_array(a)) then
+      if is_scalar_arg(a) then
         scalars[i] = scalars[i] or scalar_type(a, declared[i])
-        local ok, box = pcall(array.new, scalars[i], {}, a)
-        if not ok then
-          fail("compiled function: argument %d: %s", i, (tostring(box):gsub("^array: ", ""):gsub(" %(at [^)]*%)$", "")))
-        end
-        args[i] = box
+        args[i] = boxed(i, a, scalars[i])
         kind = "scalar " .. scalars[i]
       else
         if not array.is_array(a) then
@@ -357,14 +384,8 @@ function F.compile(fn, opts)
       prog = with_options(opts, core.program_new, backend, n, nodes(roots))
       programs[key] = prog
     end
-    for i = 1, any_integral and n or 0 do   -- after the trace: it may have found that fn uses one as an integer
-      local v = select(i, ...)
-      if integral[i] and type(v) == "number" and not util.is_integer(v) then
-        fail("compiled function: argument %d is %s, and the function uses it as an integer " ..
-             "(declare its type: lacc.compile(fn, {args = {[%d] = \"f64\"}}) and cast)", i,
-             util.show(v), i)
-      end
-    end
+    -- after the trace: it may have found that fn uses one as an integer
+    if any_integral then check_integral(integral, n, ...) end
     if opts.progress then
       return with_options({ progress = opts.progress, progress_after = opts.progress_after },
                           core.program_run, prog, unpack(args, 1, n))

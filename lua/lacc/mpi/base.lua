@@ -452,6 +452,8 @@ end
 local function rank_of(x) return array.is_array(x) and #x:shape() or x.rank end
 -- a plain array program (lacc.acc's), not distributed
 local function is_program(x) return type(x) == "table" and rawget(x, "node") ~= nil and rawget(x, "rank") ~= nil end
+-- an array of any kind: distributed, host, or a plain program
+local function arrayish(x) return is_dist(x) or array.is_array(x) or is_program(x) end
 -- a list of arrays (a plain Lua table), not an array
 local function is_list(x) return type(x) == "table" and getmetatable(x) == nil end
 
@@ -529,7 +531,7 @@ local function aligned(nd, vals, opts)
   for i = 1, nd.n do
     local v = vals[i]
     local len = v and (v.counts and total(v.counts) or
-                       (array.is_array(v.acc) and #v.acc:shape() >= 1 and v.acc:shape()[1])) or nil
+                       (array.is_array(v.acc) and rank_of(v.acc) >= 1 and v.acc:shape()[1])) or nil
     if len and (m == nil or len < m) then m = len end
     dist = dist or (v ~= nil and v.counts ~= nil)
   end
@@ -748,7 +750,7 @@ end
 C.DESC = DESC
 C.H = H
 C.LAZY = LAZY
-C.rank_of, C.is_program, C.is_list = rank_of, is_program, is_list
+C.rank_of, C.is_program, C.is_list, C.arrayish = rank_of, is_program, is_list, arrayish
 C.DN, C.DA = DN, DA
 C.value_of = function(x, memo, opts) return value_of(x, memo, opts) end
 C.uses_of = uses_of

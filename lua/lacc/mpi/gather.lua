@@ -408,7 +408,7 @@ DESC.slice_dist = "rank 1, a range within the array: one round, as rotate's " ..
 local function parts_of(name, list)
   local rank
   for i, x in ipairs(list) do
-    local r = (is_dist(x) or C.is_program(x) or array.is_array(x)) and C.rank_of(x) or nil
+    local r = C.arrayish(x) and C.rank_of(x) or nil
     rank = rank or r
     if r == nil or r ~= rank then
       fail("%s: part %d is %s: not yet distributed (lacc.mpi); arrays of one rank are, " ..
