@@ -15,6 +15,7 @@
 #include "kir/backend.h"
 #include "base/vec.h"
 #include "base/settings.h"
+#include "memo.h"
 
 typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;  /* the backend a program is for */
 
@@ -32,7 +33,13 @@ struct lacc_program {
   const lacc_node **params;    /* each parameter's node (type, rank, layout) */
   const lacc_node **uses;      /* the lacc_acc_use nodes, one per array (runs hold them) */
   int nuses, ucap;
+  lacc_program *shared;        /* a live program of the same shape whose plan this one
+                                  runs (retained), binding its own arrays; or NULL */
+  memo_entry *memo;            /* this program's entry in the context's table, or NULL */
 };
+
+/* The plan a program runs: its own, or that of the program of its shape it found. */
+static kplan *plan_of(lacc_program *p) { return p->shared != NULL ? &p->shared->plan : &p->plan; }
 
 /* The backend table: each compiled backend's operations. */
 static const backend_ops *ops_of(backend_kind b) {
@@ -76,6 +83,8 @@ static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out, c
 
 void lacc_program_release(lacc_program *p) {
   if (p == NULL || --p->refs > 0) return;
+  if (p->memo != NULL) memo_remove(p->ctx, p->memo);
+  lacc_program_release(p->shared);
   if (p->planned) {
     exec_release(ops_of(p->backend), &p->plan);
     kplan_free(&p->plan);
@@ -127,13 +136,45 @@ static int find_uses(lacc_program *p, const lacc_node *t) {
   return LACC_OK;
 }
 
+/* The memory of the arrays a program uses: a program of its shape found later keeps
+ * it alive (with its arrays) while that one lives, so only programs of small arrays,
+ * those whose lowering weighs against their run, are kept for it (TUNE_MEMO_BYTES). */
+static int64_t uses_bytes(const lacc_program *p) {
+  int64_t b = 0;
+  for (int u = 0; u < p->nuses; u++) b += p->uses[u]->array->bytes;
+  return b;
+}
+
+/* Each input slot of the plan bound to its array's place among a run's arrays (the
+ * arguments, then the uses): a program that shares the plan binds its own there. */
+static void bind_inputs(lacc_program *p) {
+  for (int s = 0; s < p->plan.nslots; s++) {
+    pslot *ps = &p->plan.slots[s];
+    for (int u = 0; ps->kind == SLOT_INPUT && u < p->nuses; u++)
+      if (p->uses[u]->array == ps->array) ps->param = p->nparams + u;
+  }
+}
+
 /* The phases after sharing recovery: simplification, the parameters found, and on a
- * compiled backend fusion, lowering and the backend's build of the kernels. */
+ * compiled backend fusion, lowering and the backend's build of the kernels, unless a
+ * live program of the same shape (memo.c) has done them: a program run, not compiled
+ * (lacc.run's; a compiled function is built once by its owner) then runs that one's
+ * plan and kernels over its own arrays. */
 static int prepare(lacc_program *p) {
   simplify_ast(&p->ast);
   int rc = find_params(p->ctx, p->nparams, p->params, p->ast.root);
   if (rc == LACC_OK) rc = find_uses(p, p->ast.root);
   if (rc != LACC_OK || p->backend == B_INTERP) return rc;
+  size_t len = 0;
+  char *key = p->nparams == 0 ? memo_key(p->ctx, &p->ast, p->uses, p->nuses, (int)p->backend,
+                                         p->device, &len) : NULL;
+  lacc_program *same = key != NULL ? memo_find(p->ctx, key, len) : NULL;
+  if (same != NULL) {
+    free(key);
+    same->refs++;
+    p->shared = same;
+    return LACC_OK;
+  }
   hfuse_mark(&p->ast, p->ctx->hfuse);
   fusion_mark(&p->ast, p->ctx->fusion);
   hfuse_maps(&p->ast, p->ctx->hfuse);
@@ -141,7 +182,12 @@ static int prepare(lacc_program *p) {
   kcaps caps = caps_of(p->ctx, p->backend, p->device);
   rc = lower_plan(p->ctx, &p->ast, &caps, NULL,
                   &p->plan);
-  return rc == LACC_OK ? exec_compile(p->ctx, ops_of(p->backend), p->device, &p->plan) : rc;
+  if (rc == LACC_OK) rc = exec_compile(p->ctx, ops_of(p->backend), p->device, &p->plan);
+  if (rc == LACC_OK) bind_inputs(p);
+  if (rc == LACC_OK && key != NULL && uses_bytes(p) <= TUNE_MEMO_BYTES)
+    p->memo = memo_add(p->ctx, key, len, p);
+  else free(key);
+  return rc;
 }
 
 static lacc_program *program_alloc(lacc_ctx *ctx, backend_kind b, int nparams) {
@@ -266,9 +312,9 @@ static int program_exec(lacc_ctx *ctx, lacc_program *p, const run_hold *h, lacc_
   const backend_ops *ops = ops_of(p->backend);
   if (ops->run != NULL) {
     int64_t span, work = hold_work(h, &span);
-    return ops->run(ctx, ops, &p->plan, &p->ast, work, span, args, out);
+    return ops->run(ctx, ops, plan_of(p), &p->ast, work, span, args, out);
   }
-  return exec_plan(ctx, ops, &p->plan, args, out);
+  return exec_plan(ctx, ops, plan_of(p), args, out);
 }
 
 /* Tags written through raw pointers (lacc_array_leaf_data) are checked before any

@@ -1,8 +1,8 @@
 #!/bin/sh
 # make bench-mpi: the MPI path against the cpu backend (bench/mpi/scaling.lua), one
 # thread per process (LACC_THREADS=1): the cpu backend alone, two cpu-backend processes
-# at once (no MPI: what this machine gives two processes that share nothing but its
-# memory and caches), then mpirun with 1 and 2 ranks, sizes growing with the ranks (weak
+# at once, in step (no MPI: what this machine gives two processes that share nothing but
+# its memory and caches, each run waiting for the slower one as ranks do), then mpirun with 1 and 2 ranks, sizes growing with the ranks (weak
 # scaling). Prints a table of medians and the ratios: MPI with 1 rank over the cpu
 # backend (the path's overhead; the target is under 1.10), 2 ranks over 1 (1.00 is
 # perfect weak scaling; this machine has 2 cores), the two lone processes over one (the
@@ -19,10 +19,12 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 run() { mpirun --allow-run-as-root --oversubscribe -n "$1" "$LUA54" bench/mpi/scaling.lua; }
 "$LUA54" bench/mpi/scaling.lua cpu > "$out/cpu" || exit 1
-# two at once, each timing its own runs (the slower one's median counts, as a run of two
-# ranks waits for its slower rank)
-"$LUA54" bench/mpi/scaling.lua cpu > "$out/twoa" & pa=$!
-"$LUA54" bench/mpi/scaling.lua cpu > "$out/twob" || exit 1
+# two at once, in step: a barrier of two FIFOs around each run, as the ranks' barriers
+# are, so that each run takes the slower one's time as a run of two ranks does (the
+# slower one's median counts)
+mkfifo "$out/to_a" "$out/to_b" || exit 1
+"$LUA54" bench/mpi/scaling.lua pair A "$out" > "$out/twoa" & pa=$!
+"$LUA54" bench/mpi/scaling.lua pair B "$out" > "$out/twob" || exit 1
 wait $pa || exit 1
 run 1 > "$out/1" || exit 1
 run 2 > "$out/2" || exit 1

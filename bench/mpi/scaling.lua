@@ -1,5 +1,8 @@
 -- The MPI path's cost (`make bench-mpi`, bench/mpi/run.sh): run by every rank under
 -- `mpirun -n P`, or alone with `cpu` as its first argument (the cpu backend, no MPI).
+-- With `pair A dir` or `pair B dir` (bench/mpi/run.sh's two lone processes) the cpu
+-- backend again, the two stepping together as two ranks do: a barrier of two FIFOs in
+-- `dir` before each run and after it, inside the time, as the MPI runs' barriers are.
 -- Four programs (spec/mpi/model.lua's), each over inputs already in memory (a
 -- distributed array, or for `cpu` a host array), a new result each run:
 --   dot        the sum of n f64 products (n per rank)
@@ -8,13 +11,36 @@
 --   cg         ten conjugate-gradient turns of a (rows x 1024) f64 grid in one awhile
 -- Weak scaling: the size grows with the rank count. Prints, on rank 1, one line per
 -- program: "<program> <median ms> <checksum>", medians of REPS runs after one warm-up
--- (barriers around each run, MPI_Wtime).
+-- (barriers before and after each run, the second inside the time: each run takes the
+-- slower rank's time, or the pair's slower one's).
 local lacc = require "lacc"
 local mode = arg[1] or "mpi"
 local scale = tonumber(os.getenv("BENCH_SCALE") or "1") or 1
 local REPS = tonumber(os.getenv("BENCH_REPS") or "5") or 5
 local P, rank = 1, 1
-if mode ~= "cpu" then rank, P = lacc.mpi.init() end
+local lone = mode == "cpu" or mode == "pair"
+if not lone then rank, P = lacc.mpi.init() end
+
+-- the pair's barrier: each writes a byte to the other's FIFO and reads one from its own
+-- (A opens its writing end first and B its reading end first, so neither open blocks
+-- the other for ever)
+local barrier = lone and function() end or lacc.mpi.barrier
+if mode == "pair" then
+  local me, dir = arg[2], arg[3]
+  local inbox, outbox
+  if me == "A" then
+    outbox = assert(io.open(dir .. "/to_b", "w"))
+    inbox = assert(io.open(dir .. "/to_a", "r"))
+  else
+    inbox = assert(io.open(dir .. "/to_b", "r"))
+    outbox = assert(io.open(dir .. "/to_a", "w"))
+  end
+  outbox:setvbuf("no")
+  barrier = function()
+    outbox:write("x")
+    assert(inbox:read(1) == "x", "bench/mpi: the other process of the pair ended")
+  end
+end
 
 local N_DOT = math.floor(10000000 * scale)
 local ROWS, COLS = math.floor(2048 * scale), 1024
@@ -35,10 +61,10 @@ local function timed(name, program, checksum)
     -- the last result freed first, in both modes: its memory is recycled for the next
     -- (a new array each run would pay its pages' first touch, costly on some machines)
     if result and result.free then result:free() end
-    if mode ~= "cpu" then lacc.mpi.barrier() end
+    barrier()
     local t0 = clock()
     result = lacc.run(program)
-    if mode ~= "cpu" then lacc.mpi.barrier() end
+    barrier()
     if k > 0 then times[#times + 1] = (clock() - t0) * 1000 end
   end
   local c = checksum(result)
@@ -49,7 +75,7 @@ end
 -- generated once and materialised (a distributed array per rank, or a host array)
 local model = require "mpi.model"
 local sizes = { dot = N_DOT, rows = ROWS, w = COLS, keys = N_HIST, bins = BINS, turns = 10 }
-local gen = mode == "cpu" and lacc.generate or lacc.mpi.generate
+local gen = lone and lacc.generate or lacc.mpi.generate
 local function whole(r)
   if lacc.mpi.is_distributed(r) then r = r:allgather() end
   return r

@@ -34,6 +34,7 @@ void ctx_retain(lacc_ctx *ctx) { ctx->refs++; }
 
 void lacc_ctx_release(lacc_ctx *ctx) {
   if (ctx == NULL || --ctx->refs > 0) return;
+  free(ctx->memo);   /* empty by now: each program left it as it was freed (memo.c) */
   types_free(ctx);
   free(ctx);
 }

@@ -83,6 +83,7 @@ struct lacc_ctx {
   layout_strategy layout;        /* for arrays made now (lacc_set_layout) */
   int fusion, hfuse, sharing;    /* optimisation switches (lacc_set_option), default on */
   int explain_source;            /* lacc_explain appends the generated C (2: OpenCL C) */
+  struct memo_entry **memo;      /* live programs by shape (memo.c): buckets, or NULL */
   lacc_transfers moved;          /* copies between host and devices, for lacc_transfers */
   struct {                       /* lacc_set_progress, and the run being reported */
     lacc_progress_fn fn;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ static void bad_value(const char *name, const char *value, const char *expected,
 #define OVERRIDES 32
 
 static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic unsigned long generation;
 static struct {
   char name[40];
   char *value;
@@ -89,9 +91,12 @@ int setting_override(const char *name, const char *value) {
       overrides[free_slot].value = copy;
     }
   }
+  atomic_fetch_add(&generation, 1);
   pthread_mutex_unlock(&set_lock);
   return rc;
 }
+
+unsigned long setting_generation(void) { return atomic_load(&generation); }
 
 int setting_text(const char *name, char *out, size_t cap) {
   int found = 0;

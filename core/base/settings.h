@@ -17,6 +17,9 @@ int setting_text(const char *name, char *out, size_t cap);
 /* Puts value before the environment's for name, process-wide (NULL: the environment's
  * again); -1 when out of memory or slots. */
 int setting_override(const char *name, const char *value);
+/* How many overrides have been made, process-wide: what was planned under other
+ * settings is not reused (run.c's programs of one shape). */
+unsigned long setting_generation(void);
 /* The parsers the getters use: 1 with *out, or 0 (expected: what was wanted, in words). */
 int setting_parse_number(const char *s, double lo, double hi, int integral, double *out,
                          char *expected, size_t cap);

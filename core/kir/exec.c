@@ -144,13 +144,19 @@ static void release_after(run *X, int k) {
   }
 }
 
+/* The array from outside an input or parameter slot binds: a parameter, or an input the
+ * driver placed among the run's arrays (param), else the one lowering met. */
+static lacc_array *bound(const pslot *ps, lacc_array *const *params) {
+  return ps->kind == SLOT_PARAM || ps->param >= 0 ? params[ps->param] : ps->array;
+}
+
 /* The results: an input or parameter comes back as that very array. */
 static int results(run *X, lacc_array *const *params, lacc_array **out) {
   int rc = LACC_OK, got = 0;
   while (rc == LACC_OK && got < X->P->nresults) {
     const pslot *ps = &X->P->slots[X->P->results[got]];
     if (ps->kind == SLOT_INPUT || ps->kind == SLOT_PARAM) {
-      out[got] = ps->kind == SLOT_INPUT ? ps->array : params[ps->param];
+      out[got] = bound(ps, params);
       lacc_array_retain(out[got]);
     } else {
       rc = X->ops->output(X->R, X->P->results[got], &out[got]);
@@ -202,10 +208,9 @@ int exec_plan(lacc_ctx *ctx, const backend_ops *ops, const kplan *P, lacc_array 
   run X = { ctx, ops, P, ops->begin(ctx, P) };
   if (X.R == NULL) return ctx->errcode;
   int rc = LACC_OK;
-  for (int s = 0; rc == LACC_OK && s < P->nslots; s++) {
-    if (P->slots[s].kind == SLOT_INPUT) rc = ops->input(X.R, s, P->slots[s].array);
-    if (P->slots[s].kind == SLOT_PARAM) rc = ops->input(X.R, s, params[P->slots[s].param]);
-  }
+  for (int s = 0; rc == LACC_OK && s < P->nslots; s++)
+    if (P->slots[s].kind == SLOT_INPUT || P->slots[s].kind == SLOT_PARAM)
+      rc = ops->input(X.R, s, bound(&P->slots[s], params));
   run_begin(ctx);
   progress_begin(ctx, P->nsteps);
   if (ops->hooks != NULL) ops->hooks(ctx, 1);

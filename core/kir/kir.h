@@ -201,7 +201,10 @@ typedef enum { SLOT_INPUT, SLOT_PARAM, SLOT_KERNEL, SLOT_PARTIAL } slot_kind;
 typedef struct {
   slot_kind kind;
   lacc_array *array;       /* SLOT_INPUT (retained by the AST) */
-  int param;               /* SLOT_PARAM */
+  int param;               /* SLOT_PARAM: the parameter; SLOT_INPUT: where the driver
+                              bound it, its place among a run's arrays (the arguments,
+                              then the program's uses: a plan shared by programs of one
+                              shape binds each one's own), else -1 (`array`) */
   const lacc_type *type;
   int rank;
   const layout_plan *plan;

@@ -291,6 +291,7 @@ int lw_input_slot(lower *L, lacc_array *a) {
     if (L->P->slots[i].kind == SLOT_INPUT && L->P->slots[i].array == a) return i;
   int s = lw_new_slot(L, SLOT_INPUT, a->type, a->rank, a->plan);
   L->P->slots[s].array = a;
+  L->P->slots[s].param = -1;
   return s;
 }
 

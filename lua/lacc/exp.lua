@@ -490,6 +490,20 @@ function M.lambda(f, params, want, adapt, what)
   return finish(trace(f, params, adapt, what), want)
 end
 
+-- The primitive a combining function f of two elements of scalar type t is, one of ops
+-- (default "add", "mul", "max", "min"), or nil: f traced once over two variables, as
+-- lacc_exp_is_op sees it (either operand order).
+function M.combining_op(f, t, ops)
+  local a = wrap(core.node_var(t, where()))
+  local b = wrap(core.node_var(t, where()))
+  local ok, body = pcall(function() return M.result(nil, "fold", f(a, b)) end)
+  if not ok or not is_exp(body) then return nil end
+  for _, name in ipairs(ops or { "add", "mul", "max", "min" }) do
+    if core.node_is_op(body.node, name, a.node, b.node) ~= 0 then return name end
+  end
+  return nil
+end
+
 -- Index arguments: a 0-based shape variable of rank r as r 1-based i64 values.
 function M.index_args(ix, rank)
   if rank == 0 then return end

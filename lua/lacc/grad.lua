@@ -855,17 +855,7 @@ RULES.stencil = { rev = stencil_rev, fwd = pointwise_fwd, sites = true }
 
 -- ---- reductions along a dimension: sums, products, maxima and minima
 
--- The primitive a combining function f of two elements of type t is ("add", "mul", "max",
--- "min"), or nil: traced once over two variables, as lacc_exp_is_op sees it.
-local function combining_op(f, t)
-  local a, b = var(t), var(t)
-  local ok, body = pcall(function() return exp.result(nil, "fold", f(a, b)) end)
-  if not ok or not exp.is_exp(body) then return nil end
-  for _, op in ipairs { "add", "mul", "max", "min" } do
-    if core.node_is_op(body.node, op, a.node, b.node) ~= 0 then return op end
-  end
-  return nil
-end
+local combining_op = exp.combining_op
 
 -- The dimension a fold's or scan's options name (a number, or {dim = d}), else the last.
 local function dim_of(opts, xs)

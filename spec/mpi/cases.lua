@@ -295,6 +295,33 @@ for _, n in ipairs(EXTENTS) do
     return { hist, over }
   end, { exchange = how })
   end
+  -- onto few targets, each kind of combining: a commutative primitive with an identity
+  -- (seeded partials) and another function ((value, touched) pairs); targets 5 and 6 no
+  -- element reaches keep their defaults' bits (-0.0, NaN, the extremes)
+  for _, how in ipairs { "tree", "partials" } do
+  case("permute onto few targets, each way of combining (" .. how .. ") n=" .. N, function(d)
+    local xs = vec(n, "i32", 31, d)
+    local function tgt(i) return lacc.cast(lacc.band(xs[i] + 100, 3), "i64") + 1 end
+    local function vals(ty, f) return lacc.map(function(x) return lacc.cast(f(x), ty) end, xs) end
+    local defs = lacc.fromtable({ -0.0, 0 / 0, 1.5, -0.0, -0.0, 0 / 0 }, "f64")
+    local eighths = vals("f64", function(x) return lacc.cast(x, "f64") / 8 end)   -- sums exact
+    local negz = vals("f64", function() return lacc.constant(-0.0, "f64") end)
+    local wide = lacc.fromtable({ -1000, 5, -7, 9, -2 ^ 62, 2 ^ 62 }, "i64")
+    local halves = vals("f32", function(x)   -- products exact
+      return lacc.cond(lacc.gt(x, 0), lacc.constant(2, "f32"), lacc.constant(0.5, "f32"))
+    end)
+    local u = lacc.fromtable({ 7, 100, 3, 0, 4294967295, 0 }, "u32")
+    local odd = function(a, b) return lacc.cond(lacc.gt(a, -1000), a + b, b) end   -- not a primitive
+    return { lacc.permute(add, defs, tgt, eighths), lacc.permute(add, defs, tgt, negz),
+             lacc.permute(lacc.max, wide, tgt, vals("i64", function(x) return -(x * x) - 1 end)),   -- all below 0
+             lacc.permute(lacc.min, wide, tgt, vals("i64", function(x) return x * 3 end)),
+             lacc.permute(lacc.min, u, tgt, vals("u32", function(x) return x + 100 end)),
+             lacc.permute(lacc.max, u, tgt, vals("u32", function(x) return x + 100 end)),
+             lacc.permute(function(a, b) return a * b end, lacc.fill({ 6 }, lacc.constant(-0.0, "f32")), tgt, halves),
+             lacc.permute(add, lacc.fill({ 6 }, lacc.constant(0, "i8")), tgt, vals("i8", function(x) return x * 3 end)),
+             lacc.permute(odd, defs, tgt, eighths) }
+  end, { exchange = how })
+  end
   case("reshape flatten transpose n=" .. N, function(d)
     local m = mat(n, 6, "i32", 25, d)
     local r = lacc.reshape({ 3, n * 2 }, m)
@@ -788,15 +815,16 @@ for _, how in ipairs { "partials", "pairs", "tree", "default" } do
         if owner ~= r then want = want + 12 end   -- its bin (8 bytes) and its value (4)
       end
     end
+    -- a partial's bins: counts seeded with 0 (+ has an identity), 4 bytes a bin
     if how == "partials" then
-      -- each other rank's bins: (count, touched), 5 bytes a bin
-      for q = 1, P do if q ~= r then want = want + 5 * rows_of(bins, P, q) end end
+      -- each other rank's bins
+      for q = 1, P do if q ~= r then want = want + 4 * rows_of(bins, P, q) end end
     elseif how == "tree" or how == "default" then
-      -- every bin's (count, touched) in each of the tree's messages (small partials: the
-      -- default), a flag byte first
+      -- every bin in each of the tree's messages (small partials: the default), a flag
+      -- byte first
       local has = {}
       for q = 1, P do has[q] = true end
-      local _, sizes = tree_traffic(P, has, 5 * bins)
+      local _, sizes = tree_traffic(P, has, 4 * bins)
       want = sizes[r]
     end
     local full = result:allgather()

@@ -112,10 +112,10 @@ M.programs.blur = {
   end,
 }
 
--- every rank's partial of the bins, (count i32, touched bool) pairs, 5 bytes a bin,
--- combined by a fold's tree (a partial of at most 64 KB)
+-- every rank's partial of the bins, i32 counts seeded with 0 (+ has an identity), 4 bytes
+-- a bin, combined by a fold's tree (a partial of at most 64 KB)
 M.programs.histogram = {
-  formula = function(P, r, s) return fold_traffic(P, r, 5 * s.bins) end,
+  formula = function(P, r, s) return fold_traffic(P, r, 4 * s.bins) end,
   build = function(lacc, P, s, gen)
     local keys = made(lacc, gen, { s.keys * P }, function(i)
       return lacc.band(i * 2654435761, s.bins - 1)

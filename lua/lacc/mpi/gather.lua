@@ -790,12 +790,21 @@ local function total_rows_of(acc, opts)
 end
 
 -- the defaults as a distributed value: replicated ones keep each rank's balanced rows
-local function distributed_defaults(dv, opts)
+-- (the slice compiled once per node and rows: the defaults are a new array each run)
+local function distributed_defaults(nd, dv, opts)
   if dv.counts then return dv end
   local full = force(dv, opts)
   local counts = balanced(full:shape()[1], nranks())
   local lo = rows_before(counts, me())
-  return { acc = plain.run(rows_of(full, lo, lo + counts[me() + 1]), opts.localopts), counts = counts }
+  local hi = lo + counts[me() + 1]
+  local key = lo .. ":" .. hi
+  nd.slices = nd.slices or {}
+  local fn = nd.slices[key]
+  if not fn then
+    fn = plain.compile(function(a) return rows_of(a, lo, hi) end, opts.localopts)
+    nd.slices[key] = fn
+  end
+  return { acc = fn(full), counts = counts }
 end
 
 -- Onto few targets (a histogram) each rank first combines its own elements into a
@@ -803,9 +812,42 @@ end
 -- rows: messages of the targets' size, not the elements'. Targets times ranks at most:
 local DENSE_TARGETS = 2 ^ 22
 
--- this rank's partial of every target of shape gs: (value, touched) pairs
+-- A permute whose combining function is a commutative primitive with an identity (+ and
+-- * of any number type; max and min of integers) gets partials seeded with the identity
+-- (plain values, e bytes a target, the permute one process runs): combined onto a target
+-- the identity leaves it as it was, so no target needs a touched flag. The identity as
+-- an expression of the element type, or nil (scatter, other functions, other types).
+local SIGNED = { u8 = "i8", u16 = "i16", u32 = "i32", u64 = "i64" }
+local NUMBER = { i8 = true, i16 = true, i32 = true, i64 = true, u8 = true, u16 = true, u32 = true,
+                 u64 = true, f32 = true, f64 = true }
+local function seed_of(op, nd)
+  local t = nd.t
+  if op ~= "permute" or not NUMBER[t] then return nil end
+  local float = t == "f32" or t == "f64"
+  local cop = exp.combining_op(nd.args[1], t, float and { "add", "mul" } or { "add", "mul", "max", "min" })
+  if cop == "add" then return exp.constant(float and -0.0 or 0, t), cop end
+  if cop == "mul" then return exp.constant(1, t), cop end
+  if not cop then return nil end
+  -- the least value (0, or -2^(b-1): exact as a double on either VM); its complement the most
+  local lowest = exp.constant(SIGNED[t] and 0 or -2 ^ (tonumber(t:sub(2)) - 1), t)
+  return cop == "max" and lowest or exp.bnot(lowest), cop
+end
+
+-- whether x is bit for bit the identity (floats compared as their bits: -0.0 is not 0.0)
+local function is_identity(x, identity, t)
+  if t == "f32" then return L.eq(exp.bitcast(x, "u32"), exp.bitcast(identity, "u32")) end
+  if t == "f64" then return L.eq(exp.bitcast(x, "u64"), exp.bitcast(identity, "u64")) end
+  return L.eq(x, identity)
+end
+
+-- this rank's partial of every target of shape gs: (value, touched) pairs, or values
+-- seeded with the identity (seed_of)
 local function dense_partial(op, nd, xs, idx, xlo, gs)
   local t = nd.t
+  if nd.seed then
+    return plain.permute(nd.args[1], plain.fill(gs, nd.seed),
+      function(i, ...) return nd.args[3](i + xlo, ...) end, xs)
+  end
   local yes = exp.constant(true, "bool")
   local init = plain.fill(gs, exp.tuple(collection.zero_of(t), exp.constant(false, "bool")))
   local marked = plain.map(function(x) return exp.tuple(x, yes) end, xs)
@@ -828,6 +870,7 @@ local TREE_BYTES = 65536
 -- earlier), as the owner applies them in rank order; scatter: the later wins)
 local function merge_partials(op, nd, x, y)
   local combine = nd.args[1]
+  if nd.seed then return plain.zipWith(function(p, q) return combine(q, p) end, x, y) end
   return plain.zipWith(function(p, q)
     local pv, pt, qv, qt = exp.prj(p, 1), exp.prj(p, 2), exp.prj(q, 1), exp.prj(q, 2)
     local both = op == "scatter" and qv or L.cond(pt, combine(qv, pv), qv)
@@ -845,6 +888,9 @@ local function dense_combine(op, nd, dblock, got, pt, what)
     local acc, combine = d, nd.args[1]
     for _, part in ipairs { ... } do
       acc = plain.zipWith(function(o, p)
+        if nd.seed then   -- a target no rank touched keeps its default's bits
+          return L.cond(is_identity(p, nd.seed, nd.t), o, combine(p, o))
+        end
         local v = exp.prj(p, 1)
         return L.cond(exp.prj(p, 2), op == "scatter" and v or combine(v, o), o)
       end, acc, part)
@@ -892,14 +938,17 @@ local function push_handler(op)
       end
       xs, idx = lsrc[1], lsrc[2]
       xlo = counts and rows_before(counts, me()) or 0
-      local dd = distributed_defaults(dv or { acc = nd.args[nd.push.d] }, opts)
+      local dd = distributed_defaults(nd, dv or { acc = nd.args[nd.push.d] }, opts)
       dv = dd
       force(dd, opts)   -- here, not after the exchange: a failure is every rank's
       local gs = gshape_of(dd, opts)
-      local tgt
-      if op == "permute" then
+      -- each element's linear target (the pairs' exchange: traced only there)
+      local function targets()
+        if op ~= "permute" then
+          return plain.map(function(i) return target(index_list(i, #gs), gs) end, idx)
+        end
         local f, r = nd.args[3], #gs
-        tgt = plain.imap(function(...)
+        return plain.imap(function(...)
           local ix = { ... }
           local k = #ix - 1
           ix[1] = ix[1] + xlo
@@ -909,10 +958,9 @@ local function push_handler(op)
           end
           return target(res, gs)
         end, xs)
-      else
-        tgt = plain.map(function(i) return target(index_list(i, #gs), gs) end, idx)
       end
       local how = opts.exchange
+      if nd.seed == nil then nd.seed = seed_of(op, nd) or false end
       if how == "tree" or how == "partials" or (how == nil and product(gs) * nranks() <= DENSE_TARGETS) then
         local part = lazy(nd, "partial", { xs, idx or false, xlo, table.concat(gs, ",") }, function()
           return dense_partial(op, nd, xs, idx, xlo, gs)
@@ -931,7 +979,7 @@ local function push_handler(op)
         end
         return pts, h:type(), true
       end
-      local ftgt, fval = plain.flatten(tgt), plain.flatten(xs)
+      local ftgt, fval = plain.flatten(targets()), plain.flatten(xs)
       local ch = plain.run(plain.minimum(plain.append(ftgt, plain.fill({ 1 }, exp.constant(0, "i64")))), opts.localopts)
       if ch:get() == -1 then fail("%s: index function result out of bounds", op) end
       local rowsize = product(gs, 2)

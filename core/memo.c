@@ -1,0 +1,130 @@
+/* memo.c: programs of one shape, found again.
+ *
+ * Owns: the key of a simplified AST (what lowering and the kernels' build depend on,
+ * arrays by their place among the program's uses rather than by identity) and the
+ * context's table of live programs by key, so that a program built anew over other
+ * arrays (a loop of lacc.run over new results, each turn of a distributed loop) runs on
+ * the plan and kernels of a live program of the same shape instead of lowering, emitting
+ * and hashing its C again. The table holds its programs weakly: run.c removes a program
+ * as it is freed, so the table never keeps arrays alive.
+ * Must not: lower, or decide what a plan may share (run.c binds each program's arrays).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "memo.h"
+#include "base/settings.h"
+#include "base/text.h"
+
+enum { MEMO_BUCKETS = 256 };
+
+struct memo_entry {
+  uint64_t hash;
+  char *key;
+  size_t len;
+  void *value;
+  memo_entry *next;
+};
+
+static void put(text *t, const void *p, size_t n) { text_append(t, p, n); }
+
+static void put_int(text *t, int64_t v) { put(t, &v, sizeof v); }
+
+static void put_ptr(text *t, const void *p) { put(t, &p, sizeof p); }
+
+static void put_str(text *t, const char *s) {
+  put_int(t, s != NULL ? (int64_t)strlen(s) : -1);
+  if (s != NULL) put(t, s, strlen(s));
+}
+
+/* 1: the node and its subtree written; 0: a node the key cannot stand for (a loop, an
+ * array outside uses) */
+static int node_key(text *t, const lacc_node *n, const lacc_node *const *uses, int nuses) {
+  if (n->kind == K_AWHILE || n->loop != NULL || n->sub != NULL) return 0;
+  put_int(t, n->kind);
+  put_ptr(t, n->type);   /* interned: one pointer a type */
+  put_int(t, n->rank);
+  put_int(t, n->prim);
+  put_int(t, n->field);
+  put_int(t, n->nparams);
+  put(t, &n->cval, sizeof n->cval);
+  put_int(t, n->merged);
+  put_str(t, n->where);   /* the plan's messages name it */
+  if (n->kind == K_USE) {
+    int u = 0;
+    while (u < nuses && uses[u]->array != n->array) u++;
+    if (u == nuses) return 0;
+    put_int(t, u);
+    put_ptr(t, n->array->type);
+    put_int(t, n->array->rank);
+    put_int(t, n->array->plan->strategy);
+  }
+  put_int(t, n->nkids);
+  for (int i = 0; i < n->nkids; i++)
+    if (!node_key(t, n->kids[i], uses, nuses)) return 0;
+  return 1;
+}
+
+char *memo_key(const lacc_ctx *ctx, const ast_arena *ast, const lacc_node *const *uses,
+               int nuses, int backend, const char *device, size_t *len) {
+  if (ast->nnested > 0) return NULL;
+  text t = { 0 };
+  put_int(&t, backend);
+  put_str(&t, device);
+  put_int(&t, ctx->layout);
+  put_int(&t, ctx->fusion);
+  put_int(&t, ctx->hfuse);
+  put_int(&t, ctx->sharing);
+  put_int(&t, (int64_t)setting_generation());   /* lacc.config's settings */
+  put_int(&t, ast->nroots);
+  put_int(&t, ast->lets);
+  put_int(&t, nuses);
+  if (!node_key(&t, ast->root, uses, nuses) || t.oom) {
+    free(t.s);
+    return NULL;
+  }
+  *len = t.n;
+  return t.s;
+}
+
+/* FNV-1a */
+static uint64_t hash_of(const char *key, size_t len) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)key[i]) * 1099511628211ULL;
+  return h;
+}
+
+void *memo_find(const lacc_ctx *ctx, const char *key, size_t len) {
+  if (ctx->memo == NULL) return NULL;
+  uint64_t h = hash_of(key, len);
+  for (memo_entry *e = ctx->memo[h % MEMO_BUCKETS]; e != NULL; e = e->next)
+    if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0) return e->value;
+  return NULL;
+}
+
+memo_entry *memo_add(lacc_ctx *ctx, char *key, size_t len, void *value) {
+  if (ctx->memo == NULL) ctx->memo = calloc(MEMO_BUCKETS, sizeof *ctx->memo);
+  memo_entry *e = ctx->memo != NULL ? malloc(sizeof *e) : NULL;
+  if (e == NULL) {
+    free(key);
+    return NULL;
+  }
+  e->hash = hash_of(key, len);
+  e->key = key;
+  e->len = len;
+  e->value = value;
+  memo_entry **b = &ctx->memo[e->hash % MEMO_BUCKETS];
+  e->next = *b;
+  *b = e;
+  return e;
+}
+
+void memo_remove(lacc_ctx *ctx, memo_entry *e) {
+  for (memo_entry **p = &ctx->memo[e->hash % MEMO_BUCKETS]; *p != NULL; p = &(*p)->next) {
+    if (*p == e) {
+      *p = e->next;
+      break;
+    }
+  }
+  free(e->key);
+  free(e);
+}

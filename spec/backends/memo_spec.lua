@@ -1,0 +1,130 @@
+-- Programs of one shape (core/memo.c): a program built anew over other arrays, while a
+-- program of the same shape lives, runs that one's plan and kernels over its own arrays.
+-- Each result is checked against plain Lua; programs of other shapes (another array read
+-- twice, other types, ranks or places) get plans of their own; a program found again
+-- keeps only small arrays alive (MEMO_BYTES).
+local H = require "helper"
+local lacc = H.lacc
+
+local compiled = {}
+for _, b in ipairs(H.backends) do if b ~= "interp" then compiled[#compiled + 1] = b end end
+
+local NAN = 0 / 0
+-- n f64 values: integers and halves (sums exact), a NaN at 5 where n >= 5
+local function values(n, seed)
+  local t = {}
+  for i = 1, n do t[i] = ((i * 37 + seed * 11) % 23 - 11) / 2 end
+  if n >= 5 then t[5] = NAN end
+  return t
+end
+
+-- the shape every test builds again: a fused map, a fold and a zip over two arrays
+local function build(a, b)
+  local m = lacc.map(function(x) return x * 2 + 1 end, a)
+  return { m, lacc.sum(m), lacc.zipWith(function(x, y) return x - y end, a, b) }
+end
+local function expect(ta, tb)
+  local m, s, z = {}, 0, {}
+  for i = 1, #ta do
+    m[i] = ta[i] * 2 + 1
+    s = s + m[i]
+    z[i] = ta[i] - tb[i]
+  end
+  return m, s, z
+end
+
+for _, backend in ipairs(compiled) do
+  describe("programs of one shape on " .. backend, function()
+    local opts = { backend = backend }
+    -- every run (where the functions are traced, and so the place the nodes name) at
+    -- this one line: programs of one shape are found again
+    local function run(p) return lacc.run(p, opts) end
+
+    it("a program built anew over new arrays runs on their values and extents", function()
+      local first
+      for k, n in ipairs { 3, 0, 1, 7, 1000, 13, 7 } do
+        local ta, tb = values(n, k), values(n, k + 5)
+        local p = build(lacc.fromtable(ta, "f64"), lacc.fromtable(tb, "f64"))
+        first = first or p   -- alive throughout: the others find its plan
+        local r = { run(p) }
+        local m, s, z = expect(ta, tb)
+        H.check_array(r[1], m)
+        assert.is_true(H.same(r[2]:get(), s), ("n=%d: sum %s, want %s"):format(n, tostring(r[2]:get()), s))
+        H.check_array(r[3], z)
+      end
+      H.check_array(run(first), (expect(values(3, 1), values(3, 6))))   -- its own arrays still
+    end)
+
+    it("a result that is an input is the new program's array", function()
+      local function same_array(a) return lacc.map(function(x) return x end, a) end
+      local keep = same_array(lacc.fromtable({ 1, 2 }, "i32"))
+      run(keep)
+      for _, t in ipairs { { 5, 6, 7 }, {}, { -1 } } do
+        H.check_array(run(same_array(lacc.fromtable(t, "i32"))), t)
+      end
+    end)
+
+    it("an array read twice and two arrays are other shapes", function()
+      local function zip(a, b) return lacc.zipWith(function(x, y) return x * 10 + y end, a, b) end
+      local a, b = lacc.fromtable({ 1, 2, 3 }, "i64"), lacc.fromtable({ 4, 5, 6 }, "i64")
+      local twice = zip(a, a)
+      H.check_array(run(twice), { 11, 22, 33 })
+      H.check_array(run(zip(a, b)), { 14, 25, 36 })
+      H.check_array(run(zip(b, b)), { 44, 55, 66 })
+      H.check_array(run(twice), { 11, 22, 33 })
+    end)
+
+    it("other element types and ranks get plans of their own", function()
+      local function inc(a) return lacc.map(function(x) return x + 1 end, a) end
+      local keep = inc(lacc.fromtable({ 1.5, 2.5 }, "f64"))
+      H.check_array(run(keep), { 2.5, 3.5 })
+      H.check_array(run(inc(lacc.fromtable({ 1.5, 2.5 }, "f32"))), { 2.5, 3.5 })
+      H.check_array(run(inc(lacc.fromtable({ 127, -128 }, "i8"))), { -128, -127 })
+      H.check_array(run(inc(lacc.fromtable({ { 1, 2 }, { 3, 4 } }, "f64"))), { 2, 3, 4, 5 })
+    end)
+
+    it("errors name the place of the program that met them", function()
+      -- one shape, run (and so traced) at two places: each run's error names its own
+      local a = lacc.fromtable({ 1, 2, 3 }, "f64")
+      local function bad() return lacc.backpermute({ 3 }, function(i) return i + 5 end, a) end
+      local keep = bad()
+      for _, place in ipairs { "one", "two", "one" } do
+        local ok, e
+        if place == "one" then
+          ok, e = pcall(lacc.run, bad(), opts) --@one
+        else
+          ok, e = pcall(lacc.run, bad(), opts) --@two
+        end
+        assert.is_false(ok)
+        assert.is_truthy(tostring(e):find("memo_spec.lua:" .. H.line_of(place) .. ")", 1, true), tostring(e))
+      end
+      assert.is_false((pcall(lacc.run, keep, opts)))
+    end)
+
+    it("the first program freed, one of its shape still runs; big arrays are not kept", function()
+      local function total(a) return lacc.sum(lacc.map(function(x) return x * 3 end, a)) end
+      local p1 = total(lacc.fromtable({ 1, 2 }, "f64"))
+      assert.are.equal(9, run(p1):get())
+      local p2 = total(lacc.fromtable({ 4, 5, 6 }, "f64"))
+      assert.are.equal(45, run(p2):get())
+      p1 = nil
+      collectgarbage()
+      collectgarbage()
+      assert.are.equal(45, run(p2):get())
+      assert.is_nil(p1)
+      -- past MEMO_BYTES: a program of its shape built later does not keep it alive
+      local n = math.floor(lacc.tuning().MEMO_BYTES.value / 8) + 1024
+      local base = lacc.memory()
+      local big = lacc.run(lacc.fill({ n }, lacc.constant(1, "f64")), opts)
+      local q1 = total(big)
+      assert.are.equal(3 * n, run(q1):get())
+      local q2 = total(lacc.fromtable({ 7 }, "f64"))
+      assert.are.equal(21, run(q2):get())
+      big, q1 = nil, nil   -- luacheck: ignore
+      collectgarbage()
+      collectgarbage()
+      assert.is_true(lacc.memory() < base + 8 * n / 2, "the big array is still held")
+      assert.are.equal(21, run(q2):get())
+    end)
+  end)
+end
