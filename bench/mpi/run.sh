@@ -28,7 +28,7 @@ mkfifo "$out/to_a" "$out/to_b" || exit 1
 wait $pa || exit 1
 run 1 > "$out/1" || exit 1
 run 2 > "$out/2" || exit 1
-echo "lacc.mpi (bench/mpi): medians of ${BENCH_REPS:-5} runs in ms, one thread per process, BENCH_SCALE=${BENCH_SCALE:-1}"
+echo "lacc.mpi (bench/mpi): medians of ${BENCH_REPS:-11} runs in ms, one thread per process, BENCH_SCALE=${BENCH_SCALE:-1}"
 printf '%-10s %9s %9s %9s %9s %11s %10s %10s %12s\n' program cpu "2 alone" "1 rank" "2 ranks" \
   "1 rank/cpu" "2/1 ranks" "alone 2/1" "2 ranks/alone"
 for p in dot blur histogram cg; do

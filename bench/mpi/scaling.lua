@@ -16,7 +16,7 @@
 local lacc = require "lacc"
 local mode = arg[1] or "mpi"
 local scale = tonumber(os.getenv("BENCH_SCALE") or "1") or 1
-local REPS = tonumber(os.getenv("BENCH_REPS") or "5") or 5
+local REPS = tonumber(os.getenv("BENCH_REPS") or "11") or 11
 local P, rank = 1, 1
 local lone = mode == "cpu" or mode == "pair"
 if not lone then rank, P = lacc.mpi.init() end
