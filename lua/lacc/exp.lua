@@ -21,16 +21,19 @@ local function wrap(node)
 end
 M.wrap = wrap
 
--- A constant of type t from a Lua value (number, boolean, or int64 cdata on LuaJIT).
-function M.constant(v, t)
+-- A constant of type t from a Lua value (number, boolean, or int64 cdata on LuaJIT), made
+-- at w (the caller's place, where() when nil: an operator finds it once for its node and
+-- its constants, each walk of the stack a good part of building a small program).
+local function constant_at(v, t, w)
   if t == nil and type(v) == "boolean" then t = "bool" end
   if is_exp(v) then
     if v.t ~= t then return M.cast(v, t) end
     return v
   end
   if not types.is_scalar[t] then fail("constant: expected a scalar type, got %s", tostring(t)) end
-  return wrap(core.node_const(t, v, where()))
+  return wrap(core.node_const(t, v, w or where()))
 end
+function M.constant(v, t) return constant_at(v, t) end
 
 local function is_plain(x)
   local tx = type(x)
@@ -43,8 +46,8 @@ local NESTED = " (array combinators cannot run inside a scalar function: lacc ha
                " for a reduction per element, generate the rank-2 array of (element, other) pairs and" ..
                " fold its inner dimension)"
 
--- Lift a value to an Exp, taking type t for plain Lua values.
-function M.lift(x, t, what)
+-- Lift a value to an Exp, taking type t for plain Lua values (a constant made at w).
+local function lift_at(x, t, what, w)
   if is_exp(x) then return x end
   if is_plain(x) then
     if not t then
@@ -60,11 +63,12 @@ function M.lift(x, t, what)
       fail("%s: %s is not a value of %s (cast the other operand?)", what or "value",
         util.show(x), t)
     end
-    return M.constant(x, t)
+    return constant_at(x, t, w)
   end
   fail("%s: expected a scalar expression or a number, got %s%s", what or "value", describe(x),
     describe(x):find("array", 1, true) and NESTED or "")
 end
+function M.lift(x, t, what) return lift_at(x, t, what) end
 
 -- A Lua boolean where lacc needs a bool expression is almost always a comparison Lua
 -- made before lacc saw it (x == 0.5 is false for every expression x): an error.
@@ -113,34 +117,39 @@ local function meet(w, other)
   return M.cast(setmetatable({ node = w.node, t = w.t }, E), other.t)
 end
 
--- Two operands: plain values (and weak constants) take the type of the other.
-local function lift2(a, b, what)
+-- Two operands: plain values (and weak constants) take the type of the other (constants
+-- made at w).
+local function lift2(a, b, what, w)
   a, b = meet(a, b), meet(b, a)
   local wa, wb = is_exp(a) and rawget(a, "_weak"), is_exp(b) and rawget(b, "_weak")
   if wa and is_exp(b) and not wb and b.t ~= a.t and types.is_scalar[b.t] and types.is_int(b.t) then
-    a = M.constant(wa, b.t)
+    a = constant_at(wa, b.t, w)
   elseif wb and is_exp(a) and not wa and a.t ~= b.t and types.is_scalar[a.t] and types.is_int(a.t) then
-    b = M.constant(wb, a.t)
+    b = constant_at(wb, a.t, w)
   end
   local ta = is_exp(a) and a.t or nil
   local tb = is_exp(b) and b.t or nil
-  return M.lift(a, tb, what), M.lift(b, ta, what)
+  return lift_at(a, tb, what, w), lift_at(b, ta, what, w)
 end
 
 local function op(name, ...)
   return wrap(core.node_op(name, where(), ...))
 end
 
+-- (the operators below find their caller's place once: `where()` right in them sees the
+-- same first frame outside lacc as it would from op or constant_at)
 local function binop(name)
   return function(a, b)
-    local x, y = lift2(a, b, name)
-    return op(name, x.node, y.node)
+    local w = where()
+    local x, y = lift2(a, b, name, w)
+    return wrap(core.node_op(name, w, x.node, y.node))
   end
 end
 
 local function unop(name)
   return function(a)
-    return op(name, M.lift(a, nil, name).node)
+    local w = where()
+    return wrap(core.node_op(name, w, lift_at(a, nil, name, w).node))
   end
 end
 
@@ -154,10 +163,11 @@ end
 -- Lua's / and ^ give floats: integer operands become f64 first.
 local function floaty(name)
   return function(a, b)
-    local x, y = lift2(a, b, name)
+    local w = where()
+    local x, y = lift2(a, b, name, w)
     if not types.is_float(x.t) then x = M.cast(x, "f64") end
     if not types.is_float(y.t) then y = M.cast(y, "f64") end
-    return op(name, x.node, y.node)
+    return wrap(core.node_op(name, w, x.node, y.node))
   end
 end
 
