@@ -246,9 +246,14 @@ for _, n in ipairs(EXTENTS) do
     end)
   end
   if MOVED_AT[n] then   -- (make test's time)
-    case("stencil2 (rank 1 and 2, every boundary, inner extents that differ) n=" .. N, function(d)
-      local a, b = mat(n, 5, "i32", 57, d), mat(n, 4, "i32", 58, d)
-      local u, w = vec(n, "i64", 59, d), vec(n, "i64", 60, d)
+    -- both distributed, or one distributed and one replicated (a host array, or a program
+    -- every rank runs alike: its rows around each block come from its own copy)
+    for _, both in ipairs { true, false } do
+    case(("stencil2 (rank 1 and 2, every boundary, inner extents that differ%s) n=%s"):format(
+         both and "" or ", one replicated", N), function(d)
+      local a, b = mat(n, 5, "i32", 57, d), mat(n, 4, "i32", 58, d and both)
+      local u, w = vec(n, "i64", 59, d and both), vec(n, "i64", 60, d)
+      local b2 = both and b or lacc.map(function(x) return x + 1 end, b)   -- a replicated program
       local f9 = function(...)
         local v = { ... }
         return v[1] - v[5] * 2 + v[9] + v[10] * 3 - v[14] + v[18]
@@ -257,11 +262,13 @@ for _, n in ipairs(EXTENTS) do
         local v = { ... }
         return v[1] * 2 - v[3] + v[5] + v[6] - v[8] * 3 + v[10]
       end
-      return { lacc.stencil2(f9, "clamp", a, "mirror", b), lacc.stencil2(f9, "wrap", a, "wrap", b),
-               lacc.stencil2(f9, lacc.constant(-7, "i32"), a, "clamp", b),
+      return { lacc.stencil2(f9, "clamp", a, "mirror", b), lacc.stencil2(f9, "wrap", a, "wrap", b2),
+               both and lacc.stencil2(f9, lacc.constant(-7, "i32"), a, "clamp", b)
+                    or lacc.stencil2(f9, lacc.constant(-7, "i32"), b, "clamp", a),
                lacc.stencil2(f5, "mirror", u, lacc.constant(3, "i64"), w, 5),
                lacc.stencil2(f5, "wrap", u, "wrap", w, { 5 }) }
     end)
+    end
   end
   case("stencil of tuples, mirror n=" .. N, function(d)
     local m = lacc.zip(mat(n, 3, "f64", 23, d), mat(n, 3, "i32", 24, d))
@@ -636,6 +643,19 @@ check_case("a failure before an exchange is every rank's error", function()
   local bad = same_everywhere(tostring(err))
   if bad then return bad end
   if not tostring(err):find("out of bounds", 1, true) then return "unexpected: " .. tostring(err) end
+end)
+check_case("stencil2 of a distributed and a shorter replicated array: every rank's error", function()
+  local xs = lacc.mpi.generate({ 7 }, function(i) return lacc.cast(i, "f64") end)
+  local ys = lacc.fromtable({ 1, 2, 3 }, "f64")
+  local ok, err = pcall(lacc.run, lacc.stencil2(function(a) return a end, "clamp", xs, "clamp", ys))
+  if lacc.mpi.size() == 1 then   -- one rank holds every row: one process's stencil2
+    return not ok and "unexpected: " .. tostring(err) or nil
+  end
+  if ok then return "no error" end
+  local bad = same_everywhere(tostring(err))
+  if bad then return bad end
+  local want = "stencil2: a distributed array of 7 rows and a replicated one of 3: not yet distributed"
+  if not tostring(err):find(want, 1, true) then return "unexpected: " .. tostring(err) end
 end)
 check_case("misuse: a combinator not yet distributed says so", function()
   local xs = lacc.mpi.generate({ 4 }, function(i) return i end)

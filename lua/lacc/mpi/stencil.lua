@@ -214,14 +214,12 @@ DESC.stencil = "halo exchange: each rank receives the window's rows (half the wi
 
 -- stencil2 of two distributed arrays of one outer extent (their rows aligned first, as
 -- element-wise operands are): each one's halo, then the local stencil2 of the two blocks
--- with their halos, its rows of the block kept. Both boundaries wrap, or neither (the
--- halos then have as many rows).
+-- with their halos, its rows of the block kept. Of a distributed and a replicated array
+-- (of one outer extent), the replicated one's rows around the block come from its own
+-- copy. Both boundaries wrap, or neither (the two blocks with their halos then have as
+-- many rows).
 wrapped.stencil2 = function(args, n)
-  local f, b1, xs, b2, ys, window = args[1], args[2], args[3], args[4], args[5], args[6]
-  if not (C.is_dist(xs) and C.is_dist(ys)) then
-    C.fail("stencil2: a distributed and a replicated array: not yet distributed (lacc.mpi); " ..
-           "two distributed arrays are (lacc.mpi.scatter the other first)")
-  end
+  local f, b1, b2, window = args[1], args[2], args[4], args[6]
   if (b1 == "wrap") ~= (b2 == "wrap") then
     C.fail("stencil2: one boundary \"wrap\" and one not, over distributed arrays: not yet " ..
            "distributed (lacc.mpi)")
@@ -232,9 +230,62 @@ wrapped.stencil2 = function(args, n)
   nd.fn, nd.b1, nd.b2, nd.window = f, b1, b2, window
   return nd
 end
+-- rows [lo - nb, lo + mine + na) of a replicated array of n rows (cyclically), a program
+local function rows_around(full, lo, nb, mine, na, n)
+  local sh = full:shape()
+  sh[1] = nb + mine + na
+  local turns = math.floor(nb / n) + 1   -- keeps the row non-negative before the modulo
+  return plain.backpermute(sh, function(i, ...)
+    return C.L.imod(i - 1 + (lo - nb + turns * n), n) + 1, ...
+  end, full)
+end
+
+-- stencil2 of a distributed array (vals[di]) and a replicated one (the other): the
+-- distributed one's halo as stencil's, the replicated one's rows around the block from
+-- its own copy
+local function stencil2_replicated(nd, vals, opts, di, local_stencil2)
+  local ri = 8 - di
+  local v = vals[di]
+  local target, what = v.counts, about(nd, vals)
+  local n = total(target)
+  local full = together(what, function()
+    local r = force({ acc = vals[ri] and vals[ri].acc or nd.args[ri] }, opts)
+    if r:shape()[1] ~= n then
+      C.fail("stencil2: a distributed array of %d rows and a replicated one of %d: not yet " ..
+             "distributed (lacc.mpi); arrays of one outer extent are", n, r:shape()[1])
+    end
+    return r
+  end)
+  local hx = halo_of(v, nd.halo, nd.wrap, opts, what)
+  local mine, nb, na = hx.mine, hx.nb, hx.na
+  if mine == 0 then   -- the result's inner extents: the two arrays' smaller ones
+    local sh, fs = {}, full:shape()
+    for d = 1, #hx.sh do sh[d] = math.min(hx.sh[d], fs[d]) end
+    sh[1] = 0
+    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = target }
+  end
+  local lo = rows_before(target, me())
+  local ex = hx.extended()
+  local res = together(what, function()
+    local ey = lazy(nd, "around", { full, lo, nb, mine, na }, function()
+      return rows_around(full, lo, nb, mine, na, n)
+    end)
+    local fn = node_fn(nd, "rep" .. di .. ":" .. nb .. ":" .. mine, opts, function(a, b)
+      if di == 5 then a, b = b, a end
+      return rows_of(local_stencil2(a, b), nb, nb + mine)
+    end)
+    return force({ acc = fn(ex, force({ acc = ey }, opts)) }, opts)
+  end)
+  return { acc = res, counts = target }
+end
+
 H.stencil2 = function(nd, vals, opts)
-  local args, target = C.aligned(nd, vals, opts)
   local function local_stencil2(a, b) return plain.stencil2(nd.fn, nd.b1, a, nd.b2, b, nd.window) end
+  local dx, dy = vals[3] and vals[3].counts, vals[5] and vals[5].counts
+  if (dx or dy) and not (dx and dy) and nranks() > 1 then
+    return stencil2_replicated(nd, vals, opts, dx and 3 or 5, local_stencil2)
+  end
+  local args, target = C.aligned(nd, vals, opts)
   if not target or nranks() == 1 then
     return { acc = lazy(nd, "out", { args[3], args[5] }, function() return local_stencil2(args[3], args[5]) end),
              counts = target }
@@ -258,8 +309,8 @@ H.stencil2 = function(nd, vals, opts)
   end)
   return { acc = res, counts = target }
 end
-DESC.stencil2 = "two halo exchanges, one an array (as stencil's), then the local stencil2 " ..
-  "of the two blocks with their halos"
+DESC.stencil2 = "two halo exchanges, one an array (as stencil's; a replicated array's rows " ..
+  "around the block from its own copy), then the local stencil2 of the two blocks with their halos"
 
 C.is_scalar = is_scalar
 
