@@ -349,6 +349,14 @@ for _, n in ipairs(EXTENTS) do
              lacc.map(function(x) return x * 2 end, lacc.reverse(lacc.map(function(x) return x + 1 end, xs))),
              lacc.sum(lacc.drop(1, lacc.reverse(ys))) }
   end)
+  moved(5, function(d)   -- counts that are expressions of replicated values (rank 1)
+    local xs = vec(n, "f64", 31, d)
+    local ys = vec(n, "i32", 32, d)
+    local h = lacc.fromtable({ 3, -2 }, "i64")
+    local k3 = lacc.the(lacc.sum(lacc.take(1, h)))   -- 3, read from a host array
+    return { lacc.take(k3, xs), lacc.drop(lacc.constant(2, "i32"), ys), lacc.rotate(k3 * -1 - 1, ys),
+             lacc.take(lacc.constant(2.75, "f64"), xs), lacc.drop(lacc.the(lacc.sum(h)) * 100, xs) }
+  end)
   moved(1, function(d)   -- slice append concat interleave (rank 1)
     local xs, ys = vec(n, "f64", 33, d), vec((n * 2 + 1) % 9, "f64", 34, d)
     local r = { lacc.slice(xs, { { n, 1, -2 } }), lacc.slice(xs, { { 2, n - 1 } }),
@@ -512,7 +520,8 @@ for _, n in ipairs(EXTENTS) do
   for g, what in ipairs { "reverse rotate take drop slice append concat interleave (rank 1)",
                           "slice replicate append concat interleave (rank 2, rows kept)",
                           "argmax argmin matmul sort_by_key",
-                          "append concat interleave of distributed and replicated parts" } do
+                          "append concat interleave of distributed and replicated parts",
+                          "take drop rotate by counts found when the program runs (rank 1)" } do
     if moves[g] then
       case(what .. " across ranks n=" .. N, function(d)
         local all = {}
@@ -668,8 +677,8 @@ check_case("misuse: a combinator not yet distributed says so", function()
   if ok or not tostring(err):find(new_outer, 1, true) then
     return tostring(err)
   end
-  ok, err = pcall(lacc.take, lacc.constant(2, "i64"), xs)
-  local row_wise = "take: a count that is not a Lua integer, of a distributed array of rank 1: not yet distributed"
+  ok, err = pcall(lacc.slice, xs, { { lacc.constant(1, "i64"), 2 } })
+  local row_wise = "slice: a spec of other than Lua integers (table), of a distributed array: not yet distributed"
   if ok or not tostring(err):find(row_wise, 1, true) then
     return tostring(err)
   end

@@ -197,12 +197,10 @@ local REARRANGE = {
 function C.rearranged(name, args, n)
   local k = name ~= "reverse" and args[1] or 0
   local xs = args[name == "reverse" and 1 or 2]
-  if not util.is_integer(k) then
-    fail("%s: a count that is not a Lua integer, of a distributed array of rank 1: not yet " ..
-         "distributed (lacc.mpi)", name)
-  end
-  local nd = record(name .. "_dist", 1, plain[name], args, n)
-  nd.count, nd.source = k, xs
+  local nd = record(name .. "_dist", 1, plain[name], args, n)   -- (one process's checks)
+  -- a count that is an expression (of replicated values) is found when the program runs
+  if exp.is_exp(k) then nd.count_exp = k else nd.count = k end
+  nd.source = xs
   return nd
 end
 
@@ -298,18 +296,29 @@ local function moved_runs(name, nd, v, counts, opts, what)
   return unpacked(table.concat(out), t, { counts[r0 + 1] })
 end
 
+-- a count expression's value this run (the same on every rank: it reads replicated
+-- values only), an i64 as one process casts it, inside an agreement (it may fail)
+local function count_now(nd, opts, what)
+  return together(what, function()
+    local c = plain.run(plain.unit(nd.count_exp:cast("i64")), opts.localopts):get()
+    return tonumber(c)
+  end)
+end
+
 for name, how in pairs(REARRANGE) do
   H[name .. "_dist"] = function(nd, vals, opts)
     local v = vals[name == "reverse" and 1 or 2]
     if not v.counts then   -- the same on every rank: so is the result
       return { acc = lazy(nd, "out", { v.acc }, function()
-        return name == "reverse" and plain.reverse(v.acc) or plain[name](nd.count, v.acc)
+        return name == "reverse" and plain.reverse(v.acc) or plain[name](nd.count_exp or nd.count, v.acc)
       end) }
     end
+    local what = about(nd, vals)
+    if nd.count_exp then nd.count = count_now(nd, opts, what) end
     local n = total(v.counts)
     local m = how.size(n, nd.count)
     local counts = balanced(m, nranks())
-    return { acc = moved_runs(name, nd, v, counts, opts, about(nd, vals)), counts = counts }
+    return { acc = moved_runs(name, nd, v, counts, opts, what), counts = counts }
   end
   DESC[name .. "_dist"] = "one round (rank 1, along the distributed dimension): each rank " ..
     "sends the runs of its elements each rank's result reads (known from the row counts), " ..
