@@ -296,12 +296,16 @@ local function moved_runs(name, nd, v, counts, opts, what)
   return unpacked(table.concat(out), t, { counts[r0 + 1] })
 end
 
--- a count expression's value this run (the same on every rank: it reads replicated
--- values only), an i64 as one process casts it, inside an agreement (it may fail)
-local function count_now(nd, opts, what)
+-- the values this run of expressions (a table of them: counts, a slice's ends; the same
+-- on every rank, as they read replicated values only), each an i64 as one process casts
+-- it, inside an agreement (they may fail)
+local function values_now(exps, opts, what)
   return together(what, function()
-    local c = plain.run(plain.unit(nd.count_exp:cast("i64")), opts.localopts):get()
-    return tonumber(c)
+    local out = {}
+    for key, e in pairs(exps) do
+      out[key] = tonumber(plain.run(plain.unit(e:cast("i64")), opts.localopts):get())
+    end
+    return out
   end)
 end
 
@@ -314,7 +318,7 @@ for name, how in pairs(REARRANGE) do
       end) }
     end
     local what = about(nd, vals)
-    if nd.count_exp then nd.count = count_now(nd, opts, what) end
+    if nd.count_exp then nd.count = values_now({ nd.count_exp }, opts, what)[1] end
     local n = total(v.counts)
     local m = how.size(n, nd.count)
     local counts = balanced(m, nranks())
@@ -351,24 +355,33 @@ end
 -- slice along the distributed dimension by e (lacc.all, a range or an index), each
 -- element g of the result's (its rows, for rank 2 or more) fetched from row from + (g -
 -- 1) step; to an index, the row is fetched by every rank (replicated, one rank less).
+-- Ends and steps are Lua integers, or expressions of replicated values whose values each
+-- rank finds when the program runs (nd.exps).
+local function int_or_exp(x) return util.is_integer(x) or exp.is_exp(x) end
 function outer_slice(xs, e)
+  local full = { e }
+  for d = 2, xs.rank do full[d] = L.all end
+  local nd = record("slice_dist", 1, plain.slice, { xs, full }, 2)   -- (one process's checks)
   local from, to, step, index
   if rawequal(e, L.all) then
     from, to, step = 1, nil, 1
-  elseif util.is_integer(e) then
+  elseif int_or_exp(e) then
     index = e
-  elseif type(e) == "table" and getmetatable(e) == nil and util.is_integer(e[1]) and
-         util.is_integer(e[2]) and (e[3] == nil or util.is_integer(e[3])) and e[4] == nil then
+  elseif type(e) == "table" and getmetatable(e) == nil and int_or_exp(e[1]) and
+         int_or_exp(e[2]) and (e[3] == nil or int_or_exp(e[3])) and e[4] == nil then
     from, to, step = e[1], e[2], e[3] or 1
     if step == 0 then fail("slice: entry 1 of the spec: the step of a range cannot be 0") end
   else
-    fail("slice: a spec of other than Lua integers (%s), of a distributed array: not yet " ..
-         "distributed (lacc.mpi)", util.show(e))
+    fail("slice: a spec of other than Lua integers and expressions (%s), of a distributed " ..
+         "array: not yet distributed (lacc.mpi)", util.show(e))
   end
-  local full = { e }
-  for d = 2, xs.rank do full[d] = L.all end
-  local nd = record("slice_dist", 1, plain.slice, { xs, full }, 2)
   nd.from, nd.to, nd.step, nd.index = from, to, step, index
+  for _, key in ipairs { "from", "to", "step", "index" } do
+    if exp.is_exp(nd[key]) then
+      nd.exps = nd.exps or {}
+      nd.exps[key] = nd[key]
+    end
+  end
   return nd
 end
 H.slice_dist = function(nd, vals, opts)
@@ -377,6 +390,12 @@ H.slice_dist = function(nd, vals, opts)
     return { acc = lazy(nd, "out", { v.acc }, function() return plain.slice(v.acc, nd.args[2]) end) }
   end
   local n, what = total(v.counts), about(nd, vals)
+  if nd.exps then
+    for key, x in pairs(values_now(nd.exps, opts, what)) do nd[key] = x end
+    if nd.step == 0 then   -- (every rank alike)
+      fail("slice: entry 1 of the spec: the step of a range is 0 when the program runs")
+    end
+  end
   local gs = together(what, function() return gshape_of(v, opts) end)
   local inner = { unpack(gs, 2) }
   local w = product(gs, 2)   -- the elements of a row
