@@ -360,6 +360,8 @@ for _, n in ipairs(EXTENTS) do
                 lacc.slice(xs, { { k3 - 2, c(n) } }), lacc.slice(ys, { { c(n), 1, k3 - 5 } }),
                 lacc.slice(xs, { { 2, c(n - 1), k3 } }) }
     if n >= 3 then r[#r + 1] = lacc.slice(ys, { k3 }) end
+    r[#r + 1] = lacc.replicate({ k3, lacc.all }, ys)
+    r[#r + 1] = lacc.replicate({ k3 - 3, lacc.all }, xs)
     return r
   end)
   moved(1, function(d)   -- slice append concat interleave (rank 1)
@@ -526,7 +528,7 @@ for _, n in ipairs(EXTENTS) do
                           "slice replicate append concat interleave (rank 2, rows kept)",
                           "argmax argmin matmul sort_by_key",
                           "append concat interleave of distributed and replicated parts",
-                          "take drop rotate slice by counts and ends found when the program runs (rank 1)" } do
+                          "take drop rotate slice replicate by counts found when the program runs (rank 1)" } do
     if moves[g] then
       case(what .. " across ranks n=" .. N, function(d)
         local all = {}
@@ -558,6 +560,14 @@ local function same_everywhere(msg)
   return nil
 end
 local function strip(msg) return (tostring(msg):gsub(" %(at [^)]*%)", ""):gsub(" %[rank %d+ of %d+%]$", "")) end
+-- running p fails alike on every rank, its message holding `want`: nil, else what differed
+local function fails_everywhere(p, want)
+  local ok, err = pcall(lacc.run, p)
+  if ok then return "no error" end
+  local bad = same_everywhere(tostring(err))
+  if bad then return bad end
+  if not tostring(err):find(want, 1, true) then return "unexpected: " .. tostring(err) end
+end
 
 local checks = {}
 local function check_case(name, f) checks[#checks + 1] = { name = name, f = f } end
@@ -661,25 +671,22 @@ end)
 check_case("stencil2 of a distributed and a shorter replicated array: every rank's error", function()
   local xs = lacc.mpi.generate({ 7 }, function(i) return lacc.cast(i, "f64") end)
   local ys = lacc.fromtable({ 1, 2, 3 }, "f64")
-  local ok, err = pcall(lacc.run, lacc.stencil2(function(a) return a end, "clamp", xs, "clamp", ys))
+  local p = lacc.stencil2(function(a) return a end, "clamp", xs, "clamp", ys)
   if lacc.mpi.size() == 1 then   -- one rank holds every row: one process's stencil2
+    local ok, err = pcall(lacc.run, p)
     return not ok and "unexpected: " .. tostring(err) or nil
   end
-  if ok then return "no error" end
-  local bad = same_everywhere(tostring(err))
-  if bad then return bad end
-  local want = "stencil2: a distributed array of 7 rows and a replicated one of 3: not yet distributed"
-  if not tostring(err):find(want, 1, true) then return "unexpected: " .. tostring(err) end
+  return fails_everywhere(p, "stencil2: a distributed array of 7 rows and a replicated one of 3: not yet distributed")
+end)
+check_case("replicate by a negative count found when the program runs: every rank's error", function()
+  local xs = lacc.mpi.generate({ 5 }, function(i) return i end)
+  return fails_everywhere(lacc.replicate({ lacc.constant(-2, "i64"), lacc.all }, xs),
+                          "replicate: negative extent -2 in dimension 1")
 end)
 check_case("misuse: a combinator not yet distributed says so", function()
   local xs = lacc.mpi.generate({ 4 }, function(i) return i end)
   local ok, err = pcall(lacc.append, xs, lacc.fromtable({ { 1 } }, "i64"))
   if ok or not tostring(err):find("append: part 2 is of rank 2: not yet distributed (lacc.mpi)", 1, true) then
-    return tostring(err)
-  end
-  ok, err = pcall(lacc.replicate, { lacc.constant(3, "i64"), lacc.all }, xs)
-  local new_outer = "replicate: a first entry of"
-  if ok or not tostring(err):find(new_outer, 1, true) then
     return tostring(err)
   end
   ok, err = pcall(lacc.stencil2, function(a) return a end, "clamp", xs, "wrap", xs)

@@ -484,17 +484,26 @@ wrapped.replicate = function(args)
   if type(spec) == "table" and rawequal(spec[1], L.all) then
     return record("replicate_rows", 1, plain.replicate, args, 2)
   end
-  if type(spec) ~= "table" or not util.is_integer(spec[1]) or spec[1] < 0 then
+  local nd = record("replicate_outer", 1, plain.replicate, args, 2)   -- (one process's checks)
+  if type(spec) ~= "table" or not int_or_exp(spec[1]) then
     fail("replicate: a first entry of %s over a distributed array: not yet distributed " ..
-         "(lacc.mpi); lacc.all or a new extent of a Lua integer is", util.show(type(spec) == "table" and spec[1] or spec))
+         "(lacc.mpi); lacc.all or a new extent is", util.show(type(spec) == "table" and spec[1] or spec))
   end
-  return record("replicate_outer", 1, plain.replicate, args, 2)
+  return nd
 end
 -- A new outermost dimension of E copies: the result is distributed along it (E rows
--- balanced), and each rank's copies need all of xs: one all-gather of it.
+-- balanced), and each rank's copies need all of xs: one all-gather of it. E an expression
+-- of replicated values: each rank computes it when the program runs.
 H.replicate_outer = function(nd, vals, opts)
   local spec, v = nd.args[1], vals[2]
-  local counts = balanced(spec[1], nranks())
+  local e = spec[1]
+  if exp.is_exp(e) then
+    e = values_now({ e }, opts, about(nd, vals))[1]
+    if e < 0 then   -- (every rank alike) as one process's program says it
+      fail("replicate: negative extent %d in dimension 1", e)
+    end
+  end
+  local counts = balanced(e, nranks())
   local mine = { counts[me() + 1] }
   for d = 2, #spec do mine[d] = spec[d] end
   if not v.counts then
