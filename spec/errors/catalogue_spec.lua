@@ -801,7 +801,7 @@ catalogue("distributed arrays (lacc.mpi)", {
   end, "matmul", "not yet distributed (lacc.mpi)" },
   { "append of a distributed array and an array of another rank", function()
     return lacc.append(lacc.mpi.generate({ 3 }, gen), lacc.fromtable({ { 1 } }, "i64"))
-  end, "append", "part 2 is of rank 2: not yet distributed (lacc.mpi)" },
+  end, "append", "arrays of one rank, 1 or more, expected, got ranks 1 and 2" },
   { "stencil2 of distributed arrays, one boundary wrapping and one not", function()
     local d = lacc.mpi.generate({ 3 }, gen)
     return lacc.stencil2(function(a) return a end, "clamp", d, "wrap", d)

@@ -433,12 +433,17 @@ DESC.slice_dist = "rank 1, a range within the array: one round, as rotate's " ..
 -- each rank fetching from each part the run of it its rows cover (every part fetched by
 -- every rank, in order: collectives in step). A replicated part (a host array or a
 -- program, the same on every rank) is every rank's already: its window is a local slice.
-local function parts_of(name, list)
+local function parts_of(name, list, n)
   local rank
-  for i, x in ipairs(list) do
+  for i = 1, n or #list do
+    local x = list[i]
     local r = C.arrayish(x) and C.rank_of(x) or nil
     rank = rank or r
     if r == nil or r ~= rank then
+      -- one process's error for such parts (parts of other ranks, a part not an array)
+      local sargs = {}
+      for j = 1, n or #list do sargs[j] = C.stand(list[j]) end
+      if name == "concat" then plain.concat(sargs) else plain[name](sargs[1], sargs[2]) end
       fail("%s: part %d is %s: not yet distributed (lacc.mpi); arrays of one rank are, " ..
            "distributed or replicated", name, i, r and ("of rank " .. r) or util.describe(x))
     end
@@ -521,10 +526,10 @@ H.replicate_outer = function(nd, vals, opts)
 end
 DESC.replicate_outer = "one all-gather of the array (each rank's copies need all of it): " ..
   "e bytes an element to every other rank"
-wrapped.append = function(args) return joined("append", parts_of("append", { args[1], args[2] })) end
+wrapped.append = function(args) return joined("append", parts_of("append", { args[1], args[2] }, 2)) end
 wrapped.concat = function(args) return joined("concat", parts_of("concat", args[1])) end
 wrapped.interleave = function(args)
-  return joined("interleave", parts_of("interleave", { args[1], args[2] }))
+  return joined("interleave", parts_of("interleave", { args[1], args[2] }, 2))
 end
 
 -- Each rank's window of part v, [from(q), to(q)) for rank q (0-based, the windows one
