@@ -802,10 +802,6 @@ catalogue("distributed arrays (lacc.mpi)", {
   { "append of a distributed array and an array of another rank", function()
     return lacc.append(lacc.mpi.generate({ 3 }, gen), lacc.fromtable({ { 1 } }, "i64"))
   end, "append", "arrays of one rank, 1 or more, expected, got ranks 1 and 2" },
-  { "stencil2 of distributed arrays, one boundary wrapping and one not", function()
-    local d = lacc.mpi.generate({ 3 }, gen)
-    return lacc.stencil2(function(a) return a end, "clamp", d, "wrap", d)
-  end, "stencil2", "one boundary \"wrap\" and one not, over distributed arrays: not yet distributed" },
   { "running a distributed program before init", function() return lacc.run(lacc.mpi.fill({ 3 }, lacc.constant(1, "i32"))) end,
     "mpi.run" },
 })

@@ -216,14 +216,10 @@ DESC.stencil = "halo exchange: each rank receives the window's rows (half the wi
 -- element-wise operands are): each one's halo, then the local stencil2 of the two blocks
 -- with their halos, its rows of the block kept. Of a distributed and a replicated array
 -- (of one outer extent), the replicated one's rows around the block come from its own
--- copy. Both boundaries wrap, or neither (the two blocks with their halos then have as
--- many rows).
+-- copy. Where one boundary wraps and the other not, the other's rows are padded by its
+-- boundary to the wrapping one's (stencil2_mixed).
 wrapped.stencil2 = function(args, n)
   local f, b1, b2, window = args[1], args[2], args[4], args[6]
-  if (b1 == "wrap") ~= (b2 == "wrap") then
-    C.fail("stencil2: one boundary \"wrap\" and one not, over distributed arrays: not yet " ..
-           "distributed (lacc.mpi)")
-  end
   local nd = record("stencil2", 1, plain.stencil2, args, n)
   local w = window == nil and 3 or (type(window) == "number" and window or window[1])
   nd.halo, nd.wrap = floor(w / 2), b1 == "wrap"
@@ -240,6 +236,19 @@ local function rows_around(full, lo, nb, mine, na, n)
   end, full)
 end
 
+-- the replicated operand i of a stencil2 beside a distributed one of n rows, run (inside
+-- an agreement: it may fail), of n rows too
+local function replicated_operand(nd, vals, i, n, opts, what)
+  return together(what, function()
+    local r = force({ acc = vals[i] and vals[i].acc or nd.args[i] }, opts)
+    if r:shape()[1] ~= n then
+      C.fail("stencil2: a distributed array of %d rows and a replicated one of %d: not yet " ..
+             "distributed (lacc.mpi); arrays of one outer extent are", n, r:shape()[1])
+    end
+    return r
+  end)
+end
+
 -- stencil2 of a distributed array (vals[di]) and a replicated one (the other): the
 -- distributed one's halo as stencil's, the replicated one's rows around the block from
 -- its own copy
@@ -248,14 +257,7 @@ local function stencil2_replicated(nd, vals, opts, di, local_stencil2)
   local v = vals[di]
   local target, what = v.counts, about(nd, vals)
   local n = total(target)
-  local full = together(what, function()
-    local r = force({ acc = vals[ri] and vals[ri].acc or nd.args[ri] }, opts)
-    if r:shape()[1] ~= n then
-      C.fail("stencil2: a distributed array of %d rows and a replicated one of %d: not yet " ..
-             "distributed (lacc.mpi); arrays of one outer extent are", n, r:shape()[1])
-    end
-    return r
-  end)
+  local full = replicated_operand(nd, vals, ri, n, opts, what)
   local hx = halo_of(v, nd.halo, nd.wrap, opts, what)
   local mine, nb, na = hx.mine, hx.nb, hx.na
   if mine == 0 then   -- the result's inner extents: the two arrays' smaller ones
@@ -279,9 +281,77 @@ local function stencil2_replicated(nd, vals, opts, di, local_stencil2)
   return { acc = res, counts = target }
 end
 
+-- Rows [lo - h, lo + mine + h) of an array of n rows under boundary b (clamp, mirror or
+-- a constant: the core's rule for a row outside), from ext, a host array of its rows from
+-- `first` on (a block with its halo, or the whole array): the window's rows of a block
+-- whose own boundary does not wrap, beside one whose does
+local function padded_rows(ext, first, b, lo, mine, h, n)
+  local sh = ext:shape()
+  sh[1] = mine + 2 * h
+  local src = C.L.use(ext)
+  return plain.generate(sh, function(i, ...)
+    local g = i - 1 + (lo - h)   -- the global row, 0-based
+    local m = g
+    if b == "mirror" then m = C.L.cond(C.L.lt(g, 0), -g, C.L.cond(C.L.ge(g, n), 2 * n - 2 - g, g)) end
+    local s = C.L.max(C.L.min(m, n - 1), 0)
+    local v = src:at(s - first + 1, ...)
+    if type(b) ~= "string" then return C.L.cond(C.L.land(C.L.ge(g, 0), C.L.lt(g, n)), v, b) end
+    return v
+  end)
+end
+
+-- stencil2 with one boundary wrapping and one not: each array's rows around the block
+-- (its halo, or a replicated one's own copy), the one that does not wrap padded by its
+-- boundary to as many rows as the wrapping one's cyclic halo, then the local stencil2 of
+-- the two (neither boundary's rows then reach a kept row)
+local function stencil2_mixed(nd, vals, opts, local_stencil2)
+  local dx, dy = vals[3] and vals[3].counts, vals[5] and vals[5].counts
+  local args, target = { [3] = vals[3] and vals[3].acc, [5] = vals[5] and vals[5].acc }, dx or dy
+  if dx and dy then args, target = C.aligned(nd, vals, opts) end
+  local what, h, n = about(nd, vals), nd.halo, total(target)
+  local lo, mine = rows_before(target, me()), target[me() + 1]
+  local ext, shapes = {}, {}
+  for _, i in ipairs { 3, 5 } do
+    local b = i == 3 and nd.b1 or nd.b2
+    if (i == 3 and dx) or (i == 5 and dy) then
+      local hv = halo_of({ acc = args[i], counts = target }, h, b == "wrap", opts, what)
+      shapes[i] = hv.sh
+      if mine > 0 then ext[i] = { hv.extended(), lo - hv.nb, b } end
+    else
+      local full = replicated_operand(nd, vals, i, n, opts, what)
+      shapes[i] = full:shape()
+      ext[i] = { full, 0, b }
+    end
+  end
+  if mine == 0 then   -- the result's inner extents: the two arrays' smaller ones
+    local sh = {}
+    for d = 1, #shapes[3] do sh[d] = math.min(shapes[3][d], shapes[5][d]) end
+    sh[1] = 0
+    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = target }
+  end
+  local res = together(what, function()
+    local padded = {}
+    for _, i in ipairs { 3, 5 } do
+      local e = ext[i]
+      if e[3] == "wrap" and e[2] == lo - h then   -- a cyclic halo: as many rows already
+        padded[i] = e[1]
+      elseif e[3] == "wrap" then   -- a replicated copy: its rows, cyclically
+        padded[i] = rows_around(e[1], lo, h, mine, h, n)
+      else
+        padded[i] = padded_rows(e[1], e[2], e[3], lo, mine, h, n)
+      end
+    end
+    return force({ acc = rows_of(local_stencil2(padded[3], padded[5]), h, h + mine) }, opts)
+  end)
+  return { acc = res, counts = target }
+end
+
 H.stencil2 = function(nd, vals, opts)
   local function local_stencil2(a, b) return plain.stencil2(nd.fn, nd.b1, a, nd.b2, b, nd.window) end
   local dx, dy = vals[3] and vals[3].counts, vals[5] and vals[5].counts
+  if (dx or dy) and (nd.b1 == "wrap") ~= (nd.b2 == "wrap") and nranks() > 1 then
+    return stencil2_mixed(nd, vals, opts, local_stencil2)
+  end
   if (dx or dy) and not (dx and dy) and nranks() > 1 then
     return stencil2_replicated(nd, vals, opts, dx and 3 or 5, local_stencil2)
   end
