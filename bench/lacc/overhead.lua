@@ -37,6 +37,11 @@ if tag == "first" then
   local p = prog(xs)
   local c2 = per_call(function() return lacc.run(p) end)
   B.result(bench, "warm_run", c2, r:get(1), B.policy.reps, "lacc.run of a built program, 1 element")
+  -- a program built anew each call, as a loop of lacc.run(lacc.map(f, xs)) builds it:
+  -- traced and simplified each time, its plan found again (programs of one shape)
+  local c5 = per_call(function() return lacc.run(prog(xs)) end)
+  B.result(bench, "anew_run", c5, r:get(1), B.policy.reps,
+           "lacc.run of a program built anew each call, 1 element")
   -- one call at a time, after a collection, as the other benches time a call (the opencl
   -- rows below have the same)
   local h = lacc.compile(function(x) return lacc.sum(x) end)
