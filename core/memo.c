@@ -6,7 +6,9 @@
  * arrays (a loop of lacc.run over new results, each turn of a distributed loop) runs on
  * the plan and kernels of a live program of the same shape instead of lowering, emitting
  * and hashing its C again. The table holds its programs weakly: run.c removes a program
- * as it is freed, so the table never keeps arrays alive.
+ * as it is freed, so the table never keeps arrays alive. Settings count through
+ * lacc.config's generation: an environment variable a host changes with setenv while a
+ * program of a shape lives is not seen by the programs of that shape built meanwhile.
  * Must not: lower, or decide what a plan may share (run.c binds each program's arrays).
  */
 #include <stdlib.h>

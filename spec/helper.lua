@@ -101,6 +101,18 @@ function H.sh(cmd)
   h:close()
   return out
 end
+
+-- The same for a command that starts a Lua process using lacc: under make check-asan it
+-- keeps the sanitizers (without leak checks, as H.child's), which lacc's libraries were
+-- built with and must come first.
+function H.vm_sh(cmd)
+  local asan = os.getenv("ASAN_OPTIONS")
+  local env = asan and ("ASAN_OPTIONS='%s:detect_leaks=0' "):format(asan) or ""
+  local h = io.popen(env .. cmd .. " 2>&1")
+  local out = h:read("a") or h:read("*a")
+  h:close()
+  return out
+end
 H.quote = shq
 
 -- "mpirun ... -n N": Open MPI's launcher for n ranks. Under make check-asan the ranks

@@ -241,9 +241,7 @@ describe("lacc.random", function()
     f:close()
     local here = checksum(lacc.run(lacc.random.normal({ 300001 }, 5, "f32"), { backend = "cpu" }))
     for _, n in ipairs { 1, 2, 7 } do
-      local h = io.popen(("LACC_THREADS=%d %s %s 2>&1"):format(n, H.vm, path))
-      local out = h:read("*a")
-      h:close()
+      local out = H.vm_sh(("LACC_THREADS=%d %s %s"):format(n, H.vm, path))
       assert.are.equal(("%.17g"):format(here), out, "LACC_THREADS=" .. n)
     end
     os.remove(path)

@@ -21,7 +21,7 @@ local LUAJIT_ONLY = { "array_ptr", "set_int64" }
 
 -- The binding's function names under a VM, from a child process (LuaJIT's own left out).
 local function names_under(vm)
-  local out = H.sh(("%s -e %s"):format(H.vm:gsub("%S+$", vm),
+  local out = H.vm_sh(("%s -e %s"):format(H.vm:gsub("%S+$", vm),
     H.quote([[local c = require("lacc.util").core
       local t = {}
       local only = { ]] .. ("%q, %q"):format(LUAJIT_ONLY[1], LUAJIT_ONLY[2]) .. [[ }
@@ -46,7 +46,7 @@ describe("bindings", function()
     assert.are.equal(a, b)
     -- LuaJIT's own are there
     for _, name in ipairs(LUAJIT_ONLY) do
-      local has = H.sh(("%s -e %s"):format(H.vm:gsub("%S+$", "luajit"),
+      local has = H.vm_sh(("%s -e %s"):format(H.vm:gsub("%S+$", "luajit"),
         H.quote(("io.write(type(require('lacc.util').core.%s))"):format(name))))
       assert.are.equal("function", has, name)
     end
@@ -105,7 +105,7 @@ describe("bindings", function()
       try(core.array_set, a, 0, 2, 1)
       io.write(table.concat(out, "\n"))
     ]]
-    local function under(vm) return H.sh(("%s -e %s"):format(H.vm:gsub("%S+$", vm), H.quote(script))) end
+    local function under(vm) return H.vm_sh(("%s -e %s"):format(H.vm:gsub("%S+$", vm), H.quote(script))) end
     local a, b = under("lua5.4"), under("luajit")
     assert.are.equal(a, b)
     local lines = {}
@@ -147,8 +147,8 @@ describe("bindings", function()
       for k, v in pairs(require(%q)) do if type(v) == "function" then t[#t + 1] = k end end
       table.sort(t)
       io.write(table.concat(t, " "))]]
-    local a = H.sh(("%s -e %s"):format(H.vm:gsub("%S+$", "lua5.4"), H.quote(list:format("lacc.mpi_core"))))
-    local b = H.sh(("%s -e %s"):format(H.vm:gsub("%S+$", "luajit"), H.quote(list:format("lacc.mpi_ffi"))))
+    local a = H.vm_sh(("%s -e %s"):format(H.vm:gsub("%S+$", "lua5.4"), H.quote(list:format("lacc.mpi_core"))))
+    local b = H.vm_sh(("%s -e %s"):format(H.vm:gsub("%S+$", "luajit"), H.quote(list:format("lacc.mpi_ffi"))))
     assert.are.equal(a, b)
     local names = entries("mpi/entries.def")
     assert.is_true(#names >= 7, #names .. " entries")
