@@ -15,6 +15,7 @@ local product, record, rows_before, rows_of = C.product, C.record, C.rows_before
 local run_time, same_counts, together, total = C.run_time, C.same_counts, C.together, C.total
 local unpack, util, wrapped = C.unpack, C.util, C.wrapped
 local array = C.array
+local types = require "lacc.types"
 
 -- ---- gathers and scatters with computed indices: requests to the owners, answers back
 
@@ -859,19 +860,17 @@ local DENSE_TARGETS = 2 ^ 22
 -- (plain values, e bytes a target, the permute one process runs): combined onto a target
 -- the identity leaves it as it was, so no target needs a touched flag. The identity as
 -- an expression of the element type, or nil (scatter, other functions, other types).
-local SIGNED = { u8 = "i8", u16 = "i16", u32 = "i32", u64 = "i64" }
-local NUMBER = { i8 = true, i16 = true, i32 = true, i64 = true, u8 = true, u16 = true, u32 = true,
-                 u64 = true, f32 = true, f64 = true }
 local function seed_of(op, nd)
   local t = nd.t
-  if op ~= "permute" or not NUMBER[t] then return nil end
-  local float = t == "f32" or t == "f64"
+  if op ~= "permute" or not types.is_scalar[t] or t == "bool" then return nil end
+  local float = types.is_float(t)
   local cop = exp.combining_op(nd.args[1], t, float and { "add", "mul" } or { "add", "mul", "max", "min" })
   if cop == "add" then return exp.constant(float and -0.0 or 0, t), cop end
   if cop == "mul" then return exp.constant(1, t), cop end
   if not cop then return nil end
   -- the least value (0, or -2^(b-1): exact as a double on either VM); its complement the most
-  local lowest = exp.constant(SIGNED[t] and 0 or -2 ^ (tonumber(t:sub(2)) - 1), t)
+  local unsigned = t:sub(1, 1) == "u"
+  local lowest = exp.constant(unsigned and 0 or -2 ^ (tonumber(t:sub(2)) - 1), t)
   return cop == "max" and lowest or exp.bnot(lowest), cop
 end
 
