@@ -46,9 +46,23 @@ local NESTED = " (array combinators cannot run inside a scalar function: lacc ha
                " for a reduction per element, generate the rank-2 array of (element, other) pairs and" ..
                " fold its inner dimension)"
 
+-- A value of another module that stands for a scalar expression not made yet (lacc.mpi's
+-- values of distributed programs, known when their program runs), or nil: its
+-- metatable's __lacc_apply(f, ...) applies an operation to it (at once, or deferred) and
+-- __lacc_exp(x) gives the expression it is now (or raises).
+local function deferred(x)
+  if type(x) ~= "table" then return nil end
+  local mt = getmetatable(x)
+  if mt ~= E and mt ~= nil and mt.__lacc_apply ~= nil then return mt end
+  return nil
+end
+M.deferred = deferred
+
 -- Lift a value to an Exp, taking type t for plain Lua values (a constant made at w).
 local function lift_at(x, t, what, w)
   if is_exp(x) then return x end
+  local d = deferred(x)
+  if d then return lift_at(d.__lacc_exp(x), t, what, w) end
   if is_plain(x) then
     if not t then
       if type(x) == "boolean" then t = "bool"
@@ -139,18 +153,26 @@ end
 -- (the operators below find their caller's place once: `where()` right in them sees the
 -- same first frame outside lacc as it would from op or constant_at)
 local function binop(name)
-  return function(a, b)
+  local f
+  f = function(a, b)
+    local d = deferred(a) or deferred(b)
+    if d then return d.__lacc_apply(f, a, b) end
     local w = where()
     local x, y = lift2(a, b, name, w)
     return wrap(core.node_op(name, w, x.node, y.node))
   end
+  return f
 end
 
 local function unop(name)
-  return function(a)
+  local f
+  f = function(a)
+    local d = deferred(a)
+    if d then return d.__lacc_apply(f, a) end
     local w = where()
     return wrap(core.node_op(name, w, lift_at(a, nil, name, w).node))
   end
+  return f
 end
 
 function M.cast(x, t)
@@ -162,13 +184,17 @@ end
 
 -- Lua's / and ^ give floats: integer operands become f64 first.
 local function floaty(name)
-  return function(a, b)
+  local f
+  f = function(a, b)
+    local d = deferred(a) or deferred(b)
+    if d then return d.__lacc_apply(f, a, b) end
     local w = where()
     local x, y = lift2(a, b, name, w)
     if not types.is_float(x.t) then x = M.cast(x, "f64") end
     if not types.is_float(y.t) then y = M.cast(y, "f64") end
     return wrap(core.node_op(name, w, x.node, y.node))
   end
+  return f
 end
 
 M.add, M.sub, M.mul = binop("add"), binop("sub"), binop("mul")
@@ -405,6 +431,8 @@ function M.result(want, what, ...)
   if n == 0 then fail("%s: the function returned nothing", what) end
   if n == 1 then
     local v = ...
+    local dv = deferred(v)
+    if dv then v = dv.__lacc_exp(v) end
     if is_plain(v) then
       local wt = want and types.parse(want)
       if not (wt and wt.kind == "scalar") then
@@ -529,6 +557,8 @@ function M.index_exp(list, what)
   local parts = {}
   for d = 1, n do
     local v = list[d]
+    local dv = deferred(v)
+    if dv then v = dv.__lacc_exp(v) end
     if is_exp(v) then
       if not types.is_scalar[v.t] or not types.is_int(v.t) then
         fail("%s: index %d must be an integer, got %s (cast it)", what, d, v.t)
@@ -557,6 +587,8 @@ function M.shape_exp(list, what)
   local nodes = {}
   for d = 1, n do
     local v = list[d]
+    local dv = deferred(v)
+    if dv then v = dv.__lacc_exp(v) end
     if is_exp(v) then
       if not types.is_scalar[v.t] or not types.is_int(v.t) then
         fail("%s: extent %d must be an integer, got %s (cast it)", what, d, v.t)

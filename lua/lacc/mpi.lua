@@ -17,8 +17,10 @@
 -- folds and scans), stencil.lua, gather.lua
 -- (backpermute, gather, permute, scatter, filter), rows.lua (reshape, transpose, row-wise
 -- combinators, sorts), data.lua (scatter, from_blocks, load), control.lua (acond,
--- awhile). This file installs them.
+-- awhile), scalars.lua (lacc.the, lacc.shape, lacc.size of distributed programs where no
+-- run has them yet). This file installs them.
 local C = require "lacc.mpi.base"
+local scalars = require "lacc.mpi.scalars"
 for _, part in ipairs { "folds", "segments", "stencil", "gather", "rows", "data", "control" } do
   require("lacc.mpi." .. part)
 end
@@ -28,8 +30,7 @@ local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
 
 -- ---- install: lacc's combinators learn distributed arguments
 
-local NOT_YET = { "write_png",
-  "partition", "unit", "iota", "shape", "size" }
+local NOT_YET = { "write_png", "partition", "iota", "vjp", "jvp" }
 
 local function not_yet(name)
   return function()
@@ -79,7 +80,10 @@ local function install_arith(lacc)
       lacc[name] = function(...)
         local n = select("#", ...)
         local args = { ... }
-        if not any_dist(args, n) then return f(...) end
+        if not any_dist(args, n) then
+          if scalars.has_ds(args, n) then return scalars.apply(f, ...) end
+          return f(...)
+        end
         -- lacc.max(a) / lacc.min(a) of one array: its largest (smallest) element
         if n == 1 and (name == "max" or name == "min") then
           return name == "max" and lacc.maximum(...) or lacc.minimum(...)
@@ -93,12 +97,6 @@ local function install_arith(lacc)
   for _, mt in ipairs { C.DN, C.DA } do
     for k, op in pairs(ops) do mt[k] = function(a, b) return dist_elementwise(lacc, op, { a, b }, 2) end end
     mt.__unm = function(a) return dist_elementwise(lacc, exp.neg, { a }, 1) end
-  end
-  -- the(x) of a rank-0 distributed array inside a distributed program's function
-  local the = lacc.the
-  lacc.the = function(x)
-    if is_dist(x) then return x:at() end
-    return the(x)
   end
 end
 
@@ -200,18 +198,26 @@ function M.install(lacc)
       lacc[name] = call
     end
   end
-  for _, name in ipairs(NOT_YET) do
-    local f = lacc[name]
-    if f then
-      local deny = not_yet(name)
-      lacc[name] = function(...)
-        local n = select("#", ...)
-        if any_dist({ ... }, n) then deny() end
-        return f(...)
-      end
+  local function denying(name, f)
+    local deny = not_yet(name)
+    return function(...)
+      local n = select("#", ...)
+      local args = { ... }
+      if any_dist(args, n) then deny() end
+      for i = 1, n do if C.is_list(args[i]) and any_dist(args[i], #args[i]) then deny() end end
+      return f(...)
     end
   end
+  for _, name in ipairs(NOT_YET) do
+    if lacc[name] then lacc[name] = denying(name, lacc[name]) end
+  end
+  -- gradients: the function grad and value_and_grad give, called with distributed arrays
+  for _, name in ipairs { "grad", "value_and_grad" } do
+    local f = lacc[name]
+    if f then lacc[name] = function(...) return denying(name, f(...)) end end
+  end
   install_arith(lacc)
+  scalars.install(lacc)
   lacc.compile = compiled(lacc, lacc.compile)
   local run, explain = lacc.run, lacc.explain
   lacc.run = function(p, opts)

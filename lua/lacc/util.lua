@@ -53,6 +53,8 @@ end
 -- expression", else its Lua type (the same words on Lua 5.4 and LuaJIT).
 function M.describe(x)
   if M.core.is_array(x) then return "a host array" end
+  local mt = type(x) == "table" and getmetatable(x)
+  if mt and rawget(mt, "__lacc_what") then return mt.__lacc_what end   -- lacc.mpi's values
   if type(x) == "table" and rawget(x, "node") ~= nil then
     return rawget(x, "rank") ~= nil and "an array program" or "a scalar expression"
   end

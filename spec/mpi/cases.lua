@@ -164,6 +164,50 @@ for _, n in ipairs(EXTENTS) do
     local c2, c3 = lacc.acond(lacc.lnot(up), { ys, xs }, { -ys, xs + 0.5 })
     return { ar, h, a, b, k, g, c1, c2, c3, sh }
   end)
+  -- lacc.the, lacc.shape, lacc.size of distributed programs outside any function (values
+  -- deferred until the run has them), in arguments, in functions, in awhile's condition
+  -- and body; of a distributed array run already (its global shape, constants)
+  if MOVED_AT[n] then
+    case("the shape size of distributed programs outside a function n=" .. N, function(d)
+      local xs, m = vec(n, "i64", 61, d), mat(n, 3, "f64", 62, d)
+      local k = lacc.the(lacc.sum(xs))
+      local np = lacc.size((lacc.filter(function(x) return lacc.gt(x, 0) end, xs)))
+      local sh = lacc.shape(m)
+      local halves = lacc.awhile(function(a) return lacc.gt(lacc.size(a), 1) end,
+                                 function(a) return lacc.take(lacc.idiv(lacc.size(a), 2), a) end, xs)
+      local x2, c = lacc.awhile(function(_, t) return lacc.lt(lacc.the(t), 3) end,
+                                function(x, t) return x + 1, t + 1 end, { xs, lacc.unit(lacc.constant(0, "i64")) })
+      return { lacc.unit(k * 2 + 1), lacc.fill({ 3 }, k), lacc.generate({ np }, function(i) return i * k end),
+               lacc.map(function(x) return x + k end, xs), lacc.map(function(x) return x * lacc.cast(sh[2], "f64") end, m),
+               halves, x2, c, lacc.acond(lacc.gt(k, 10), xs, -xs), lacc.iota(np),
+               lacc.unit(sh[1] * 10 + sh[2] + lacc.size(m)), lacc.take(np, xs), lacc.rotate(k, xs),
+               lacc.slice(xs, { { 1, np } }), lacc.replicate({ lacc.imod(np, 3), lacc.all }, xs) }
+    end)
+    case("the shape size inside the functions of a loop's body, and lacc.mpi.fill of one n=" .. N, function(d)
+      local xs = vec(n, "f64", 66, d)
+      local k = lacc.the(lacc.sum(xs))
+      local fill = d and lacc.mpi.fill or lacc.fill
+      local shrunk = lacc.awhile(function(a) return lacc.gt(lacc.size(a), 2) end, function(a)
+        return lacc.drop(1, lacc.map(function(x) return x / lacc.cast(lacc.size(a), "f64") end, a))
+      end, xs)
+      local y, t = lacc.awhile(function(a, c) return lacc.lt(lacc.the(c), lacc.size(a)) end,
+        function(a, c) return lacc.map(function(x) return x + lacc.cast(lacc.the(c), "f64") end, a), c + 1 end,
+        { xs, lacc.unit(lacc.constant(0, "i64")) })
+      return { fill({ 4 }, k / 2), shrunk, y, t, lacc.unit(lacc.max(k, 100) + lacc.fma(k, k, 1)),
+               lacc.unit(lacc.cond(lacc.gt(k, 100), k, -k)), lacc.unit(k:max(3) * 2) }
+    end)
+    case("the shape size of arrays run already, and of values made from them n=" .. N, function(d)
+      local xs = lacc.run(vec(n, "i32", 63, d))
+      local ms = lacc.run(lacc.map(function(x) return x * 2 end, mat(n, 2, "i64", 64, d)))
+      local big = lacc.the(lacc.maximum(lacc.map(function(x) return lacc.abs(x) end, xs) .. lacc.fromtable({ 0 }, "i32")))
+      local sh = lacc.shape(ms)
+      return { lacc.unit(lacc.size(xs) + sh[1] * sh[2]),
+               lacc.generate({ sh[2], 2 }, function(i, j) return i + j * lacc.cast(big, "i64") end),
+               lacc.map(function(x) return lacc.cast(x, "i64") * lacc.size(ms) end, xs),
+               lacc.fold(function(a, b) return a + b * lacc.cast(big, "i64") end, lacc.constant(0, "i64"), ms),
+               lacc.unit(lacc.tuple(big, lacc.size(xs))) }
+    end)
+  end
   case("all any n=" .. N, function(d)
     local xs = vec(n, "i32", 9, d)
     return { lacc.all(function(x) return lacc.lt(x, 90) end, xs), lacc.any(function(x) return lacc.gt(x, 90) end, xs) }
@@ -644,6 +688,15 @@ check_case("a fold or scan whose combining fails only past some ranks' partials:
     if bad then return bad end
   end
 end)
+check_case("misuse: a function of a program every rank computes alike reads a distributed array's rows: " ..
+           "every rank's error, then the ranks go on", function()
+  local xs = vec(9, "i64", 65, true)
+  local k = lacc.the(lacc.sum(xs))
+  local ys = lacc.map(function(x) return x + 1 end, xs)
+  local bad = fails_everywhere(lacc.generate({ lacc.size(ys) - 2 }, function(i) return xs[i] * k end),
+    "index: a distributed array read inside the function of generate")
+  return bad or went_on()
+end)
 check_case("a failure inside an awhile's body on one rank is every rank's error, then the ranks go on", function()
   local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
   return fails_alike(function(gen)
@@ -696,6 +749,23 @@ check_case("misuse: a combinator not yet distributed says so", function()
   end
   ok, err = pcall(function() return xs[1] end)
   if ok or not tostring(err):find("index: a distributed array (lacc.mpi) read outside", 1, true) then
+    return tostring(err)
+  end
+  -- the guide's list: partition, write_png, gradients of functions of distributed arrays
+  local sq = function(x) return lacc.sum(lacc.map(function(v) return v * v end, x)) end
+  for name, call in pairs { partition = function() return lacc.partition(xs) end,
+                            write_png = function() return lacc.write_png("never.png", xs) end,
+                            grad = function() return lacc.grad(sq)(xs) end,
+                            value_and_grad = function() return lacc.value_and_grad(sq)(xs) end,
+                            vjp = function() return lacc.vjp(sq, xs) end,
+                            jvp = function() return lacc.jvp(sq, { xs }, { xs }) end } do
+    ok, err = pcall(call)
+    if ok or not tostring(err):find(name .. ": not yet distributed (lacc.mpi)", 1, true) then
+      return name .. ": " .. tostring(err)
+    end
+  end
+  ok, err = pcall(lacc.unit, xs)
+  if ok or not tostring(err):find("unit: expected a scalar expression or a number, got a distributed program", 1, true) then
     return tostring(err)
   end
   ok, err = pcall(lacc.mpi.scatter, lacc.mpi.rank() == 1 and 42 or nil)

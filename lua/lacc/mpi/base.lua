@@ -188,8 +188,8 @@ end
 
 -- ---- distributed host arrays (a run's result, scatter, load)
 
-local DA = {}       -- metatable
-local DN = {}       -- metatable of distributed programs
+local DA = { __lacc_what = "a distributed array (lacc.mpi)" }       -- metatable
+local DN = { __lacc_what = "a distributed program (lacc.mpi)" }      -- of distributed programs
 local function is_da(x) return getmetatable(x) == DA end
 local function is_dn(x) return getmetatable(x) == DN end
 local function is_dist(x) return is_da(x) or is_dn(x) end
@@ -272,17 +272,32 @@ end
 local tracing
 local recording   -- while a node is recorded: the nodes its functions read (xs[i])
 local value_of, stand
-local function read(self, ...)
+-- x's value where a function (or a value of lacc.mpi.scalars) reads it: nil while a node
+-- is recorded (x noted among the node's reads), else its run-time value (noted among the
+-- reads of the program being built: lazy). `what`: the reader, for the errors; `rows`:
+-- it reads the rows themselves (not the global shape, nor a rank-0 value), which no
+-- function of a program every rank computes alike may.
+local function read_value(x, what, rows)
   if tracing == nil then
-    fail("index: a distributed array (lacc.mpi) read outside a distributed program's " ..
-         "function: run the program, or a:allgather() first")
+    fail("%s: a distributed array (lacc.mpi) read outside a distributed program's " ..
+         "function: run the program, or a:allgather() first", what)
   end
   if tracing == "record" then
-    if recording and is_dn(self) then recording[#recording + 1] = self end
-    return L.index(stand(self), ...)
+    if recording and is_dn(x) then recording[#recording + 1] = x end
+    return nil
   end
-  local v = value_of(self, tracing.memo, tracing.opts)
-  if tracing.reads then tracing.reads[#tracing.reads + 1] = { self, v.acc } end
+  local v = value_of(x, tracing.memo, tracing.opts)
+  if rows and v.counts and tracing.replicated then
+    fail("%s: a distributed array read inside the function of %s, a program every rank " ..
+         "computes alike (of values of distributed programs): its rows are on other ranks too; " ..
+         "gather them (backpermute, gather) or run the program first", what, tracing.replicated)
+  end
+  if tracing.reads then tracing.reads[#tracing.reads + 1] = { x, v.acc } end
+  return v
+end
+local function read(self, ...)
+  local v = read_value(self, "index", true)
+  if v == nil then return L.index(stand(self), ...) end
   if not v.counts then return L.index(v.acc, ...) end
   local ix = { ... }
   ix[1] = ix[1] - rows_before(v.counts, me())
@@ -395,14 +410,22 @@ local function traced(how, f, ...)
   return unpack(res, 2, res.n)
 end
 
+-- lacc.mpi.scalars' values of distributed programs among a node's arguments, as the
+-- expressions they are now (here: on the stand-ins, as the node is recorded)
+local function resolved(args, n) return args end
 local function record(op, n_res, plainf, args, nargs)
   local sargs = {}
   for i = 1, nargs do sargs[i] = stand(args[i]) end
+  local typed = plainf
+  plainf = function(...) return typed(unpack(C.resolved({ ... }, nargs), 1, nargs)) end
   local saved, reads = recording, {}
   recording = reads
   local res = pack(pcall(traced, "record", plainf, unpack(sargs, 1, nargs)))
   recording = saved
   if not res[1] then error(res[2], 0) end
+  -- (n_res nil: as many as the combinator gives, and none where it gives a scalar)
+  if n_res == nil and exp.is_exp(res[2]) then return nil end
+  n_res = n_res or res.n - 1
   if n_res == 1 then
     local nd = node(op, args, nargs, nil, res[2])
     nd.reads = reads
@@ -436,6 +459,8 @@ local function shifted(f, lo)
 end
 
 local function i64(v)
+  local d = exp.deferred(v)
+  if d then v = d.__lacc_exp(v) end
   if exp.is_exp(v) then return v.t == "i64" and v or L.cast(v, "i64") end
   return exp.constant(v, "i64")
 end
@@ -490,7 +515,7 @@ local function lazy(nd, tag, inputs, build)
   local reads = {}
   local outer = tracing
   if type(outer) == "table" then
-    tracing = { memo = outer.memo, opts = outer.opts, reads = reads }
+    tracing = { memo = outer.memo, opts = outer.opts, reads = reads, replicated = outer.replicated }
   end
   local ok, out = pcall(build)
   tracing = outer
@@ -673,6 +698,18 @@ local function shared(nd, v, opts)
   if ok then v.acc = a end
 end
 
+-- a program every rank computes alike from values of distributed programs (lacc.the,
+-- lacc.shape, lacc.size of one outside a function: lacc.mpi.scalars), its arguments
+-- those values as they are in this run
+local function replicated(nd, _, opts)
+  return { acc = lazy(nd, "out", {}, function()
+    local r = { nd.fn(unpack(C.resolved(nd.args, nd.n), 1, nd.n)) }
+    return r[nd.res or 1]
+  end) }
+end
+DESC.replicated = "every rank alike (of values of distributed programs, lacc.the, lacc.shape, " ..
+  "lacc.size: no communication)"
+
 eval = function(nd, memo, opts)
   local hit = memo[nd]
   if hit then return hit end
@@ -680,7 +717,10 @@ eval = function(nd, memo, opts)
   if not LAZY[nd.op] then
     for i = 1, nd.n do vals[i] = value_of(nd.args[i], memo, opts) end
   end
-  local v = traced({ memo = memo, opts = opts }, H[nd.op], nd, vals, opts)
+  -- what its functions read, on every rank before any handler's path can differ
+  for _, x in ipairs(nd.reads or {}) do value_of(x, memo, opts) end
+  local how = { memo = memo, opts = opts, replicated = nd.replicated and nd.op .. " (at " .. nd.where .. ")" }
+  local v = traced(how, nd.replicated and replicated or H[nd.op], nd, vals, opts)
   shared(nd, v, opts)
   memo[nd] = v
   return v
@@ -691,8 +731,9 @@ local function describe(nd, seen, out)
   seen[nd] = true
   for i = 1, nd.n do if is_dn(nd.args[i]) then describe(nd.args[i], seen, out) end end
   for _, x in ipairs(nd.inner or {}) do if is_dn(x) then describe(x, seen, out) end end
+  for _, x in ipairs(nd.reads or {}) do describe(x, seen, out) end
   out[#out + 1] = ("%s (%s, rank %d) at %s: %s"):format(nd.op, nd.t, nd.rank, nd.where,
-    DESC[nd.op] or "local")
+    DESC[nd.replicated and "replicated" or nd.op] or "local")
 end
 
 local function explain_dist(p)
@@ -753,6 +794,10 @@ C.LAZY = LAZY
 C.rank_of, C.is_program, C.is_list, C.arrayish = rank_of, is_program, is_list, arrayish
 C.DN, C.DA = DN, DA
 C.value_of = function(x, memo, opts) return value_of(x, memo, opts) end
+C.read_value = read_value
+C.resolved = resolved
+C.tracing_mode = function() return tracing end
+C.is_dn, C.is_da = is_dn, is_da
 C.uses_of = uses_of
 C.M = M
 C.about = about

@@ -10,7 +10,6 @@ local DESC, H, LAZY, agree_on, fail = C.DESC, C.H, C.LAZY, C.agree_on, C.fail
 local force, is_dist, nranks, plain, record = C.force, C.is_dist, C.nranks, C.plain, C.record
 local together = C.together
 local stand, unpack, value_of, wrapped = C.stand, C.unpack, C.value_of, C.wrapped
-local exp = C.exp
 
 local is_list = C.is_list
 
@@ -48,6 +47,8 @@ wrapped.acond = function(args, n)
     if list then return unpack(c and a or b, 1, #a) end
     return c and a or b
   end
+  -- a condition that is an expression: the rank-0 array one process makes of it
+  if C.scalar_exp(c) then c = C.unit_of(c) end
   local as, bs = list and a or { a }, list and b or { b }
   local k = #as
   local flat = { c }
@@ -81,8 +82,13 @@ H.loopvar = function()
 end
 DESC.loopvar = "the loop's array this turn"
 
+-- (an expression, or a value of distributed programs: lacc.mpi.scalars, as a program
+-- every rank computes alike)
 local function loop_condition(c)
-  if exp.is_exp(c) then c = C.L.unit(exp.lift(c, "bool", "awhile")) end
+  if C.scalar_exp(c) then
+    if c.t ~= "bool" then fail("awhile: the condition is %s, expected bool", tostring(c.t)) end
+    c = C.unit_of(c)
+  end
   return c
 end
 

@@ -200,7 +200,7 @@ function C.rearranged(name, args, n)
   local xs = args[name == "reverse" and 1 or 2]
   local nd = record(name .. "_dist", 1, plain[name], args, n)   -- (one process's checks)
   -- a count that is an expression (of replicated values) is found when the program runs
-  if exp.is_exp(k) then nd.count_exp = k else nd.count = k end
+  if C.scalar_exp(k) then nd.count_exp = k else nd.count = k end
   nd.source = xs
   return nd
 end
@@ -358,7 +358,7 @@ end
 -- 1) step; to an index, the row is fetched by every rank (replicated, one rank less).
 -- Ends and steps are Lua integers, or expressions of replicated values whose values each
 -- rank finds when the program runs (nd.exps).
-local function int_or_exp(x) return util.is_integer(x) or exp.is_exp(x) end
+local function int_or_exp(x) return util.is_integer(x) or C.scalar_exp(x) end
 function outer_slice(xs, e)
   local full = { e }
   for d = 2, xs.rank do full[d] = L.all end
@@ -378,7 +378,7 @@ function outer_slice(xs, e)
   end
   nd.from, nd.to, nd.step, nd.index = from, to, step, index
   for _, key in ipairs { "from", "to", "step", "index" } do
-    if exp.is_exp(nd[key]) then
+    if C.scalar_exp(nd[key]) then
       nd.exps = nd.exps or {}
       nd.exps[key] = nd[key]
     end
@@ -503,7 +503,7 @@ end
 H.replicate_outer = function(nd, vals, opts)
   local spec, v = nd.args[1], vals[2]
   local e = spec[1]
-  if exp.is_exp(e) then
+  if C.scalar_exp(e) then
     e = values_now({ e }, opts, about(nd, vals))[1]
     if e < 0 then   -- (every rank alike) as one process's program says it
       fail("replicate: negative extent %d in dimension 1", e)
