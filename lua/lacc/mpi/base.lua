@@ -846,5 +846,6 @@ C.unpack = unpack
 C.util = util
 C.allgather, C.alltoall, C.exchange, C.reserve = allgather, alltoall, exchange, reserve
 C.reserve_for, C.swapped = reserve_for, swapped
+C.redistribute = redistribute
 
 return C

@@ -216,8 +216,8 @@ DESC.stencil = "halo exchange: each rank receives the window's rows (half the wi
 -- element-wise operands are): each one's halo, then the local stencil2 of the two blocks
 -- with their halos, its rows of the block kept. Of a distributed and a replicated array
 -- (of one outer extent), the replicated one's rows around the block come from its own
--- copy. Where one boundary wraps and the other not, the other's rows are padded by its
--- boundary to the wrapping one's (stencil2_mixed).
+-- copy. Where one boundary wraps and the other not, or the outer extents differ, each
+-- array's window rows are padded by its own boundary (stencil2_padded).
 wrapped.stencil2 = function(args, n)
   local f, b1, b2, window = args[1], args[2], args[4], args[6]
   local nd = record("stencil2", 1, plain.stencil2, args, n)
@@ -236,18 +236,14 @@ local function rows_around(full, lo, nb, mine, na, n)
   end, full)
 end
 
--- the replicated operand i of a stencil2 beside a distributed one of n rows, run (inside
--- an agreement: it may fail), of n rows too
-local function replicated_operand(nd, vals, i, n, opts, what)
+-- the replicated operand i of a stencil2, run (inside an agreement: it may fail)
+local function replicated_operand(nd, vals, i, opts, what)
   return together(what, function()
-    local r = force({ acc = vals[i] and vals[i].acc or nd.args[i] }, opts)
-    if r:shape()[1] ~= n then
-      C.fail("stencil2: a distributed array of %d rows and a replicated one of %d: not yet " ..
-             "distributed (lacc.mpi); arrays of one outer extent are", n, r:shape()[1])
-    end
-    return r
+    return force({ acc = vals[i] and vals[i].acc or nd.args[i] }, opts)
   end)
 end
+
+local stencil2_padded
 
 -- stencil2 of a distributed array (vals[di]) and a replicated one (the other): the
 -- distributed one's halo as stencil's, the replicated one's rows around the block from
@@ -257,7 +253,10 @@ local function stencil2_replicated(nd, vals, opts, di, local_stencil2)
   local v = vals[di]
   local target, what = v.counts, about(nd, vals)
   local n = total(target)
-  local full = replicated_operand(nd, vals, ri, n, opts, what)
+  local full = replicated_operand(nd, vals, ri, opts, what)
+  if full:shape()[1] ~= n then   -- (the same on every rank)
+    return stencil2_padded(nd, vals, opts, local_stencil2, { [ri] = full })
+  end
   local hx = halo_of(v, nd.halo, nd.wrap, opts, what)
   local mine, nb, na = hx.mine, hx.nb, hx.na
   if mine == 0 then   -- the result's inner extents: the two arrays' smaller ones
@@ -300,27 +299,52 @@ local function padded_rows(ext, first, b, lo, mine, h, n)
   end)
 end
 
--- stencil2 with one boundary wrapping and one not: each array's rows around the block
--- (its halo, or a replicated one's own copy), the one that does not wrap padded by its
--- boundary to as many rows as the wrapping one's cyclic halo, then the local stencil2 of
--- the two (neither boundary's rows then reach a kept row)
-local function stencil2_mixed(nd, vals, opts, local_stencil2)
-  local dx, dy = vals[3] and vals[3].counts, vals[5] and vals[5].counts
-  local args, target = { [3] = vals[3] and vals[3].acc, [5] = vals[5] and vals[5].acc }, dx or dy
-  if dx and dy then args, target = C.aligned(nd, vals, opts) end
-  local what, h, n = about(nd, vals), nd.halo, total(target)
+-- stencil2 where the window of one array is not the other's: one boundary wraps and the
+-- other not, or the two outer extents differ (each array is read under its own extent
+-- and boundary, as one process reads it: the longer one's rows past the shorter's end are
+-- real rows, and its wrap turns at its own end). The result has the shorter extent, the
+-- rows of its first distributed operand of that extent (else balanced); each array's
+-- rows of the window around this rank's result rows: a distributed one's rows moved to
+-- those (the longer one's rows past the result's on the last rank), then its halo with
+-- its own boundary; a replicated one's from its own copy (`full`: those run already);
+-- each padded by its boundary to the window's rows; then the local stencil2 of the two
+-- (neither boundary's rows then reach a kept row)
+function stencil2_padded(nd, vals, opts, local_stencil2, full)
+  local what, h, P = about(nd, vals), nd.halo, nranks()
+  full = full or {}
+  local n = {}
+  for _, i in ipairs { 3, 5 } do
+    local v = vals[i]
+    if v and v.counts then n[i] = total(v.counts)
+    else
+      full[i] = full[i] or replicated_operand(nd, vals, i, opts, what)
+      n[i] = full[i]:shape()[1]
+    end
+  end
+  local m = math.min(n[3], n[5])
+  local target
+  for _, i in ipairs { 3, 5 } do
+    local v = vals[i]
+    if not target and v and v.counts and n[i] == m then target = v.counts end
+  end
+  target = target or C.balanced(m, P)
   local lo, mine = rows_before(target, me()), target[me() + 1]
-  local ext, shapes = {}, {}
+  local src, shapes = {}, {}
   for _, i in ipairs { 3, 5 } do
     local b = i == 3 and nd.b1 or nd.b2
-    if (i == 3 and dx) or (i == 5 and dy) then
-      local hv = halo_of({ acc = args[i], counts = target }, h, b == "wrap", opts, what)
-      shapes[i] = hv.sh
-      if mine > 0 then ext[i] = { hv.extended(), lo - hv.nb, b } end
+    if full[i] then
+      shapes[i] = full[i]:shape()
+      src[i] = { full[i], 0, b, n[i], false }
     else
-      local full = replicated_operand(nd, vals, i, n, opts, what)
-      shapes[i] = full:shape()
-      ext[i] = { full, 0, b }
+      local v, counts = vals[i], {}
+      for q = 1, P do counts[q] = target[q] end
+      counts[P] = counts[P] + n[i] - m
+      if not C.same_counts(v.counts, counts) then
+        v = C.redistribute(v, counts, nd.args[i].t, opts, about(nd, vals, ", its operands' rows aligned"))
+      end
+      local hv = halo_of({ acc = v.acc, counts = counts }, h, b == "wrap", opts, what)
+      shapes[i] = hv.sh
+      if mine > 0 then src[i] = { hv.extended(), lo - hv.nb, b, n[i], true } end
     end
   end
   if mine == 0 then   -- the result's inner extents: the two arrays' smaller ones
@@ -332,13 +356,13 @@ local function stencil2_mixed(nd, vals, opts, local_stencil2)
   local res = together(what, function()
     local padded = {}
     for _, i in ipairs { 3, 5 } do
-      local e = ext[i]
-      if e[3] == "wrap" and e[2] == lo - h then   -- a cyclic halo: as many rows already
-        padded[i] = e[1]
+      local e = src[i]
+      if e[3] == "wrap" and e[5] then   -- a cyclic halo: its first rows the window's
+        padded[i] = rows_of(e[1], 0, mine + 2 * h)
       elseif e[3] == "wrap" then   -- a replicated copy: its rows, cyclically
-        padded[i] = rows_around(e[1], lo, h, mine, h, n)
+        padded[i] = rows_around(e[1], lo, h, mine, h, e[4])
       else
-        padded[i] = padded_rows(e[1], e[2], e[3], lo, mine, h, n)
+        padded[i] = padded_rows(e[1], e[2], e[3], lo, mine, h, e[4])
       end
     end
     return force({ acc = rows_of(local_stencil2(padded[3], padded[5]), h, h + mine) }, opts)
@@ -349,8 +373,16 @@ end
 H.stencil2 = function(nd, vals, opts)
   local function local_stencil2(a, b) return plain.stencil2(nd.fn, nd.b1, a, nd.b2, b, nd.window) end
   local dx, dy = vals[3] and vals[3].counts, vals[5] and vals[5].counts
-  if (dx or dy) and (nd.b1 == "wrap") ~= (nd.b2 == "wrap") and nranks() > 1 then
-    return stencil2_mixed(nd, vals, opts, local_stencil2)
+  if (dx or dy) and nranks() == 1 then   -- every row here: one process's stencil2 (no rows cut)
+    local a, b = vals[3] and vals[3].acc or nd.args[3], vals[5] and vals[5].acc or nd.args[5]
+    local res = together(about(nd, vals), function()
+      return force({ acc = lazy(nd, "out", { a, b }, function() return local_stencil2(a, b) end) }, opts)
+    end)
+    return { acc = res, counts = { res:shape()[1] } }
+  end
+  if (dx or dy) and nranks() > 1 and ((nd.b1 == "wrap") ~= (nd.b2 == "wrap") or
+                                      (dx and dy and total(dx) ~= total(dy))) then
+    return stencil2_padded(nd, vals, opts, local_stencil2)
   end
   if (dx or dy) and not (dx and dy) and nranks() > 1 then
     return stencil2_replicated(nd, vals, opts, dx and 3 or 5, local_stencil2)
