@@ -104,7 +104,10 @@ for _, n in ipairs(EXTENTS) do
     return { lacc.zipWith(add, xs, ys), lacc.zipWith(add, ys, xs),
              lacc.zipWith3(function(a, b, c) return a * b - c end, ys, short, xs),
              lacc.zipWith(add, ys, long), lacc.imap(function(i, x) return x * i end, lacc.zipWith(add, long, ys)),
-             lacc.zipWith(add, ys, short), lacc.zipWith(add, w, m), lacc.append(w, m) }
+             lacc.zipWith(add, ys, short), lacc.zipWith(add, w, m), lacc.append(w, m),
+             -- replicated programs whose extents are known only when they run (filters)
+             lacc.zipWith(add, xs, (lacc.filter(function(x) return lacc.gt(x, 0) end, short))),
+             lacc.zipWith(add, (lacc.filter(function(x) return lacc.ne(x, 0) end, long)), ys) }
   end)
   case("zip unzip where n=" .. N, function(d)
     local xs, ys = vec(n, "i32", 3, d), vec(n, "i32", 4, d)

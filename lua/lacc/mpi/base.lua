@@ -12,6 +12,7 @@ local array = require "lacc.array"
 local collection = require "lacc.collection"
 local sorting = require "lacc.sort"
 local types = require "lacc.types"
+local accs = require "lacc.acc"
 local fail = util.fail
 local unpack = table.unpack or unpack
 local floor = math.floor
@@ -551,14 +552,28 @@ end
 -- total, a host array's extent); its rows those of the first distributed operand of that
 -- extent, else balanced; the others' rows moved there (redistribute: the rows past the
 -- extent go nowhere), a replicated operand's cut from every rank's copy.
+-- The outer extent of a replicated program beside distributed operands: known while it
+-- was built, else its shape run now (its elements need not be: inside an agreement, as
+-- running may fail), the same on every rank
+local function program_extent(acc, what, opts)
+  local s = accs.static_shape(acc)
+  if s then return s[1] end
+  return together(what, function()
+    return plain.run(plain.unit(plain.shape(acc)[1]), opts.localopts):get()
+  end)
+end
+
 local function aligned(nd, vals, opts)
   local m, target, dist = nil, nil, false
+  for i = 1, nd.n do dist = dist or (vals[i] ~= nil and vals[i].counts ~= nil) end
   for i = 1, nd.n do
     local v = vals[i]
     local len = v and (v.counts and total(v.counts) or
                        (array.is_array(v.acc) and rank_of(v.acc) >= 1 and v.acc:shape()[1])) or nil
+    if dist and v and not len and is_program(v.acc) and v.acc.rank >= 1 then
+      len = program_extent(v.acc, about(nd, vals, ", a replicated operand's extent"), opts)
+    end
     if len and (m == nil or len < m) then m = len end
-    dist = dist or (v ~= nil and v.counts ~= nil)
   end
   for i = 1, nd.n do
     local v = vals[i]
