@@ -30,7 +30,7 @@ local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
 
 -- ---- install: lacc's combinators learn distributed arguments
 
-local NOT_YET = { "write_png", "partition", "iota", "vjp", "jvp" }
+local NOT_YET = { "partition", "iota", "vjp", "jvp" }
 
 local function not_yet(name)
   return function()
@@ -215,6 +215,11 @@ function M.install(lacc)
   for _, name in ipairs { "grad", "value_and_grad" } do
     local f = lacc[name]
     if f then lacc[name] = function(...) return denying(name, f(...)) end end
+  end
+  local write_png = lacc.write_png
+  lacc.write_png = function(path, a)
+    if is_dist(a) then return C.write_png(path, a, write_png) end
+    return write_png(path, a)
   end
   install_arith(lacc)
   scalars.install(lacc)

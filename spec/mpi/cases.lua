@@ -765,10 +765,9 @@ check_case("misuse: a combinator not yet distributed says so", function()
   if ok or not tostring(err):find("index: a distributed array (lacc.mpi) read outside", 1, true) then
     return tostring(err)
   end
-  -- the guide's list: partition, write_png, gradients of functions of distributed arrays
+  -- the guide's list: partition, gradients of functions of distributed arrays
   local sq = function(x) return lacc.sum(lacc.map(function(v) return v * v end, x)) end
   for name, call in pairs { partition = function() return lacc.partition(xs) end,
-                            write_png = function() return lacc.write_png("never.png", xs) end,
                             grad = function() return lacc.grad(sq)(xs) end,
                             value_and_grad = function() return lacc.value_and_grad(sq)(xs) end,
                             vjp = function() return lacc.vjp(sq, xs) end,
@@ -855,6 +854,52 @@ check_case("mpi.load reads each rank's rows of a .npy file", function()
   end
   if lacc.mpi.rank() == 1 then os.remove(path); os.remove(path:sub(1, -5)) end
   if #want > 0 then return table.concat(want, "; ") end
+end)
+
+check_case("d:save writes the whole array as one process's a:save does; write_png of a distributed array", function()
+  local name = lacc.mpi.from_blocks(lacc.frombytes(lacc.mpi.rank() == 1 and os.tmpname() or "", "u8"))
+  local base = name:allgather():tobytes()
+  local mine, theirs = base .. "-d.npy", base .. "-h.npy"
+  local function file(p)
+    local f = io.open(p, "rb")
+    if not f then return "(no file)" end
+    local text = f:read("a")
+    f:close()
+    return text
+  end
+  local bad = {}
+  for _, spec in ipairs { { "f64", { 13, 3 } }, { "i16", { 5 } }, { "u8", { 0, 2 } }, { "bool", { 7, 2 } },
+                          { "i64", { 1 } }, { "(i32,f32)", { 6 } } } do
+    local t, sh = spec[1], spec[2]
+    local a = lacc.run(lacc.generate(sh, function(i, j)
+      local v = i * 7 + (j or 0)
+      if t == "bool" then return lacc.eq(lacc.imod(v, 3), 0) end
+      if t == "(i32,f32)" then return lacc.tuple(lacc.cast(v, "i32"), lacc.cast(v, "f32") / 4) end
+      return lacc.cast(v - 20, t)
+    end))
+    local d = lacc.mpi.scatter(a)
+    if lacc.mpi.rank() == 1 then a:save(theirs) end
+    d:save(mine)
+    lacc.mpi.barrier()
+    if file(mine) ~= file(theirs) then bad[#bad + 1] = t .. ": the files differ" end
+    if t ~= "(i32,f32)" and bytes(lacc.mpi.load(mine):allgather()) ~= bytes(a) then bad[#bad + 1] = t .. ": loaded back" end
+    lacc.mpi.barrier()
+  end
+  -- a file that cannot be written: every rank's error, and the file there kept
+  local ok, err = pcall(function() lacc.mpi.scatter(lacc.fromtable({ 1, 2 }, "f64")):save("/no/such/dir/x.npy") end)
+  if ok or not tostring(err):find("save: cannot write /no/such/dir/x.npy: No such file or directory", 1, true) then
+    bad[#bad + 1] = "no error: " .. tostring(err)
+  end
+  -- write_png: the picture one process writes
+  local img = lacc.fromtable({ { 0.1, 0.5, 1 }, { 0.9, 0, 0.25 }, { 0.3, 0.3, 0.7 } }, "f64")
+  if lacc.mpi.rank() == 1 then lacc.write_png(theirs, img) end
+  lacc.write_png(mine, lacc.map(function(x) return x end, lacc.mpi.scatter(img)))
+  lacc.mpi.barrier()
+  if lacc.mpi.rank() == 1 and file(mine) ~= file(theirs) then bad[#bad + 1] = "write_png: the files differ" end
+  lacc.mpi.barrier()
+  if lacc.mpi.rank() == 1 then os.remove(mine); os.remove(theirs); os.remove(base) end
+  if #bad > 0 then return table.concat(bad, "; ") end
+  return same_everywhere(strip(err))
 end)
 
 -- ---- communication volume: lacc.mpi.stats() against the model (bytes this rank sends)

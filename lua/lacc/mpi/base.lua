@@ -862,5 +862,6 @@ C.util = util
 C.allgather, C.alltoall, C.exchange, C.reserve = allgather, alltoall, exchange, reserve
 C.reserve_for, C.swapped = reserve_for, swapped
 C.redistribute = redistribute
+C.damethods = damethods
 
 return C

@@ -1,7 +1,9 @@
--- lacc.mpi.data: putting data onto the ranks (lacc.mpi): scatter from one rank,
--- from_blocks (each rank's own rows), load of a .npy file (each rank reads its rows).
--- Owns: the agreement on types and extents before anything is placed.
--- Must not: read more of a file than a rank's rows where the dtype allows.
+-- lacc.mpi.data: putting data onto the ranks and off them (lacc.mpi): scatter from one
+-- rank, from_blocks (each rank's own rows), load of a .npy file (each rank reads its
+-- rows), d:save (each rank writes its rows) and write_png of a distributed array.
+-- Owns: the agreement on types and extents before anything is placed or written.
+-- Must not: read or write more of a file than a rank's rows where the dtype allows, or
+-- leave a file half written where one was (a save goes through a file of its own).
 local C = require "lacc.mpi.base"
 local unpacked, elem_bytes = C.unpacked, C.elem_bytes
 local L, M, agree_on, allgather, alltoall = C.L, C.M, C.agree_on, C.allgather, C.alltoall
@@ -150,5 +152,86 @@ function M.load(path)
   return new_da(unpacked(data, t, local_shape(sh, rows)), counts, t, #sh)
 end
 
+
+-- ---- taking data off the ranks
+
+-- the .npy header of a C-order array of scalars of type t and shape sh, as the core
+-- writes one (core/base/npy.c: the dict padded with spaces and a newline so that the data
+-- starts 64-byte aligned); nil for other element types
+local CODE = {}
+for code, t in pairs(NPY) do CODE[t] = code end
+local function npy_header_of(t, sh)
+  local code = CODE[t]
+  if not code then return nil end
+  local order = elem_bytes(t) == 1 and "|" or "<"
+  local dims = table.concat(sh, ", ") .. (#sh == 1 and "," or "")
+  local dict = ("{'descr': '%s%s', 'fortran_order': False, 'shape': (%s), }"):format(order, code, dims)
+  dict = dict .. (" "):rep((64 - (10 + #dict + 1) % 64) % 64) .. "\n"
+  return "\147NUMPY\1\0" .. string.char(#dict % 256, math.floor(#dict / 256)) .. dict
+end
+
+-- io.open's reason without the file's name
+local function reason(err) return (tostring(err):gsub("^.-: ", "")) end
+
+-- d:save(path) (collective): the whole array as one .npy file, as a:save writes it. Of
+-- scalars: rank 1 writes the header into a file of its own beside path, each rank its
+-- rows at their place, then rank 1 renames it to path (a failure on any rank leaves the
+-- file that was there as it was); of other element types, the array gathered on rank 1,
+-- which saves it.
+function C.damethods.save(self, path)
+  started("save")
+  if type(path) ~= "string" then fail("save: expected a file name, got %s", util.describe(path)) end
+  local t, sh = self.t, self:shape()
+  local what = ("save of %s {%s}"):format(t, table.concat(sh, ","))
+  local header = npy_header_of(t, sh)
+  if not header then
+    local whole = self:gather(1)
+    together(what .. " (on rank 1)", function() if whole then whole:save(path) end end)
+    return
+  end
+  local part = path .. ".lacc-save"
+  local rowbytes = elem_bytes(t) * product(sh, 2)
+  local at, n = #header + rows_before(self.rows, me()) * rowbytes, self.rows[me() + 1] * rowbytes
+  local function write_at(mode, offset, bytes)
+    local f, err = io.open(part, mode)
+    if not f then fail("save: cannot write %s: %s", path, reason(err)) end
+    local ok, werr = f:seek("set", offset)
+    if ok then ok, werr = f:write(bytes) end
+    local closed, cerr = f:close()
+    if not ok or not closed then fail("save: cannot write %s: %s", path, reason(werr or cerr)) end
+  end
+  local ok, err = pcall(together, what, function()
+    if me() == 0 then write_at("wb", 0, header) end
+  end)
+  if ok then
+    ok, err = pcall(together, what .. " (the rows)", function()
+      if n > 0 then write_at("r+b", at, util.core.array_read_bytes(self.block, 0, n)) end
+    end)
+  end
+  if ok then
+    ok, err = pcall(together, what .. " (done)", function()
+      if me() == 0 then
+        local moved, merr = os.rename(part, path)
+        if not moved then fail("save: cannot write %s: %s", path, reason(merr)) end
+      end
+    end)
+  end
+  if not ok then
+    if me() == 0 then os.remove(part) end
+    error(err, 0)
+  end
+end
+
+-- write_png(path, d) (collective): the array gathered on rank 1, which writes the file
+-- (a distributed program run first, as one process runs a program)
+function C.write_png(path, d, write)
+  started("write_png")
+  if type(path) ~= "string" then fail("write_png: expected a file name, got %s", type(path)) end
+  if C.is_dn(d) then d = L.run(d) end
+  local whole = C.is_da(d) and d:gather(1) or d
+  together(("write_png of %s {%s}"):format(d:type(), table.concat(d:shape(), ",")), function()
+    if me() == 0 then write(path, whole) end
+  end)
+end
 
 return true
