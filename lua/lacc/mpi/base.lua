@@ -117,7 +117,7 @@ local function swapped(parts, need)
     if q == r then
       got[q + 1] = parts[q + 1]
     elseif parts[q + 1] ~= "" or k > 0 then
-      got[q + 1] = exchange(q, parts[q + 1], q, string.rep("\0", k))
+      got[q + 1] = exchange(q, parts[q + 1], q)
     else
       got[q + 1] = ""
     end
