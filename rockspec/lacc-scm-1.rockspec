@@ -48,6 +48,7 @@ build = {
       ["lacc.mpi.base"] = "lua/lacc/mpi/base.lua",
       ["lacc.mpi.control"] = "lua/lacc/mpi/control.lua",
       ["lacc.mpi.scalars"] = "lua/lacc/mpi/scalars.lua",
+      ["lacc.mpi.grads"] = "lua/lacc/mpi/grads.lua",
       ["lacc.mpi.simulated"] = "lua/lacc/mpi/simulated.lua",
       ["lacc.mpi.segments"] = "lua/lacc/mpi/segments.lua",
       ["lacc.mpi.data"] = "lua/lacc/mpi/data.lua",

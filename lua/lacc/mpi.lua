@@ -18,12 +18,14 @@
 -- (backpermute, gather, permute, scatter, filter), rows.lua (reshape, transpose, row-wise
 -- combinators, sorts), data.lua (scatter, from_blocks, load), control.lua (acond,
 -- awhile), scalars.lua (lacc.the, lacc.shape, lacc.size of distributed programs where no
--- run has them yet). This file installs them.
+-- run has them yet), grads.lua (gradients of sums over distributed rows). This file
+-- installs them.
 local C = require "lacc.mpi.base"
 local scalars = require "lacc.mpi.scalars"
 for _, part in ipairs { "folds", "segments", "stencil", "gather", "rows", "data", "control" } do
   require("lacc.mpi." .. part)
 end
+local grads = require "lacc.mpi.grads"
 local M, any_dist, explain_dist, fail, has_dist = C.M, C.any_dist, C.explain_dist, C.fail, C.has_dist
 local is_dist, local_opts, plain, record, run_dist = C.is_dist, C.local_opts, C.plain, C.record, C.run_dist
 local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
@@ -212,9 +214,20 @@ function M.install(lacc)
     if lacc[name] then lacc[name] = denying(name, lacc[name]) end
   end
   -- gradients: the function grad and value_and_grad give, called with distributed arrays
-  for _, name in ipairs { "grad", "value_and_grad" } do
+  -- (a sum over their rows: lacc.mpi.grads)
+  for name, with_value in pairs { grad = false, value_and_grad = true } do
     local f = lacc[name]
-    if f then lacc[name] = function(...) return denying(name, f(...)) end end
+    lacc[name] = function(fn, argnums)
+      local g = f(fn, argnums)   -- (its checks)
+      local ks = type(argnums) == "number" and { argnums } or argnums or { 1 }
+      return function(...)
+        local n = select("#", ...)
+        local args = { ... }
+        if not any_dist(args, n) then return g(...) end
+        local out = grads.gradient(name, fn, ks, args, n)
+        return unpack(out, with_value and 1 or 2, #out)
+      end
+    end
   end
   local write_png = lacc.write_png
   lacc.write_png = function(path, a)

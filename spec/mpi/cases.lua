@@ -199,6 +199,24 @@ for _, n in ipairs(EXTENTS) do
       return { fill({ 4 }, k / 2), shrunk, y, t, lacc.unit(lacc.max(k, 100) + lacc.fma(k, k, 1)),
                lacc.unit(lacc.cond(lacc.gt(k, 100), k, -k)), lacc.unit(k:max(3) * 2) }
     end)
+    case("float gradients of a sum over the distributed rows (data-parallel) n=" .. N, function(d)
+      local X, y = mat(n, 3, "f64", 74, d), vec(n, "f64", 75, d)
+      local w = lacc.fromtable({ 0.25, -0.5, 0.125 }, "f64")
+      local function logistic(wt, xs, ys)
+        return lacc.sum(lacc.zipWith(function(z, t)
+          local p = 1 / (1 + lacc.exp(-z))
+          return -(t * lacc.log(p) + (1 - t) * lacc.log(1 - p))
+        end, lacc.matmul(xs, wt), lacc.map(function(t) return lacc.cast(lacc.gt(t, 0), "f64") end, ys)))
+      end
+      local v, gw, gX = lacc.value_and_grad(logistic, { 1, 2 })(w, X, y)
+      -- a replicated vector of the rows' extent (cut to each rank's rows), a fold along rows
+      local c = vec(n, "f64", 76, false)
+      local g2X, g2c = lacc.grad(function(xs, cs)
+        return lacc.sum(lacc.zipWith(function(r, k) return r * k end,
+          lacc.sum(lacc.map(function(x) return x * x end, xs), 2), cs))
+      end, { 1, 2 })(X, c)
+      return { v, gw, gX, g2X, g2c }
+    end)
     case("the shape size of arrays run already, and of values made from them n=" .. N, function(d)
       local xs = lacc.run(vec(n, "i32", 63, d))
       local ms = lacc.run(lacc.map(function(x) return x * 2 end, mat(n, 2, "i64", 64, d)))
@@ -765,17 +783,20 @@ check_case("misuse: a combinator not yet distributed says so", function()
   if ok or not tostring(err):find("index: a distributed array (lacc.mpi) read outside", 1, true) then
     return tostring(err)
   end
-  -- the guide's list: partition, gradients of functions of distributed arrays
+  -- the guide's list: partition, gradients through exchanges, vjp and jvp
   local sq = function(x) return lacc.sum(lacc.map(function(v) return v * v end, x)) end
-  for name, call in pairs { partition = function() return lacc.partition(xs) end,
-                            grad = function() return lacc.grad(sq)(xs) end,
-                            value_and_grad = function() return lacc.value_and_grad(sq)(xs) end,
-                            vjp = function() return lacc.vjp(sq, xs) end,
-                            jvp = function() return lacc.jvp(sq, { xs }, { xs }) end } do
-    ok, err = pcall(call)
-    if ok or not tostring(err):find(name .. ": not yet distributed (lacc.mpi)", 1, true) then
-      return name .. ": " .. tostring(err)
-    end
+  local fx = lacc.map(function(v) return lacc.cast(v, "f64") end, xs)
+  local three = function(a, b, c) return a + b * c end
+  for _, c in ipairs {
+    { function() return lacc.partition(xs) end, "partition: not yet distributed (lacc.mpi)" },
+    { function() return lacc.grad(function(x) return sq(lacc.stencil(three, "clamp", x)) end)(fx) end,
+      "grad: stencil (at " },
+    { function() return lacc.value_and_grad(function(x) return lacc.sum(x) * 2 end)(fx) end,
+      "value_and_grad: of distributed arrays, the function must return lacc.sum of an array" },
+    { function() return lacc.vjp(sq, xs) end, "vjp: not yet distributed (lacc.mpi)" },
+    { function() return lacc.jvp(sq, { xs }, { xs }) end, "jvp: not yet distributed (lacc.mpi)" } } do
+    ok, err = pcall(c[1])
+    if ok or not tostring(err):find(c[2], 1, true) then return c[2] .. ": " .. tostring(err) end
   end
   ok, err = pcall(lacc.unit, xs)
   if ok or not tostring(err):find("unit: expected a scalar expression or a number, got a distributed program", 1, true) then

@@ -1,0 +1,216 @@
+-- lacc.mpi.grads: gradients of functions of distributed arrays (lacc.mpi): a loss that is
+-- the sum, over the distributed rows, of work that stays on each rank's rows (element-wise
+-- maps and zips, folds along another dimension, a distributed matrix times a replicated
+-- one) with replicated values beside them (a model's parameters): data-parallel
+-- gradients, `lacc.grad` and `lacc.value_and_grad`.
+-- Owns: checking that a function is such a sum (at the call, on what it built); each
+-- rank's part of the loss, the same local program the run would make, differentiated by
+-- lacc's one-process gradients; a replicated argument's gradient (and the loss) summed
+-- over the ranks by a fold's tree, in rank order; a distributed one's left on its rows.
+-- Must not: take a gradient through an exchange (a stencil's halo, a gather, a scan, a
+-- sort: not yet distributed, an error naming the combinator), or differentiate what does
+-- not depend on the arguments (that runs as the rest of the program does, a constant).
+local C = require "lacc.mpi.base"
+local array, fail, is_dist, plain, record = C.array, C.fail, C.is_dist, C.plain, C.record
+local rows_before, same_counts, unpack = C.rows_before, C.same_counts, C.unpack
+local util, types = C.util, C.types
+local is_dn, me, nranks, value_of = C.is_dn, C.me, C.nranks, C.value_of
+local H, DESC, L = C.H, C.DESC, C.L
+
+local M = {}
+
+-- the combinators whose work stays on each rank's rows
+local ROWS = { map = true, zipWith = true, zip = true, where = true, matmul_rows = true }
+for k = 3, 9 do ROWS["zipWith" .. k] = true end
+local FOLDS = { sum = true, product = true, maximum = true, minimum = true }
+
+local function elem_type(x)
+  if array.is_array(x) then return x:type() end
+  return type(x) == "table" and x.t or nil
+end
+
+-- which nodes under root depend on the arguments (args: a set), each checked to stay on
+-- its rows; what: the caller, for the errors
+local function depending(root, args, what)
+  local dep = {}
+  local function visit(x)
+    if dep[x] ~= nil then return dep[x] end
+    if args[x] then dep[x] = true; return true end
+    if not is_dn(x) then dep[x] = false; return false end
+    dep[x] = false   -- (no cycles: a node's arguments were made before it)
+    local any = false
+    for i = 1, x.n do any = visit(x.args[i]) or any end
+    for _, r in ipairs(x.reads or {}) do any = visit(r) or any end
+    dep[x] = any
+    if any then
+      local inner_fold = FOLDS[x.op] and x.fold and x.fold.dim ~= nil and x.fold.dim > 1
+      if not (ROWS[x.op] or inner_fold) then
+        fail("%s: %s (at %s) inside the function: not yet distributed (lacc.mpi); gradients " ..
+             "of distributed arrays take a sum over the rows of work that stays on each row " ..
+             "(maps, zips, folds along another dimension, a product by a replicated matrix)",
+             what, (x.op:gsub("_dist$", "")), x.where)
+      end
+      if x.reads and #x.reads > 0 then
+        fail("%s: a function of %s (at %s) reads other arrays: not yet distributed (lacc.mpi) " ..
+             "in a gradient", what, x.op, x.where)
+      end
+    end
+    return any
+  end
+  visit(root)
+  return dep
+end
+
+-- p with a new outermost dimension of 1 (a rank's one row of the partials)
+local function one_row(p)
+  local spec = { 1 }
+  for d = 1, p.rank do spec[d + 1] = L.all end
+  return plain.replicate(spec, p)
+end
+
+local function stand_of(t, rank)
+  local z = {}
+  for d = 1, rank do z[d] = 0 end
+  return L.use(plain.array(t, z))
+end
+
+-- the local program of x on this rank's rows [lo, hi): the arguments' tracers (env.leaf),
+-- what does not depend on them as the run makes it (its rows here), the rest as the
+-- handlers build it, through lacc's table (L), which the one-process gradient watches
+local function rows_of(acc, a, b)
+  local spec = { { a + 1, b } }
+  for d = 2, C.rank_of(acc) do spec[d] = L.all end
+  return L.slice(acc, spec)
+end
+local function local_of(x, env)
+  local hit = env.memo[x]
+  if hit ~= nil then return hit.v, hit.rows end
+  local v, rows
+  if env.leaf[x] ~= nil then
+    v, rows = env.leaf[x], env.rows_of[x]
+  elseif not env.dep[x] then
+    local val = value_of(x, env.runmemo, env.opts)
+    if val == nil then v, rows = x, false
+    else
+      if val.counts and not same_counts(val.counts, env.counts) then
+        fail("%s: distributed arrays of other row counts: not yet distributed (lacc.mpi) in a gradient", env.what)
+      end
+      v, rows = val.acc, val.counts ~= nil
+    end
+  else
+    local args, any = {}, false
+    for i = 1, x.n do
+      local a, r = local_of(x.args[i], env)
+      args[i], any = a, any or r
+    end
+    if x.op == "matmul_rows" then
+      v = L.matmul(args[1], args[2])
+    elseif FOLDS[x.op] then
+      v = L[x.op](args[1], x.fold.dim)
+    else
+      -- element-wise beside rows: a replicated operand of rank 1 or more cut to them
+      for i = 1, x.n do
+        local a = x.args[i]
+        local _, r = local_of(a, env)
+        if any and not r and (array.is_array(args[i]) or C.is_program(args[i])) and C.rank_of(args[i]) >= 1 then
+          args[i] = rows_of(args[i], env.lo, env.hi)
+        end
+      end
+      v = ({ L[x.op](unpack(args, 1, x.n)) })[x.res or 1]
+    end
+    rows = any
+  end
+  env.memo[x] = { v = v, rows = rows }
+  return v, rows
+end
+
+H.grad_local = function(nd, vals, opts)
+  local memo, key = opts.memo, nd.group
+  local g = memo[key]
+  if g == nil then
+    local spec = nd.grad
+    local counts
+    for i = 1, nd.n do
+      local v = vals[i]
+      if v and v.counts then
+        if counts and not same_counts(counts, v.counts) then
+          fail("%s: distributed arguments of other row counts: not yet distributed (lacc.mpi)", spec.what)
+        end
+        counts = counts or v.counts
+      end
+    end
+    local leaves, rows = {}, {}
+    for i = 1, nd.n do
+      leaves[i] = vals[i] and vals[i].acc or nd.args[i]
+      rows[i] = vals[i] ~= nil and vals[i].counts ~= nil
+    end
+    local lo, hi = rows_before(counts, me()), rows_before(counts, me() + 1)
+    local function loss(...)
+      local tracers = { ... }
+      local env = { leaf = {}, rows_of = {}, memo = {}, dep = spec.dep, counts = counts, lo = lo, hi = hi,
+                    runmemo = memo, opts = opts, what = spec.what }
+      for i = 1, nd.n do
+        env.leaf[nd.args[i]] = tracers[i]
+        env.rows_of[nd.args[i]] = rows[i]
+      end
+      return L.sum((local_of(spec.root, env)))
+    end
+    local res = { plain.value_and_grad(loss, spec.ks)(unpack(leaves, 1, nd.n)) }
+    local ones = {}
+    for q = 1, nranks() do ones[q] = 1 end
+    g = { { acc = one_row(res[1]), counts = ones } }
+    for j, k in ipairs(spec.ks) do
+      if rows[k] then g[1 + j] = { acc = res[1 + j], counts = counts }
+      else g[1 + j] = { acc = one_row(res[1 + j]), counts = ones } end
+    end
+    memo[key] = g
+  end
+  return g[nd.res]
+end
+DESC.grad_local = "each rank's part of the loss (its rows) differentiated on its own (no " ..
+  "communication); its value and a replicated argument's gradient then summed over the ranks"
+
+-- grad / value_and_grad of f called with distributed arrays among args
+function M.gradient(what, f, ks, args, n)
+  local pos = {}
+  for i = 1, n do
+    if is_dist(args[i]) or array.is_array(args[i]) or C.is_program(args[i]) then pos[args[i]] = true end
+  end
+  for _, k in ipairs(ks) do
+    if k > n then fail("%s: argument %d was not given (%d arguments)", what, k, n) end
+    local t = elem_type(args[k])
+    if not (t and types.parse(t).kind == "scalar" and types.is_float(t)) then
+      fail("%s: argument %d is %s: gradients are taken with respect to arrays of floats (f32, f64)",
+           what, k, t and ("an array of " .. t) or util.describe(args[k]))
+    end
+  end
+  local y = f(unpack(args, 1, n))
+  if not (is_dn(y) and y.rank == 0 and types.is_float(y.t)) then
+    fail("%s: the function must return one rank-0 array of floats (a scalar: lacc.sum(...)), got %s",
+         what, util.describe(y))
+  end
+  if not (y.op == "sum" and y.fold and y.fold.dim == nil) then
+    fail("%s: of distributed arrays, the function must return lacc.sum of an array (the sum " ..
+         "of its rows' terms: scale them inside the sum), got %s (at %s): not yet distributed (lacc.mpi)",
+         what, (y.op:gsub("_dist$", "")), y.where)
+  end
+  local spec = { what = what, ks = ks, root = y.args[1] }
+  spec.dep = depending(spec.root, pos, what)
+  local typed = function()
+    local r = { stand_of(y.t, 1) }
+    for j, k in ipairs(ks) do
+      local a = args[k]
+      r[1 + j] = stand_of(elem_type(a), C.rank_of(a) + (is_dist(a) and 0 or 1))
+    end
+    return unpack(r, 1, #ks + 1)
+  end
+  local nodes = { record("grad_local", #ks + 1, typed, args, n) }
+  for _, x in ipairs(nodes) do x.grad = spec end
+  local out = { L.sum(nodes[1]) }
+  for j, k in ipairs(ks) do
+    out[1 + j] = is_dist(args[k]) and nodes[1 + j] or L.sum(nodes[1 + j], 1)
+  end
+  return out
+end
+
+return M
