@@ -787,12 +787,22 @@ check_case("misuse: a combinator not yet distributed says so", function()
   local sq = function(x) return lacc.sum(lacc.map(function(v) return v * v end, x)) end
   local fx = lacc.map(function(v) return lacc.cast(v, "f64") end, xs)
   local three = function(a, b, c) return a + b * c end
+  local wt = lacc.fromtable({ 1, 2, 3, 4 }, "f64")
   for _, c in ipairs {
     { function() return lacc.partition(xs) end, "partition: not yet distributed (lacc.mpi)" },
     { function() return lacc.grad(function(x) return sq(lacc.stencil(three, "clamp", x)) end)(fx) end,
       "grad: stencil (at " },
     { function() return lacc.value_and_grad(function(x) return lacc.sum(x) * 2 end)(fx) end,
       "value_and_grad: of distributed arrays, the function must return lacc.sum of an array" },
+    -- a replicated argument read other than as an operand: its gradient would be lost
+    { function()
+        return lacc.grad(function(w, x) return lacc.sum(lacc.map(function(v) return v * w[1] end, x)) end)(wt, fx)
+      end, "grad: map reads a replicated argument inside its function" },
+    { function()
+        return lacc.grad(function(w, x)
+          return lacc.sum(lacc.zipWith(function(a, b) return a * b end, x, lacc.map(function(v) return v * 2 end, w)))
+        end)(wt, fx)
+      end, "grad: a replicated program built from a differentiated argument" },
     { function() return lacc.vjp(sq, xs) end, "vjp: not yet distributed (lacc.mpi)" },
     { function() return lacc.jvp(sq, { xs }, { xs }) end, "jvp: not yet distributed (lacc.mpi)" } } do
     ok, err = pcall(c[1])

@@ -29,14 +29,61 @@ local function elem_type(x)
   return type(x) == "table" and x.t or nil
 end
 
+-- a fresh stand-in of a replicated operand (what a function reads of it is then seen)
+local function fresh(x)
+  local z = {}
+  for d = 1, C.rank_of(x) do z[d] = 0 end
+  return L.use(plain.array(elem_type(x), z))
+end
+
+-- whether x's combinator reads one of the replicated arguments `reps` (programs) other
+-- than as an operand: inside its function, or through a program built from it; the
+-- local program would read the argument itself there, not its tracer (a gradient lost)
+local function reads_replicated(x, reps)
+  if #reps == 0 then return false end
+  local sargs = {}
+  for i = 1, x.n do
+    local a = x.args[i]
+    if is_dist(a) or array.is_array(a) or C.is_program(a) then sargs[i] = fresh(a) else sargs[i] = a end
+  end
+  local ok, r = pcall(function()
+    if x.op == "matmul_rows" then return plain.matmul(sargs[1], sargs[2]) end
+    if FOLDS[x.op] then return plain[x.op](sargs[1], x.fold.dim) end
+    return ({ plain[x.op](unpack(sargs, 1, x.n)) })[x.res or 1]
+  end)
+  if not ok or type(r) ~= "table" or r.node == nil then return true end
+  for _, w in ipairs(reps) do
+    if util.core.node_depends(r.node, 0, w.node) ~= 0 then return true end
+  end
+  return false
+end
+
 -- which nodes under root depend on the arguments (args: a set), each checked to stay on
--- its rows; what: the caller, for the errors
-local function depending(root, args, what)
+-- its rows and to read the replicated arguments differentiated (reps) only as operands;
+-- what: the caller, for the errors
+local function depending(root, args, reps, what)
   local dep = {}
+  local function refuse(why, at)
+    fail("%s: %s (at %s): not yet distributed (lacc.mpi) in a gradient of distributed arrays; " ..
+         "give the argument to the combinator as an operand", what, why, at)
+  end
   local function visit(x)
     if dep[x] ~= nil then return dep[x] end
     if args[x] then dep[x] = true; return true end
-    if not is_dn(x) then dep[x] = false; return false end
+    if not is_dn(x) then
+      dep[x] = false
+      if C.is_program(x) then
+        for _, w in ipairs(reps) do
+          if util.core.node_depends(x.node, 0, w.node) ~= 0 then
+            refuse("a replicated program built from a differentiated argument", "the function's call")
+          end
+        end
+      end
+      return false
+    end
+    if reads_replicated(x, reps) then
+      refuse(("%s reads a replicated argument inside its function"):format((x.op:gsub("_dist$", ""))), x.where)
+    end
     dep[x] = false   -- (no cycles: a node's arguments were made before it)
     local any = false
     for i = 1, x.n do any = visit(x.args[i]) or any end
@@ -172,7 +219,13 @@ DESC.grad_local = "each rank's part of the loss (its rows) differentiated on its
 
 -- grad / value_and_grad of f called with distributed arrays among args
 function M.gradient(what, f, ks, args, n)
-  local pos = {}
+  args = { unpack(args, 1, n) }
+  local pos, reps = {}, {}
+  for _, k in ipairs(ks) do
+    -- a replicated argument differentiated: a program of its own, whose uses are seen
+    if k <= n and array.is_array(args[k]) then args[k] = L.use(args[k]) end
+    if k <= n and C.is_program(args[k]) then reps[#reps + 1] = args[k] end
+  end
   for i = 1, n do
     if is_dist(args[i]) or array.is_array(args[i]) or C.is_program(args[i]) then pos[args[i]] = true end
   end
@@ -195,7 +248,7 @@ function M.gradient(what, f, ks, args, n)
          what, (y.op:gsub("_dist$", "")), y.where)
   end
   local spec = { what = what, ks = ks, root = y.args[1] }
-  spec.dep = depending(spec.root, pos, what)
+  spec.dep = depending(spec.root, pos, reps, what)
   local typed = function()
     local r = { stand_of(y.t, 1) }
     for j, k in ipairs(ks) do
