@@ -215,7 +215,13 @@ for _, n in ipairs(EXTENTS) do
         return lacc.sum(lacc.zipWith(function(r, k) return r * k end,
           lacc.sum(lacc.map(function(x) return x * x end, xs), 2), cs))
       end, { 1, 2 })(X, c)
-      return { v, gw, gX, g2X, g2c }
+      -- functions of sums: a mean, a product of two (one of them a constant's), a log
+      local g3w, g3X = lacc.grad(function(wt, xs)
+        local sq = lacc.sum(lacc.map(function(z) return z * z end, lacc.matmul(xs, wt)))
+        local other = lacc.sum(lacc.map(function(z) return lacc.abs(z) end, xs))
+        return lacc.log(sq + 1) * (other + lacc.sum(c)) + sq / math.max(n, 1)
+      end, { 1, 2 })(w, X)
+      return { v, gw, gX, g2X, g2c, g3w, g3X }
     end)
     case("the shape size of arrays run already, and of values made from them n=" .. N, function(d)
       local xs = lacc.run(vec(n, "i32", 63, d))
@@ -792,8 +798,8 @@ check_case("misuse: a combinator not yet distributed says so", function()
     { function() return lacc.partition(xs) end, "partition: not yet distributed (lacc.mpi)" },
     { function() return lacc.grad(function(x) return sq(lacc.stencil(three, "clamp", x)) end)(fx) end,
       "grad: stencil (at " },
-    { function() return lacc.value_and_grad(function(x) return lacc.sum(x) * 2 end)(fx) end,
-      "value_and_grad: of distributed arrays, the function must return lacc.sum of an array" },
+    { function() return lacc.value_and_grad(function(x) return lacc.maximum(x) end)(fx) end,
+      "value_and_grad: the function's result reads an argument other than through a sum over rows" },
     -- a replicated argument read other than as an operand: its gradient would be lost
     { function()
         return lacc.grad(function(w, x) return lacc.sum(lacc.map(function(v) return v * w[1] end, x)) end)(wt, fx)

@@ -18,6 +18,7 @@ local is_dn, me, nranks, value_of = C.is_dn, C.me, C.nranks, C.value_of
 local H, DESC, L = C.H, C.DESC, C.L
 
 local M = {}
+local function lacc_cast(e, t) return L.cast(e, t) end
 
 -- the combinators whose work stays on each rank's rows
 local ROWS = { map = true, zipWith = true, zip = true, where = true, matmul_rows = true }
@@ -217,7 +218,105 @@ end
 DESC.grad_local = "each rank's part of the loss (its rows) differentiated on its own (no " ..
   "communication); its value and a replicated argument's gradient then summed over the ranks"
 
--- grad / value_and_grad of f called with distributed arrays among args
+-- the gradients of S (a sum over everything, its input checked: dep) with respect to the
+-- arguments at ks: S's value summed over the ranks, then each gradient (a distributed
+-- argument's on its rows, a replicated one's summed over the ranks)
+local function sum_grads(what, S, dep, ks, args, n)
+  local spec = { what = what, ks = ks, root = S.args[1], dep = dep }
+  local typed = function()
+    local r = { stand_of(S.t, 1) }
+    for j, k in ipairs(ks) do
+      local a = args[k]
+      r[1 + j] = stand_of(elem_type(a), C.rank_of(a) + (is_dist(a) and 0 or 1))
+    end
+    return unpack(r, 1, #ks + 1)
+  end
+  local nodes = { record("grad_local", #ks + 1, typed, args, n) }
+  for _, x in ipairs(nodes) do x.grad = spec end
+  local out = { L.sum(nodes[1]) }
+  for j, k in ipairs(ks) do
+    out[1 + j] = is_dist(args[k]) and nodes[1 + j] or L.sum(nodes[1 + j], 1)
+  end
+  return out
+end
+
+local function is_total(x) return is_dn(x) and x.op == "sum" and x.fold ~= nil and x.fold.dim == nil end
+local SCALAR = { map = true, zipWith = true, where = true }
+for k = 3, 9 do SCALAR["zipWith" .. k] = true end
+
+-- y as a function of sums over distributed rows (the loss's sums: each checked as
+-- depending's), by element-wise work on rank-0 arrays (a mean's division, a sum of two
+-- losses): the sums, and which nodes above them depend on the arguments
+local function outer_of(y, pos, reps, what)
+  local sums, dep = {}, {}
+  local function visit(x)
+    if dep[x] ~= nil then return dep[x] end
+    if pos[x] then
+      fail("%s: the function's result reads an argument other than through a sum over rows: " ..
+           "not yet distributed (lacc.mpi)", what)
+    end
+    if not is_dn(x) then
+      dep[x] = false
+      if C.is_program(x) then
+        for _, w in ipairs(reps) do
+          if util.core.node_depends(x.node, 0, w.node) ~= 0 then
+            fail("%s: a replicated program built from a differentiated argument beside the sums: " ..
+                 "not yet distributed (lacc.mpi)", what)
+          end
+        end
+      end
+      return false
+    end
+    if is_total(x) then
+      local d = depending(x.args[1], pos, reps, what)
+      dep[x] = d[x.args[1]] == true
+      if dep[x] then sums[#sums + 1] = { node = x, dep = d } end
+      return dep[x]
+    end
+    dep[x] = false
+    local any = false
+    for i = 1, x.n do any = visit(x.args[i]) or any end
+    for _, r in ipairs(x.reads or {}) do any = visit(r) or any end
+    dep[x] = any
+    if any and not (x.rank == 0 and SCALAR[x.op] and #(x.reads or {}) == 0 and not reads_replicated(x, reps)) then
+      fail("%s: %s (at %s) between the sums and the result: not yet distributed (lacc.mpi); the " ..
+           "result may be element-wise work on sums over the rows (a mean, a sum of two)", what,
+           (x.op:gsub("_dist$", "")), x.where)
+    end
+    return any
+  end
+  visit(y)
+  return sums, dep
+end
+
+-- the derivatives of y with respect to its sums (nd.args), at their values: every rank
+-- alike, by lacc's one-process gradients of y rebuilt on them
+H.grad_outer = function(nd, vals, opts)
+  local memo, key = opts.memo, nd.group or nd
+  local g = memo[key]
+  if g == nil then
+    local spec = nd.outer
+    local leaves, ks = {}, {}
+    for i = 1, nd.n do leaves[i], ks[i] = vals[i].acc, i end
+    local function h(...)
+      local tracers = { ... }
+      local env = { leaf = {}, rows_of = {}, memo = {}, dep = spec.dep, runmemo = memo, opts = opts,
+                    what = spec.what }
+      for i = 1, nd.n do env.leaf[nd.args[i]] = tracers[i]; env.rows_of[nd.args[i]] = false end
+      return (local_of(spec.root, env))
+    end
+    local res = { plain.value_and_grad(h, ks)(unpack(leaves, 1, nd.n)) }
+    g = {}
+    for i = 1, nd.n do g[i] = { acc = res[1 + i] } end
+    memo[key] = g
+  end
+  return g[nd.res or 1]
+end
+DESC.grad_outer = "the result's derivatives with respect to its sums over the rows, at their " ..
+  "values (every rank alike, no communication)"
+
+-- grad / value_and_grad of f called with distributed arrays among args: the value, then
+-- the gradients
 function M.gradient(what, f, ks, args, n)
   args = { unpack(args, 1, n) }
   local pos, reps = {}, {}
@@ -242,26 +341,30 @@ function M.gradient(what, f, ks, args, n)
     fail("%s: the function must return one rank-0 array of floats (a scalar: lacc.sum(...)), got %s",
          what, util.describe(y))
   end
-  if not (y.op == "sum" and y.fold and y.fold.dim == nil) then
-    fail("%s: of distributed arrays, the function must return lacc.sum of an array (the sum " ..
-         "of its rows' terms: scale them inside the sum), got %s (at %s): not yet distributed (lacc.mpi)",
-         what, (y.op:gsub("_dist$", "")), y.where)
+  if is_total(y) then return sum_grads(what, y, depending(y.args[1], pos, reps, what), ks, args, n) end
+  -- y = h(S1, ..., Sm): its gradient the sums' weighted by h's derivatives
+  local sums, dep = outer_of(y, pos, reps, what)
+  if #sums == 0 then
+    fail("%s: the function's result does not depend on its arguments through a sum over rows: " ..
+         "not yet distributed (lacc.mpi)", what)
   end
-  local spec = { what = what, ks = ks, root = y.args[1] }
-  spec.dep = depending(spec.root, pos, reps, what)
+  local S = {}
+  for i, s in ipairs(sums) do S[i] = s.node end
   local typed = function()
-    local r = { stand_of(y.t, 1) }
-    for j, k in ipairs(ks) do
-      local a = args[k]
-      r[1 + j] = stand_of(elem_type(a), C.rank_of(a) + (is_dist(a) and 0 or 1))
-    end
-    return unpack(r, 1, #ks + 1)
+    local r = {}
+    for i = 1, #S do r[i] = stand_of(S[i].t, 0) end
+    return unpack(r, 1, #S)
   end
-  local nodes = { record("grad_local", #ks + 1, typed, args, n) }
-  for _, x in ipairs(nodes) do x.grad = spec end
-  local out = { L.sum(nodes[1]) }
-  for j, k in ipairs(ks) do
-    out[1 + j] = is_dist(args[k]) and nodes[1 + j] or L.sum(nodes[1 + j], 1)
+  local hb = { record("grad_outer", #S, typed, S, #S) }
+  for _, x in ipairs(hb) do x.outer = { root = y, dep = dep, what = what } end
+  local out = { y }
+  for i, s in ipairs(sums) do
+    local parts = sum_grads(what, s.node, s.dep, ks, args, n)
+    for j, k in ipairs(ks) do
+      local t, w = elem_type(args[k]), hb[i]
+      local term = L.map(function(v) return v * lacc_cast(L.the(w), t) end, parts[1 + j])
+      out[1 + j] = out[1 + j] and L.zipWith(function(a, b) return a + b end, out[1 + j], term) or term
+    end
   end
   return out
 end
