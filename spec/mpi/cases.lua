@@ -184,7 +184,8 @@ for _, n in ipairs(EXTENTS) do
                lacc.map(function(x) return x + k end, xs), lacc.map(function(x) return x * lacc.cast(sh[2], "f64") end, m),
                halves, x2, c, lacc.acond(lacc.gt(k, 10), xs, -xs), lacc.iota(np),
                lacc.unit(sh[1] * 10 + sh[2] + lacc.size(m)), lacc.take(np, xs), lacc.rotate(k, xs),
-               lacc.slice(xs, { { 1, np } }), lacc.replicate({ lacc.imod(np, 3), lacc.all }, xs) }
+               lacc.slice(xs, { { 1, np } }), lacc.replicate({ lacc.imod(np, 3), lacc.all }, xs),
+               lacc.backpermute({ np }, function(i) return np + 1 - i end, xs) }
     end)
     case("the shape size inside the functions of a loop's body, and lacc.mpi.fill of one n=" .. N, function(d)
       local xs = vec(n, "f64", 66, d)

@@ -152,28 +152,62 @@ local function gshape_of(v, opts)
   return sh
 end
 
+-- the values this run of expressions (a table of them: counts, a slice's ends; the same
+-- on every rank, as they read replicated values only), each an i64 as one process casts
+-- it, inside an agreement (they may fail)
+local function values_now(exps, opts, what)
+  return together(what, function()
+    local out = {}
+    for key, e in pairs(exps) do
+      out[key] = tonumber(plain.run(plain.unit(e:cast("i64")), opts.localopts):get())
+    end
+    return out
+  end)
+end
+
+-- (extents that are expressions of replicated values, as take's counts: each rank
+-- computes them when the program runs, inside an agreement)
 wrapped.backpermute = function(args, n)
   local shape, f, xs = args[1], args[2], args[3]
   if is_dist(shape) or is_dist(f) or not is_dist(xs) then return nil end
-  shape = outer_shape(shape, "backpermute")
+  local exps = {}
+  if type(shape) == "table" and getmetatable(shape) == nil then
+    for d = 1, #shape do if C.scalar_exp(shape[d]) then exps[d] = shape[d] end end
+  end
+  if next(exps) == nil then shape = outer_shape(shape, "backpermute") end
   local nd = record("backpermute", 1, plain.backpermute, args, n)
   nd.shape, nd.fn = shape, f
+  if next(exps) ~= nil then nd.shape_exps = exps end
   return nd
 end
 H.backpermute = function(nd, vals, opts)
   local v = vals[3]
-  if not v.counts then   -- the source is the same on every rank: so is the result
-    return { acc = lazy(nd, "out", { v.acc }, function() return plain.backpermute(nd.shape, nd.fn, v.acc) end) }
+  local shape = nd.shape
+  if nd.shape_exps then
+    local got = values_now(nd.shape_exps, opts, about(nd, vals, " (its extents)"))
+    shape = {}
+    for d = 1, #nd.shape do
+      shape[d] = got[d] or nd.shape[d]
+      if shape[d] < 0 then   -- (every rank alike) as one process's program says it
+        fail("backpermute: negative extent %d in dimension %d", shape[d], d)
+      end
+    end
   end
-  local counts = balanced(nd.shape[1], nranks())
+  if not v.counts then   -- the source is the same on every rank: so is the result
+    return { acc = lazy(nd, "out", { v.acc, table.concat(shape, ",") }, function()
+      return plain.backpermute(shape, nd.fn, v.acc)
+    end) }
+  end
+  local counts = balanced(shape[1], nranks())
   if nranks() == 1 then
-    return { acc = lazy(nd, "out", { v.acc }, function() return plain.backpermute(nd.shape, nd.fn, v.acc) end),
-             counts = counts }
+    return { acc = lazy(nd, "out", { v.acc, table.concat(shape, ",") }, function()
+      return plain.backpermute(shape, nd.fn, v.acc)
+    end), counts = counts }
   end
   local lo, rows = rows_before(counts, me()), counts[me() + 1]
-  local what = about(nd, vals, " into {" .. table.concat(nd.shape, ",") .. "}")
+  local what = about(nd, vals, " into {" .. table.concat(shape, ",") .. "}")
   local gs = together(what, function() return gshape_of(v, opts) end)
-  local ls = local_shape(nd.shape, rows)
+  local ls = local_shape(shape, rows)
   local lin = plain.generate(ls, function(i, ...) return linear({ nd.fn(i + run_time(lo, i), ...) }, gs) end)
   local got = fetch(v, plain.reshape({ product(ls) }, lin), "backpermute", opts, what)
   return { acc = plain.reshape(ls, got), counts = counts }
@@ -295,19 +329,6 @@ local function moved_runs(name, nd, v, counts, opts, what)
     end
   end
   return unpacked(table.concat(out), t, { counts[r0 + 1] })
-end
-
--- the values this run of expressions (a table of them: counts, a slice's ends; the same
--- on every rank, as they read replicated values only), each an i64 as one process casts
--- it, inside an agreement (they may fail)
-local function values_now(exps, opts, what)
-  return together(what, function()
-    local out = {}
-    for key, e in pairs(exps) do
-      out[key] = tonumber(plain.run(plain.unit(e:cast("i64")), opts.localopts):get())
-    end
-    return out
-  end)
 end
 
 for name, how in pairs(REARRANGE) do
