@@ -112,7 +112,7 @@ end
 -- what it meets, which must then be an integer). Each such call builds the distributed
 -- program again (its ranks' kernels found in the caches); its results are distributed
 -- arrays or, where replicated, host arrays, as lacc.run's.
-local function pack(...) return { n = select("#", ...), ... } end
+local pack = C.pack
 local function compiled(lacc, compile)
   local A = require("lacc.run").compile_args
   return function(fn, opts)
@@ -179,9 +179,7 @@ function M.install(lacc)
       local n = select("#", ...)
       local args = { ... }
       -- lists of arrays (concat's parts, acond's branches, awhile's arrays) count too
-      local listed = false
-      for i = 1, n do listed = listed or (C.is_list(args[i]) and any_dist(args[i], #args[i])) end
-      if any_dist(args, n) or listed then
+      if C.dist_in(args, n) then
         local r = { w(args, n) }
         if r[1] ~= nil then return unpack(r) end
       end
@@ -203,10 +201,7 @@ function M.install(lacc)
   local function denying(name, f)
     local deny = not_yet(name)
     return function(...)
-      local n = select("#", ...)
-      local args = { ... }
-      if any_dist(args, n) then deny() end
-      for i = 1, n do if C.is_list(args[i]) and any_dist(args[i], #args[i]) then deny() end end
+      if C.dist_in({ ... }, select("#", ...)) then deny() end
       return f(...)
     end
   end

@@ -324,11 +324,7 @@ end
 function stand(x)
   if is_dn(x) then return x.stand end
   if is_da(x) then
-    if not x.standin then
-      local z = {}
-      for d = 1, x.rank do z[d] = 0 end
-      x.standin = L.use(plain.array(x.t, z))
-    end
+    x.standin = x.standin or C.empty(x.t, x.rank)
     return x.standin
   end
   return x
@@ -412,8 +408,8 @@ local function traced(how, f, ...)
 end
 
 -- lacc.mpi.scalars' values of distributed programs among a node's arguments, as the
--- expressions they are now (here: on the stand-ins, as the node is recorded)
-local function resolved(args, n) return args end
+-- expressions they are now (scalars.lua sets it; none before)
+C.resolved = function(args) return args end
 local function record(op, n_res, plainf, args, nargs)
   local sargs = {}
   for i = 1, nargs do sargs[i] = stand(args[i]) end
@@ -482,12 +478,27 @@ local function is_program(x) return type(x) == "table" and rawget(x, "node") ~= 
 local function arrayish(x) return is_dist(x) or array.is_array(x) or is_program(x) end
 -- a list of arrays (a plain Lua table), not an array
 local function is_list(x) return type(x) == "table" and getmetatable(x) == nil end
+-- the same, lists of arrays among args counting too (concat's parts, awhile's arrays)
+local function dist_in(args, n)
+  if any_dist(args, n) then return true end
+  for i = 1, n do
+    if is_list(args[i]) and any_dist(args[i], #args[i]) then return true end
+  end
+  return false
+end
 
--- rows [a, b) (0-based) of a replicated program or host array, as a program
-local function rows_of(acc, a, b)
+-- rows [a, b) (0-based) of a replicated program or host array, as a program (by
+-- `via`'s slice: lacc's own where a gradient's tape must see it, else plain)
+local function rows_of(acc, a, b, via)
   local spec = { { a + 1, b } }
   for d = 2, rank_of(acc) do spec[d] = L.all end
-  return plain.slice(acc, spec)
+  return (via or plain).slice(acc, spec)
+end
+-- p with a new outer dimension of 1 (a rank's one row of the partials)
+local function with_outer(p)
+  local spec = { 1 }
+  for d = 1, p.rank do spec[d + 1] = L.all end
+  return plain.replicate(spec, p)
 end
 
 -- A program of a node built by build() from `inputs` (arrays, programs, strings,
@@ -810,7 +821,13 @@ C.rank_of, C.is_program, C.is_list, C.arrayish = rank_of, is_program, is_list, a
 C.DN, C.DA = DN, DA
 C.value_of = function(x, memo, opts) return value_of(x, memo, opts) end
 C.read_value = read_value
-C.resolved = resolved
+C.pack, C.dist_in, C.with_outer = pack, dist_in, with_outer
+-- an empty program of type t and rank `rank` (a stand-in: its type and rank, no elements)
+function C.empty(t, rank)
+  local z = {}
+  for d = 1, rank do z[d] = 0 end
+  return L.use(plain.array(t, z))
+end
 C.tracing_mode = function() return tracing end
 C.is_dn, C.is_da = is_dn, is_da
 C.uses_of = uses_of

@@ -697,11 +697,7 @@ end
 -- of its columns of a by its rows of b: those partials, one row a rank, folded along the
 -- distributed dimension (the fold's exchange, in rank order); two distributed operands:
 -- b all-gathered, then as the first (matmul_both).
-local function with_outer(p)   -- p with an outer dimension of 1 (a rank's partial)
-  local spec = { 1 }
-  for d = 1, p.rank do spec[d + 1] = L.all end
-  return plain.replicate(spec, p)
-end
+local with_outer = C.with_outer   -- (a rank's partial: one row)
 wrapped.matmul = function(args)
   local a, b = args[1], args[2]
   if not is_dist(a) and not is_dist(b) then return nil end
@@ -711,10 +707,7 @@ wrapped.matmul = function(args)
   local ra = (array.is_array(a) or C.is_program(a)) and C.rank_of(a) or nil
   if not is_dist(a) and is_dist(b) and b.rank <= 2 and (ra == 1 or ra == 2) and ra + b.rank > 2 then
     -- typed on an empty stand-in of a (its own extents would not meet b's stand-in's)
-    local t = array.is_array(a) and a:type() or a.t
-    local zeros = {}
-    for d = 1, ra do zeros[d] = 0 end
-    local empty = L.use(plain.array(t, zeros))
+    local empty = C.empty(array.is_array(a) and a:type() or a.t, ra)
     local parts = record("matmul_partials", 1, function(_, y) return with_outer(plain.matmul(empty, y)) end, args, 2)
     return L.sum(parts, 1)
   end

@@ -18,7 +18,6 @@ local is_dn, me, nranks, value_of = C.is_dn, C.me, C.nranks, C.value_of
 local H, DESC, L = C.H, C.DESC, C.L
 
 local M = {}
-local function lacc_cast(e, t) return L.cast(e, t) end
 
 -- the combinators whose work stays on each rank's rows
 local ROWS = { map = true, zipWith = true, zip = true, where = true, matmul_rows = true }
@@ -31,11 +30,7 @@ local function elem_type(x)
 end
 
 -- a fresh stand-in of a replicated operand (what a function reads of it is then seen)
-local function fresh(x)
-  local z = {}
-  for d = 1, C.rank_of(x) do z[d] = 0 end
-  return L.use(plain.array(elem_type(x), z))
-end
+local function fresh(x) return C.empty(elem_type(x), C.rank_of(x)) end
 
 -- whether x's combinator reads one of the replicated arguments `reps` (programs) other
 -- than as an operand: inside its function, or through a program built from it; the
@@ -109,27 +104,11 @@ local function depending(root, args, reps, what)
   return dep
 end
 
--- p with a new outermost dimension of 1 (a rank's one row of the partials)
-local function one_row(p)
-  local spec = { 1 }
-  for d = 1, p.rank do spec[d + 1] = L.all end
-  return plain.replicate(spec, p)
-end
-
-local function stand_of(t, rank)
-  local z = {}
-  for d = 1, rank do z[d] = 0 end
-  return L.use(plain.array(t, z))
-end
+local one_row, stand_of = C.with_outer, C.empty
 
 -- the local program of x on this rank's rows [lo, hi): the arguments' tracers (env.leaf),
 -- what does not depend on them as the run makes it (its rows here), the rest as the
 -- handlers build it, through lacc's table (L), which the one-process gradient watches
-local function rows_of(acc, a, b)
-  local spec = { { a + 1, b } }
-  for d = 2, C.rank_of(acc) do spec[d] = L.all end
-  return L.slice(acc, spec)
-end
 local function local_of(x, env)
   local hit = env.memo[x]
   if hit ~= nil then return hit.v, hit.rows end
@@ -161,7 +140,7 @@ local function local_of(x, env)
         local a = x.args[i]
         local _, r = local_of(a, env)
         if any and not r and (array.is_array(args[i]) or C.is_program(args[i])) and C.rank_of(args[i]) >= 1 then
-          args[i] = rows_of(args[i], env.lo, env.hi)
+          args[i] = C.rows_of(args[i], env.lo, env.hi, L)
         end
       end
       v = ({ L[x.op](unpack(args, 1, x.n)) })[x.res or 1]
@@ -362,7 +341,7 @@ function M.gradient(what, f, ks, args, n)
     local parts = sum_grads(what, s.node, s.dep, ks, args, n)
     for j, k in ipairs(ks) do
       local t, w = elem_type(args[k]), hb[i]
-      local term = L.map(function(v) return v * lacc_cast(L.the(w), t) end, parts[1 + j])
+      local term = L.map(function(v) return v * L.cast(L.the(w), t) end, parts[1 + j])
       out[1 + j] = out[1 + j] and L.zipWith(function(a, b) return a + b end, out[1 + j], term) or term
     end
   end

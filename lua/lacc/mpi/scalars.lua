@@ -11,11 +11,10 @@
 -- read_value refuses).
 local C = require "lacc.mpi.base"
 local exp, fail, is_dist, plain, record = C.exp, C.fail, C.is_dist, C.plain, C.record
-local stand, total, unpack, util = C.stand, C.total, C.unpack, C.util
+local pack, stand, total, unpack, util = C.pack, C.stand, C.total, C.unpack, C.util
 local is_da = C.is_da
 
 local M = {}
-local function pack(...) return { n = select("#", ...), ... } end
 local DS = {}   -- metatable of deferred scalars: { build = function(env) -> Exp, t = type }
 local function is_ds(x) return getmetatable(x) == DS end
 M.is_ds = is_ds
@@ -26,20 +25,20 @@ M.is_ds = is_ds
 -- Outside both, nothing to build it from.
 local NOT_NOW = "a value of a distributed program (lacc.the, lacc.shape or lacc.size of " ..
   "one, lacc.mpi) used where no program of lacc.mpi can wait for its run"
-local env_record = {
-  the = function(x)
-    C.read_value(x, "the")
-    return plain.the(stand(x))
-  end,
-  extent = function(x, d)
-    C.read_value(x, "shape")
-    return plain.shape(stand(x))[d]
-  end,
-}
 -- (typing alone: nothing noted)
 local env_typing = {
   the = function(x) return plain.the(stand(x)) end,
   extent = function(x, d) return plain.shape(stand(x))[d] end,
+}
+local env_record = {
+  the = function(x)
+    C.read_value(x, "the")
+    return env_typing.the(x)
+  end,
+  extent = function(x, d)
+    C.read_value(x, "shape")
+    return env_typing.extent(x, d)
+  end,
 }
 local env_run = {
   the = function(x)
@@ -195,19 +194,12 @@ SKIP.constant = nil
 -- program every rank computes alike (or a deferred scalar); the calls it makes of
 -- lacc's functions inside go straight through (depth)
 local depth = 0
-local function dist_in(args, n)   -- (lists of arrays too: concat's parts, awhile's arrays)
-  if C.any_dist(args, n) then return true end
-  for i = 1, n do
-    if C.is_list(args[i]) and C.any_dist(args[i], #args[i]) then return true end
-  end
-  return false
-end
 local function deferring(name, f)
   return function(...)
     if depth > 0 then return f(...) end
     local n = select("#", ...)
     local args = { ... }
-    if dist_in(args, n) then return f(...) end
+    if C.dist_in(args, n) then return f(...) end
     if has_ds(args, n) then return deferred_call(name, plain[name], args, n) end
     local before = deferrals
     depth = 1

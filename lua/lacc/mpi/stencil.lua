@@ -226,6 +226,15 @@ wrapped.stencil2 = function(args, n)
   nd.fn, nd.b1, nd.b2, nd.window = f, b1, b2, window
   return nd
 end
+-- a stencil2's block on a rank without result rows: empty, its inner extents the two
+-- arrays' smaller ones (sa, sb: their shapes); every rank still meets the agreement
+local function no_rows(nd, what, sa, sb, target)
+  local sh = {}
+  for d = 1, #sa do sh[d] = math.min(sa[d], sb[d]) end
+  sh[1] = 0
+  return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = target }
+end
+
 -- rows [lo - nb, lo + mine + na) of a replicated array of n rows (cyclically), a program
 local function rows_around(full, lo, nb, mine, na, n)
   local sh = full:shape()
@@ -259,12 +268,7 @@ local function stencil2_replicated(nd, vals, opts, di, local_stencil2)
   end
   local hx = halo_of(v, nd.halo, nd.wrap, opts, what)
   local mine, nb, na = hx.mine, hx.nb, hx.na
-  if mine == 0 then   -- the result's inner extents: the two arrays' smaller ones
-    local sh, fs = {}, full:shape()
-    for d = 1, #hx.sh do sh[d] = math.min(hx.sh[d], fs[d]) end
-    sh[1] = 0
-    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = target }
-  end
+  if mine == 0 then return no_rows(nd, what, hx.sh, full:shape(), target) end
   local lo = rows_before(target, me())
   local ex = hx.extended()
   local res = together(what, function()
@@ -347,12 +351,7 @@ function stencil2_padded(nd, vals, opts, local_stencil2, full)
       if mine > 0 then src[i] = { hv.extended(), lo - hv.nb, b, n[i], true } end
     end
   end
-  if mine == 0 then   -- the result's inner extents: the two arrays' smaller ones
-    local sh = {}
-    for d = 1, #shapes[3] do sh[d] = math.min(shapes[3][d], shapes[5][d]) end
-    sh[1] = 0
-    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = target }
-  end
+  if mine == 0 then return no_rows(nd, what, shapes[3], shapes[5], target) end
   local res = together(what, function()
     local padded = {}
     for _, i in ipairs { 3, 5 } do
@@ -396,12 +395,7 @@ H.stencil2 = function(nd, vals, opts)
   local hx = halo_of({ acc = args[3], counts = target }, nd.halo, nd.wrap, opts, what)
   local hy = halo_of({ acc = args[5], counts = target }, nd.halo, nd.wrap, opts, what)
   local mine, nb = hx.mine, hx.nb
-  if mine == 0 then   -- the result's inner extents: the two arrays' smaller ones
-    local sh = {}
-    for d = 1, #hx.sh do sh[d] = math.min(hx.sh[d], hy.sh[d]) end
-    sh[1] = 0
-    return { acc = together(what, function() return plain.array(nd.t, sh) end), counts = target }
-  end
+  if mine == 0 then return no_rows(nd, what, hx.sh, hy.sh, target) end
   local ex, ey = hx.extended(), hy.extended()
   local res = together(what, function()
     local fn = node_fn(nd, "ext" .. nb .. ":" .. mine, opts, function(a, b)
