@@ -25,7 +25,6 @@ local scalars = require "lacc.mpi.scalars"
 for _, part in ipairs { "folds", "segments", "stencil", "gather", "rows", "data", "control" } do
   require("lacc.mpi." .. part)
 end
-local grads = require "lacc.mpi.grads"
 local M, any_dist, explain_dist, fail, has_dist = C.M, C.any_dist, C.explain_dist, C.fail, C.has_dist
 local is_dist, local_opts, plain, record, run_dist = C.is_dist, C.local_opts, C.plain, C.record, C.run_dist
 local stand, unpack, wrapped = C.stand, C.unpack, C.wrapped
@@ -219,7 +218,8 @@ function M.install(lacc)
         local n = select("#", ...)
         local args = { ... }
         if not any_dist(args, n) then return g(...) end
-        local out = grads.gradient(name, fn, ks, args, n)
+        -- (loaded at the first gradient of distributed arrays: not at every start)
+        local out = require("lacc.mpi.grads").gradient(name, fn, ks, args, n)
         return unpack(out, with_value and 1 or 2, #out)
       end
     end
