@@ -113,11 +113,29 @@ static int def_in(const klist *l, int from, int to, int v, int *at) {
   return n;
 }
 
+static int step_of(const klist *l, int from, int to, int v, int lane, int depth);
+
+/* A select's step (lw_k_select: v set in both arms of an if, at `at` the else arm's): its
+ * arms' where they step alike and its condition is the same for all lanes, else 2 (a map
+ * pulled at a row-major index reads its operands at it, or at its multi-index raveled
+ * again: lower_pull.c's map_rows_agree) */
+static int select_step(const klist *l, int from, int to, int at, int lane, int depth) {
+  if (at < from + 3 || at + 1 >= to || l->v[at + 1].op != KO_END || l->v[at - 1].op != KO_ELSE ||
+      l->v[at - 2].op != KO_MOV || l->v[at - 3].op != KO_IF || l->v[at].op != KO_MOV ||
+      l->v[at - 2].dst != l->v[at].dst || depth == 0)
+    return 2;
+  if (step_of(l, from, to, l->v[at - 3].a, lane, depth - 1) != 0) return 2;
+  int a = step_of(l, from, to, l->v[at - 2].a, lane, depth - 1);
+  int b = step_of(l, from, to, l->v[at].a, lane, depth - 1);
+  return a == b ? a : 2;
+}
+
 static int step_of(const klist *l, int from, int to, int v, int lane, int depth) {
   if (v == lane) return 1;
   int at;
   int n = def_in(l, from, to, v, &at);
   if (n == 0) return 0;                /* set before the lanes' loop: the same for all */
+  if (n == 2) return select_step(l, from, to, at, lane, depth);
   if (n > 1 || depth == 0) return 2;
   const kinst *in = &l->v[at];
   switch (in->op) {

@@ -94,14 +94,16 @@ ffi.metatype(box_t, {
   __gc = box_gc,
 })
 
--- The collector cannot see array memory: when the holding has doubled since the last
--- look (and is past 64 MiB), run a full collection so dead arrays go.
+-- The collector cannot see array memory: when the holding has grown by what it held after
+-- the last collection, at most 128 MiB (and is past 64 MiB), run a full collection so
+-- dead arrays go (bindings/lacc_core.c nudge_gc says why the bound).
 local gc_mark = 0
 local function wrap_array(p)
   local now = tonumber(C.lacc_ctx_bytes(live()))
   if now > gc_mark and now > 64 * 2^20 then
     collectgarbage("collect")
-    gc_mark = 2 * tonumber(C.lacc_ctx_bytes(live()))
+    local held = tonumber(C.lacc_ctx_bytes(live()))
+    gc_mark = held + math.min(held, 128 * 2^20)
   end
   return box_t(p, C.lacc_array_view(p))
 end

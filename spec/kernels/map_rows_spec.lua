@@ -138,6 +138,70 @@ for _, b in ipairs(H.backends) do
   end)
 end
 
+-- A map of several operands pulled at a row-major index (a total fold of it, a reshape):
+-- each operand read there where its extents past the outermost are the map's, else at
+-- the multi-index raveled again (lower_pull.c map_rows_agree: one kernel, a test at run
+-- time). Every pairing against plain Lua loops: equal shapes, longer outer extents, longer
+-- inner ones (the map takes the least), rank 3 with a middle extent apart, extents 0 and 1,
+-- and one compiled function called with shapes of each kind.
+local PAIRS = {
+  { { 7, 13 }, { 7, 13 } }, { { 7, 13 }, { 9, 13 } }, { { 7, 13 }, { 7, 15 } }, { { 7, 15 }, { 9, 13 } },
+  { { 2, 3, 5 }, { 2, 4, 5 } }, { { 2, 3, 5 }, { 3, 3, 5 } }, { { 2, 3, 5 }, { 2, 3, 6 } },
+  { { 0, 5 }, { 0, 5 } }, { { 3, 0 }, { 3, 4 } }, { { 1, 1 }, { 1, 1 } }, { { 1, 70001 }, { 2, 70001 } },
+}
+
+-- the map's elements (a * 3 - b), row-major, over the least extents
+local function least_map(at, as, bt, bs)
+  local sh = {}
+  for d = 1, #as do sh[d] = math.min(as[d], bs[d]) end
+  local out = {}
+  for lin = 0, H.size(sh) - 1 do
+    local ix = H.unravel(sh, lin)
+    local la, lb = 0, 0
+    for d = 1, #sh do
+      la = la * as[d] + ix[d] - 1
+      lb = lb * bs[d] + ix[d] - 1
+    end
+    out[lin + 1] = at[la + 1] * 3 - bt[lb + 1]
+  end
+  return out, sh
+end
+
+for _, b in ipairs(H.backends) do
+  describe("maps of several operands pulled at a row-major index on " .. b, function()
+    it("a total sum and a flatten of zipWith: operands of the map's rows or longer ones", function()
+      H.seed(79)
+      local sum = lacc.compile(function(x, y)
+        return lacc.sum(lacc.zipWith(function(u, v) return u * 3 - v end, x, y))
+      end)
+      for _, pair in ipairs(PAIRS) do
+        local as, bs = pair[1], pair[2]
+        local at, bt = ints(H.size(as), -1000, 1000), ints(H.size(bs), -1000, 1000)
+        local x = lacc.run(lacc.reshape(as, lacc.fromtable(at, "i64")))
+        local y = lacc.run(lacc.reshape(bs, lacc.fromtable(bt, "i64")))
+        local want, sh = least_map(at, as, bt, bs)
+        local total = 0
+        for _, v in ipairs(want) do total = total + v end
+        local what = table.concat(as, "x") .. " with " .. table.concat(bs, "x")
+        assert.are.equal(total, lacc.run(lacc.sum(lacc.zipWith(function(u, v) return u * 3 - v end, x, y)),
+          { backend = b }):get(), what)
+        assert.are.equal(total, sum(x, y):get(), what .. " (compiled)")
+        local flat = lacc.run(lacc.reshape({ H.size(sh) },
+          lacc.zipWith(function(u, v) return u * 3 - v end, x, y)), { backend = b })
+        H.check_array(flat, want)
+        -- and the other way round: the operands swapped, f64 (exact: whole numbers)
+        local xf = lacc.run(lacc.map(function(v) return lacc.cast(v, "f64") end, y))
+        local yf = lacc.run(lacc.map(function(v) return lacc.cast(v, "f64") end, x))
+        local want2 = least_map(bt, bs, at, as)
+        local t2 = 0
+        for _, v in ipairs(want2) do t2 = t2 + v end
+        assert.are.equal(t2, lacc.run(lacc.sum(lacc.zipWith3(function(u, v, w) return u * 3 - v + w * 0 end,
+          xf, yf, xf)), { backend = b }):get(), what .. " (f64, zipWith3)")
+      end
+    end)
+  end)
+end
+
 describe("maps of rank 2 on the cpu backend", function()
   it("a read of a row's array and one through at: tested once a row, not at each element", function()
     local a = lacc.fromtable({ { 1, 2, 3 }, { 4, 5, 6 } }, "f32")
