@@ -66,6 +66,9 @@ typedef struct {
   } *placed;
   int nplaced, pcap;       /* pcap: 0 or a power of two */
   int speculate;           /* matches and conds with cheap arms compute every arm */
+  int by_division;         /* the element's multi-index came from its row-major index by
+                              divisions: a map of several operands reads those of its rows
+                              at that index (lower_pull.c map_rows_agree) */
   const int *acc;          /* a fold's accumulator while its function is lowered (the
                               leaves of the type being folded), else NULL */
   int nacc;
@@ -161,6 +164,8 @@ const aenv *lw_bind_let(lower *L, const lacc_node *b, const aenv *env);
 int lw_size_of(lower *L, int rank, const int *ext);
 int *lw_shape_of(lower *L, const lacc_node *t, const aenv *env);
 int *lw_elem(lower *L, const lacc_node *t, const aenv *env, const kindex *ix);
+int *lw_elem_by_division(lower *L, const lacc_node *t, const aenv *env, const kindex *ix,
+                         int divided);
 int *lw_part_elem(lower *L, const lacc_node *part, const aenv *env, const kindex *ix, int r,
                   int j);
 

@@ -288,6 +288,16 @@ static void map_elems(lower *L, const maps *M, const kindex *k) {
   for (int m = 0; m < M->k; m++) lw_store_elem(L, M->out[m], k->lin, v[m]);
 }
 
+/* The same at a multi-index divided out of k->lin (a group's elements, a kernel's
+ * element by element): operands of a map's rows are read at k->lin itself
+ * (lower_pull.c map_rows_agree) */
+static void divided_elems(lower *L, const maps *M, const kindex *k) {
+  int saved = L->by_division;
+  L->by_division = 1;
+  map_elems(L, M, k);
+  L->by_division = saved;
+}
+
 /* Elements [lo, hi) of maps of rank 2 or more on the cpu backend, row by row: the row
  * and the outer indices from divisions once a row, then a loop along the row whose
  * index moves by one, without divisions (which no vector unit has), in which the outer
@@ -348,7 +358,7 @@ static int group_width(lower *L, const maps *M, const int *oext) {
   k.lin = lw_group_index(L, 0);
   lw_unravel(L, M->t[0]->rank, oext, k.lin, k.ix);
   L->key = k.lin;
-  map_elems(L, M, &k);
+  divided_elems(L, M, &k);
   L->grp = NULL;
   L->describe = describe;
   back_to(L, m);
@@ -381,7 +391,7 @@ static void map_groups(lower *L, const maps *M, int w, int lo, int hi, const int
     ix.lin = lw_group_index(L, k);
     lw_unravel(L, r, oext, ix.lin, ix.ix);
     L->key = ix.lin;
-    map_elems(L, M, &ix);
+    divided_elems(L, M, &ix);
   }
   L->grp = NULL;
   lw_cse_since(L, from);
@@ -394,7 +404,7 @@ static void map_groups(lower *L, const maps *M, int w, int lo, int hi, const int
                        lw_k_prim(L, P_ADD, b, lw_k_prim(L, P_SUB, j, head)));
   lw_unravel(L, r, oext, ix.lin, ix.ix);
   L->key = ix.lin;
-  map_elems(L, M, &ix);
+  divided_elems(L, M, &ix);
   k_end(L);
 }
 
@@ -432,7 +442,7 @@ static int step_maps(lower *L, maps *M) {
   kindex k;
   k.lin = i;
   lw_unravel(L, t->rank, oext, i, k.ix);
-  map_elems(L, M, &k);
+  divided_elems(L, M, &k);
   k_end(L);
   return M->out[0];
 }

@@ -140,11 +140,13 @@ int *lw_shape_of(lower *L, const lacc_node *t, const aenv *env) {
 }
 
 /* Whether every operand of map t has t's extents past the outermost, so that t's row-major
- * index is each operand's own: once, in the prologue. Where it holds, an element of a map
- * pulled at a row-major index (a reshape's, a total fold's) reads its operands there, and
- * the multi-index the reshape unravelled (a division per dimension) goes unused; the
- * kernel tests it once and the C compiler keeps a loop of each kind (it unswitched the
- * loop of a dot product of two matrices: 4x the time of one of vectors with divisions). */
+ * index is each operand's own: once, in the prologue. Where the element's multi-index was
+ * divided out of its row-major index (L->by_division: a reshape's source, a total fold's
+ * elements, a kernel's element by element) and this holds, the map reads its operands at
+ * that index and the divisions go unused: the kernel tests it once and the C compiler
+ * keeps a loop of each kind (it unswitched the loop of a dot product of two matrices:
+ * 4x the time of one of vectors with the divisions). Elsewhere (a row's loop, a
+ * backpermute's computed index) each operand's index is raveled again, no test. */
 static int map_rows_agree(lower *L, const lacc_node *t, const aenv *env) {
   int *memo = memo_find(L, t, env, ROWS_MEMO);
   if (memo != NULL) return memo[0];
@@ -175,6 +177,17 @@ int *lw_elem(lower *L, const lacc_node *t, const aenv *env, const kindex *ix) {
   lw_describe(L, "(", "");
   int *v = elem_term(L, t, env, ix);
   lw_describe(L, ")", "");
+  return v;
+}
+
+/* lw_elem with L->by_division set to `divided` while it lowers t (a reshape's source is
+ * pulled at indices divided out of the row-major one, a backpermute's at computed ones) */
+int *lw_elem_by_division(lower *L, const lacc_node *t, const aenv *env, const kindex *ix,
+                         int divided) {
+  int saved = L->by_division;
+  L->by_division = divided;
+  int *v = lw_elem(L, t, env, ix);
+  L->by_division = saved;
   return v;
 }
 
@@ -238,8 +251,9 @@ static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kinde
       const lacc_node *in = t->kids[k + 1];
       kindex sub = *ix;
       if (n > 1 && t->rank > 1)
-        sub.lin = lw_k_select(L, map_rows_agree(L, t, env), ix->lin,
-                              lw_ravel(L, t->rank, lw_shape_of(L, in, env), ix->ix));
+        sub.lin = lw_ravel(L, t->rank, lw_shape_of(L, in, env), ix->ix);
+      if (n > 1 && t->rank > 1 && L->by_division)
+        sub.lin = lw_k_select(L, map_rows_agree(L, t, env), ix->lin, sub.lin);
       int *v = lw_elem(L, in, env, &sub);
       pt[k] = in->type;
       memcpy(args + off, v, sizeof *args * (size_t)in->type->nleaves);
@@ -266,7 +280,7 @@ static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kinde
     k_end(L);
     for (int d = 0; d < src->rank; d++) k.ix[d] = lw_k_select(L, ok, to[d], zero);
     k.lin = lw_ravel(L, src->rank, ext, k.ix);
-    return lw_elem(L, src, env, &k);
+    return lw_elem_by_division(L, src, env, &k, 0);
   }
   case K_COMPUTE: return lw_elem(L, t->kids[0], env, ix);
   case K_RESHAPE: {
@@ -274,7 +288,7 @@ static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kinde
     kindex k;
     k.lin = ix->lin;
     lw_unravel(L, src->rank, lw_shape_of(L, src, env), ix->lin, k.ix);
-    return lw_elem(L, src, env, &k);
+    return lw_elem_by_division(L, src, env, &k, 1);
   }
   default:
     ctx_error(L->ctx, LACC_ERR_ARG, "lower: %s is not a delayed array", kind_name(t->kind));

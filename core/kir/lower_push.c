@@ -333,7 +333,7 @@ static void scatter_loop(lower *L, const permutes *G, int atomic, const int *dst
     if (ok >= 0) k_if(L, ok);
     int t = lw_ravel(L, a->rank, oext[m], to);
     if (!atomic && m == 0) lw_start_desc(L);
-    int *x = lw_elem(L, a->kids[3], G->env, &k);
+    int *x = lw_elem_by_division(L, a->kids[3], G->env, &k, 1);
     L->describe = 0;
     combine_into(L, G, m, atomic, dst != NULL ? dst[m] : -1, dst != NULL ? base[m] : -1, t, x);
     if (ok >= 0) {   /* the failure on the else side: the loop's common path calls nothing */
@@ -499,7 +499,7 @@ static int step_permutes(lower *L, permutes *G) {
     kindex k;
     k.lin = i;
     lw_unravel(L, a0->rank, oext[m], i, k.ix);
-    lw_store_elem(L, G->out[m], i, lw_elem(L, G->a[m]->kids[1], G->env, &k));
+    lw_store_elem(L, G->out[m], i, lw_elem_by_division(L, G->a[m]->kids[1], G->env, &k, 1));
     member_close(L, G);
   }
   k_end(L);
