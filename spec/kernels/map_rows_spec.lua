@@ -174,7 +174,11 @@ for _, b in ipairs(H.backends) do
       local sum = lacc.compile(function(x, y)
         return lacc.sum(lacc.zipWith(function(u, v) return u * 3 - v end, x, y))
       end)
-      for _, pair in ipairs(PAIRS) do
+      -- (OpenCL: equal shapes, longer outer and inner extents, a middle one apart, an
+      -- empty one: its program builds are most of its time)
+      local on_cl = { [1] = true, [2] = true, [3] = true, [5] = true, [9] = true }
+      for k, pair in ipairs(PAIRS) do
+        if b == "opencl" and not on_cl[k] then goto next end
         local as, bs = pair[1], pair[2]
         local at, bt = ints(H.size(as), -1000, 1000), ints(H.size(bs), -1000, 1000)
         local x = lacc.run(lacc.reshape(as, lacc.fromtable(at, "i64")))
@@ -197,6 +201,7 @@ for _, b in ipairs(H.backends) do
         for _, v in ipairs(want2) do t2 = t2 + v end
         assert.are.equal(t2, lacc.run(lacc.sum(lacc.zipWith3(function(u, v, w) return u * 3 - v + w * 0 end,
           xf, yf, xf)), { backend = b }):get(), what .. " (f64, zipWith3)")
+        ::next::
       end
     end)
   end)
