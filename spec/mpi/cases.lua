@@ -774,6 +774,17 @@ check_case("a failure before an exchange is every rank's error", function()
   if bad then return bad end
   if not tostring(err):find("out of bounds", 1, true) then return "unexpected: " .. tostring(err) end
 end)
+check_case("an index error in a distributed program names its combinator's place, as one process does", function()
+  local xs = lacc.mpi.generate({ 6 }, function(i) return lacc.cast(i, "f64") end)
+  local built = debug.getinfo(1, "l").currentline + 1
+  local p = lacc.backpermute({ 6 }, function(i) return i + 1 end, xs)
+  local ok, err = pcall(lacc.run, p)   -- (lacc.run's line is another)
+  if ok then return "no error" end
+  local bad = same_everywhere(tostring(err))
+  if bad then return bad end
+  local want = ("backpermute: index function result out of bounds (at spec/mpi/cases.lua:%d)"):format(built)
+  if tostring(err):gsub(" %[rank %d+ of %d+%]$", "") ~= want then return tostring(err) .. ", not " .. want end
+end)
 check_case("replicate by a negative count found when the program runs: every rank's error", function()
   local xs = lacc.mpi.generate({ 5 }, function(i) return i end)
   return fails_everywhere(lacc.replicate({ lacc.constant(-2, "i64"), lacc.all }, xs),

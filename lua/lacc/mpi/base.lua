@@ -736,9 +736,15 @@ end
 DESC.replicated = "every rank alike (of values of distributed programs, lacc.the, lacc.shape, " ..
   "lacc.size: no communication)"
 
+-- the nodes being evaluated, innermost last: the programs a node's handler builds on each
+-- rank take the node's own place (util.where stops at eval's frame), as one process's
+-- combinator would, rather than walking every frame down to lacc.run's
+local evaluating = {}
 eval = function(nd, memo, opts)
   local hit = memo[nd]
   if hit then return hit end
+  local depth = #evaluating + 1
+  evaluating[depth] = nd
   local vals = {}
   if not LAZY[nd.op] then
     for i = 1, nd.n do vals[i] = value_of(nd.args[i], memo, opts) end
@@ -749,8 +755,10 @@ eval = function(nd, memo, opts)
   local v = traced(how, nd.replicated and replicated or H[nd.op], nd, vals, opts)
   shared(nd, v, opts)
   memo[nd] = v
+  for k = #evaluating, depth, -1 do evaluating[k] = nil end
   return v
 end
+util.place_frames[eval] = function() return evaluating[#evaluating].where end
 
 local function describe(nd, seen, out)
   if seen[nd] then return end
