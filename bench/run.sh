@@ -27,7 +27,8 @@
 #                    blackscholes, random), "C blocked" (matmul), "C write-combining"
 #                    (sort_*), "C philox" (random) and "C row sums" (colsum); the NumPy
 #                    process "NumPy argsort" (sort_*) and "NumPy row sums" (colsum); the
-#                    plain lacc row "lacc argsort" (sort_*) and "lacc row sums" (colsum))
+#                    plain lacc row "lacc argsort" (sort_*), "lacc row sums" (colsum) and
+#                    "lacc grid" (dotp: the elements as two grids))
 #                    and the peer rows (issue 45, bench/peers/): "PyTorch Numba Halide
 #                    Halide_separable", each where its library is installed
 #   BENCH_PEERS      "only" (`make bench-peers`): BENCH_ONLY and BENCH_ROWS default to the
@@ -624,8 +625,8 @@ for bench in $ONLY; do
       split("C C_vectorised C_fresh_output C_blocked OpenCL NumPy LuaJIT_loop lacc lacc_generate lacc_matmul lacc_contract lacc_separable lacc_fusion_off lacc_hfuse_off lacc_sharing_off lacc_compile lacc_opencl lacc_opencl_read lacc_luajit", ids, " ")
       split("C|C vectorised|C fresh output|C blocked|OpenCL by hand|NumPy|LuaJIT loop|lacc|lacc generate|lacc.matmul|lacc contract|lacc separable|lacc fusion off|lacc hfuse off|lacc sharing off|lacc compile|lacc opencl|lacc opencl + read|lacc (LuaJIT)", names, "|")
       for (k in ids) label[ids[k]] = names[k]
-      split("C_wc C_philox C_rows NumPy_argsort NumPy_rows lacc_argsort lacc_rows Halide_separable", ids, " ")
-      split("C write-combining|C philox|C row sums|NumPy argsort|NumPy row sums|lacc argsort|lacc row sums|Halide separable", names, "|")
+      split("C_wc C_philox C_rows NumPy_argsort NumPy_rows lacc_argsort lacc_rows lacc_grid Halide_separable", ids, " ")
+      split("C write-combining|C philox|C row sums|NumPy argsort|NumPy row sums|lacc argsort|lacc row sums|lacc grid|Halide separable", names, "|")
       for (k in ids) label[ids[k]] = names[k]
     }
     function name(id) { return (id in label) ? label[id] : id }
@@ -735,6 +736,9 @@ for bench in $ONLY; do
       if (bench ~ /^stats_/ && ("lacc" in ms) && ("lacc_hfuse_off" in ms))
         printf "hfuse %s: lacc %s ms, lacc hfuse off %s ms (%.2fx lacc: what one pass over sibling folds saves)\n", bench,
           fmt_ms(ms["lacc"]), fmt_ms(ms["lacc_hfuse_off"]), ms["lacc_hfuse_off"] / ms["lacc"]
+      if (bench == "dotp" && ("lacc" in ms) && ("lacc_grid" in ms))
+        printf "grid dotp: lacc grid (the elements as rows of 1000) %s ms, %.2fx lacc (vectors)\n",
+          fmt_ms(ms["lacc_grid"]), ms["lacc_grid"] / ms["lacc"]
       if (bench == "colsum" && ("lacc" in ms)) {
         t = sprintf("target colsum: lacc column sums %.2fx C%s", ms["lacc"] / c, verdict("<= 1.25", ms["lacc"] <= 1.25 * c))
         if ("lacc_rows" in ms)
