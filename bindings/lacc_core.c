@@ -52,8 +52,9 @@ lacc_node *lb_check_node(lua_State *L, int i) {
  * held after the last collection, at most GC_GROWTH (and is past 64 MiB), run a full
  * collection so dead arrays go. The bound keeps what one collection frees within what the
  * core keeps for reuse (LACC_RECYCLE_MB, 256 by default): freed beyond it, buffers are
- * unmapped and the next results fault fresh pages in (a loop of runs over 300 MB of live
- * arrays, a conjugate-gradient turn under lacc.mpi, took 1.15x the time). */
+ * unmapped and the next results fault fresh pages in (the arrays held after a collection
+ * count those the collector has yet to reach: a conjugate-gradient turn of 16 MiB grids
+ * under lacc.mpi, one rank, took 1.15x the time with no bound). */
 #define GC_GROWTH ((int64_t)128 << 20)
 static void nudge_gc(lua_State *L) {
   ctx_box *c = live_box(L);
