@@ -276,26 +276,18 @@ static int map_strips(lower *L, const maps *M, int lo, int hi) {
   return strip_close(L, &S);
 }
 
-/* Each map's element at index k, stored. */
-static void map_elems(lower *L, const maps *M, const kindex *k) {
+/* Each map's element at index k, stored; divided: k's multi-index was divided out of
+ * k->lin (a group's elements, a kernel's element by element, not a row's loop), so that
+ * operands of a map's rows are read at k->lin itself (lower_pull.c map_rows_agree) */
+static void map_elems(lower *L, const maps *M, const kindex *k, int divided) {
   int **v = kplan_alloc(L->P, sizeof *v * (size_t)M->k);
   if (v == NULL) oom(L);
   for (int m = 0; m < M->k; m++) {
     shape_facts(L, M->t[m], M->env, k->ix);
-    v[m] = lw_elem(L, M->t[m], M->env, k);
+    v[m] = lw_elem_by_division(L, M->t[m], M->env, k, divided);
   }
   L->describe = 0;
   for (int m = 0; m < M->k; m++) lw_store_elem(L, M->out[m], k->lin, v[m]);
-}
-
-/* The same at a multi-index divided out of k->lin (a group's elements, a kernel's
- * element by element): operands of a map's rows are read at k->lin itself
- * (lower_pull.c map_rows_agree) */
-static void divided_elems(lower *L, const maps *M, const kindex *k) {
-  int saved = L->by_division;
-  L->by_division = 1;
-  map_elems(L, M, k);
-  L->by_division = saved;
 }
 
 /* Elements [lo, hi) of maps of rank 2 or more on the cpu backend, row by row: the row
@@ -318,7 +310,7 @@ static void map_rows(lower *L, const maps *M, int lo, const int *oext) {
   k.ix[r - 1] = j;
   k.lin = lw_k_prim(L, P_ADD, base, j);
   L->key = k.lin;
-  map_elems(L, M, &k);
+  map_elems(L, M, &k, 0);
   k_end(L);
   k_end(L);
   k_end(L);
@@ -358,7 +350,7 @@ static int group_width(lower *L, const maps *M, const int *oext) {
   k.lin = lw_group_index(L, 0);
   lw_unravel(L, M->t[0]->rank, oext, k.lin, k.ix);
   L->key = k.lin;
-  divided_elems(L, M, &k);
+  map_elems(L, M, &k, 1);
   L->grp = NULL;
   L->describe = describe;
   back_to(L, m);
@@ -391,7 +383,7 @@ static void map_groups(lower *L, const maps *M, int w, int lo, int hi, const int
     ix.lin = lw_group_index(L, k);
     lw_unravel(L, r, oext, ix.lin, ix.ix);
     L->key = ix.lin;
-    divided_elems(L, M, &ix);
+    map_elems(L, M, &ix, 1);
   }
   L->grp = NULL;
   lw_cse_since(L, from);
@@ -404,7 +396,7 @@ static void map_groups(lower *L, const maps *M, int w, int lo, int hi, const int
                        lw_k_prim(L, P_ADD, b, lw_k_prim(L, P_SUB, j, head)));
   lw_unravel(L, r, oext, ix.lin, ix.ix);
   L->key = ix.lin;
-  divided_elems(L, M, &ix);
+  map_elems(L, M, &ix, 1);
   k_end(L);
 }
 
@@ -442,7 +434,7 @@ static int step_maps(lower *L, maps *M) {
   kindex k;
   k.lin = i;
   lw_unravel(L, t->rank, oext, i, k.ix);
-  divided_elems(L, M, &k);
+  map_elems(L, M, &k, 1);
   k_end(L);
   return M->out[0];
 }

@@ -250,10 +250,10 @@ static int *elem_term(lower *L, const lacc_node *t, const aenv *env, const kinde
     for (int k = 0; k < n; k++) {
       const lacc_node *in = t->kids[k + 1];
       kindex sub = *ix;
-      if (n > 1 && t->rank > 1)
+      if (n > 1 && t->rank > 1) {
         sub.lin = lw_ravel(L, t->rank, lw_shape_of(L, in, env), ix->ix);
-      if (n > 1 && t->rank > 1 && L->by_division)
-        sub.lin = lw_k_select(L, map_rows_agree(L, t, env), ix->lin, sub.lin);
+        if (L->by_division) sub.lin = lw_k_select(L, map_rows_agree(L, t, env), ix->lin, sub.lin);
+      }
       int *v = lw_elem(L, in, env, &sub);
       pt[k] = in->type;
       memcpy(args + off, v, sizeof *args * (size_t)in->type->nleaves);

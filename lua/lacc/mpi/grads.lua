@@ -32,6 +32,15 @@ end
 -- a fresh stand-in of a replicated operand (what a function reads of it is then seen)
 local function fresh(x) return C.empty(elem_type(x), C.rank_of(x)) end
 
+-- whether program p (a plain program's node) is built from one of the replicated
+-- arguments being differentiated (reps: programs)
+local function built_from(p, reps)
+  for _, w in ipairs(reps) do
+    if util.core.node_depends(p, 0, w.node) ~= 0 then return true end
+  end
+  return false
+end
+
 -- whether x's combinator reads one of the replicated arguments `reps` (programs) other
 -- than as an operand: inside its function, or through a program built from it; the
 -- local program would read the argument itself there, not its tracer (a gradient lost)
@@ -48,10 +57,7 @@ local function reads_replicated(x, reps)
     return ({ plain[x.op](unpack(sargs, 1, x.n)) })[x.res or 1]
   end)
   if not ok or type(r) ~= "table" or r.node == nil then return true end
-  for _, w in ipairs(reps) do
-    if util.core.node_depends(r.node, 0, w.node) ~= 0 then return true end
-  end
-  return false
+  return built_from(r.node, reps)
 end
 
 -- which nodes under root depend on the arguments (args: a set), each checked to stay on
@@ -68,12 +74,8 @@ local function depending(root, args, reps, what)
     if args[x] then dep[x] = true; return true end
     if not is_dn(x) then
       dep[x] = false
-      if C.is_program(x) then
-        for _, w in ipairs(reps) do
-          if util.core.node_depends(x.node, 0, w.node) ~= 0 then
-            refuse("a replicated program built from a differentiated argument", "the function's call")
-          end
-        end
+      if C.is_program(x) and built_from(x.node, reps) then
+        refuse("a replicated program built from a differentiated argument", "the function's call")
       end
       return false
     end
@@ -125,10 +127,10 @@ local function local_of(x, env)
       v, rows = val.acc, val.counts ~= nil
     end
   else
-    local args, any = {}, false
+    local args, on_rows, any = {}, {}, false
     for i = 1, x.n do
-      local a, r = local_of(x.args[i], env)
-      args[i], any = a, any or r
+      args[i], on_rows[i] = local_of(x.args[i], env)
+      any = any or on_rows[i]
     end
     if x.op == "matmul_rows" then
       v = L.matmul(args[1], args[2])
@@ -137,9 +139,7 @@ local function local_of(x, env)
     else
       -- element-wise beside rows: a replicated operand of rank 1 or more cut to them
       for i = 1, x.n do
-        local a = x.args[i]
-        local _, r = local_of(a, env)
-        if any and not r and (array.is_array(args[i]) or C.is_program(args[i])) and C.rank_of(args[i]) >= 1 then
+        if any and not on_rows[i] and (array.is_array(args[i]) or C.is_program(args[i])) and C.rank_of(args[i]) >= 1 then
           args[i] = C.rows_of(args[i], env.lo, env.hi, L)
         end
       end
@@ -236,13 +236,9 @@ local function outer_of(y, pos, reps, what)
     end
     if not is_dn(x) then
       dep[x] = false
-      if C.is_program(x) then
-        for _, w in ipairs(reps) do
-          if util.core.node_depends(x.node, 0, w.node) ~= 0 then
-            fail("%s: a replicated program built from a differentiated argument beside the sums: " ..
-                 "not yet distributed (lacc.mpi)", what)
-          end
-        end
+      if C.is_program(x) and built_from(x.node, reps) then
+        fail("%s: a replicated program built from a differentiated argument beside the sums: " ..
+             "not yet distributed (lacc.mpi)", what)
       end
       return false
     end
