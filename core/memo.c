@@ -9,6 +9,9 @@
  * as it is freed, so the table never keeps arrays alive. Settings count through
  * lacc.config's generation: an environment variable a host changes with setenv while a
  * program of a shape lives is not seen by the programs of that shape built meanwhile.
+ * The table also keeps the last TUNE_MEMO_KEEP programs freed by all that held them
+ * (run.c detaches them first: they hold their plans and kernels, not their arrays), so
+ * that a program built after the collector took the last one of its shape still finds it.
  * Must not: lower, or decide what a plan may share (run.c binds each program's arrays).
  */
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include "memo.h"
 #include "base/settings.h"
 #include "base/text.h"
+#include "base/tune.h"
 
 enum { MEMO_BUCKETS = 256 };
 
@@ -129,4 +133,37 @@ void memo_remove(lacc_ctx *ctx, memo_entry *e) {
   }
   free(e->key);
   free(e);
+}
+
+/* ---- values kept past their holders */
+
+int memo_keep(lacc_ctx *ctx, void *value, void **evicted) {
+  *evicted = NULL;
+  if (ctx->kept.v == NULL) {
+    ctx->kept.v = malloc(sizeof *ctx->kept.v * TUNE_MEMO_KEEP);
+    if (ctx->kept.v == NULL) return LACC_ERR_MEMORY;
+  }
+  if (ctx->kept.n == TUNE_MEMO_KEEP) {
+    *evicted = ctx->kept.v[0];
+    memmove(ctx->kept.v, ctx->kept.v + 1, sizeof *ctx->kept.v * (TUNE_MEMO_KEEP - 1));
+    ctx->kept.n--;
+  }
+  ctx->kept.v[ctx->kept.n++] = value;
+  return LACC_OK;
+}
+
+void memo_touch(lacc_ctx *ctx, void *value) {
+  for (int i = 0; i < ctx->kept.n; i++) {
+    if (ctx->kept.v[i] != value) continue;
+    memmove(ctx->kept.v + i, ctx->kept.v + i + 1, sizeof *ctx->kept.v * (size_t)(ctx->kept.n - 1 - i));
+    ctx->kept.v[ctx->kept.n - 1] = value;
+    return;
+  }
+}
+
+int memo_take_kept(lacc_ctx *ctx, void **out) {
+  int n = ctx->kept.n;
+  if (n > 0) memcpy(out, ctx->kept.v, sizeof *out * (size_t)n);
+  ctx->kept.n = 0;
+  return n;
 }

@@ -15,6 +15,7 @@
 #include "kir/backend.h"
 #include "base/vec.h"
 #include "base/settings.h"
+#include "base/tune.h"
 #include "memo.h"
 
 typedef enum { B_INTERP, B_CPU, B_OPENCL } backend_kind;  /* the backend a program is for */
@@ -35,6 +36,9 @@ struct lacc_program {
   int nuses, ucap;
   lacc_program *shared;        /* a live program of the same shape whose plan this one
                                   runs (retained), binding its own arrays; or NULL */
+  int sharers;                 /* the programs whose `shared` this one is (of its refs) */
+  int detached;                /* its AST and plan no longer hold the graph (detach) */
+  int kept;                    /* 1: in the context's kept list (one of its refs), 2: was */
   memo_entry *memo;            /* this program's entry in the context's table, or NULL */
 };
 
@@ -81,9 +85,65 @@ static int pick_backend(lacc_ctx *ctx, const char *backend, backend_kind *out, c
                    "\"opencl\" or \"interp\")", backend);
 }
 
+/* A program of one shape that only the programs sharing it hold (its host has freed it,
+ * no run of its own is under way) lets go of its graph and the arrays it was built over:
+ * they would otherwise live as long as any program of its shape. Its AST keeps copies of
+ * the places its plan's messages name. Left as it is where that fails (out of memory). */
+static void detach(lacc_program *p) {
+  ast_places m;
+  if (p->detached || !p->planned || !kplan_detachable(&p->plan)) return;
+  lacc_ctx *ctx = p->ctx;   /* a release keeps the error the host is yet to read */
+  int code = ctx->errcode;
+  char msg[LACC_ERRMAX];
+  snprintf(msg, sizeof msg, "%s", ctx->errmsg);
+  if (ast_detach(&p->ast, &m) != LACC_OK) {
+    ctx_clear(ctx);
+    if (code != 0) ctx_error(ctx, code, "%s", msg);
+    return;
+  }
+  kplan_detach(&p->plan, &m);
+  p->detached = 1;
+}
+
+static void drop_kept(lacc_ctx *ctx) {
+  void *v[TUNE_MEMO_KEEP];
+  int n = memo_take_kept(ctx, v);
+  for (int i = 0; i < n; i++) {
+    lacc_program *p = v[i];
+    p->kept = 2;
+    lacc_program_release(p);   /* the last one frees the context */
+  }
+}
+
+/* A program of one shape that nothing holds any more stays, detached, among the
+ * context's last TUNE_MEMO_KEEP: a program of its shape built after the collector took
+ * this one (a loop of lacc.run over new arrays, each turn of a distributed loop) still
+ * finds its plan. 1: kept. */
+static int keep(lacc_program *p) {
+  lacc_ctx *ctx = p->ctx;
+  if (p->memo == NULL || p->kept != 0 || ctx->kept.dropping) return 0;
+  detach(p);
+  void *old;
+  if (!p->detached || memo_keep(ctx, p, &old) != LACC_OK) return 0;
+  p->refs = 1;
+  p->kept = 1;
+  ctx->kept.drop = drop_kept;
+  if (old != NULL) {
+    ((lacc_program *)old)->kept = 2;
+    lacc_program_release(old);
+  }
+  return 1;
+}
+
 void lacc_program_release(lacc_program *p) {
-  if (p == NULL || --p->refs > 0) return;
+  if (p == NULL) return;
+  if (--p->refs > 0) {
+    if (p->refs == p->sharers + (p->kept == 1) && p->memo != NULL) detach(p);
+    return;
+  }
+  if (keep(p)) return;
   if (p->memo != NULL) memo_remove(p->ctx, p->memo);
+  if (p->shared != NULL) p->shared->sharers--;
   lacc_program_release(p->shared);
   if (p->planned) {
     exec_release(ops_of(p->backend), &p->plan);
@@ -136,15 +196,6 @@ static int find_uses(lacc_program *p, const lacc_node *t) {
   return LACC_OK;
 }
 
-/* The memory of the arrays a program uses: a program of its shape found later keeps
- * it alive (with its arrays) while that one lives, so only programs of small arrays,
- * those whose lowering weighs against their run, are kept for it (TUNE_MEMO_BYTES). */
-static int64_t uses_bytes(const lacc_program *p) {
-  int64_t b = 0;
-  for (int u = 0; u < p->nuses; u++) b += p->uses[u]->array->bytes;
-  return b;
-}
-
 /* Each input slot of the plan bound to its array's place among a run's arrays (the
  * arguments, then the uses): a program that shares the plan binds its own there. */
 static void bind_inputs(lacc_program *p) {
@@ -172,6 +223,8 @@ static int prepare(lacc_program *p) {
   if (same != NULL) {
     free(key);
     same->refs++;
+    same->sharers++;
+    if (same->kept == 1) memo_touch(p->ctx, same);
     p->shared = same;
     return LACC_OK;
   }
@@ -184,7 +237,7 @@ static int prepare(lacc_program *p) {
                   &p->plan);
   if (rc == LACC_OK) rc = exec_compile(p->ctx, ops_of(p->backend), p->device, &p->plan);
   if (rc == LACC_OK) bind_inputs(p);
-  if (rc == LACC_OK && key != NULL && uses_bytes(p) <= TUNE_MEMO_BYTES)
+  if (rc == LACC_OK && key != NULL)
     p->memo = memo_add(p->ctx, key, len, p);
   else free(key);
   return rc;

@@ -29,6 +29,18 @@ int sharing_recover(lacc_ctx *ctx, int nroots, lacc_node *const *roots, ast_aren
 void ast_free(ast_arena *a);
 void *ast_alloc(ast_arena *a, size_t n);
 
+/* The places an AST borrowed from its graph, and their copies in its arena (detach.c). */
+typedef struct ast_places {
+  const char **from, **to;     /* sorted by from's address */
+  int n;
+} ast_places;
+/* The AST without its graph (detach.c): every node's place copied into the arena (m: the
+ * old places and their copies, for what borrowed them from the nodes), its lacc_acc_use
+ * nodes' arrays forgotten and the graph's roots released. Not for an AST with loops. */
+int ast_detach(ast_arena *a, ast_places *m);
+/* The copy of place `from`, or `from` where it is not one of m's. */
+const char *ast_place_of(const ast_places *m, const char *from);
+
 /* Simplifier (simplify.c): rewrites the closed AST in place. */
 void simplify_ast(ast_arena *ast);
 

@@ -33,7 +33,16 @@ lacc_ctx *lacc_ctx_new(void) {
 void ctx_retain(lacc_ctx *ctx) { ctx->refs++; }
 
 void lacc_ctx_release(lacc_ctx *ctx) {
-  if (ctx == NULL || --ctx->refs > 0) return;
+  if (ctx == NULL) return;
+  if (--ctx->refs > 0) {
+    /* only the programs kept for their shapes hold it: nothing can find them again */
+    if (ctx->refs == ctx->kept.n && ctx->kept.drop != NULL && !ctx->kept.dropping) {
+      ctx->kept.dropping = 1;
+      ctx->kept.drop(ctx);   /* the last one's release frees the context */
+    }
+    return;
+  }
+  free(ctx->kept.v);
   free(ctx->memo);   /* empty by now: each program left it as it was freed (memo.c) */
   types_free(ctx);
   free(ctx);

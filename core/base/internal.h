@@ -84,6 +84,13 @@ struct lacc_ctx {
   int fusion, hfuse, sharing;    /* optimisation switches (lacc_set_option), default on */
   int explain_source;            /* lacc_explain appends the generated C (2: OpenCL C) */
   struct memo_entry **memo;      /* live programs by shape (memo.c): buckets, or NULL */
+  struct {                       /* programs of recent shapes kept after they were freed
+                                    (memo.c, run.c): oldest first */
+    void **v;
+    int n;
+    int dropping;                /* being released: only they held the context */
+    void (*drop)(struct lacc_ctx *ctx);   /* releases them (run.c) */
+  } kept;
   lacc_transfers moved;          /* copies between host and devices, for lacc_transfers */
   struct {                       /* lacc_set_progress, and the run being reported */
     lacc_progress_fn fn;

@@ -54,8 +54,8 @@
   X(HFUSE_MOST, 8, "folds", "the most sibling folds (or permutes) one loop computes (horizontal fusion)") \
   X(POOL_SPIN_US, 100, "us", \
     "cpu: how long a worker (and a caller waiting for its job) spins before it sleeps") \
-  X(MEMO_BYTES, 16 << 20, "bytes", \
-    "a program over at most this much array memory is found again by programs of its shape")
+  X(MEMO_KEEP, 32, "programs", \
+    "programs of recent shapes kept, without their arrays, for programs of their shape built later")
 
 /* The paces are the development machine's: the interpreter's and tcc's code's time an
  * element, and the gain of gcc -O3's code over tcc's on the benchmarks (docs/design.md, Measurements). */

@@ -359,6 +359,12 @@ typedef struct kplan {
 int kplan_init(kplan *P, lacc_ctx *ctx);
 void kplan_free(kplan *P);
 void *kplan_alloc(kplan *P, size_t n);
+/* Whether the plan reads no array by identity: no loops, every input slot bound to its
+ * place among a run's arrays (run.c binds them). Such a plan outlives its AST's graph:
+ * kplan_detach then points its checks at the places' copies (ast_detach's m) and
+ * forgets its input slots' arrays. */
+int kplan_detachable(const kplan *P);
+void kplan_detach(kplan *P, const ast_places *m);
 
 
 /* Lowering (lower.c): the AST (after fusion_mark) into a plan for a backend that can

@@ -2,7 +2,7 @@
  *
  * Owns: the plan's arrays and its arena (kplan_alloc: IR arguments and lowering
  * scratch, freed with the plan), and freeing a plan with the plans nested in it
- * (awhile).
+ * (awhile); a plan made to outlive the graph its AST borrowed from (kplan_detach).
  * Must not: know what a plan means (lower*.c build it, exec.c runs it).
  */
 #include <stdlib.h>
@@ -71,4 +71,18 @@ void kplan_free(kplan *P) {
     P->mem = n;
   }
   memset(P, 0, sizeof *P);
+}
+
+int kplan_detachable(const kplan *P) {
+  for (int k = 0; k < P->nsteps; k++)
+    if (P->steps[k].kind == SK_WHILE) return 0;
+  for (int s = 0; s < P->nslots; s++)
+    if (P->slots[s].kind == SLOT_INPUT && P->slots[s].param < 0) return 0;
+  return 1;
+}
+
+void kplan_detach(kplan *P, const ast_places *m) {
+  for (int s = 0; s < P->nslots; s++)
+    if (P->slots[s].kind == SLOT_INPUT) P->slots[s].array = NULL;
+  for (int c = 0; c < P->nchecks; c++) P->checks[c].where = ast_place_of(m, P->checks[c].where);
 }

@@ -2,7 +2,8 @@
  * Covers sharing recovery (the paper's example, long chains), typing errors, the
  * interpreter's run-time errors, values of one context used in another, what a run holds
  * (its program and arguments, dropped or written from a progress callback), invalid
- * constructor tags written by the host, the interning of types and the kernel IR
+ * constructor tags written by the host, programs of one shape kept after they were freed,
+ * the interning of types and the kernel IR
  * verifier (kir/verify.c) on functions broken by hand. Prints
  * "N passed, N failed" last.
  */
@@ -357,6 +358,62 @@ static void test_run_holds_args(void) {
   lacc_ctx_release(c);
 }
 
+/* map (+ k) over a use of a, run on the cpu backend and released: the program of its
+ * shape stays among the context's kept ones; the values of element i (0-based) are i + k. */
+static int run_added(lacc_ctx *c, lacc_array *a, int64_t k) {
+  lacc_node *u = lacc_acc_use(c, a, "test:use");
+  lacc_node *x = lacc_exp_var(c, "i64", "test");
+  lacc_node *kk = ci(c, "i64", k);
+  lacc_node *body = op2(c, "add", x, kk);
+  lacc_node *f = lacc_lam(c, 1, &x, body, "test");
+  lacc_node *margs[2] = { f, u };
+  lacc_node *m = lacc_acc_op(c, "map", 2, margs, "test:map");
+  lacc_array *out = NULL;
+  int ok = m != NULL && lacc_run(c, "cpu", 1, &m, &out) == LACC_OK;
+  const lacc_view *v = ok ? lacc_array_view(out) : NULL;
+  const lacc_view *va = lacc_array_view(a);
+  ok = v != NULL && va != NULL && v->size == va->size;
+  for (int64_t i = 0; ok && i < v->size; i++) ok = ((const int64_t *)v->data)[i] == i + k;
+  lacc_array_release(out);
+  lacc_node *all[] = { u, x, kk, body, f, m };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  return ok;
+}
+
+static lacc_array *iota(lacc_ctx *c, int64_t n) {
+  lacc_array *a = lacc_array_new(c, "i64", 1, &n);
+  int64_t *d = a != NULL ? lacc_array_leaf_data(a, 0) : NULL;
+  for (int64_t i = 0; d != NULL && i < n; i++) d[i] = i;
+  return a;
+}
+
+/* Programs of one shape kept after they were freed (run.c, memo.c): they keep their
+ * plans, not their arrays; more shapes than are kept evict the oldest; the context goes
+ * with its last handle though they remain (AddressSanitizer's leak check: make check-asan). */
+static void test_kept_shapes(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  lacc_array *big = iota(c, 1 << 20);
+  check(run_added(c, big, 7), "a program over a use, run and freed");
+  lacc_array_release(big);
+  check(lacc_ctx_bytes(c) == 0, "a kept program holds none of its arrays");
+  int ok = 1;
+  for (int64_t n = 0; n < 5; n++) {
+    lacc_array *a = iota(c, n * 3 + 1);
+    ok = ok && run_added(c, a, 7);
+    lacc_array_release(a);
+  }
+  check(ok, "programs of a kept shape run over their own arrays and extents");
+  ok = 1;
+  for (int64_t k = 0; k < 80; k++) {   /* more shapes than are kept: the oldest go */
+    lacc_array *a = iota(c, 5 + k % 3);
+    ok = ok && run_added(c, a, k) && run_added(c, a, k);
+    lacc_array_release(a);
+  }
+  check(ok, "many shapes, each run twice");
+  check(lacc_ctx_bytes(c) == 0, "no array kept with them");
+  lacc_ctx_release(c);
+}
+
 #define SUM3 "S<A(i32)|B(i32,i32)|C>"
 
 /* map (\s -> case s of A x -> x; B x y -> x + y; C -> 100) */
@@ -691,6 +748,7 @@ int main(void) {
   test_png();
   test_other_context();
   test_run_holds_args();
+  test_kept_shapes();
   test_bad_tags();
   test_interning();
   test_sha256();

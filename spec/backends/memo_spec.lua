@@ -2,7 +2,7 @@
 -- program of the same shape lives, runs that one's plan and kernels over its own arrays.
 -- Each result is checked against plain Lua; programs of other shapes (another array read
 -- twice, other types, ranks or places) get plans of their own; a program found again
--- keeps only small arrays alive (MEMO_BYTES).
+-- keeps its plan for the others once freed, not its arrays, and its messages' places.
 local H = require "helper"
 local lacc = H.lacc
 
@@ -101,30 +101,73 @@ for _, backend in ipairs(compiled) do
       assert.is_false((pcall(lacc.run, keep, opts)))
     end)
 
-    it("the first program freed, one of its shape still runs; big arrays are not kept", function()
+    it("the first program freed, one of its shape still runs; its arrays are not kept", function()
       local function total(a) return lacc.sum(lacc.map(function(x) return x * 3 end, a)) end
-      local p1 = total(lacc.fromtable({ 1, 2 }, "f64"))
-      assert.are.equal(9, run(p1):get())
-      local p2 = total(lacc.fromtable({ 4, 5, 6 }, "f64"))
-      assert.are.equal(45, run(p2):get())
-      p1 = nil
-      collectgarbage()
-      collectgarbage()
-      assert.are.equal(45, run(p2):get())
-      assert.is_nil(p1)
-      -- past MEMO_BYTES: a program of its shape built later does not keep it alive
-      local n = math.floor(lacc.tuning().MEMO_BYTES.value / 8) + 1024
+      local n = 2 ^ 21 + 1024
       local base = lacc.memory()
       local big = lacc.run(lacc.fill({ n }, lacc.constant(1, "f64")), opts)
-      local q1 = total(big)
-      assert.are.equal(3 * n, run(q1):get())
-      local q2 = total(lacc.fromtable({ 7 }, "f64"))
-      assert.are.equal(21, run(q2):get())
-      big, q1 = nil, nil   -- luacheck: ignore
+      local ps = {}
+      for k, a in ipairs { big, lacc.fromtable({ 4, 5, 6 }, "f64"), lacc.fromtable({ 7 }, "f64") } do
+        ps[k] = total(a)   -- built at one place: one shape
+      end
+      assert.are.equal(3 * n, run(ps[1]):get())
+      assert.are.equal(45, run(ps[2]):get())   -- on the first's plan
+      big, ps[1] = nil, nil   -- luacheck: ignore
       collectgarbage()
       collectgarbage()
       assert.is_true(lacc.memory() < base + 8 * n / 2, "the big array is still held")
-      assert.are.equal(21, run(q2):get())
+      assert.are.equal(45, run(ps[2]):get())
+      assert.are.equal(21, run(ps[3]):get())   -- finds the first's plan still
+      assert.are.equal(45, run(ps[2]):get())
+    end)
+
+    it("a shape freed by every program is kept, without its arrays, for the next", function()
+      -- each program collected before the next of its shape is built (none lives to be
+      -- found): the kept one's plan runs over the new arrays, the old ones are freed
+      local base = lacc.memory()
+      for k, n in ipairs { 2 ^ 21, 5, 0, 1, 2 ^ 21 + 3, 7 } do
+        local ta = {}
+        for i = 1, math.min(n, 9) do ta[i] = (i * 7 + k) % 11 - 5 end
+        local a = n <= 9 and lacc.fromtable(ta, "f64")
+                  or lacc.run(lacc.generate({ n }, function(i) return lacc.cast(i % 11, "f64") - 5 end), opts)
+        local r = { run(build(a, a)) }   -- one place: one shape
+        local m, sum = {}, 0
+        for i = 1, n do
+          local x = n <= 9 and ta[i] or (i % 11 - 5)
+          m[i] = x * 2 + 1
+          sum = sum + m[i]
+        end
+        assert.are.equal(sum, r[2]:get())
+        if n <= 9 then H.check_array(r[1], m) else assert.are.equal(m[n], r[1][n]) end
+        assert.are.equal(0, r[3][n > 0 and n or 1] or 0)
+        a, r = nil, nil   -- luacheck: ignore
+        collectgarbage()
+        collectgarbage()
+        assert.is_true(lacc.memory() < base + 2 ^ 20, "arrays of a kept program are held")
+      end
+    end)
+
+    it("a program found again names its place in errors after the first is freed", function()
+      -- the first program's graph (and the places its nodes name) is let go of while
+      -- the second lives: the second's errors still name the place
+      local progs = {}
+      for k, t in ipairs { { 1, 2, 3 }, { 4, 5, 6 }, { 1, 2, 3, 4, 5, 6 } } do
+        progs[k] = lacc.backpermute({ 3 }, function(i) return i + 3 end, lacc.fromtable(t, "f64")) --@shifted
+      end
+      local place = "memo_spec.lua:" .. H.line_of("shifted") .. ")"
+      local ok, e = pcall(run, progs[1])
+      assert.is_false(ok)
+      assert.is_truthy(tostring(e):find(place, 1, true), tostring(e))
+      local ok2, e2 = pcall(run, progs[2])   -- (on the first's plan)
+      assert.is_false(ok2)
+      assert.are.equal(tostring(e), tostring(e2))
+      progs[1] = nil
+      collectgarbage()
+      collectgarbage()
+      local ok3, e3 = pcall(run, progs[2])
+      assert.is_false(ok3)
+      assert.are.equal(tostring(e), tostring(e3))
+      H.check_array(run(progs[3]), { 4, 5, 6 })
     end)
   end)
 end

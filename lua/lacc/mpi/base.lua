@@ -470,6 +470,26 @@ local function force(v, opts)
   return v.acc
 end
 
+-- Several values run now, in one local program: what they compute in common (a loop
+-- turn's arrays all read its search direction, say) is computed once, and sibling maps
+-- over the same rows are written by one loop.
+local function force_all(vs, opts)
+  local progs, at = {}, {}
+  for _, v in ipairs(vs) do
+    if not array.is_array(v.acc) and not at[v.acc] then
+      progs[#progs + 1] = v.acc
+      at[v.acc] = #progs
+    end
+  end
+  if #progs > 1 then
+    local out = { plain.run(progs, opts.localopts) }
+    for _, v in ipairs(vs) do
+      if not array.is_array(v.acc) then v.acc = out[at[v.acc]] end
+    end
+  end
+  for _, v in ipairs(vs) do force(v, opts) end
+end
+
 -- the rank of a host array, a program or a distributed array
 local function rank_of(x) return array.is_array(x) and #x:shape() or x.rank end
 -- a plain array program (lacc.acc's), not distributed
@@ -803,8 +823,9 @@ local function run_dist(p, opts)
   end
   -- the ranks agree on the results' types and global shapes too
   together("the end of lacc.run (" .. table.concat(ends, ", ") .. ")", function()
+    force_all(vals, o)
     for i, v in ipairs(vals) do
-      local a = force(v, o)
+      local a = v.acc
       results[i] = v.counts and new_da(a, v.counts, a:type(), #a:shape()) or a
     end
   end)
@@ -852,6 +873,7 @@ C.explain_dist = explain_dist
 C.fail = fail
 C.floor = floor
 C.force = force
+C.force_all = force_all
 C.has_dist = has_dist
 C.i64 = i64
 C.is_dist = is_dist

@@ -154,7 +154,8 @@ H.awhile = function(nd, vals, opts)
       -- the body's arrays materialised for the next turn (no program grows turn by turn);
       -- where that runs kernels, which may fail on one rank, the ranks agree after it
       local function materialise()
-        for i, v in ipairs(nxt) do nxt[i] = { acc = force(v, o), counts = v.counts } end
+        for i, v in ipairs(nxt) do nxt[i] = { acc = v.acc, counts = v.counts } end
+        C.force_all(nxt, o)
       end
       if unforced then together(("awhile's body, turn %d"):format(turn), materialise) end
       cur = nxt
