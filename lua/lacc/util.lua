@@ -43,17 +43,29 @@ end
 -- were a third of a distributed CG turn's time under LuaJIT, walked for each node built.
 M.place_frames = setmetatable({}, { __mode = "k" })
 
+-- Whether each function seen on the stack is lacc's own (or C), by the function: a
+-- frame's function alone is cheap to ask for, its source and current line are not (a
+-- node built inside lacc.mpi's handlers passes a dozen of lacc's frames).
+local own_fn = setmetatable({}, { __mode = "k" })
+
 -- The first stack frame outside lacc's own Lua files: "file.lua:12".
 function M.where()
   local stands = M.place_frames
   for level = 3, 40 do
-    local info = debug.getinfo(level, "Slf")
+    local info = debug.getinfo(level, "f")
     if not info then break end
-    local stand = stands[info.func]
+    local f = info.func
+    local stand = stands[f]
     if stand then return stand() end
-    local src = info.short_src or "?"
-    if info.what ~= "C" and not is_own(src) then
-      return src .. ":" .. (info.currentline or 0)
+    local own = own_fn[f]
+    if own == nil then
+      local s = debug.getinfo(level, "S")
+      own = s.what == "C" or is_own(s.short_src or "?")
+      own_fn[f] = own
+    end
+    if not own then
+      local at = debug.getinfo(level, "Sl")
+      return (at.short_src or "?") .. ":" .. (at.currentline or 0)
     end
   end
   return "?"
