@@ -122,9 +122,11 @@ static void drop_kept(lacc_ctx *ctx) {
 static int keep(lacc_program *p) {
   lacc_ctx *ctx = p->ctx;
   if (p->memo == NULL || p->kept != 0 || ctx->kept.dropping) return 0;
-  detach(p);
+  detach(p);   /* (its graph's nodes hold the context too) */
   void *old;
-  if (!p->detached || memo_keep(ctx, p, &old) != LACC_OK) return 0;
+  /* not where only kept programs and this one hold the context: its host is gone */
+  if (!p->detached || ctx->refs <= ctx->kept.n + 1 || memo_keep(ctx, p, &old) != LACC_OK)
+    return 0;
   p->refs = 1;
   p->kept = 1;
   ctx->kept.drop = drop_kept;

@@ -412,6 +412,27 @@ static void test_kept_shapes(void) {
   check(ok, "many shapes, each run twice");
   check(lacc_ctx_bytes(c) == 0, "no array kept with them");
   lacc_ctx_release(c);
+  /* the host lets go of the context before its last program: nothing is kept then */
+  c = lacc_ctx_new();
+  lacc_array *a = iota(c, 9);
+  lacc_node *u = lacc_acc_use(c, a, "test:use");
+  lacc_node *x = lacc_exp_var(c, "i64", "test");
+  lacc_node *body = op2(c, "mul", x, x);
+  lacc_node *f = lacc_lam(c, 1, &x, body, "test");
+  lacc_node *margs[2] = { f, u };
+  lacc_node *m = lacc_acc_op(c, "map", 2, margs, "test:map");
+  lacc_program *p = lacc_program_new(c, "cpu", 0, 1, &m);
+  lacc_array *out = NULL;
+  int rc = p != NULL ? lacc_program_run(c, p, 0, NULL, &out) : -1;
+  int64_t v = 0;
+  check(rc == LACC_OK && lacc_array_get_i(c, out, 0, 8, &v) == LACC_OK && v == 64,
+        "a program run, then its context released first");
+  lacc_node *all[] = { u, x, body, f, m };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  lacc_array_release(out);
+  lacc_array_release(a);
+  lacc_ctx_release(c);
+  lacc_program_release(p);   /* the context goes with it (the leak check) */
 }
 
 #define SUM3 "S<A(i32)|B(i32,i32)|C>"
