@@ -26,13 +26,16 @@ memo_entry *memo_add(lacc_ctx *ctx, char *key, size_t len, void *value);
 /* Removes and frees an entry memo_add returned. (The context frees the table itself.) */
 void memo_remove(lacc_ctx *ctx, memo_entry *e);
 
-/* The values kept past their holders' lifetime (the context's kept list, the last
- * TUNE_MEMO_KEEP): value kept as the newest; where the list was full, *evicted is the
- * oldest, no longer kept (else NULL). LACC_ERR_MEMORY: nothing kept. */
-int memo_keep(lacc_ctx *ctx, void *value, void **evicted);
+/* The values kept past their holders' lifetime (the context's kept list: at most
+ * TUNE_MEMO_KEEP of them, holding at most TUNE_MEMO_KEEP_BYTES): value, holding about
+ * `bytes`, kept as the newest. LACC_ERR_MEMORY: nothing kept. */
+int memo_keep(lacc_ctx *ctx, void *value, size_t bytes);
+/* The oldest kept value, no longer kept, while the list is past either bound (else NULL;
+ * never the newest). */
+void *memo_evict(lacc_ctx *ctx);
 /* A kept value found again: the newest now. */
 void memo_touch(lacc_ctx *ctx, void *value);
-/* Every kept value into out (room for TUNE_MEMO_KEEP), none kept after; their count. */
+/* Every kept value into out (room for TUNE_MEMO_KEEP + 1), none kept after; their count. */
 int memo_take_kept(lacc_ctx *ctx, void **out);
 
 #endif

@@ -106,7 +106,7 @@ static void detach(lacc_program *p) {
 }
 
 static void drop_kept(lacc_ctx *ctx) {
-  void *v[TUNE_MEMO_KEEP];
+  void *v[TUNE_MEMO_KEEP + 1];
   int n = memo_take_kept(ctx, v);
   for (int i = 0; i < n; i++) {
     lacc_program *p = v[i];
@@ -123,15 +123,16 @@ static int keep(lacc_program *p) {
   lacc_ctx *ctx = p->ctx;
   if (p->memo == NULL || p->kept != 0 || ctx->kept.dropping) return 0;
   detach(p);   /* (its graph's nodes hold the context too) */
-  void *old;
+  size_t bytes = p->ast.bytes + p->plan.mem_bytes;
   /* not where only kept programs and this one hold the context: its host is gone */
-  if (!p->detached || ctx->refs <= ctx->kept.n + 1 || memo_keep(ctx, p, &old) != LACC_OK)
+  if (!p->detached || ctx->refs <= ctx->kept.n + 1 || bytes > (size_t)TUNE_MEMO_KEEP_BYTES ||
+      memo_keep(ctx, p, bytes) != LACC_OK)
     return 0;
   p->refs = 1;
   p->kept = 1;
   ctx->kept.drop = drop_kept;
-  if (old != NULL) {
-    ((lacc_program *)old)->kept = 2;
+  for (lacc_program *old; (old = memo_evict(ctx)) != NULL;) {
+    old->kept = 2;
     lacc_program_release(old);
   }
   return 1;

@@ -20,6 +20,7 @@ typedef struct ast_arena {
                                   an array of two arenas, freed with this one) */
   int nnested;
   int nparams;                 /* of a nested arena: the loop's array, then what it reads */
+  size_t bytes;                /* its blocks' memory */
 } ast_arena;
 
 /* Graph -> closed AST with lets and de Bruijn indices at both levels; every awhile's

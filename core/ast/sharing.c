@@ -38,6 +38,7 @@ void *ast_alloc(ast_arena *a, size_t n) {
     b->used = 0;
     b->next = a->blocks;
     a->blocks = b;
+    a->bytes += sizeof *b + cap;
   }
   void *p = (char *)b->data + b->used;
   b->used += n;

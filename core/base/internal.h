@@ -87,6 +87,7 @@ struct lacc_ctx {
   struct {                       /* programs of recent shapes kept after they were freed
                                     (memo.c, run.c): oldest first */
     void **v;
+    size_t *bytes, total;        /* the memory each holds (about), and all of them */
     int n;
     int dropping;                /* being released: only they held the context */
     void (*drop)(struct lacc_ctx *ctx);   /* releases them (run.c) */

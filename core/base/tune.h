@@ -55,7 +55,9 @@
   X(POOL_SPIN_US, 100, "us", \
     "cpu: how long a worker (and a caller waiting for its job) spins before it sleeps") \
   X(MEMO_KEEP, 32, "programs", \
-    "programs of recent shapes kept, without their arrays, for programs of their shape built later")
+    "programs of recent shapes kept, without their arrays, for programs of their shape built later") \
+  X(MEMO_KEEP_BYTES, 8 << 20, "bytes", \
+    "the most memory (their ASTs and plans, about) the programs kept for their shapes hold")
 
 /* The paces are the development machine's: the interpreter's and tcc's code's time an
  * element, and the gain of gcc -O3's code over tcc's on the benchmarks (docs/design.md, Measurements). */

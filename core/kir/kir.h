@@ -354,6 +354,7 @@ typedef struct kplan {
   void *code;              /* the backend's kernels for it (backend.h: compile, release) */
   int group_words;         /* local words per work-item FN_GROUP functions need */
   struct kblock *mem;      /* arena for IR arguments and lowering scratch */
+  size_t mem_bytes;        /* its blocks' memory */
 } kplan;
 
 int kplan_init(kplan *P, lacc_ctx *ctx);

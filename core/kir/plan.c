@@ -29,6 +29,7 @@ void *kplan_alloc(kplan *P, size_t n) {
     b->used = 0;
     b->cap = cap;
     P->mem = b;
+    P->mem_bytes += sizeof *b + cap;
   }
   void *p = (char *)b->data + b->used;
   b->used += n;

@@ -358,25 +358,37 @@ static void test_run_holds_args(void) {
   lacc_ctx_release(c);
 }
 
-/* map (+ k) over a use of a, run on the cpu backend and released: the program of its
- * shape stays among the context's kept ones; the values of element i (0-based) are i + k. */
-static int run_added(lacc_ctx *c, lacc_array *a, int64_t k) {
-  lacc_node *u = lacc_acc_use(c, a, "test:use");
+/* map (+ k) over t (its function's nodes released, t kept) */
+static lacc_node *map_added(lacc_ctx *c, lacc_node *t, int64_t k) {
   lacc_node *x = lacc_exp_var(c, "i64", "test");
   lacc_node *kk = ci(c, "i64", k);
   lacc_node *body = op2(c, "add", x, kk);
   lacc_node *f = lacc_lam(c, 1, &x, body, "test");
-  lacc_node *margs[2] = { f, u };
+  lacc_node *margs[2] = { f, t };
   lacc_node *m = lacc_acc_op(c, "map", 2, margs, "test:map");
+  lacc_node *all[] = { x, kk, body, f };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  return m;
+}
+
+/* n maps (+ k) in a chain over a use of a, run on the cpu backend and released: the
+ * program of its shape stays among the context's kept ones; element i (0-based, a being
+ * 0, 1, 2, ...) is i + n k. */
+static int run_added(lacc_ctx *c, lacc_array *a, int n, int64_t k) {
+  lacc_node *t = lacc_acc_use(c, a, "test:use");
+  for (int i = 0; t != NULL && i < n; i++) {
+    lacc_node *m = map_added(c, t, k);
+    lacc_node_release(t);
+    t = m;
+  }
   lacc_array *out = NULL;
-  int ok = m != NULL && lacc_run(c, "cpu", 1, &m, &out) == LACC_OK;
+  int ok = t != NULL && lacc_run(c, "cpu", 1, &t, &out) == LACC_OK;
   const lacc_view *v = ok ? lacc_array_view(out) : NULL;
   const lacc_view *va = lacc_array_view(a);
   ok = v != NULL && va != NULL && v->size == va->size;
-  for (int64_t i = 0; ok && i < v->size; i++) ok = ((const int64_t *)v->data)[i] == i + k;
+  for (int64_t i = 0; ok && i < v->size; i++) ok = ((const int64_t *)v->data)[i] == i + n * k;
   lacc_array_release(out);
-  lacc_node *all[] = { u, x, kk, body, f, m };
-  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  lacc_node_release(t);
   return ok;
 }
 
@@ -393,24 +405,34 @@ static lacc_array *iota(lacc_ctx *c, int64_t n) {
 static void test_kept_shapes(void) {
   lacc_ctx *c = lacc_ctx_new();
   lacc_array *big = iota(c, 1 << 20);
-  check(run_added(c, big, 7), "a program over a use, run and freed");
+  check(run_added(c, big, 1, 7), "a program over a use, run and freed");
   lacc_array_release(big);
   check(lacc_ctx_bytes(c) == 0, "a kept program holds none of its arrays");
   int ok = 1;
   for (int64_t n = 0; n < 5; n++) {
     lacc_array *a = iota(c, n * 3 + 1);
-    ok = ok && run_added(c, a, 7);
+    ok = ok && run_added(c, a, 1, 7);
     lacc_array_release(a);
   }
   check(ok, "programs of a kept shape run over their own arrays and extents");
   ok = 1;
   for (int64_t k = 0; k < 80; k++) {   /* more shapes than are kept: the oldest go */
     lacc_array *a = iota(c, 5 + k % 3);
-    ok = ok && run_added(c, a, k) && run_added(c, a, k);
+    ok = ok && run_added(c, a, 1, k) && run_added(c, a, 1, k);
     lacc_array_release(a);
   }
   check(ok, "many shapes, each run twice");
   check(lacc_ctx_bytes(c) == 0, "no array kept with them");
+  lacc_ctx_release(c);
+  /* programs of many nodes: the kept ones' memory bound (TUNE_MEMO_KEEP_BYTES) evicts
+   * them before their count does; each still right when run again */
+  c = lacc_ctx_new();
+  ok = 1;
+  lacc_array *three = iota(c, 3);
+  for (int round = 0; round < 2; round++)
+    for (int64_t k = 0; k < 12; k++) ok = ok && run_added(c, three, 600, k);
+  lacc_array_release(three);
+  check(ok, "programs of 600 maps each, more than the kept memory holds");
   lacc_ctx_release(c);
   /* the host lets go of the context before its last program: nothing is kept then */
   c = lacc_ctx_new();
