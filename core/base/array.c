@@ -43,7 +43,7 @@
  * the same size: a program run again (a loop of lacc.run, a compiled function) then
  * writes into memory that is already mapped instead of faulting in fresh pages. Process-wide, under a lock;
  * LACC_RECYCLE_MB sets the bound (default 256, 0 turns it off). */
-#define RECYCLE_SLOTS 32
+#define RECYCLE_SLOTS 256
 static struct {
   pthread_mutex_t lock;
   int init;
