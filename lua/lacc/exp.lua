@@ -476,8 +476,11 @@ local function trace(f, params, adapt, what)
   local args = adapt and { adapt(vars) } or vars
   local out = { n = 0 }
   local function keep(...) out.n = select("#", ...); for i = 1, out.n do out[i] = select(i, ...) end end
+  local place = util.place   -- (the function's own nodes take its lines: util.where)
+  util.place = nil
   local ok, err = xpcall(function() keep(f((table.unpack or unpack)(args, 1, #args))) end,
                          function(e) return M.user_error(e, f) end)
+  util.place = place
   if not ok then error(err, 0) end
   return { where = w, nodes = nodes, out = out, what = what }
 end

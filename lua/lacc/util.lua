@@ -48,8 +48,15 @@ M.place_frames = setmetatable({}, { __mode = "k" })
 -- node built inside lacc.mpi's handlers passes a dozen of lacc's frames).
 local own_fn = setmetatable({}, { __mode = "k" })
 
+-- While set, the place every node made takes without a look at the stack: lacc.mpi's
+-- evaluation of a distributed node sets it to the node's own place while the node's
+-- handler builds its programs (what the walk below would find there, at eval's frame),
+-- and tracing a function clears it while the function runs (its nodes take its lines).
+M.place = nil
+
 -- The first stack frame outside lacc's own Lua files: "file.lua:12".
 function M.where()
+  if M.place then return M.place end
   local stands = M.place_frames
   for level = 3, 40 do
     local info = debug.getinfo(level, "f")

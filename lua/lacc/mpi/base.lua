@@ -772,7 +772,13 @@ eval = function(nd, memo, opts)
   -- what its functions read, on every rank before any handler's path can differ
   for _, x in ipairs(nd.reads or {}) do value_of(x, memo, opts) end
   local how = { memo = memo, opts = opts, replicated = nd.replicated and nd.op .. " (at " .. nd.where .. ")" }
-  local v = traced(how, nd.replicated and replicated or H[nd.op], nd, vals, opts)
+  -- the programs a handler builds take the node's place (util.place: no walk of the
+  -- stack for each); a replicated node's function is the user's, whose nodes take its lines
+  local place = util.place
+  util.place = not nd.replicated and nd.where or nil
+  local ok, v = pcall(traced, how, nd.replicated and replicated or H[nd.op], nd, vals, opts)
+  util.place = place
+  if not ok then error(v, 0) end
   shared(nd, v, opts)
   memo[nd] = v
   for k = #evaluating, depth, -1 do evaluating[k] = nil end
