@@ -9,10 +9,10 @@
  * as it is freed, so the table never keeps arrays alive. Settings count through
  * lacc.config's generation: an environment variable a host changes with setenv while a
  * program of a shape lives is not seen by the programs of that shape built meanwhile.
- * The table also keeps the last TUNE_MEMO_KEEP programs freed by all that held them (at
- * most TUNE_MEMO_KEEP_BYTES of their ASTs and plans)
- * (run.c detaches them first: they hold their plans and kernels, not their arrays), so
- * that a program built after the collector took the last one of its shape still finds it.
+ * The context also keeps the last TUNE_MEMO_KEEP programs freed by all that held them,
+ * at most TUNE_MEMO_KEEP_BYTES of their ASTs and plans (run.c detaches them first: they
+ * hold their plans and kernels, not their arrays), so that a program built after the
+ * collector took the last one of its shape still finds it.
  * Must not: lower, or decide what a plan may share (run.c binds each program's arrays).
  */
 #include <stdlib.h>
@@ -139,51 +139,46 @@ void memo_remove(lacc_ctx *ctx, memo_entry *e) {
 /* ---- values kept past their holders */
 
 int memo_keep(lacc_ctx *ctx, void *value, size_t bytes) {
-  if (ctx->kept.v == NULL) {
-    ctx->kept.v = malloc(sizeof *ctx->kept.v * (TUNE_MEMO_KEEP + 1));
-    ctx->kept.bytes = malloc(sizeof *ctx->kept.bytes * (TUNE_MEMO_KEEP + 1));
-    if (ctx->kept.v == NULL || ctx->kept.bytes == NULL) {
-      free(ctx->kept.v);
-      free(ctx->kept.bytes);
-      ctx->kept.v = NULL;
-      ctx->kept.bytes = NULL;
-      return LACC_ERR_MEMORY;
-    }
+  if (ctx->kept.e == NULL) {
+    ctx->kept.e = malloc(sizeof *ctx->kept.e * (TUNE_MEMO_KEEP + 1));
+    if (ctx->kept.e == NULL) return LACC_ERR_MEMORY;
   }
-  ctx->kept.v[ctx->kept.n] = value;   /* room for one past the bound, evicted at once */
-  ctx->kept.bytes[ctx->kept.n++] = bytes;
+  /* (room for one past the bound: memo_evict takes the oldest out at once) */
+  ctx->kept.e[ctx->kept.n].value = value;
+  ctx->kept.e[ctx->kept.n++].bytes = bytes;
   ctx->kept.total += bytes;
   return LACC_OK;
+}
+
+/* The kept entry i taken out, the later ones moved up. */
+static void take_out(lacc_ctx *ctx, int i) {
+  ctx->kept.total -= ctx->kept.e[i].bytes;
+  ctx->kept.n--;
+  memmove(ctx->kept.e + i, ctx->kept.e + i + 1, sizeof *ctx->kept.e * (size_t)(ctx->kept.n - i));
 }
 
 void *memo_evict(lacc_ctx *ctx) {
   if (ctx->kept.n < 2 ||
       (ctx->kept.n <= TUNE_MEMO_KEEP && ctx->kept.total <= (size_t)TUNE_MEMO_KEEP_BYTES))
     return NULL;
-  void *old = ctx->kept.v[0];
-  ctx->kept.total -= ctx->kept.bytes[0];
-  ctx->kept.n--;
-  memmove(ctx->kept.v, ctx->kept.v + 1, sizeof *ctx->kept.v * (size_t)ctx->kept.n);
-  memmove(ctx->kept.bytes, ctx->kept.bytes + 1, sizeof *ctx->kept.bytes * (size_t)ctx->kept.n);
+  void *old = ctx->kept.e[0].value;
+  take_out(ctx, 0);
   return old;
 }
 
 void memo_touch(lacc_ctx *ctx, void *value) {
   for (int i = 0; i < ctx->kept.n; i++) {
-    if (ctx->kept.v[i] != value) continue;
-    size_t b = ctx->kept.bytes[i];
-    int after = ctx->kept.n - 1 - i;
-    memmove(ctx->kept.v + i, ctx->kept.v + i + 1, sizeof *ctx->kept.v * (size_t)after);
-    memmove(ctx->kept.bytes + i, ctx->kept.bytes + i + 1, sizeof *ctx->kept.bytes * (size_t)after);
-    ctx->kept.v[ctx->kept.n - 1] = value;
-    ctx->kept.bytes[ctx->kept.n - 1] = b;
+    if (ctx->kept.e[i].value != value) continue;
+    size_t bytes = ctx->kept.e[i].bytes;
+    take_out(ctx, i);
+    memo_keep(ctx, value, bytes);   /* (the room is there: no allocation) */
     return;
   }
 }
 
 int memo_take_kept(lacc_ctx *ctx, void **out) {
   int n = ctx->kept.n;
-  if (n > 0) memcpy(out, ctx->kept.v, sizeof *out * (size_t)n);
+  for (int i = 0; i < n; i++) out[i] = ctx->kept.e[i].value;
   ctx->kept.n = 0;
   ctx->kept.total = 0;
   return n;

@@ -42,8 +42,7 @@ void lacc_ctx_release(lacc_ctx *ctx) {
     }
     return;
   }
-  free(ctx->kept.v);
-  free(ctx->kept.bytes);
+  free(ctx->kept.e);
   free(ctx->memo);   /* empty by now: each program left it as it was freed (memo.c) */
   types_free(ctx);
   free(ctx);

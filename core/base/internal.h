@@ -86,8 +86,8 @@ struct lacc_ctx {
   struct memo_entry **memo;      /* live programs by shape (memo.c): buckets, or NULL */
   struct {                       /* programs of recent shapes kept after they were freed
                                     (memo.c, run.c): oldest first */
-    void **v;
-    size_t *bytes, total;        /* the memory each holds (about), and all of them */
+    struct { void *value; size_t bytes; } *e;   /* each, and the memory it holds (about) */
+    size_t total;                /* the memory all of them hold */
     int n;
     int dropping;                /* being released: only they held the context */
     void (*drop)(struct lacc_ctx *ctx);   /* releases them (run.c) */

@@ -398,11 +398,13 @@ end
 local H = {}      -- op -> handler(node, values) at run time
 local DESC = {}   -- op -> what it costs, for explain
 
-local function traced(how, f, ...)
-  local saved = tracing
-  tracing = how
+-- f(...) with `tracing` set to how and util.place to place (the place the nodes it
+-- builds take: util.where), both restored after
+local function traced(how, place, f, ...)
+  local saved, saved_place = tracing, util.place
+  tracing, util.place = how, place
   local res = pack(pcall(f, ...))
-  tracing = saved
+  tracing, util.place = saved, saved_place
   if not res[1] then error(res[2], 0) end
   return unpack(res, 2, res.n)
 end
@@ -417,7 +419,7 @@ local function record(op, n_res, plainf, args, nargs)
   plainf = function(...) return typed(unpack(C.resolved({ ... }, nargs), 1, nargs)) end
   local saved, reads = recording, {}
   recording = reads
-  local res = pack(pcall(traced, "record", plainf, unpack(sargs, 1, nargs)))
+  local res = pack(pcall(traced, "record", util.place, plainf, unpack(sargs, 1, nargs)))
   recording = saved
   if not res[1] then error(res[2], 0) end
   -- (n_res nil: as many as the combinator gives, and none where it gives a scalar)
@@ -756,9 +758,10 @@ end
 DESC.replicated = "every rank alike (of values of distributed programs, lacc.the, lacc.shape, " ..
   "lacc.size: no communication)"
 
--- the nodes being evaluated, innermost last: the programs a node's handler builds on each
--- rank take the node's own place (util.where stops at eval's frame), as one process's
--- combinator would, rather than walking every frame down to lacc.run's
+-- the nodes being evaluated, innermost last: where util.place is not set (a replicated
+-- node's own code, around the user's function) the programs built on each rank take the
+-- node's own place too (util.where stops at eval's frame), as one process's combinator
+-- would, rather than walking every frame down to lacc.run's
 local evaluating = {}
 eval = function(nd, memo, opts)
   local hit = memo[nd]
@@ -774,11 +777,8 @@ eval = function(nd, memo, opts)
   local how = { memo = memo, opts = opts, replicated = nd.replicated and nd.op .. " (at " .. nd.where .. ")" }
   -- the programs a handler builds take the node's place (util.place: no walk of the
   -- stack for each); a replicated node's function is the user's, whose nodes take its lines
-  local place = util.place
-  util.place = not nd.replicated and nd.where or nil
-  local ok, v = pcall(traced, how, nd.replicated and replicated or H[nd.op], nd, vals, opts)
-  util.place = place
-  if not ok then error(v, 0) end
+  local v = traced(how, not nd.replicated and nd.where or nil,
+                   nd.replicated and replicated or H[nd.op], nd, vals, opts)
   shared(nd, v, opts)
   memo[nd] = v
   for k = #evaluating, depth, -1 do evaluating[k] = nil end
