@@ -988,6 +988,39 @@ check_case("model: a dot product's partials meet in a tree (ceil(log2 P) message
     if s:get() ~= exact then return ("n=%d: the sum is %s, want %s"):format(n, tostring(s:get()), exact) end
   end
 end)
+-- a distributed stencil run again: from its third run each rank's block and edge rows
+-- come from one compiled local function (its first two build the programs anew)
+check_case("stencils run four times (the compiled local step), windows 3 and 5, ranks 1-3", function()
+  for _, n in ipairs(EXTENTS) do
+    local function build(d)
+      local m, xs = mat(n, 4, "f64", 41, d), vec(n, "i32", 42, d)
+      local cube = lacc.reshape({ n, 2, 2 }, mat(n, 4, "i64", 43, d))
+      return { lacc.stencil(function(...)
+                 local v = { ... }
+                 return v[1] - v[2] * 2 + v[5] * 3 + v[9] + v[4] * 0.5 - v[8]
+               end, "clamp", m),
+               lacc.stencil(function(a, b, c, e, f) return a + 2 * b + 3 * c + 5 * e + 7 * f end,
+                            lacc.constant(-9, "i32"), xs, 5),
+               lacc.stencil(function(a, b, c, e, f) return a - 2 * b + 3 * c - 5 * e + 7 * f end, "mirror", xs, 5),
+               lacc.stencil(function(...)
+                 local v, s = { ... }, 0
+                 for k = 1, #v do s = s + v[k] * k end
+                 return s
+               end, "clamp", cube) }
+    end
+    local want = { lacc.run(build(false), { backend = "interp" }) }
+    local progs = build(true)
+    for turn = 1, 4 do
+      local got = { lacc.run(progs) }
+      for i = 1, #want do
+        local g = got[i]:allgather()
+        if bytes(g) ~= bytes(want[i]) then
+          return ("n=%d, run %d, result %d: got %s, want %s"):format(n, turn, i, tostring(g), tostring(want[i]))
+        end
+      end
+    end
+  end
+end)
 check_case("model: a stencil step sends the halo rows", function()
   local P, r = lacc.mpi.size(), lacc.mpi.rank()
   local n, w = 64, 32

@@ -3,7 +3,7 @@
 -- every boundary kind, wrapping included) and the local stencil over the block and halo.
 -- Must not: gather whole arrays (only halo rows move).
 local C = require "lacc.mpi.base"
-local unpacked, elem_bytes = C.unpacked, C.elem_bytes
+local unpacked, elem_bytes, unpack = C.unpacked, C.elem_bytes, C.unpack
 local DESC, H, about, floor, force = C.DESC, C.H, C.about, C.floor, C.force
 local lazy, me, nranks, packed, plain, product = C.lazy, C.me, C.nranks, C.packed, C.plain, C.product
 local record, rows_before, rows_of, together = C.record, C.rows_before, C.rows_of, C.together
@@ -156,6 +156,21 @@ local function halo_of(v, h, wrap, opts, what)
            bb = bb, ab = ab, nb = #mb, na = #ma, rows_array = rows_array, extended = extended }
 end
 
+-- The rows of a (k of them) then rows [from, from + m) of b, as one program of shape
+-- {k + m, inner...} (a generate: both sides' reads clamped into their arrays, the side
+-- not taken read harmlessly); with tail, a's rows are [from, from + k) and b's the first m
+local function joined_rows(a, k, b, from, m, inner, tail)
+  a, b = C.L.use(a), C.L.use(b)
+  local sh = { k + m, unpack(inner, 2) }
+  local af, bf = tail and from or 0, tail and 0 or from
+  return plain.generate(sh, function(i, ...)
+    local r = i - 1   -- the joined row, 0-based
+    local x = a:at(C.L.min(r, k - 1) + af + 1, ...)
+    local y = b:at(C.L.max(r - k, 0) + bf + 1, ...)
+    return C.L.cond(C.L.lt(r, k), x, y)
+  end)
+end
+
 H.stencil = function(nd, vals, opts)
   local v = vals[3]
   local counts, P = v.counts, nranks()
@@ -182,21 +197,38 @@ H.stencil = function(nd, vals, opts)
   if scalar and mine >= 2 * h then
     -- the stencil of the block alone is right but for its first and last h rows where a
     -- neighbour's rows are read: those are computed from the halo and the block's edge
-    -- rows, and written over (no copy of the block)
+    -- rows, and written over (no copy of the block). One local run makes all three (each
+    -- run is a fixed cost, dearer after the block's stencil has swept the caches).
     local res = together(what, function()
-      local main = plain.run(lazy(nd, "main", { block }, function()
-        return plain.stencil(nd.fn, nd.boundary, block, nd.window)
-      end), opts.localopts)
+      -- the block, then the halo's rows before it and after it where there are any
+      local args = { block }
+      if nb > 0 then args[#args + 1] = rows_array(bb, nb) end
+      if na > 0 then args[#args + 1] = rows_array(ab, na) end
+      -- (the block's extents are in the key: the function reads them as constants)
+      local key = ("edges %d:%d:%d:%s"):format(nb, na, mine, table.concat(sh, ",", 2))
+      local fn = node_fn(nd, key, opts, function(b, x1, x2)
+        local bx, ax = nb > 0 and x1 or nil, na > 0 and (nb > 0 and x2 or x1) or nil
+        local out = { plain.stencil(nd.fn, nd.boundary, b, nd.window) }
+        if bx then   -- the halo's rows, then the block's first 2h: the window of its first h
+          local e = joined_rows(bx, nb, b, 0, 2 * h, sh)
+          out[#out + 1] = rows_of(plain.stencil(nd.fn, nd.boundary, e, nd.window), nb, nb + h)
+        end
+        if ax then   -- the block's last 2h rows, then the halo's: the window of its last h
+          local e = joined_rows(b, 2 * h, ax, mine - 2 * h, na, sh, true)
+          out[#out + 1] = rows_of(plain.stencil(nd.fn, nd.boundary, e, nd.window), h, 2 * h)
+        end
+        return unpack(out)
+      end)
+      local out = { fn(unpack(args)) }
+      local vs = {}
+      for i, x in ipairs(out) do vs[i] = { acc = x } end
+      C.force_all(vs, opts)
+      local main, k = vs[1].acc, 2
       if nb > 0 then
-        local head = util.core.array_read_bytes(block, 0, 2 * h * rowbytes)
-        local top = stencil_rows("top" .. nb, rows_array(bb .. head, nb + 2 * h), nb, nb + h)
-        util.core.array_write_bytes(main, 0, force({ acc = top }, opts):tobytes())
+        util.core.array_write_bytes(main, 0, vs[k].acc:tobytes())
+        k = k + 1
       end
-      if na > 0 then
-        local tail = util.core.array_read_bytes(block, (mine - 2 * h) * rowbytes, 2 * h * rowbytes)
-        local bottom = stencil_rows("bottom" .. na, rows_array(tail .. ab, 2 * h + na), h, 2 * h)
-        util.core.array_write_bytes(main, (mine - h) * rowbytes, force({ acc = bottom }, opts):tobytes())
-      end
+      if na > 0 then util.core.array_write_bytes(main, (mine - h) * rowbytes, vs[k].acc:tobytes()) end
       return main
     end)
     return { acc = res, counts = counts }
