@@ -160,6 +160,26 @@ static int l_node_op(lua_State *L) {
   return lb_push_node(L, lacc_exp_op(lb_ctx(L), op, n, args, where));
 }
 
+/* node_rebind(node, na, nn, from arrays (na), to arrays (na), from nodes (nn), to nodes (nn)) */
+#define MAX_REBIND 16
+static int l_node_rebind(lua_State *L) {
+  lacc_node *n = lb_check_node(L, 1);
+  lua_Integer na = luaL_checkinteger(L, 2), nn = luaL_checkinteger(L, 3);
+  if (na < 0 || nn < 0 || na > MAX_REBIND || nn > MAX_REBIND)
+    return lb_fail(L, "rebind: at most %d arrays and %d programs", MAX_REBIND, MAX_REBIND);
+  lacc_array *from[MAX_REBIND], *to[MAX_REBIND];
+  lacc_node *from_node[MAX_REBIND], *to_node[MAX_REBIND];
+  int at = 4;
+  for (int i = 0; i < (int)na; i++) from[i] = lb_check_array(L, at + i);
+  at += (int)na;
+  for (int i = 0; i < (int)na; i++) to[i] = lb_check_array(L, at + i);
+  at += (int)na;
+  for (int i = 0; i < (int)nn; i++) from_node[i] = lb_check_node(L, at + i);
+  at += (int)nn;
+  for (int i = 0; i < (int)nn; i++) to_node[i] = lb_check_node(L, at + i);
+  return lb_push_node(L, lacc_acc_rebind(lb_ctx(L), n, (int)na, from, to, (int)nn, from_node, to_node));
+}
+
 /* fma of three Lua numbers (lacc.fma outside a function): C's, one rounding. */
 static int l_fma(lua_State *L) {
   lua_pushnumber(L, fma(luaL_checknumber(L, 1), luaL_checknumber(L, 2), luaL_checknumber(L, 3)));
@@ -504,7 +524,7 @@ static void push_limits(lua_State *L) {
 }
 
 static const luaL_Reg funcs[] = {
-  { "version", l_version }, { "node_op", l_node_op }, { "node_jvp", l_node_jvp }, { "node_sites", l_node_sites }, { "node_index_dims", l_node_index_dims },
+  { "version", l_version }, { "node_op", l_node_op }, { "node_rebind", l_node_rebind }, { "node_jvp", l_node_jvp }, { "node_sites", l_node_sites }, { "node_index_dims", l_node_index_dims },
   { "fma", l_fma }, { "config_get", l_config_get }, { "node_con", l_node_con },
   { "node_lam", l_node_lam }, { "node_acc", l_node_acc }, { "node_info", l_node_info },
   { "run", l_run }, { "explain", l_explain }, { "layout", l_layout }, { "devices", l_devices },

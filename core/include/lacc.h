@@ -291,6 +291,14 @@ lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
  * and layout ("compact", "rtu", "unboxed"; NULL: "compact"). */
 lacc_node *lacc_acc_param(lacc_ctx *ctx, int index, const char *type, int rank,
                           const char *layout, const char *where);
+/* A copy of the graph n in which every use of the array from[i] reads to[i] instead (i <
+ * narrays), and every program from_node[i] is to_node[i] (i < nnodes), each of the same
+ * element type and rank, at once (the replacements are not walked); what leads to none
+ * of them is shared with n. An error for an awhile whose outside arrays would change
+ * (build such a program anew). */
+lacc_node *lacc_acc_rebind(lacc_ctx *ctx, lacc_node *n, int narrays, lacc_array *const *from,
+                           lacc_array *const *to, int nnodes, lacc_node *const *from_node,
+                           lacc_node *const *to_node);
 void lacc_node_retain(lacc_node *n);
 void lacc_node_release(lacc_node *n);
 /* Element type signature; rank for array nodes, -1 for scalar nodes and functions. */

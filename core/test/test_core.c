@@ -108,6 +108,78 @@ static void test_chain(void) {
   lacc_ctx_release(c);
 }
 
+static lacc_array *vec_i64(lacc_ctx *c, int64_t a, int64_t b, int64_t d) {
+  int64_t ext = 3;
+  lacc_array *v = lacc_array_new(c, "i64", 1, &ext);
+  lacc_array_set_i(c, v, 0, 0, a);
+  lacc_array_set_i(c, v, 0, 1, b);
+  lacc_array_set_i(c, v, 0, 2, d);
+  return v;
+}
+
+/* The elements of program p run on the cpu backend, into got[3]: whether they are a, b, d. */
+static int gives(lacc_ctx *c, lacc_node *p, int64_t a, int64_t b, int64_t d) {
+  lacc_array *out = NULL;
+  int64_t got[3] = { 0, 0, 0 };
+  int rc = p != NULL ? lacc_run(c, "cpu", 1, &p, &out) : -1;
+  if (rc != LACC_OK) printf("run failed: %s\n", p != NULL ? lacc_errmsg(c) : "no program");
+  for (int i = 0; rc == LACC_OK && i < 3; i++) lacc_array_get_i(c, out, 0, i, &got[i]);
+  lacc_array_release(out);
+  return rc == LACC_OK && got[0] == a && got[1] == b && got[2] == d;
+}
+
+static lacc_node *zip_op(lacc_ctx *c, const char *op, lacc_node *xs, lacc_node *ys) {
+  lacc_node *u = lacc_exp_var(c, "i64", "test"), *v = lacc_exp_var(c, "i64", "test");
+  lacc_node *body = op2(c, op, u, v), *ps[2] = { u, v };
+  lacc_node *f = lacc_lam(c, 2, ps, body, "test");
+  lacc_node *args[3] = { f, xs, ys };
+  lacc_node *z = lacc_acc_op(c, "map", 3, args, "test");
+  lacc_node *all[] = { u, v, body, f };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lacc_node_release(all[i]);
+  return z;
+}
+
+/* lacc_acc_rebind: a program over other arrays and programs, the original unchanged. */
+static void test_rebind(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  lacc_array *a = vec_i64(c, 1, 2, 3), *b = vec_i64(c, 10, 20, 30), *e = vec_i64(c, 5, 5, 5);
+  int64_t one = 1;
+  lacc_array *f = lacc_array_new(c, "f64", 1, &one);
+  lacc_node *ua = lacc_acc_use(c, a, "test"), *ub = lacc_acc_use(c, b, "test");
+  lacc_node *ue = lacc_acc_use(c, e, "test");
+  lacc_node *twice = zip_op(c, "add", ua, ua);               /* a + a, one use of a */
+  lacc_node *p = zip_op(c, "mul", twice, ue);               /* (a + a) * e */
+  lacc_node *q = lacc_acc_rebind(c, p, 1, &a, &b, 0, NULL, NULL);
+  check(gives(c, q, 100, 200, 300), "rebind: (a + a) * e over b instead of a");
+  check(gives(c, p, 10, 20, 30), "rebind: the original program still reads a");
+  lacc_node *d = zip_op(c, "sub", ua, ub);                  /* a - b */
+  lacc_array *from[2] = { a, b }, *to[2] = { b, a };
+  lacc_node *swapped = lacc_acc_rebind(c, d, 2, from, to, 0, NULL, NULL);
+  check(gives(c, swapped, 9, 18, 27), "rebind: a and b swapped at once (b - a, not a - a)");
+  lacc_node *tw_b = zip_op(c, "add", ub, ub);               /* b + b, a program */
+  lacc_node *pn = lacc_acc_rebind(c, p, 0, NULL, NULL, 1, &twice, &tw_b);
+  check(gives(c, pn, 100, 200, 300), "rebind: the program a + a replaced by b + b");
+  lacc_node *both = lacc_acc_rebind(c, d, 1, &b, &e, 1, &ua, &twice);   /* (a + a) - e */
+  check(gives(c, both, -3, -1, 1), "rebind: an array and a program at once");
+  lacc_node *same = lacc_acc_rebind(c, p, 1, &b, &e, 0, NULL, NULL);
+  check(same == NULL && strstr(lacc_errmsg(c), "not read by the graph") != NULL,
+        "rebind: an array the program does not read is an error (it was read some other way)");
+  lacc_node *s2 = zip_op(c, "add", twice, ua);              /* (a + a) + a */
+  lacc_node *kept = lacc_acc_rebind(c, s2, 1, &a, &b, 1, &twice, &twice);
+  check(gives(c, kept, 12, 24, 36), "rebind: a program kept whole is not walked ((a + a) + b)");
+  lacc_node *bad = lacc_acc_rebind(c, p, 1, &a, &f, 0, NULL, NULL);
+  check(bad == NULL && strstr(lacc_errmsg(c), "differ in element type or rank") != NULL,
+        "rebind: an array of another type is an error");
+  lacc_node *badn = lacc_acc_rebind(c, p, 0, NULL, NULL, 1, &twice, &ua);
+  check(badn != NULL && gives(c, badn, 5, 10, 15), "rebind: a program replaced by a use");
+  lacc_node *all[] = { ua, ub, ue, twice, p, q, d, swapped, tw_b, pn, both, same, s2, kept, badn };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    if (all[i] != NULL) lacc_node_release(all[i]);
+  lacc_array *arrs[] = { a, b, e, f };
+  for (size_t i = 0; i < sizeof arrs / sizeof *arrs; i++) lacc_array_release(arrs[i]);
+  lacc_ctx_release(c);
+}
+
 /* A loop of two arrays through the C API: awhile(a, k, x, y, cond, body_x, body_y) adds
  * k to each element of x and one to k while k < 3; awhile(loop, 1) is the counter. */
 static void test_awhile_arrays(void) {
@@ -138,6 +210,11 @@ static void test_awhile_arrays(void) {
   check(loop != NULL && count != NULL, "a loop of two arrays and its second array build");
   check(none == NULL && strstr(lacc_errmsg(c), "index of one of its arrays") != NULL,
         "awhile(loop, 2) of a loop of two arrays is an error");
+  lacc_array *a2 = lacc_array_new(c, "i64", 1, &ext);
+  lacc_node *rb = loop != NULL ? lacc_acc_rebind(c, loop, 1, &a, &a2, 0, NULL, NULL) : NULL;
+  check(loop != NULL && rb == NULL && strstr(lacc_errmsg(c), "rebind: a loop reading") != NULL,
+        "a loop is not rebound to other initial arrays (an error: build it anew)");
+  lacc_array_release(a2);
   const char *backends[2] = { "interp", "cpu" };
   for (int b = 0; b < 2 && loop != NULL && count != NULL; b++) {
     lacc_node *roots[2] = { loop, count };
@@ -786,6 +863,7 @@ int main(void) {
   test_seed_example();
   test_chain();
   test_awhile_arrays();
+  test_rebind();
   test_type_error();
   test_divzero();
   test_png();

@@ -146,6 +146,9 @@ lacc_node *lacc_acc_op(lacc_ctx *ctx, const char *op, int nargs, lacc_node *cons
                        const char *where);
 lacc_node *lacc_acc_param(lacc_ctx *ctx, int index, const char *type, int rank,
                           const char *layout, const char *where);
+lacc_node *lacc_acc_rebind(lacc_ctx *ctx, lacc_node *n, int narrays, lacc_array *const *from,
+                           lacc_array *const *to, int nnodes, lacc_node *const *from_node,
+                           lacc_node *const *to_node);
 void lacc_node_retain(lacc_node *n);
 void lacc_node_release(lacc_node *n);
 const char *lacc_node_type(const lacc_node *n);

@@ -664,6 +664,25 @@ end
 
 
 
+-- node_rebind(node, na, nn, from arrays (na), to arrays (na), from nodes (nn), to nodes (nn))
+local MAX_REBIND = 16
+local rb_from, rb_to = ffi.new("lacc_array *[?]", MAX_REBIND), ffi.new("lacc_array *[?]", MAX_REBIND)
+local rb_fromn, rb_ton = ffi.new("lacc_node *[?]", MAX_REBIND), ffi.new("lacc_node *[?]", MAX_REBIND)
+function M.node_rebind(node, na, nn, ...)
+  if na > MAX_REBIND or nn > MAX_REBIND then
+    error(("rebind: at most %d arrays and %d programs"):format(MAX_REBIND, MAX_REBIND), 0)
+  end
+  for i = 1, na do
+    rb_from[i - 1] = check_array(select(i, ...))
+    rb_to[i - 1] = check_array(select(na + i, ...))
+  end
+  for i = 1, nn do
+    rb_fromn[i - 1] = select(2 * na + i, ...)
+    rb_ton[i - 1] = select(2 * na + nn + i, ...)
+  end
+  return wrap_node(C.lacc_acc_rebind(live(), node, na, rb_from, rb_to, nn, rb_fromn, rb_ton))
+end
+
 -- fma of three Lua numbers (lacc.fma outside a function): C's, one rounding.
 function M.fma(a, b, c) return ffi.C.fma(a, b, c) end
 

@@ -167,6 +167,37 @@ for _, n in ipairs(EXTENTS) do
     local c2, c3 = lacc.acond(lacc.lnot(up), { ys, xs }, { -ys, xs + 0.5 })
     return { ar, h, a, b, k, g, c1, c2, c3, sh }
   end)
+  -- a loop's turns rebind last turn's local programs to this turn's arrays (lacc.mpi's
+  -- lazy): arrays that swap roles each turn (rebound at once, not one after the other), a
+  -- loop array read by index inside a function with this turn's scalar, a loop whose
+  -- array changes extent (built anew), a tuple-typed loop array, a loop array whose first
+  -- value another program of the body reads too
+  case("awhile: arrays swapping roles, read by index, of changing extent, of tuples n=" .. N, function(d)
+    local xs, ys = vec(n, "i64", 34, d), vec(n, "i64", 35, d)
+    local zero = lacc.unit(lacc.constant(0, "i64"))
+    local fa, fb, ft = lacc.awhile(function(_, _, t) return lacc.lt(t, 5) end,
+                                   function(a, b, t) return b, lacc.zipWith(function(u, v) return u - 2 * v end, a, b), t + 1 end,
+                                   { xs, ys, zero })
+    local r, rt = lacc.awhile(function(_, t) return lacc.lt(t, 4) end, function(x, t)
+      return lacc.imap(function(i, v) return v * 2 + x[i] * lacc.the(t) + i end, x), t + 1
+    end, { xs, zero })
+    local shrink = lacc.awhile(function(a) return lacc.gt(lacc.size(a), 2) end,
+                               function(a) return lacc.map(function(v) return v * 3 - 1 end, lacc.drop(1, a)) end, ys)
+    local pairs0 = lacc.zip(xs, ys)
+    local tp, tt = lacc.awhile(function(_, t) return lacc.lt(t, 3) end, function(p, t)
+      return lacc.map(function(e) return lacc.tuple(e[2] + 1, e[1] * 2) end, p), t + 1
+    end, { pairs0, zero })
+    -- the loop array's first value is the very array the condition reads in a program
+    -- of its own (examples/mpi_cg.lua's r.r and b.b): that program stays as it is
+    local fx = vec(n, "f64", 36, d)
+    local s0 = lacc.sum(lacc.map(function(v) return v * v + 1 end, fx))
+    -- (at most 20 turns: a stale condition is a wrong count, not a loop without end)
+    local hx, hs, hk = lacc.awhile(function(_, s, k) return lacc.land(lacc.lt(k, 20), lacc.gt(s, s0 * 0.2)) end,
+                                   function(x, _, k)
+                                     return x * 0.5, lacc.sum(lacc.map(function(v) return v * v + 1 end, x * 0.5)) * 0.5, k + 1
+                                   end, { fx, s0, zero })
+    return { fa, fb, ft, r, rt, shrink, tp, tt, hx, hs, hk }
+  end)
   -- lacc.the, lacc.shape, lacc.size of distributed programs outside any function (values
   -- deferred until the run has them), in arguments, in functions, in awhile's condition
   -- and body; of a distributed array run already (its global shape, constants)

@@ -293,7 +293,8 @@ local function read_value(x, what, rows)
          "computes alike (of values of distributed programs): its rows are on other ranks too; " ..
          "gather them (backpermute, gather) or run the program first", what, tracing.replicated)
   end
-  if tracing.reads then tracing.reads[#tracing.reads + 1] = { x, v.acc } end
+  -- (with its rows: a read's index is shifted by the rows before this rank's, a constant)
+  if tracing.reads then tracing.reads[#tracing.reads + 1] = { x, v.acc, v.counts } end
   return v
 end
 local function read(self, ...)
@@ -523,6 +524,74 @@ local function with_outer(p)
   return plain.replicate(spec, p)
 end
 
+-- Whether host arrays a and b are alike for a rebinding: one element type and shape.
+local function alike(a, b)
+  if not (array.is_array(a) and array.is_array(b)) or a:type() ~= b:type() then return false end
+  local sa, sb = a:shape(), b:shape()
+  if #sa ~= #sb then return false end
+  for d = 1, #sa do if sa[d] ~= sb[d] then return false end end
+  return true
+end
+
+-- Whether two programs' static shapes (acc.lua: known while built) are both unknown or equal.
+local function same_static(a, b)
+  local sa, sb = accs.static_shape(a), accs.static_shape(b)
+  if sa == nil or sb == nil then return sa == sb end
+  if #sa ~= #sb then return false end
+  for d = 1, #sa do if sa[d] ~= sb[d] then return false end end
+  return true
+end
+
+-- Last time's program c.out over this time's values, where each input (and each array
+-- its functions read: reads_now) is last time's, or a host array of the same element type
+-- and shape, or a program of the same type, rank and static shape, one old value for one
+-- new: the graph rebound to them all at once (core: lacc_acc_rebind). The programs that
+-- stay are kept whole (an array rebound may be read inside one of them too: the first
+-- turn's r.r is the b.b its condition also reads), an array that stays is not one
+-- rebound, and the core refuses a value rebound that the graph does not read (the build
+-- took it some other way). Else nil.
+local function rebound(c, inputs, reads_now)
+  local old_a, new_a, old_n, new_n, kept = {}, {}, {}, {}, {}
+  local function pair(old, new)
+    local olds, news
+    if rawequal(old, new) then
+      if accs.is_acc(old) then olds, news, old, new = old_n, new_n, old.node, new.node
+      elseif array.is_array(old) then kept[#kept + 1] = old; return true
+      else return true end
+    elseif alike(old, new) then
+      olds, news = old_a, new_a
+    elseif accs.is_acc(old) and accs.is_acc(new) and old.t == new.t and old.rank == new.rank and
+           same_static(old, new) then
+      olds, news, old, new = old_n, new_n, old.node, new.node
+    else
+      return false
+    end
+    for k = 1, #olds do
+      if rawequal(olds[k], old) then return rawequal(news[k], new) end
+    end
+    olds[#olds + 1], news[#news + 1] = old, new
+    return true
+  end
+  for i = 1, #inputs do
+    if not pair(c.inputs[i], inputs[i]) then return nil end
+  end
+  for k, r in ipairs(c.reads) do
+    if not pair(r[2], reads_now[k]) then return nil end
+  end
+  for _, a in ipairs(kept) do
+    for k = 1, #old_a do if rawequal(old_a[k], a) then return nil end end
+  end
+  local na, nn = #old_a, #old_n
+  if na == 0 and nn == 0 or na > 16 or nn > 16 or not accs.is_acc(c.out) then return nil end
+  local args = {}
+  for _, list in ipairs { old_a, new_a, old_n, new_n } do
+    for _, x in ipairs(list) do args[#args + 1] = x end
+  end
+  local ok, rebound_node = pcall(util.core.node_rebind, c.out.node, na, nn, unpack(args))
+  if not ok then return nil end
+  return accs.remember(accs.wrap(rebound_node), accs.static_shape(c.out))
+end
+
 -- A program of a node built by build() from `inputs` (arrays, programs, strings,
 -- numbers): last run's program where the inputs are the same, so that a run of the same
 -- distributed program over the same arrays reuses its local programs' compiled kernels
@@ -530,7 +599,11 @@ end
 -- The distributed arrays a build read inside its functions (xs[i] of a rank-0 result,
 -- say) count as inputs too: in an awhile's body the same node is built again each turn,
 -- and a read of this turn's value must not find last turn's program.
-local function lazy(nd, tag, inputs, build)
+-- With `rebind` (a build whose graph depends on its host arrays, and on the arrays its
+-- functions read, only through their uses, given their element types and shapes: an
+-- element-wise map's), last run's program over new arrays of the same types and shapes is
+-- rebound to them rather than traced again: an awhile's turns, each over new arrays.
+local function lazy(nd, tag, inputs, build, rebind)
   local cache = nd.cache or {}
   nd.cache = cache
   local c = cache[tag]
@@ -539,12 +612,22 @@ local function lazy(nd, tag, inputs, build)
     for i = 1, #inputs do
       if not rawequal(c.inputs[i], inputs[i]) then same = false; break end
     end
-    for _, r in ipairs(c.reads) do
-      if not same then break end
+    local now, rows = {}, true
+    for k, r in ipairs(c.reads) do
+      if not same and not rebind then break end
       local v = type(tracing) == "table" and value_of(r[1], tracing.memo, tracing.opts)
-      same = v and rawequal(v.acc, r[2])
+      now[k] = v and v.acc
+      same = same and v and rawequal(v.acc, r[2])
+      rows = rows and v and (r[3] == nil) == (v.counts == nil) and (r[3] == nil or same_counts(r[3], v.counts))
     end
     if same then return c.out end
+    local out = rebind and rows and #now == #c.reads and rebound(c, inputs, now)
+    if out then
+      local reads = {}
+      for k, r in ipairs(c.reads) do reads[k] = { r[1], now[k], value_of(r[1], tracing.memo, tracing.opts).counts } end
+      cache[tag] = { inputs = inputs, out = out, reads = reads }
+      return out
+    end
   end
   local reads = {}
   local outer = tracing
@@ -639,7 +722,7 @@ local function elementwise(name, index_arg)
       if index_arg then args[index_arg] = shifted(args[index_arg], lo) end
       local r = { plain[name](unpack(args, 1, nd.n)) }
       return r[nd.res or 1]
-    end)
+    end, true)
     return { acc = out, counts = counts }
   end
   DESC[name] = "local (element-wise, no communication)"

@@ -143,7 +143,7 @@ local function fold_like(op)
     -- along the distributed dimension (or over everything): partials, then in rank order
     local part
     if v.counts[me() + 1] > 0 then
-      part = lazy(nd, "partial", { v.acc }, function() return spec.partial(v.acc) end)
+      part = lazy(nd, "partial", { v.acc }, function() return spec.partial(v.acc) end, true)
     end
     local what = about(nd, vals, d and (" along dimension " .. d) or "")
     -- compiled once: each run's partials are new arrays

@@ -177,7 +177,7 @@ H.stencil = function(nd, vals, opts)
   if not counts or P == 1 then
     return { acc = lazy(nd, "out", { v.acc }, function()
       return plain.stencil(nd.fn, nd.boundary, v.acc, nd.window)
-    end), counts = counts }
+    end, true), counts = counts }
   end
   local h = nd.halo
   local what = about(nd, vals)   -- every agreement below: ranks take different paths
