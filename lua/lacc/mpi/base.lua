@@ -524,13 +524,24 @@ local function with_outer(p)
   return plain.replicate(spec, p)
 end
 
+-- Host arrays' element types and shapes, as one string each (a freed array's: false),
+-- kept while the array lives: a loop turn's arrays are compared as new, then as old
+local signatures = setmetatable({}, { __mode = "k" })
+local function signature(a)
+  local sig = signatures[a]
+  if sig == nil then
+    local ok, t = pcall(util.core.array_type, a)
+    local ok2, sh = pcall(util.core.array_shape, a)
+    sig = ok and ok2 and t .. ":" .. table.concat(sh, ",") or false
+    signatures[a] = sig
+  end
+  return sig
+end
 -- Whether host arrays a and b are alike for a rebinding: one element type and shape.
 local function alike(a, b)
-  if not (array.is_array(a) and array.is_array(b)) or a:type() ~= b:type() then return false end
-  local sa, sb = a:shape(), b:shape()
-  if #sa ~= #sb then return false end
-  for d = 1, #sa do if sa[d] ~= sb[d] then return false end end
-  return true
+  if not (array.is_array(a) and array.is_array(b)) then return false end
+  local sa = signature(a)
+  return sa and sa == signature(b)
 end
 
 -- Whether two programs' static shapes (acc.lua: known while built) are both unknown or equal.
