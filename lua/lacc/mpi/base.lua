@@ -834,6 +834,9 @@ end
 -- a program: its readers then fail as before, each inside its own agreement (no rank
 -- raises alone here, outside the collectives' step).
 local function shared(nd, v, opts)
+  -- (on one rank nothing is exchanged: a loop's turn stays one program, whose sharing
+  -- recovery computes such a value once)
+  if nranks() == 1 then return end
   if not (opts.uses and (opts.uses[nd] or 0) > 1 and v and v.acc) then return end
   if array.is_array(v.acc) or not is_program(v.acc) then return end
   local ok, a = pcall(plain.run, v.acc, opts.localopts)

@@ -135,10 +135,14 @@ local function fold_like(op)
     for i = 1, nd.n do args[i] = nd.args[i] end
     if v then args[spec.xs] = v.acc end
     local d = spec.dim
-    if not v or not v.counts or (d and d ~= 1) then   -- replicated, or a dimension each rank holds whole
+    local along = v and v.counts and (d and d ~= 1)   -- a dimension each rank holds whole
+    -- replicated, or along such a dimension, or on one rank (one process's fold, its
+    -- result replicated where the distributed dimension goes: a program the rest of a
+    -- loop's turn can read without a run between)
+    if not v or not v.counts or along or nranks() == 1 then
       return { acc = lazy(nd, "out", { v and v.acc or false, key_of(v and v.counts) }, function()
         return plain[op](unpack(args, 1, nd.n))
-      end), counts = v and v.counts }
+      end, nranks() == 1), counts = along and v.counts or nil }
     end
     -- along the distributed dimension (or over everything): partials, then in rank order
     local part
