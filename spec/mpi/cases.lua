@@ -196,7 +196,12 @@ for _, n in ipairs(EXTENTS) do
                                    function(x, _, k)
                                      return x * 0.5, lacc.sum(lacc.map(function(v) return v * v + 1 end, x * 0.5)) * 0.5, k + 1
                                    end, { fx, s0, zero })
-    return { fa, fb, ft, r, rt, shrink, tp, tt, hx, hs, hk }
+    -- a replicated loop array beside a distributed one: each rank's rows of it, each turn
+    local rep = lacc.generate({ n }, function(i) return i * 3 - 7 end)
+    local dx, rw, rk = lacc.awhile(function(_, _, t) return lacc.lt(t, 4) end, function(x, w, t)
+      return lacc.zipWith(function(u, v) return u * 2 + v end, x, w), lacc.map(function(v) return v - 1 end, w), t + 1
+    end, { ys, rep, zero })
+    return { fa, fb, ft, r, rt, shrink, tp, tt, hx, hs, hk, dx, rw, rk }
   end)
   -- lacc.the, lacc.shape, lacc.size of distributed programs outside any function (values
   -- deferred until the run has them), in arguments, in functions, in awhile's condition

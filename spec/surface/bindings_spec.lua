@@ -138,6 +138,33 @@ describe("bindings", function()
   -- lacc.mpi's transport: lacc.mpi_core (Lua 5.4) and lacc.mpi_ffi (LuaJIT), the plain
   -- entry points from mpi/entries.def. Only where lacc was built with MPI.
   local have_mpi = io.open("build/liblacc_mpi.so") ~= nil
+  it("node_rebind (written by hand on each VM) rebinds arrays and programs at once and " ..
+     "refuses what it cannot, in the same words", function()
+    local accs = require "lacc.acc"
+    local a, b = lacc.fromtable({ 1, 2, 3 }, "i64"), lacc.fromtable({ 10, 20, 30 }, "i64")
+    local f = lacc.fromtable({ 1.5 }, "f64")
+    local p = lacc.zipWith(function(x, y) return x - y end, a, b)
+    local swapped = accs.wrap(core.node_rebind(p.node, 2, 0, a, b, b, a))
+    assert.are.same({ 9, 18, 27 }, lacc.run(swapped):totable())
+    assert.are.same({ -9, -18, -27 }, lacc.run(p):totable())
+    local twice = lacc.map(function(x) return x * 2 end, a)
+    local r = lacc.zipWith(function(x, y) return x + y end, twice, b)
+    local thrice_b = lacc.map(function(x) return x * 3 end, b)
+    local r2 = accs.wrap(core.node_rebind(r.node, 0, 1, twice.node, thrice_b.node))
+    assert.are.same({ 40, 80, 120 }, lacc.run(r2):totable())   -- 3 b + b
+    assert.are.same({ 12, 24, 36 }, lacc.run(r):totable())      -- 2 a + b
+    local function refused(want, ...)
+      local ok, err = pcall(core.node_rebind, ...)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find(want, 1, true), tostring(err))
+    end
+    refused("rebind: the arrays differ in element type or rank (i64 of rank 1, f64 of rank 1)", p.node, 1, 0, a, f)
+    refused("rebind: an array or program rebound is not read by the graph", p.node, 1, 0, f, f)
+    refused("rebind: the programs differ in element type or rank", r.node, 0, 1, twice.node,
+            lacc.map(function(x) return lacc.cast(x, "f64") end, a).node)
+    refused("rebind: at most 16 arrays and 16 programs", p.node, 17, 0)
+  end)
+
   it("lacc.mpi's two transports have the same functions, mpi/entries.def's among them", function()
     if not have_mpi then
       assert.truthy(io.open("bindings/mpi_entries.c"), "bindings/mpi_entries.c")   -- committed

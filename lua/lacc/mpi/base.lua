@@ -717,7 +717,7 @@ local function aligned(nd, vals, opts)
     local v, a = vals[i], nd.args[i]
     if not v then args[i] = a
     elseif not v.counts then
-      args[i] = lazy(nd, "rows" .. i, { v.acc, lo, hi }, function() return rows_of(v.acc, lo, hi) end)
+      args[i] = lazy(nd, "rows" .. i, { v.acc, lo, hi }, function() return rows_of(v.acc, lo, hi) end, true)
     elseif same_counts(v.counts, target) then args[i] = v.acc
     else args[i] = redistribute(v, target, a.t, opts, about(nd, vals, ", its operands' rows aligned")).acc end
   end
