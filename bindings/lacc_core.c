@@ -161,14 +161,13 @@ static int l_node_op(lua_State *L) {
 }
 
 /* node_rebind(node, na, nn, from arrays (na), to arrays (na), from nodes (nn), to nodes (nn)) */
-#define MAX_REBIND 16
 static int l_node_rebind(lua_State *L) {
   lacc_node *n = lb_check_node(L, 1);
   lua_Integer na = luaL_checkinteger(L, 2), nn = luaL_checkinteger(L, 3);
-  if (na < 0 || nn < 0 || na > MAX_REBIND || nn > MAX_REBIND)
-    return lb_fail(L, "rebind: at most %d arrays and %d programs", MAX_REBIND, MAX_REBIND);
-  lacc_array *from[MAX_REBIND], *to[MAX_REBIND];
-  lacc_node *from_node[MAX_REBIND], *to_node[MAX_REBIND];
+  if (na < 0 || nn < 0 || na > LACC_MAX_ARGS || nn > LACC_MAX_ARGS)
+    return lb_fail(L, "rebind: at most %d arrays and %d programs", LACC_MAX_ARGS, LACC_MAX_ARGS);
+  lacc_array *from[LACC_MAX_ARGS], *to[LACC_MAX_ARGS];
+  lacc_node *from_node[LACC_MAX_ARGS], *to_node[LACC_MAX_ARGS];
   int at = 4;
   for (int i = 0; i < (int)na; i++) from[i] = lb_check_array(L, at + i);
   at += (int)na;

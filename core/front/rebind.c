@@ -107,6 +107,9 @@ static int differ(lacc_ctx *ctx, const char *what, const lacc_type *a, int ra,
 static int check(lacc_ctx *ctx, lacc_node *n, int narrays, lacc_array *const *from,
                  lacc_array *const *to, int nnodes, lacc_node *const *from_node,
                  lacc_node *const *to_node) {
+  if (narrays > LACC_MAX_ARGS || nnodes > LACC_MAX_ARGS)
+    return ctx_error(ctx, LACC_ERR_ARG, "rebind: at most %d arrays and %d programs",
+                     LACC_MAX_ARGS, LACC_MAX_ARGS);
   if (n == NULL || n->ctx != ctx || narrays < 0 || nnodes < 0)
     return ctx_error(ctx, LACC_ERR_ARG, "rebind: a missing node, or one of another context");
   for (int i = 0; i < narrays; i++) {
@@ -132,11 +135,6 @@ lacc_node *lacc_acc_rebind(lacc_ctx *ctx, lacc_node *n, int narrays, lacc_array 
   ctx_clear(ctx);
   if (check(ctx, n, narrays, from, to, nnodes, from_node, to_node) != LACC_OK) return NULL;
   char seen_a[LACC_MAX_ARGS] = { 0 }, seen_n[LACC_MAX_ARGS] = { 0 };
-  if (narrays > LACC_MAX_ARGS || nnodes > LACC_MAX_ARGS) {
-    ctx_error(ctx, LACC_ERR_ARG, "rebind: at most %d arrays and %d programs", LACC_MAX_ARGS,
-              LACC_MAX_ARGS);
-    return NULL;
-  }
   rebind r = { .ctx = ctx, .narrays = narrays, .nnodes = nnodes, .from = from, .to = to,
                .from_node = from_node, .to_node = to_node, .seen_a = seen_a, .seen_n = seen_n,
                .gen = ++ctx->next_mark };

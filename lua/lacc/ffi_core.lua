@@ -665,12 +665,11 @@ end
 
 
 -- node_rebind(node, na, nn, from arrays (na), to arrays (na), from nodes (nn), to nodes (nn))
-local MAX_REBIND = 16
-local rb_from, rb_to = ffi.new("lacc_array *[?]", MAX_REBIND), ffi.new("lacc_array *[?]", MAX_REBIND)
-local rb_fromn, rb_ton = ffi.new("lacc_node *[?]", MAX_REBIND), ffi.new("lacc_node *[?]", MAX_REBIND)
+local rb_from, rb_to = ffi.new("lacc_array *[?]", MAX_ARGS), ffi.new("lacc_array *[?]", MAX_ARGS)
+local rb_fromn, rb_ton = ffi.new("lacc_node *[?]", MAX_ARGS), ffi.new("lacc_node *[?]", MAX_ARGS)
 function M.node_rebind(node, na, nn, ...)
-  if na > MAX_REBIND or nn > MAX_REBIND then
-    error(("rebind: at most %d arrays and %d programs"):format(MAX_REBIND, MAX_REBIND), 0)
+  if na > MAX_ARGS or nn > MAX_ARGS then
+    error(("rebind: at most %d arrays and %d programs"):format(MAX_ARGS, MAX_ARGS), 0)
   end
   for i = 1, na do
     rb_from[i - 1] = check_array(select(i, ...))

@@ -548,9 +548,7 @@ end
 local function same_static(a, b)
   local sa, sb = accs.static_shape(a), accs.static_shape(b)
   if sa == nil or sb == nil then return sa == sb end
-  if #sa ~= #sb then return false end
-  for d = 1, #sa do if sa[d] ~= sb[d] then return false end end
-  return true
+  return #sa == #sb and same_counts(sa, sb)
 end
 
 -- Last time's program c.out over this time's values, where each input (and each array
@@ -593,7 +591,7 @@ local function rebound(c, inputs, reads_now)
     for k = 1, #old_a do if rawequal(old_a[k], a) then return nil end end
   end
   local na, nn = #old_a, #old_n
-  if na == 0 and nn == 0 or na > 16 or nn > 16 or not accs.is_acc(c.out) then return nil end
+  if na == 0 and nn == 0 or not accs.is_acc(c.out) then return nil end
   local args = {}
   for _, list in ipairs { old_a, new_a, old_n, new_n } do
     for _, x in ipairs(list) do args[#args + 1] = x end
@@ -623,11 +621,11 @@ local function lazy(nd, tag, inputs, build, rebind)
     for i = 1, #inputs do
       if not rawequal(c.inputs[i], inputs[i]) then same = false; break end
     end
-    local now, rows = {}, true
+    local now, rows, vs = {}, true, {}
     for k, r in ipairs(c.reads) do
       if not same and not rebind then break end
       local v = type(tracing) == "table" and value_of(r[1], tracing.memo, tracing.opts)
-      now[k] = v and v.acc
+      vs[k], now[k] = v, v and v.acc
       same = same and v and rawequal(v.acc, r[2])
       rows = rows and v and (r[3] == nil) == (v.counts == nil) and (r[3] == nil or same_counts(r[3], v.counts))
     end
@@ -635,7 +633,7 @@ local function lazy(nd, tag, inputs, build, rebind)
     local out = rebind and rows and #now == #c.reads and rebound(c, inputs, now)
     if out then
       local reads = {}
-      for k, r in ipairs(c.reads) do reads[k] = { r[1], now[k], value_of(r[1], tracing.memo, tracing.opts).counts } end
+      for k, r in ipairs(c.reads) do reads[k] = { r[1], now[k], vs[k].counts } end
       cache[tag] = { inputs = inputs, out = out, reads = reads }
       return out
     end
