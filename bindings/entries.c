@@ -75,6 +75,11 @@ static int l_array_write_png(lua_State *L) {
   return 0;
 }
 
+static int l_array_discard(lua_State *L) {
+  if (lacc_array_discard(lb_ctx(L), lb_check_array(L, 1)) != 0) return lb_raise(L);
+  return 0;
+}
+
 static int l_set_layout(lua_State *L) {
   if (lacc_set_layout(lb_ctx(L), luaL_checkstring(L, 1)) != 0) return lb_raise(L);
   return 0;
@@ -172,6 +177,7 @@ const luaL_Reg lb_entry_funcs[] = {
   { "array_read_png", l_array_read_png },
   { "array_save_npy", l_array_save_npy },
   { "array_write_png", l_array_write_png },
+  { "array_discard", l_array_discard },
   { "set_layout", l_set_layout },
   { "config_set", l_config_set },
   { "set_option", l_set_option },

@@ -150,6 +150,8 @@ lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64
 }
 
 static void view_sync(lacc_array *a);
+static int err_discarded(lacc_ctx *ctx);
+static int check_not_busy(const lacc_array *a, const char *what);
 static lacc_array *alloc_plan(lacc_ctx *ctx, const lacc_type *t, int rank,
                               const int64_t *extent, const layout_plan *plan, int zeroed);
 
@@ -236,8 +238,8 @@ static void view_sync(lacc_array *a) {
   v->cols = a->rank > 0 ? a->extent[a->rank - 1] : 1;
   v->rank = a->rank;
   v->scalar = (int32_t)a->type->scalar;
-  v->readable = !a->host_stale;
-  v->writable = !a->host_stale && a->mirror == NULL && a->busy == 0;
+  v->readable = !a->host_stale && !a->discarded;
+  v->writable = v->readable && a->mirror == NULL && a->busy == 0;
 }
 
 void array_busy(lacc_array *a, int d) {
@@ -251,6 +253,7 @@ static void drop_mirror(lacc_array *a) {
 }
 
 int array_host(lacc_array *a) {
+  if (a->discarded) return err_discarded(a->ctx);
   if (!a->host_stale) return LACC_OK;
   int rc = a->mirror->ops->fetch(a->mirror, a);
   if (rc == LACC_OK) a->host_stale = 0;
@@ -302,6 +305,30 @@ lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int6
 }
 
 void lacc_array_retain(lacc_array *a) { a->refs++; }
+
+static int err_discarded(lacc_ctx *ctx) {
+  return ctx_error(ctx, LACC_ERR_ARG, "array's elements were released (lacc_array_discard): "
+                   "they can no longer be read or written");
+}
+
+int lacc_array_discard(lacc_ctx *ctx, lacc_array *a) {
+  ctx_clear(ctx);
+  if (a->ctx != ctx)
+    return ctx_error(ctx, LACC_ERR_ARG, "array belongs to another lacc context (Lua state)");
+  if (a->discarded) return LACC_OK;
+  if (check_not_busy(a, "discard") != LACC_OK) return ctx->errcode;
+  drop_mirror(a);
+  for (int k = 0; k < a->plan->nbufs; k++) {
+    buf_free(a->buf[k], scalar_size(a->plan->buf_kind[k]) * (size_t)a->size);
+    a->buf[k] = NULL;
+  }
+  ctx->bytes -= a->bytes;
+  a->bytes = 0;
+  a->host_stale = 0;
+  a->discarded = 1;
+  view_sync(a);
+  return LACC_OK;
+}
 
 void lacc_array_release(lacc_array *a) {
   if (a == NULL || --a->refs > 0) return;

@@ -220,6 +220,7 @@ struct lacc_array {
   int exposed;                 /* a tag leaf's buffer was handed out (lacc_array_leaf_data):
                                   its tags are checked before each run */
   lacc_view view;              /* kept current by view_sync (array.c) */
+  int discarded;               /* its elements released (lacc_array_discard) */
 };
 
 lacc_array *array_alloc(lacc_ctx *ctx, const lacc_type *t, int rank, const int64_t *extent);

@@ -130,6 +130,12 @@ void lacc_ctx_transfers(const lacc_ctx *ctx, lacc_transfers *out);
 lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int64_t *extents);
 void lacc_array_retain(lacc_array *a);
 void lacc_array_release(lacc_array *a);
+/* Releases a's element memory now (refused while a run reads it). a itself stays, with
+ * its type and shape, for the programs that hold it (a rebinding still finds it there),
+ * but its elements are gone: reading or writing them, or running a program that reads
+ * a, is an error. For a host's loop: last turn's arrays are dead once this turn's exist,
+ * and their memory, recycled now, is the next turn's, still in the caches. */
+int lacc_array_discard(lacc_ctx *ctx, lacc_array *a);
 lacc_ctx *lacc_array_ctx(const lacc_array *a);
 const char *lacc_array_type(const lacc_array *a);
 int lacc_array_rank(const lacc_array *a);

@@ -180,6 +180,38 @@ static void test_rebind(void) {
   lacc_ctx_release(c);
 }
 
+/* A discarded array's memory goes at once though a program holds it; the program can no
+ * longer run, but a rebinding still finds the array in it (lacc.mpi's loop turns). */
+static void test_discard(void) {
+  lacc_ctx *c = lacc_ctx_new();
+  lacc_array *a = vec_i64(c, 1, 2, 3), *b = vec_i64(c, 10, 20, 30);
+  lacc_node *ua = lacc_acc_use(c, a, "test");
+  lacc_node *p = zip_op(c, "add", ua, ua);                  /* a + a */
+  int64_t held = lacc_ctx_bytes(c), v = 0;
+  check(lacc_array_discard(c, a) == LACC_OK, "discard: an array a program holds");
+  check(lacc_ctx_bytes(c) == held - 24, "discard: its 24 bytes go at once");
+  check(lacc_array_discard(c, a) == LACC_OK, "discard: twice is once");
+  check(lacc_array_get_i(c, a, 0, 0, &v) != LACC_OK && strstr(lacc_errmsg(c), "released") != NULL,
+        "discard: its elements cannot be read");
+  check(lacc_array_set_i(c, a, 0, 0, 5) != LACC_OK && strstr(lacc_errmsg(c), "released") != NULL,
+        "discard: nor written");
+  check(lacc_array_extent(a, 0) == 3 && strcmp(lacc_array_type(a), "i64") == 0,
+        "discard: its type and shape stay");
+  lacc_array *out = NULL;
+  check(lacc_run(c, "cpu", 1, &p, &out) != LACC_OK && strstr(lacc_errmsg(c), "released") != NULL,
+        "discard: a program reading it does not run");
+  check(lacc_run(c, "interp", 1, &p, &out) != LACC_OK, "discard: nor on the interpreter");
+  lacc_node *q = lacc_acc_rebind(c, p, 1, &a, &b, 0, NULL, NULL);
+  check(gives(c, q, 20, 40, 60), "discard: the program rebound to another array runs");
+  lacc_node_release(q);
+  lacc_node_release(p);
+  lacc_node_release(ua);
+  lacc_array_release(a);
+  lacc_array_release(b);
+  check(lacc_ctx_bytes(c) == 0, "discard: nothing held once all are released");
+  lacc_ctx_release(c);
+}
+
 /* A loop of two arrays through the C API: awhile(a, k, x, y, cond, body_x, body_y) adds
  * k to each element of x and one to k while k < 3; awhile(loop, 1) is the counter. */
 static void test_awhile_arrays(void) {
@@ -864,6 +896,7 @@ int main(void) {
   test_chain();
   test_awhile_arrays();
   test_rebind();
+  test_discard();
   test_type_error();
   test_divzero();
   test_png();

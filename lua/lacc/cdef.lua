@@ -72,6 +72,7 @@ void lacc_ctx_transfers(const lacc_ctx *ctx, lacc_transfers *out);
 lacc_array *lacc_array_new(lacc_ctx *ctx, const char *type, int rank, const int64_t *extents);
 void lacc_array_retain(lacc_array *a);
 void lacc_array_release(lacc_array *a);
+int lacc_array_discard(lacc_ctx *ctx, lacc_array *a);
 lacc_ctx *lacc_array_ctx(const lacc_array *a);
 const char *lacc_array_type(const lacc_array *a);
 int lacc_array_rank(const lacc_array *a);

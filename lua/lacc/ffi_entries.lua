@@ -53,6 +53,9 @@ return function(C, h)
   function F.array_write_png(a1, a2)
     if C.lacc_array_write_png(live(), check_array(a1), a2) ~= 0 then raise() end
   end
+  function F.array_discard(a1)
+    if C.lacc_array_discard(live(), check_array(a1)) ~= 0 then raise() end
+  end
   function F.set_layout(a1)
     if C.lacc_set_layout(live(), a1) ~= 0 then raise() end
   end

@@ -165,6 +165,27 @@ describe("bindings", function()
     refused("rebind: at most 16 arrays and 16 programs", p.node, 17, 0)
   end)
 
+  it("array_discard releases an array's elements: reads, writes and runs of it are errors, " ..
+     "never a crash (LuaJIT's view too); a program holding it is rebound", function()
+    local accs = require "lacc.acc"
+    local a, b = lacc.fromtable({ 1, 2, 3 }, "i64"), lacc.fromtable({ 10, 20, 30 }, "i64")
+    local p = lacc.map(function(x) return x * 2 end, a)
+    local held = lacc.memory()
+    core.array_discard(a)
+    assert.are.equal(held - 24, lacc.memory())
+    assert.are.same({ 3 }, a:shape())
+    assert.are.equal("i64", a:type())
+    for _, f in ipairs { function() return a[1] end, function() return a:get(2) end,
+                         function() a[1] = 5 end, function() return a:totable() end,
+                         function() return a:tobytes() end, function() return lacc.run(p) end } do
+      local ok, err = pcall(f)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("released", 1, true), tostring(err))
+    end
+    local q = accs.wrap(core.node_rebind(p.node, 1, 0, a, b))
+    assert.are.same({ 20, 40, 60 }, lacc.run(q):totable())
+  end)
+
   it("lacc.mpi's two transports have the same functions, mpi/entries.def's among them", function()
     if not have_mpi then
       assert.truthy(io.open("bindings/mpi_entries.c"), "bindings/mpi_entries.c")   -- committed

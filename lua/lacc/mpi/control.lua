@@ -138,12 +138,17 @@ H.awhile = function(nd, vals, opts)
     for i = 1, #loop.vars do cur[i] = vals[i] or { acc = nd.args[i] } end
     local turn = 0
     loop.uses = loop.uses or C.uses_of(nd.inner)
+    -- the arrays this loop's turns made (run by its handlers or here: o.produced, a
+    -- turn's), which nobody else holds: those the next turn does not carry are released at
+    -- once (C.discard), the loop's own arrays (owned) once a turn has replaced them
+    local owned = setmetatable({}, { __mode = "k" })
     while true do
       turn = turn + 1
       local inner = setmetatable({}, { __index = memo })
       local o = {}
       for key, v in pairs(opts) do o[key] = v end
-      o.memo, o.uses = inner, loop.uses
+      local made = setmetatable({}, { __mode = "k" })
+      o.memo, o.uses, o.produced = inner, loop.uses, made
       for i, var in ipairs(loop.vars) do inner[var] = cur[i] end
       if not decide(("awhile's condition, turn %d"):format(turn), loop.cond, inner, o) then break end
       local nxt, unforced = {}, false
@@ -155,9 +160,23 @@ H.awhile = function(nd, vals, opts)
       -- where that runs kernels, which may fail on one rank, the ranks agree after it
       local function materialise()
         for i, v in ipairs(nxt) do nxt[i] = { acc = v.acc, counts = v.counts } end
+        local was = {}
+        for i, v in ipairs(nxt) do was[i] = C.array.is_array(v.acc) end
         C.force_all(nxt, o)
+        for i, v in ipairs(nxt) do if not was[i] then made[v.acc] = true end end
       end
       if unforced then together(("awhile's body, turn %d"):format(turn), materialise) end
+      local carried = {}
+      for _, v in ipairs(nxt) do carried[v.acc] = true end
+      for _, v in ipairs(cur) do
+        if owned[v.acc] and not carried[v.acc] then
+          owned[v.acc] = nil
+          C.discard(v.acc)
+        end
+      end
+      for a in pairs(made) do
+        if carried[a] then owned[a] = true else C.discard(a) end
+      end
       cur = nxt
     end
     memo[loop] = cur
