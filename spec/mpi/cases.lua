@@ -203,6 +203,30 @@ for _, n in ipairs(EXTENTS) do
     end, { ys, rep, zero })
     return { fa, fb, ft, r, rt, shrink, tp, tt, hx, hs, hk, dx, rw, rk }
   end)
+  -- a loop releases a turn's arrays once no program still to run reads them: a stencil's
+  -- product read by a map inside a fold, by values read twice (run at once) and by a loop
+  -- inside the body (run after the others); another's through acond (the branch's array
+  -- itself, which the body's result reads at the turn's end) and by a value read twice
+  case("awhile: a turn's arrays read again after their other readers n=" .. N, function(d)
+    local xs, ys = vec(n, "i64", 37, d), vec(n, "i64", 38, d)
+    local zero = lacc.unit(lacc.constant(0, "i64"))
+    local x, y, t = lacc.awhile(function(_, _, k) return lacc.lt(k, 4) end, function(a, b, k)
+      local s = lacc.stencil(function(l, c, r) return l - 2 * c + r + 1 end, "clamp", a)
+      local s2 = lacc.stencil(function(l, c, r) return l + c * 3 - r end, "clamp", b)
+      local u = lacc.zipWith(function(p, q) return p * 3 + q end, s, b)
+      local dot = lacc.sum(lacc.zipWith(function(p, q) return lacc.band(p * q, 65535) end, s, u))
+      local v = lacc.zipWith(function(p, q) return lacc.band(p * lacc.the(dot) + q, 65535) end, s, u)
+      local z = lacc.awhile(function(_, c) return lacc.lt(c, 2) end, function(q, c)
+        return lacc.zipWith(function(e, f) return e + f end, q, s), c + 1
+      end, { v, zero })
+      local pick = lacc.acond(lacc.gt(k, 1), s2, u)
+      local e2 = lacc.zipWith(function(p, q) return p - q end, s2, u)
+      local dot2 = lacc.sum(e2)
+      return lacc.zipWith(function(p, q) return lacc.band(p + q, 4095) end, z, pick),
+             lacc.zipWith(function(p, q) return lacc.band(p - q + lacc.the(dot2), 1023) end, e2, v), k + 1
+    end, { xs, ys, zero })
+    return { x, y, t }
+  end)
   -- lacc.the, lacc.shape, lacc.size of distributed programs outside any function (values
   -- deferred until the run has them), in arguments, in functions, in awhile's condition
   -- and body; of a distributed array run already (its global shape, constants)

@@ -4,7 +4,8 @@
 -- per rank), distributed host arrays and programs (recorded combinators), a node's
 -- run-time values and local programs, and running a distributed program: each node by
 -- its combinator's handler (H, filled by lacc/mpi/*.lua), with the description explain
--- prints (DESC).
+-- prints (DESC); when a loop's turn may release an array it made (Release: no program
+-- still to run reads it).
 -- Must not: know a combinator's communication (its handler's file does).
 local util = require "lacc.util"
 local exp = require "lacc.exp"
@@ -850,8 +851,107 @@ local function shared(nd, v, opts)
   local ok, a = pcall(plain.run, v.acc, opts.localopts)
   if ok then
     v.acc = a
-    if opts.produced then opts.produced[a] = true end
+    if opts.release then opts.release:made(a, nd) end
   end
+end
+
+-- ---- a loop's arrays released as it goes (lacc/mpi/control.lua's awhile: opts.release)
+
+-- Who reads each node of a loop's graph (roots: its condition and body): the nodes that
+-- take it as an argument or read it inside their functions; a loop inside it, the nodes
+-- of its own graph that read it (never evaluated in the outer turn: what they read stays
+-- until the turn's end).
+local function readers_of(roots)
+  local readers, seen = {}, {}
+  local visit
+  local function edge(a, by)
+    if not is_dn(a) then return end
+    local list = readers[a] or {}
+    readers[a] = list
+    list[#list + 1] = by
+    visit(a)
+  end
+  visit = function(nd)
+    if seen[nd] then return end
+    seen[nd] = true
+    for i = 1, nd.n do edge(nd.args[i], nd) end
+    for _, a in ipairs(nd.reads or {}) do edge(a, nd) end
+    for _, x in ipairs(nd.inner or {}) do if is_dn(x) then visit(x) end end
+  end
+  for _, x in ipairs(roots) do if is_dn(x) then visit(x) end end
+  return readers
+end
+
+-- A turn's arrays (made by its runs, or last turn's the loop made), each with the nodes
+-- whose value it is, are released once every node that reads those has been evaluated
+-- this turn and was an array then (run at once: shared, or by its handler), none being
+-- the array itself: no program still to run reads it. So the turn's later arrays take
+-- its memory while it is warm (a CG turn's search direction update takes the stencil
+-- product's, as one process's awhile does). Not the loop's roots (carried to the next
+-- turn, or its condition).
+local Release = {}
+Release.__index = Release
+function Release:made(a, nd)
+  self.new[a] = true
+  self:candidate(a, nd)
+end
+function Release:candidate(a, nd)
+  local list = self.cands[a] or {}
+  self.cands[a] = list
+  list[#list + 1] = nd
+  local arrays = self.by_node[nd] or {}
+  self.by_node[nd] = arrays
+  arrays[a] = true
+  self:check(a)
+end
+-- whether node r, a reader of a's nodes, is done with it: evaluated this turn, its value
+-- not a itself, and an array when evaluated (run then), or a program whose own readers
+-- are all done (it was part of theirs), not a root (run at the turn's end)
+function Release:done(r, a, seen)
+  if seen[r] ~= nil then return seen[r] end
+  seen[r] = false
+  local rv = rawget(self.memo, r)
+  if not rv or rawequal(rv.acc, a) then return false end
+  if not self.was_array[r] then
+    if self.roots[r] then return false end
+    for _, q in ipairs(self.readers[r] or {}) do
+      if not self:done(q, a, seen) then return false end
+    end
+  end
+  seen[r] = true
+  return true
+end
+function Release:dead(a, nodes)
+  local seen = {}
+  for _, n in ipairs(nodes) do
+    if self.roots[n] then return false end
+    for _, r in ipairs(self.readers[n] or {}) do
+      if not self:done(r, a, seen) then return false end
+    end
+  end
+  return true
+end
+function Release:check(a)
+  local nodes = self.cands[a]
+  if not (nodes and self:dead(a, nodes)) then return end
+  self.cands[a], self.new[a], self.owned[a] = nil, nil, nil
+  for _, n in ipairs(nodes) do self.by_node[n][a] = nil end
+  discard(a)
+end
+-- nd evaluated (its value v): the candidates it reads may be done with
+function Release:evaluated(nd, v)
+  self.was_array[nd] = v ~= nil and array.is_array(v.acc)
+  local function reader_of(x)
+    for a in pairs(self.by_node[x] or {}) do self:check(a) end
+  end
+  for i = 1, nd.n do reader_of(nd.args[i]) end
+  for _, x in ipairs(nd.reads or {}) do reader_of(x) end
+end
+-- the release of one turn: memo the turn's, loop { readers, roots }, new (this turn's
+-- arrays) and owned (the loop's, from earlier turns) tables of arrays
+local function release_of(memo, loop, new, owned)
+  return setmetatable({ memo = memo, readers = loop.readers, roots = loop.roots, new = new,
+                        owned = owned, cands = {}, by_node = {}, was_array = {} }, Release)
 end
 
 -- a program every rank computes alike from values of distributed programs (lacc.the,
@@ -889,6 +989,7 @@ eval = function(nd, memo, opts)
                    nd.replicated and replicated or H[nd.op], nd, vals, opts)
   shared(nd, v, opts)
   memo[nd] = v
+  if opts.release then opts.release:evaluated(nd, v) end
   for k = #evaluating, depth, -1 do evaluating[k] = nil end
   return v
 end
@@ -974,6 +1075,7 @@ end
 C.tracing_mode = function() return tracing end
 C.is_dn, C.is_da = is_dn, is_da
 C.uses_of = uses_of
+C.readers_of, C.release_of = readers_of, release_of
 C.M = M
 C.about = about
 C.agree_on = agree_on

@@ -3,8 +3,11 @@
 -- computes alike (a distributed fold's result is the same on every rank, its partials
 -- combined in rank order), forced on each rank and agreed by one collective that also
 -- compares the values (ranks that decide differently all raise, as ranks out of step
--- do); the loop's arrays, distributed or not, carried from turn to turn.
--- Must not: run a branch or a turn on some ranks only, or evaluate a branch not taken.
+-- do); the loop's arrays, distributed or not, carried from turn to turn, and the arrays
+-- its turns made released as it goes (base.lua's release: once no program still to run
+-- reads them).
+-- Must not: run a branch or a turn on some ranks only, evaluate a branch not taken, or
+-- release an array the loop did not make.
 local C = require "lacc.mpi.base"
 local DESC, H, LAZY, agree_on, fail = C.DESC, C.H, C.LAZY, C.agree_on, C.fail
 local force, is_dist, nranks, plain, record = C.force, C.is_dist, C.nranks, C.plain, C.record
@@ -138,19 +141,31 @@ H.awhile = function(nd, vals, opts)
     for i = 1, #loop.vars do cur[i] = vals[i] or { acc = nd.args[i] } end
     local turn = 0
     loop.uses = loop.uses or C.uses_of(nd.inner)
-    -- the arrays this loop's turns made (run by its handlers or here: o.produced, a
-    -- turn's), which nobody else holds: those the next turn does not carry are released at
-    -- once (C.discard), the loop's own arrays (owned) once a turn has replaced them
+    if not loop.readers then
+      loop.readers, loop.roots = C.readers_of(nd.inner), {}
+      for _, x in ipairs(nd.inner) do loop.roots[x] = true end
+    end
+    -- the arrays this loop's turns made (its handlers' runs and its own: a turn's `new`),
+    -- which nobody else holds, are released (C.discard) as soon as no program still to
+    -- run reads them (opts.release, base.lua), else at the turn's end where the next turn
+    -- does not carry them on; the loop's own (owned: carried from earlier turns) once a
+    -- turn that goes on has read them
     local owned = setmetatable({}, { __mode = "k" })
     while true do
       turn = turn + 1
       local inner = setmetatable({}, { __index = memo })
       local o = {}
       for key, v in pairs(opts) do o[key] = v end
-      local made = setmetatable({}, { __mode = "k" })
-      o.memo, o.uses, o.produced = inner, loop.uses, made
+      local new = setmetatable({}, { __mode = "k" })
+      -- (on one rank a turn is one program: nothing is done with before its end)
+      local release = nranks() > 1 and C.release_of(inner, loop, new, owned) or nil
+      o.memo, o.uses, o.release = inner, loop.uses, release
       for i, var in ipairs(loop.vars) do inner[var] = cur[i] end
       if not decide(("awhile's condition, turn %d"):format(turn), loop.cond, inner, o) then break end
+      -- (this turn's arrays are the loop's result where it ends: candidates only now)
+      for i, var in ipairs(loop.vars) do
+        if release and owned[cur[i].acc] then release:candidate(cur[i].acc, var) end
+      end
       local nxt, unforced = {}, false
       for i, x in ipairs(loop.body) do
         nxt[i] = value_of(x, inner, o) or { acc = x }
@@ -163,7 +178,7 @@ H.awhile = function(nd, vals, opts)
         local was = {}
         for i, v in ipairs(nxt) do was[i] = C.array.is_array(v.acc) end
         C.force_all(nxt, o)
-        for i, v in ipairs(nxt) do if not was[i] then made[v.acc] = true end end
+        for i, v in ipairs(nxt) do if not was[i] then new[v.acc] = true end end
       end
       if unforced then together(("awhile's body, turn %d"):format(turn), materialise) end
       local carried = {}
@@ -174,7 +189,7 @@ H.awhile = function(nd, vals, opts)
           C.discard(v.acc)
         end
       end
-      for a in pairs(made) do
+      for a in pairs(new) do
         if carried[a] then owned[a] = true else C.discard(a) end
       end
       cur = nxt

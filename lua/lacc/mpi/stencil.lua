@@ -229,7 +229,7 @@ H.stencil = function(nd, vals, opts)
         k = k + 1
       end
       if na > 0 then util.core.array_write_bytes(main, (mine - h) * rowbytes, vs[k].acc:tobytes()) end
-      if opts.produced then opts.produced[main] = true end   -- a loop's turn made it
+      if opts.release then opts.release:made(main, nd) end   -- a loop's turn made it
       return main
     end)
     return { acc = res, counts = counts }
