@@ -797,6 +797,16 @@ check_case("a fold or scan whose combining fails only past some ranks' partials:
     if bad then return bad end
   end
 end)
+check_case("a permute whose combining fails, in a rank's partial or in the tree's: every rank's error", function()
+  -- 8 ones onto one target: partials of 2 (4 ranks) or 4 combine without failing; 5
+  -- reads ys out of bounds (one process: at the fifth element)
+  local ys = lacc.fromtable({ 1, 2, 3, 4, 5, 6 }, "i64")
+  return fails_alike(function(gen)
+    return lacc.permute(function(a, b) return lacc.cond(lacc.gt(a + b, 4), ys[a * 0 + 100], a + b) end,
+                        lacc.fill({ 3 }, lacc.constant(0, "i64")), function(i) return i * 0 + 2 end,
+                        gen({ 8 }, function() return lacc.constant(1, "i64") end))
+  end)
+end)
 check_case("misuse: a function of a program every rank computes alike reads a distributed array's rows: " ..
            "every rank's error, then the ranks go on", function()
   local xs = vec(9, "i64", 65, true)

@@ -934,11 +934,10 @@ local function merge_partials(op, nd, x, y)
 end
 
 -- the owner's rows: its defaults, then each rank's partial in rank order (compiled once:
--- the partials are new arrays each run)
+-- the partials are new arrays each run), inside the agreement; got: the partials' bytes,
+-- or a function giving them there (where taking them may fail alike on every rank)
 local function dense_combine(op, nd, dblock, got, pt, what)
   local sh = dblock:shape()
-  local parts = {}
-  for q = 1, #got do parts[q] = unpacked(got[q], pt, sh) end
   nd.combine_parts = nd.combine_parts or plain.compile(function(d, ...)
     local acc, combine = d, nd.args[1]
     for _, part in ipairs { ... } do
@@ -952,7 +951,12 @@ local function dense_combine(op, nd, dblock, got, pt, what)
     end
     return acc
   end)
-  return together(what, nd.combine_parts, dblock, unpack(parts, 1, #got))
+  return together(what, function()
+    if type(got) == "function" then got = got() end
+    local parts = {}
+    for q = 1, #got do parts[q] = unpacked(got[q], pt, sh) end
+    return nd.combine_parts(dblock, unpack(parts, 1, #got))
+  end)
 end
 
 local function push_handler(op)
@@ -1050,14 +1054,16 @@ local function push_handler(op)
                                                    opts.localopts)
         return packed(nd.merge_fn(unpacked(a, t, gs), unpacked(b, t, gs)), op)
       end)
+      -- (a failure the tree carried is every rank's, raised inside the combining's
+      -- agreement: no agreement of its own)
       local dblock = force(dv, opts)
-      local mine = together(what, function()
+      local function mine()
         if merged:byte(1) == C.FAILED then error(merged:sub(2), 0) end
         local rowbytes = (#merged - 1) / math.max(gs[1], 1)
         local a, b = rows_before(dv.counts, me()), rows_before(dv.counts, me() + 1)
-        return merged:sub(2 + a * rowbytes, 1 + b * rowbytes)
-      end)
-      return { acc = dense_combine(op, nd, dblock, { mine }, t, what), counts = dv.counts }
+        return { merged:sub(2 + a * rowbytes, 1 + b * rowbytes) }
+      end
+      return { acc = dense_combine(op, nd, dblock, mine, t, what), counts = dv.counts }
     end
     if dense then
       -- every rank's partial of this rank's rows is as long as its own
