@@ -538,11 +538,12 @@ local function signature(a)
   end
   return sig
 end
--- A loop's array of the turn before last, which no turn reads again: its memory released
--- now (lacc_array_discard), for the next turn's arrays to take while it is still in the
--- caches (the collector would free it turns later: a CG turn's kernels ran 1.3x slower
--- over arrays always new). The array stays, its elements gone, for the programs of last
--- turn that hold it, which the next turn rebinds (by its signature, kept first).
+-- An array a loop made that no program still to run reads: its memory released now
+-- (lacc_array_discard), for the turn's later arrays and the next turn's to take while it
+-- is still in the caches (the collector would free it turns later: a CG turn's kernels
+-- ran 1.3x slower over arrays always new). The array stays, its elements gone, for the
+-- programs of last turn that hold it, which the next turn rebinds (by its signature,
+-- kept first).
 local function discard(a)
   signature(a)
   pcall(util.core.array_discard, a)
@@ -883,12 +884,11 @@ local function readers_of(roots)
 end
 
 -- A turn's arrays (made by its runs, or last turn's the loop made), each with the nodes
--- whose value it is, are released once every node that reads those has been evaluated
--- this turn and was an array then (run at once: shared, or by its handler), none being
--- the array itself: no program still to run reads it. So the turn's later arrays take
--- its memory while it is warm (a CG turn's search direction update takes the stencil
--- product's, as one process's awhile does). Not the loop's roots (carried to the next
--- turn, or its condition).
+-- whose value it is, are released once every node that reads those is done with it
+-- (done, below): no program still to run reads it. So the turn's later arrays take its
+-- memory while it is warm (a CG turn's search direction update takes the stencil
+-- product's, as one process's awhile does). Not the loop's roots' (carried to the next
+-- turn, or its condition). Checked when a node that reads a candidate is evaluated.
 local Release = {}
 Release.__index = Release
 function Release:made(a, nd)
