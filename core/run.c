@@ -326,12 +326,6 @@ static int hold_begin(lacc_ctx *ctx, lacc_program *p, int nargs, lacc_array *con
                       run_hold *h) {
   h->p = p;
   h->n = nargs + p->nuses;
-  for (int i = 0; i < h->n; i++) {
-    const lacc_array *a = i < nargs ? args[i] : p->uses[i - nargs]->array;
-    if (a->discarded)
-      return ctx_error(ctx, LACC_ERR_ARG, "run: the program reads an array whose elements "
-                       "were released (lacc_array_discard)");
-  }
   h->held = malloc(sizeof *h->held * (size_t)(h->n + p->ast.nroots + 1));
   if (h->held == NULL) return err_oom(ctx);
   h->out = h->held + h->n;

@@ -325,6 +325,7 @@ int lacc_array_discard(lacc_ctx *ctx, lacc_array *a) {
   ctx->bytes -= a->bytes;
   a->bytes = 0;
   a->host_stale = 0;
+  a->exposed = 0;   /* no elements left whose tags a run would check */
   a->discarded = 1;
   view_sync(a);
   return LACC_OK;

@@ -203,6 +203,17 @@ static void test_discard(void) {
   check(lacc_run(c, "interp", 1, &p, &out) != LACC_OK, "discard: nor on the interpreter");
   lacc_node *q = lacc_acc_rebind(c, p, 1, &a, &b, 0, NULL, NULL);
   check(gives(c, q, 20, 40, 60), "discard: the program rebound to another array runs");
+  int64_t two = 2;   /* a bool array whose buffer was handed out: its tags are not checked */
+  lacc_array *flags = lacc_array_new(c, "bool", 1, &two);
+  check(lacc_array_leaf_data(flags, 0) != NULL, "discard: a bool array's buffer handed out");
+  lacc_node *uf = lacc_acc_use(c, flags, "test"), *x = lacc_exp_var(c, "bool", "test");
+  lacc_node *nx = lacc_exp_op(c, "lnot", 1, &x, "test"), *fn = lacc_lam(c, 1, &x, nx, "test");
+  lacc_node *margs[2] = { fn, uf }, *negated = lacc_acc_op(c, "map", 2, margs, "test");
+  check(lacc_array_discard(c, flags) == LACC_OK && lacc_run(c, "cpu", 1, &negated, &out) != LACC_OK &&
+        strstr(lacc_errmsg(c), "released") != NULL, "discard: an exposed array's run refused, no read");
+  lacc_node *made[] = { uf, x, nx, fn, negated };
+  for (size_t i = 0; i < sizeof made / sizeof *made; i++) lacc_node_release(made[i]);
+  lacc_array_release(flags);
   lacc_node_release(q);
   lacc_node_release(p);
   lacc_node_release(ua);

@@ -812,31 +812,39 @@ end
 -- ops whose handler evaluates its arguments itself (an acond's branch not taken is not run)
 local LAZY = {}
 
+-- Each edge of the graph reachable from roots (a list), edge(a, by): node `by` reads a,
+-- as an argument or inside its functions (the(alpha)); with inner, the nodes of the loops
+-- in it (nd.inner) too.
+local function each_edge(roots, inner, edge)
+  local seen = {}
+  local visit
+  local function reads(a, by)
+    if is_dn(a) then
+      edge(a, by)
+      visit(a)
+    end
+  end
+  visit = function(nd)
+    if seen[nd] then return end
+    seen[nd] = true
+    for i = 1, nd.n do reads(nd.args[i], nd) end
+    for _, a in ipairs(nd.reads or {}) do reads(a, nd) end
+    if inner then
+      for _, x in ipairs(nd.inner or {}) do if is_dn(x) then visit(x) end end
+    end
+  end
+  for _, x in ipairs(roots) do if is_dn(x) then visit(x) end end
+end
+
 -- How many times each node is read by the others reachable from roots (a list), as an
 -- argument or inside their functions (the(alpha)), each root counting once: a node read
 -- twice is materialised once (shared), as sharing recovery does in one process, rather
 -- than each reader's local program computing it again (a CG turn's stencil ran four
 -- times, its residual three). A loop's own graph (nd.inner) is counted apart, by the loop.
 local function uses_of(roots)
-  local count, seen = {}, {}
-  local function visit(nd)
-    if seen[nd] then return end
-    seen[nd] = true
-    local function reader_of(a)
-      if is_dn(a) then
-        count[a] = (count[a] or 0) + 1
-        visit(a)
-      end
-    end
-    for i = 1, nd.n do reader_of(nd.args[i]) end
-    for _, a in ipairs(nd.reads or {}) do reader_of(a) end
-  end
-  for _, x in ipairs(roots) do
-    if is_dn(x) then
-      count[x] = (count[x] or 0) + 1
-      visit(x)
-    end
-  end
+  local count = {}
+  for _, x in ipairs(roots) do if is_dn(x) then count[x] = (count[x] or 0) + 1 end end
+  each_edge(roots, false, function(a) count[a] = (count[a] or 0) + 1 end)
   return count
 end
 
@@ -863,23 +871,12 @@ end
 -- of its own graph that read it (never evaluated in the outer turn: what they read stays
 -- until the turn's end).
 local function readers_of(roots)
-  local readers, seen = {}, {}
-  local visit
-  local function edge(a, by)
-    if not is_dn(a) then return end
+  local readers = {}
+  each_edge(roots, true, function(a, by)
     local list = readers[a] or {}
     readers[a] = list
     list[#list + 1] = by
-    visit(a)
-  end
-  visit = function(nd)
-    if seen[nd] then return end
-    seen[nd] = true
-    for i = 1, nd.n do edge(nd.args[i], nd) end
-    for _, a in ipairs(nd.reads or {}) do edge(a, nd) end
-    for _, x in ipairs(nd.inner or {}) do if is_dn(x) then visit(x) end end
-  end
-  for _, x in ipairs(roots) do if is_dn(x) then visit(x) end end
+  end)
   return readers
 end
 
@@ -938,14 +935,15 @@ function Release:check(a)
   for _, n in ipairs(nodes) do self.by_node[n][a] = nil end
   discard(a)
 end
+-- the candidates that are node x's values, checked again
+function Release:recheck(x)
+  for a in pairs(self.by_node[x] or {}) do self:check(a) end
+end
 -- nd evaluated (its value v): the candidates it reads may be done with
 function Release:evaluated(nd, v)
   self.was_array[nd] = v ~= nil and array.is_array(v.acc)
-  local function reader_of(x)
-    for a in pairs(self.by_node[x] or {}) do self:check(a) end
-  end
-  for i = 1, nd.n do reader_of(nd.args[i]) end
-  for _, x in ipairs(nd.reads or {}) do reader_of(x) end
+  for i = 1, nd.n do self:recheck(nd.args[i]) end
+  for _, x in ipairs(nd.reads or {}) do self:recheck(x) end
 end
 -- the release of one turn: memo the turn's, loop { readers, roots }, new (this turn's
 -- arrays) and owned (the loop's, from earlier turns) tables of arrays
