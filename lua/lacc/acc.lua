@@ -28,22 +28,24 @@ M.wrap = wrap
 
 local use_cache = setmetatable({}, { __mode = "k" })
 
-function F.use(a)
+-- (w: the place its combinator found already, else where())
+local function use_at(a, w)
   if is_acc(a) then return a end
   if not array.is_array(a) then fail("use: expected a host array, got %s", util.describe(a)) end
   array.alive(a, "use")
   local hit = use_cache[a]
   if hit then return hit end
-  local r = M.remember(wrap(core.node_use(a, where())), a:shape())
+  local r = M.remember(wrap(core.node_use(a, w or where())), a:shape())
   use_cache[a] = r
   return r
 end
+function F.use(a) return use_at(a) end
 
 -- An array program of x (a program, or a host array lifted with use), else an error
--- naming the caller.
-function M.to_acc(x, what)
+-- naming the caller (at w, where its caller found its place already).
+function M.to_acc(x, what, w)
   if is_acc(x) then return x end
-  if array.is_array(x) then return F.use(array.alive(x, what)) end
+  if array.is_array(x) then return use_at(array.alive(x, what), w) end
   fail("%s: expected an array, got %s", what, util.describe(x))
 end
 local to_acc = M.to_acc
@@ -78,6 +80,8 @@ end
 
 -- A core combinator node op of args (nodes), as an array program.
 function M.acc(op, ...) return wrap(core.node_acc(op, where(), ...)) end
+-- the same at w, the place its combinator found already
+function M.acc_at(w, op, ...) return wrap(core.node_acc(op, w, ...)) end
 
 -- The programs that are a transpose of their input's last two dimensions (lacc.transpose,
 -- a.T, a gradient's), by their object: matmul reads such a right-hand side through a

@@ -11,7 +11,7 @@ local exp = require "lacc.exp"
 local array = require "lacc.array"
 local accs = require "lacc.acc"
 local core, where, fail = util.core, util.where, util.fail
-local to_acc, acc, wrap, is_acc = accs.to_acc, accs.acc, accs.wrap, accs.is_acc
+local to_acc, acc, acc_at, wrap, is_acc = accs.to_acc, accs.acc, accs.acc_at, accs.wrap, accs.is_acc
 local static_shape, remember = accs.static_shape, accs.remember
 local unpack = table.unpack or unpack
 local MAX_ZIP = util.limits.zip
@@ -30,9 +30,10 @@ end
 function F.generate(shape, f)
   local sh = exp.shape_exp(shape, "generate")
   local rank = type(shape) == "table" and not exp.is_exp(shape) and #shape or 1
+  local w = where()   -- (once: the lambda's and the node's place)
   local lam = exp.lambda(f, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end,
-    "generate")
-  return remember(acc("generate", sh.node, lam), accs.numeric_shape(shape))
+    "generate", w)
+  return remember(acc_at(w, "generate", sh.node, lam), accs.numeric_shape(shape))
 end
 
 function F.fill(shape, e)
@@ -78,18 +79,19 @@ local function zipwith(what, f, arrays, n)
   if n > MAX_ZIP then
     fail("%s: at most %d arrays, got %d (zip some into tuples first)", what, MAX_ZIP, n)
   end
+  local w = where()   -- (once: the arrays', the lambda's and the node's place)
   local nodes, ts = {}, {}
   local rank
   for i = 1, n do
-    local xs = to_acc(arrays[i], what)
+    local xs = to_acc(arrays[i], what, w)
     rank = rank or xs.rank
     if xs.rank ~= rank then
       fail("%s: arrays of one rank expected, got ranks %d and %d", what, rank, xs.rank)
     end
     nodes[i], ts[i] = xs.node, xs.t
   end
-  local lam = exp.lambda(f, ts, nil, nil, what)
-  return remember(acc("map", lam, unpack(nodes, 1, n)), meet_shapes(arrays, n))
+  local lam = exp.lambda(f, ts, nil, nil, what, w)
+  return remember(acc_at(w, "map", lam, unpack(nodes, 1, n)), meet_shapes(arrays, n))
 end
 M.zipwith = zipwith
 
@@ -193,24 +195,26 @@ local function without_dim(xs, d)
 end
 
 function F.fold(f, z, xs, opts)
-  xs = to_acc(xs, "fold")
+  local w = where()   -- (once: the array's, the start's, the lambda's and the node's place)
+  xs = to_acc(xs, "fold", w)
   if xs.rank < 1 then fail("fold: expected an array of rank 1 or more, got rank 0") end
   local d = dimension("fold", xs, opts, xs.rank)
   local shape = without_dim(xs, d)
   xs = innermost(xs, d)
-  local zz = exp.lift(z, xs.t, "fold")
-  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold")
-  return remember(acc("fold", lam, zz.node, xs.node), shape)
+  local zz = exp.lift(z, xs.t, "fold", w)
+  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold", w)
+  return remember(acc_at(w, "fold", lam, zz.node, xs.node), shape)
 end
 
 function F.fold1(f, xs, opts)
-  xs = to_acc(xs, "fold1")
+  local w = where()
+  xs = to_acc(xs, "fold1", w)
   if xs.rank < 1 then fail("fold1: expected an array of rank 1 or more, got rank 0") end
   local d = dimension("fold1", xs, opts, xs.rank)
   local shape = without_dim(xs, d)
   xs = innermost(xs, d)
-  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold1")
-  return remember(acc("fold1", lam, xs.node), shape)
+  local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, "fold1", w)
+  return remember(acc_at(w, "fold1", lam, xs.node), shape)
 end
 
 -- ---- scans along the innermost dimension (left: acc = f(acc, x); right: f(x, acc))
@@ -219,24 +223,26 @@ end
 -- result moved back.
 local function scan_with_z(name)
   return function(f, z, xs, opts)
-    xs = to_acc(xs, name)
+    local w = where()
+    xs = to_acc(xs, name, w)
     if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
     local d = dimension(name, xs, opts, xs.rank)
     xs = innermost(xs, d)
-    local zz = exp.lift(z, xs.t, name)
-    local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name)
-    return from_innermost(acc(name, lam, zz.node, xs.node), d)
+    local zz = exp.lift(z, xs.t, name, w)
+    local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name, w)
+    return from_innermost(acc_at(w, name, lam, zz.node, xs.node), d)
   end
 end
 
 local function scan1(name)
   return function(f, xs, opts)
-    xs = to_acc(xs, name)
+    local w = where()
+    xs = to_acc(xs, name, w)
     if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", name) end
     local d = dimension(name, xs, opts, xs.rank)
     xs = innermost(xs, d)
-    local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name)
-    return from_innermost(acc(name, lam, xs.node), d)
+    local lam = exp.lambda(f, { xs.t, xs.t }, xs.t, nil, name, w)
+    return from_innermost(acc_at(w, name, lam, xs.node), d)
   end
 end
 

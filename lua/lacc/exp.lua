@@ -82,7 +82,7 @@ local function lift_at(x, t, what, w)
   fail("%s: expected a scalar expression or a number, got %s%s", what or "value", describe(x),
     describe(x):find("array", 1, true) and NESTED or "")
 end
-function M.lift(x, t, what) return lift_at(x, t, what) end
+function M.lift(x, t, what, w) return lift_at(x, t, what, w) end
 
 -- A Lua boolean where lacc needs a bool expression is almost always a comparison Lua
 -- made before lacc saw it (x == 0.5 is false for every expression x): an error.
@@ -150,6 +150,11 @@ local function op(name, ...)
   return wrap(core.node_op(name, where(), ...))
 end
 
+-- The operators and scalar functions below, which make nodes and call nothing of the
+-- user's: traced as a combinator's function (sum's add), their nodes take the place the
+-- trace found for the combinator (trace, combining_op), not a walk of the stack each.
+local primitive = setmetatable({}, { __mode = "k" })
+
 -- (the operators below find their caller's place once: `where()` right in them sees the
 -- same first frame outside lacc as it would from op or constant_at)
 local function binop(name)
@@ -161,6 +166,7 @@ local function binop(name)
     local x, y = lift2(a, b, name, w)
     return wrap(core.node_op(name, w, x.node, y.node))
   end
+  primitive[f] = true
   return f
 end
 
@@ -172,6 +178,7 @@ local function unop(name)
     local w = where()
     return wrap(core.node_op(name, w, lift_at(a, nil, name, w).node))
   end
+  primitive[f] = true
   return f
 end
 
@@ -194,6 +201,7 @@ local function floaty(name)
     if not types.is_float(y.t) then y = M.cast(y, "f64") end
     return wrap(core.node_op(name, w, x.node, y.node))
   end
+  primitive[f] = true
   return f
 end
 
@@ -207,11 +215,13 @@ M.bnot, M.neg = unop("bnot"), unop("neg")
 M.eq, M.ne, M.lt, M.le, M.gt, M.ge =
   binop("eq"), binop("ne"), binop("lt"), binop("le"), binop("gt"), binop("ge")
 local function logic(name, f)
-  return function(a, b)
+  local g = function(a, b)
     no_lua_boolean(a, name)
     if name ~= "lnot" then no_lua_boolean(b, name) end
     return f(a, b)
   end
+  primitive[g] = true
+  return g
 end
 M.land, M.lor, M.lnot = logic("land", binop("land")), logic("lor", binop("lor")), logic("lnot", unop("lnot"))
 M.min, M.max, M.atan2 = binop("min"), binop("max"), binop("atan2")
@@ -461,23 +471,35 @@ function M.result(want, what, ...)
 end
 
 -- Trace f once with fresh variables of the types in params; adapt(vars) turns them into
--- the Lua arguments (e.g. 1-based indices). Returns what finish needs.
-local function trace(f, params, adapt, what)
+-- the Lua arguments (e.g. 1-based indices); w, the combinator's place where its caller
+-- found it already (else where()). Returns what finish needs.
+local function trace(f, params, adapt, what, w)
   what = what or "function"
   if type(f) ~= "function" and not (type(f) == "table" and getmetatable(f) and getmetatable(f).__call) then
     fail("%s: expected a function, got %s", what, type(f))
   end
-  local w = where()
+  w = w or where()
   local vars, nodes = {}, {}
   for i, t in ipairs(params) do
     nodes[i] = core.node_var(t, w)
     vars[i] = wrap(nodes[i])
   end
-  local args = adapt and { adapt(vars) } or vars
+  local args = vars
+  if adapt then
+    -- (lacc's own adapting, the arguments' projections and index shifts: at w too)
+    local place = util.place
+    util.place = w
+    local res = { pcall(adapt, vars) }
+    util.place = place
+    if not res[1] then error(res[2], 0) end
+    args = { (table.unpack or unpack)(res, 2, #res) }
+  end
   local out = { n = 0 }
   local function keep(...) out.n = select("#", ...); for i = 1, out.n do out[i] = select(i, ...) end end
-  local place = util.place   -- (the function's own nodes take its lines: util.where)
-  util.place = nil
+  -- (the function's own nodes take its lines, util.where; a primitive's take w, the
+  -- place a walk from inside it would find)
+  local place = util.place
+  util.place = primitive[f] and w or nil
   local ok, err = xpcall(function() keep(f((table.unpack or unpack)(args, 1, #args))) end,
                          function(e) return M.user_error(e, f) end)
   util.place = place
@@ -517,7 +539,13 @@ end
 
 -- The core function node of a trace, its result converted to type want if given.
 local function finish(tr, want)
-  local body = M.result(want, tr.what, (table.unpack or unpack)(tr.out, 1, tr.out.n))
+  -- (the result's constants and tuples take the combinator's place, as a walk from here
+  -- would find: nothing of the user's runs in between)
+  local place = util.place
+  util.place = tr.where
+  local ok, body = pcall(M.result, want, tr.what, (table.unpack or unpack)(tr.out, 1, tr.out.n))
+  util.place = place
+  if not ok then error(body, 0) end
   return core.node_lam(tr.where, body.node, (table.unpack or unpack)(tr.nodes, 1, #tr.nodes)), body.t
 end
 
@@ -527,17 +555,22 @@ local function result_type(tr)
   return nil
 end
 
-function M.lambda(f, params, want, adapt, what)
-  return finish(trace(f, params, adapt, what), want)
+function M.lambda(f, params, want, adapt, what, w)
+  return finish(trace(f, params, adapt, what, w), want)
 end
 
 -- The primitive a combining function f of two elements of scalar type t is, one of ops
 -- (default "add", "mul", "max", "min"), or nil: f traced once over two variables, as
 -- lacc_exp_is_op sees it (either operand order).
 function M.combining_op(f, t, ops)
-  local a = wrap(core.node_var(t, where()))
-  local b = wrap(core.node_var(t, where()))
+  local w = where()
+  local a = wrap(core.node_var(t, w))
+  local b = wrap(core.node_var(t, w))
+  -- (its nodes are only looked at, never kept, nor are its errors: one place for all)
+  local place = util.place
+  util.place = w
   local ok, body = pcall(function() return M.result(nil, "fold", f(a, b)) end)
+  util.place = place
   if not ok or not is_exp(body) then return nil end
   for _, name in ipairs(ops or { "add", "mul", "max", "min" }) do
     if core.node_is_op(body.node, name, a.node, b.node) ~= 0 then return name end

@@ -6,8 +6,8 @@ local types = require "lacc.types"
 local util = require "lacc.util"
 local exp = require "lacc.exp"
 local accs = require "lacc.acc"
-local fail = util.fail
-local to_acc, acc = accs.to_acc, accs.acc
+local fail, where = util.fail, util.where
+local to_acc, acc_at = accs.to_acc, accs.acc_at
 local unpack = table.unpack or unpack
 local MAX_RANK, MAX_WINDOW = util.limits.stencil_rank, util.limits.window
 
@@ -152,7 +152,8 @@ end
 
 -- stencil: a core node, so the cpu backend keeps boundary code off the interior.
 function F.stencil(f, boundary, xs, window)
-  xs = to_acc(xs, "stencil")
+  local here = where()   -- (once: the array's, the lambda's and the node's place)
+  xs = to_acc(xs, "stencil", here)
   if type(f) ~= "function" then fail("stencil: expected a function, got %s", type(f)) end
   if xs.rank < 1 or xs.rank > MAX_RANK then
     fail("stencil: expected an array of rank 1 to %d, got rank %d", MAX_RANK, xs.rank)
@@ -175,10 +176,10 @@ function F.stencil(f, boundary, xs, window)
     local parts = {}
     for i = 1, count do parts[i] = exp.prj(v[1], i) end
     return unpack(parts, 1, count)
-  end, "stencil")
-  local spec_node = exp.lift(math.floor(spec), "i64", "stencil").node
-  if type(b) ~= "string" then return acc("stencil", lam, xs.node, spec_node, b.node) end
-  local r = acc("stencil", lam, xs.node, spec_node)
+  end, "stencil", here)
+  local spec_node = exp.lift(math.floor(spec), "i64", "stencil", here).node
+  if type(b) ~= "string" then return acc_at(here, "stencil", lam, xs.node, spec_node, b.node) end
+  local r = acc_at(here, "stencil", lam, xs.node, spec_node)
   -- what a stencil of this one composes with: the user's own function, input and window
   -- (the composed form where this one was composed, with its cost)
   composed[r.node] = taps and { f = f, b = b, x = xs, w = w, taps = taps }

@@ -146,6 +146,35 @@ catalogue("at the user's line", {
     local p = lacc.fold(function(a, b) return a + b end, true, fs) --@foldz
     return p
   end, "fold", "f32", "boolean", line = "foldz" },
+  -- (the combinators below find their call's place once, for every node they make but
+  -- those of the user's function, which take the function's own lines)
+  { "adding i32 to f32 on a later line of a stencil's function", function()
+    local p = lacc.stencil(function(a, b, c)
+      local s = a + b + c
+      return s + lacc.constant(1, "i32") --@stenciladd
+    end, "clamp", fs)
+    return p
+  end, "add", "f32", "i32", line = "stenciladd" },
+  { "a stencil of a rank-0 array", function()
+    local p = lacc.stencil(function(a) return a end, "clamp", lacc.unit(lacc.constant(1, "f32"))) --@stencil0
+    return p
+  end, "stencil", "rank 0", line = "stencil0" },
+  { "a scan with a function returning bool", function()
+    local p = lacc.scanl(function(a, b) --@scanbool
+      return lacc.lt(a, b)
+    end, 0, fs)
+    return p
+  end, "scanl", "f32", "bool", line = "scanbool" },
+  { "a scan's start value of the wrong type", function()
+    local p = lacc.scanr(function(a, b) return a + b end, true, fs) --@scanz
+    return p
+  end, "scanr", "f32", "boolean", line = "scanz" },
+  { "a map whose function returns a string", function()
+    local p = lacc.map(function() --@mapstr
+      return "seven"
+    end, fs)
+    return p
+  end, "map", "string", line = "mapstr" },
   { "map with a number for f", function()
     local p = lacc.map(42, fs) --@nonfn
     return p
@@ -230,6 +259,13 @@ catalogue("at the user's line", {
     local p = lacc.generate({ 4 }, function(i) return fs[i] end) --@oob
     return p
   end, "out of bounds", "(4)", "4", "3", line = "oob", every_backend = ALL },
+  { "out-of-bounds xs[i] on a later line of a generate's function", function()
+    local p = lacc.generate({ 4 }, function(i)
+      local j = i * 1
+      return fs[j] --@oobgen
+    end)
+    return p
+  end, "out of bounds", "(4)", line = "oobgen", every_backend = ALL },
   { "out-of-bounds xs[i] below the start", function()
     local p = lacc.generate({ 3 }, function(i) return fs[i - 3] end) --@oobneg
     return p

@@ -1,0 +1,36 @@
+-- What a program built anew costs, each call: lacc.run of a map, a dot product, a 3x3
+-- stencil and a scan of a few elements, each program traced and simplified again every
+-- call (its plan and kernels found: programs of one shape), as a loop that writes
+-- `lacc.run(lacc.map(f, xs))` builds them. Prints each one's median over BENCH_REPS
+-- samples (default 7, after a warm-up sample) of CALLS calls (default 5000), in us a call.
+-- Usage: lua5.4 bench/lacc/anew.lua (or luajit), with bench/README.md's LUA_PATH.
+local lacc = require "lacc"
+local B = require "benchlib"
+local calls = tonumber(os.getenv("BENCH_CALLS") or "") or 5000
+local reps = tonumber(os.getenv("BENCH_REPS") or "") or 7
+local xs = lacc.fromtable({ 2.5 }, "f32")
+local x = lacc.run(lacc.generate({ 64 }, function(i) return lacc.cast(i, "f64") end))
+local y = lacc.run(lacc.generate({ 64 }, function(i) return lacc.cast(i, "f64") end))
+local img = lacc.run(lacc.generate({ 8, 8 }, function(i, j) return lacc.cast(i + j, "f64") end))
+local cases = {
+  { "map", function() return lacc.run(lacc.map(function(v) return v * 3 + 7 end, xs)) end },
+  { "dot", function() return lacc.run(lacc.sum(lacc.zipWith(function(u, v) return u * v end, x, y))) end },
+  { "stencil", function()
+    return lacc.run(lacc.stencil(function(a, b, c, d, e, f, g, h, i)
+      return (a + b + c + d + e + f + g + h + i) / 9
+    end, "clamp", img))
+  end },
+  { "scan", function() return lacc.run(lacc.scanl(function(a, b) return a + b end, 0, x)) end },
+}
+local out = {}
+for _, c in ipairs(cases) do
+  local f, times = c[2], {}
+  for rep = 0, reps do
+    local t0 = B.now()
+    for _ = 1, calls do f() end
+    if rep > 0 then times[#times + 1] = (B.now() - t0) / calls * 1e6 end
+  end
+  table.sort(times)
+  out[#out + 1] = ("%s %.1f"):format(c[1], times[math.floor((#times + 1) / 2)])
+end
+print((jit and jit.version or _VERSION) .. ", us a call built anew: " .. table.concat(out, ", "))
