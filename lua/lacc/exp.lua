@@ -470,6 +470,12 @@ function M.result(want, what, ...)
   return op("tuple", (table.unpack or unpack)(nodes, 1, n))
 end
 
+-- t[1..n] = ..., t.n = n (nils kept)
+local function keep_in(t, ...)
+  t.n = select("#", ...)
+  for i = 1, t.n do t[i] = select(i, ...) end
+end
+
 -- Trace f once with fresh variables of the types in params; adapt(vars) turns them into
 -- the Lua arguments (e.g. 1-based indices); w, the combinator's place where its caller
 -- found it already (else where()). Returns what finish needs.
@@ -489,18 +495,18 @@ local function trace(f, params, adapt, what, w)
     -- (lacc's own adapting, the arguments' projections and index shifts: at w too)
     local place = util.place
     util.place = w
-    local res = { pcall(adapt, vars) }
+    local res = { n = 0 }
+    local ok, err = pcall(function() keep_in(res, adapt(vars)) end)
     util.place = place
-    if not res[1] then error(res[2], 0) end
-    args = { (table.unpack or unpack)(res, 2, #res) }
+    if not ok then error(err, 0) end
+    args = res
   end
   local out = { n = 0 }
-  local function keep(...) out.n = select("#", ...); for i = 1, out.n do out[i] = select(i, ...) end end
   -- (the function's own nodes take its lines, util.where; a primitive's take w, the
   -- place a walk from inside it would find)
   local place = util.place
   util.place = primitive[f] and w or nil
-  local ok, err = xpcall(function() keep(f((table.unpack or unpack)(args, 1, #args))) end,
+  local ok, err = xpcall(function() keep_in(out, f((table.unpack or unpack)(args, 1, #args))) end,
                          function(e) return M.user_error(e, f) end)
   util.place = place
   if not ok then error(err, 0) end
