@@ -79,9 +79,9 @@ function M.numeric_shape(sh)
 end
 
 -- A core combinator node op of args (nodes), as an array program.
-function M.acc(op, ...) return wrap(core.node_acc(op, where(), ...)) end
--- the same at w, the place its combinator found already
+-- (acc_at: at w, the place its combinator found already)
 function M.acc_at(w, op, ...) return wrap(core.node_acc(op, w, ...)) end
+function M.acc(op, ...) return M.acc_at(where(), op, ...) end
 
 -- The programs that are a transpose of their input's last two dimensions (lacc.transpose,
 -- a.T, a gradient's), by their object: matmul reads such a right-hand side through a

@@ -491,15 +491,9 @@ local function trace(f, params, adapt, what, w)
     vars[i] = wrap(nodes[i])
   end
   local args = vars
-  if adapt then
-    -- (lacc's own adapting, the arguments' projections and index shifts: at w too)
-    local place = util.place
-    util.place = w
-    local res = { n = 0 }
-    local ok, err = pcall(function() keep_in(res, adapt(vars)) end)
-    util.place = place
-    if not ok then error(err, 0) end
-    args = res
+  if adapt then   -- (lacc's own adapting, the arguments' projections and index shifts: at w too)
+    args = { n = 0 }
+    keep_in(args, util.at_place(w, adapt, vars))
   end
   local out = { n = 0 }
   -- (the function's own nodes take its lines, util.where; a primitive's take w, the
@@ -547,11 +541,7 @@ end
 local function finish(tr, want)
   -- (the result's constants and tuples take the combinator's place, as a walk from here
   -- would find: nothing of the user's runs in between)
-  local place = util.place
-  util.place = tr.where
-  local ok, body = pcall(M.result, want, tr.what, (table.unpack or unpack)(tr.out, 1, tr.out.n))
-  util.place = place
-  if not ok then error(body, 0) end
+  local body = util.at_place(tr.where, M.result, want, tr.what, (table.unpack or unpack)(tr.out, 1, tr.out.n))
   return core.node_lam(tr.where, body.node, (table.unpack or unpack)(tr.nodes, 1, #tr.nodes)), body.t
 end
 
@@ -573,10 +563,7 @@ function M.combining_op(f, t, ops)
   local a = wrap(core.node_var(t, w))
   local b = wrap(core.node_var(t, w))
   -- (its nodes are only looked at, never kept, nor are its errors: one place for all)
-  local place = util.place
-  util.place = w
-  local ok, body = pcall(function() return M.result(nil, "fold", f(a, b)) end)
-  util.place = place
+  local ok, body = pcall(util.at_place, w, function() return M.result(nil, "fold", f(a, b)) end)
   if not ok or not is_exp(body) then return nil end
   for _, name in ipairs(ops or { "add", "mul", "max", "min" }) do
     if core.node_is_op(body.node, name, a.node, b.node) ~= 0 then return name end

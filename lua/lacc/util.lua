@@ -54,6 +54,19 @@ local own_fn = setmetatable({}, { __mode = "k" })
 -- and tracing a function clears it while the function runs (its nodes take its lines).
 M.place = nil
 
+-- f(...) with M.place set to place (nodes made meanwhile take it, where() walks nothing),
+-- then M.place as it was, also when f raises (the error raised again as it is).
+local function restored(saved, ok, ...)
+  M.place = saved
+  if not ok then error((...), 0) end
+  return ...
+end
+function M.at_place(place, f, ...)
+  local saved = M.place
+  M.place = place
+  return restored(saved, pcall(f, ...))
+end
+
 -- The first stack frame outside lacc's own Lua files: "file.lua:12".
 function M.where()
   if M.place then return M.place end
