@@ -21,6 +21,8 @@
 #include "base/settings.h"
 #include "base/text.h"
 #include "base/tune.h"
+#include "base/vec.h"
+#include "kir/kir.h"
 
 enum { MEMO_BUCKETS = 256 };
 
@@ -29,6 +31,9 @@ struct memo_entry {
   char *key;
   size_t len;
   void *value;
+  int nbound;              /* the constants the key left out whose values its plan read: */
+  int *bk;                 /* each one's kindex */
+  lacc_val *bv;            /* and value */
   memo_entry *next;
 };
 
@@ -43,9 +48,31 @@ static void put_str(text *t, const char *s) {
   if (s != NULL) put(t, s, strlen(s));
 }
 
+/* A constant's value, or where kc is given and lowering reads the value from the plan's
+ * table, its place among kc's instead (the node's kindex; a node met again, its place
+ * again): programs that differ there find one plan, run with a table of their own. */
+static void const_key(text *t, lacc_node *n, memo_consts *kc) {
+  if (kc == NULL || n->kind != K_CONST || !kir_const_lifted(n->type, n->cval)) {
+    put_int(t, 0);   /* (a value's bytes may be those of a place) */
+    put(t, &n->cval, sizeof n->cval);
+    return;
+  }
+  if (n->kindex == 0) {
+    if (vec_reserve(&kc->v, &kc->cap, kc->n + 1, 16, sizeof *kc->v) != 0) {
+      t->oom = 1;
+      return;
+    }
+    kc->v[kc->n++] = n->cval;
+    n->kindex = kc->n;
+  }
+  put_int(t, 1);
+  put_int(t, n->kindex);
+}
+
 /* 1: the node and its subtree written; 0: a node the key cannot stand for (a loop, an
  * array outside uses) */
-static int node_key(text *t, const lacc_node *n, const lacc_node *const *uses, int nuses) {
+static int node_key(text *t, lacc_node *n, const lacc_node *const *uses, int nuses,
+                    memo_consts *kc) {
   if (n->kind == K_AWHILE || n->loop != NULL || n->sub != NULL) return 0;
   put_int(t, n->kind);
   put_ptr(t, n->type);   /* interned: one pointer a type */
@@ -53,7 +80,7 @@ static int node_key(text *t, const lacc_node *n, const lacc_node *const *uses, i
   put_int(t, n->prim);
   put_int(t, n->field);
   put_int(t, n->nparams);
-  put(t, &n->cval, sizeof n->cval);
+  const_key(t, n, kc);
   put_int(t, n->merged);
   put_str(t, n->where);   /* the plan's messages name it */
   if (n->kind == K_USE) {
@@ -67,12 +94,12 @@ static int node_key(text *t, const lacc_node *n, const lacc_node *const *uses, i
   }
   put_int(t, n->nkids);
   for (int i = 0; i < n->nkids; i++)
-    if (!node_key(t, n->kids[i], uses, nuses)) return 0;
+    if (!node_key(t, n->kids[i], uses, nuses, kc)) return 0;
   return 1;
 }
 
-char *memo_key(const lacc_ctx *ctx, const ast_arena *ast, const lacc_node *const *uses,
-               int nuses, int backend, const char *device, size_t *len) {
+char *memo_key(const lacc_ctx *ctx, ast_arena *ast, int nparams, const lacc_node *const *uses,
+               int nuses, int backend, const char *device, memo_consts *kc, size_t *len) {
   if (ast->nnested > 0) return NULL;
   text t = { 0 };
   put_int(&t, backend);
@@ -85,7 +112,8 @@ char *memo_key(const lacc_ctx *ctx, const ast_arena *ast, const lacc_node *const
   put_int(&t, ast->nroots);
   put_int(&t, ast->lets);
   put_int(&t, nuses);
-  if (!node_key(&t, ast->root, uses, nuses) || t.oom) {
+  put_int(&t, nparams);
+  if (!node_key(&t, ast->root, uses, nuses, kc) || t.oom) {
     free(t.s);
     return NULL;
   }
@@ -100,18 +128,62 @@ static uint64_t hash_of(const char *key, size_t len) {
   return h;
 }
 
-void *memo_find(const lacc_ctx *ctx, const char *key, size_t len) {
+/* Whether the constants the key left out have, where e's plan read them, the values it
+ * was made for. */
+static int bound_match(const memo_entry *e, const memo_consts *kc) {
+  for (int i = 0; i < e->nbound; i++) {
+    int k = e->bk[i];
+    if (kc == NULL || k > kc->n || kc->v[k - 1].u != e->bv[i].u) return 0;
+  }
+  return 1;
+}
+
+void *memo_find(const lacc_ctx *ctx, const char *key, size_t len, const memo_consts *kc) {
   if (ctx->memo == NULL) return NULL;
   uint64_t h = hash_of(key, len);
   for (memo_entry *e = ctx->memo[h % MEMO_BUCKETS]; e != NULL; e = e->next)
-    if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0) return e->value;
+    if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0 && bound_match(e, kc))
+      return e->value;
   return NULL;
 }
 
-memo_entry *memo_add(lacc_ctx *ctx, char *key, size_t len, void *value) {
+/* Adds constant k (its value v) to e's bound ones, once. 0: out of memory. */
+static int bind(memo_entry *e, int k, lacc_val v) {
+  for (int i = 0; i < e->nbound; i++)
+    if (e->bk[i] == k) return 1;
+  int *bk = realloc(e->bk, sizeof *bk * (size_t)(e->nbound + 1));
+  if (bk == NULL) return 0;
+  e->bk = bk;
+  lacc_val *bv = realloc(e->bv, sizeof *bv * (size_t)(e->nbound + 1));
+  if (bv == NULL) return 0;
+  e->bv = bv;
+  e->bk[e->nbound] = k;
+  e->bv[e->nbound++] = v;
+  return 1;
+}
+
+/* The AST's constants left out of the key whose values a stage read (value_read). */
+static int bind_read(memo_entry *e, const lacc_node *n) {
+  if (n->kind == K_CONST && n->kindex > 0 && n->value_read && !bind(e, n->kindex, n->cval))
+    return 0;
+  for (int i = 0; i < n->nkids; i++)
+    if (!bind_read(e, n->kids[i])) return 0;
+  return 1;
+}
+
+memo_entry *memo_add(lacc_ctx *ctx, char *key, size_t len, void *value, const ast_arena *ast,
+                     const kplan *P) {
   if (ctx->memo == NULL) ctx->memo = calloc(MEMO_BUCKETS, sizeof *ctx->memo);
-  memo_entry *e = ctx->memo != NULL ? malloc(sizeof *e) : NULL;
-  if (e == NULL) {
+  memo_entry *e = ctx->memo != NULL ? calloc(1, sizeof *e) : NULL;
+  int ok = e != NULL && bind_read(e, ast->root);
+  for (int s = 0; ok && s < P->nconsts; s++)   /* those the C printed holds */
+    if (P->ksrc[s].k > 0 && P->ksrc[s].read) ok = bind(e, P->ksrc[s].k, P->consts[s]);
+  if (!ok) {
+    if (e != NULL) {
+      free(e->bk);
+      free(e->bv);
+      free(e);
+    }
     free(key);
     return NULL;
   }
@@ -133,6 +205,8 @@ void memo_remove(lacc_ctx *ctx, memo_entry *e) {
     }
   }
   free(e->key);
+  free(e->bk);
+  free(e->bv);
   free(e);
 }
 

@@ -36,14 +36,25 @@ struct lacc_program {
   int nuses, ucap;
   lacc_program *shared;        /* a live program of the same shape whose plan this one
                                   runs (retained), binding its own arrays; or NULL */
+  lacc_val *consts;            /* with shared: its plan's table of constants with this
+                                  program's own values, or NULL where they are the same */
+  kplan view;                  /* with consts: the shared plan, run with them */
   int sharers;                 /* the programs whose `shared` this one is (of its refs) */
   int detached;                /* its AST and plan no longer hold the graph (detach) */
   int kept;                    /* 1: in the context's kept list (one of its refs), 2: was */
   memo_entry *memo;            /* this program's entry in the context's table, or NULL */
 };
 
-/* The plan a program runs: its own, or that of the program of its shape it found. */
-static kplan *plan_of(lacc_program *p) { return p->shared != NULL ? &p->shared->plan : &p->plan; }
+/* The plan a program runs: its own, or that of the program of its shape it found, with
+ * its own constants where they differ (a copy of the plan's header taken at each run:
+ * the plan's owner may have detached it since). */
+static kplan *plan_of(lacc_program *p) {
+  if (p->shared == NULL) return &p->plan;
+  if (p->consts == NULL) return &p->shared->plan;
+  p->view = p->shared->plan;
+  p->view.consts = p->consts;
+  return &p->view;
+}
 
 /* The backend table: each compiled backend's operations. */
 static const backend_ops *ops_of(backend_kind b) {
@@ -148,6 +159,7 @@ void lacc_program_release(lacc_program *p) {
   if (p->memo != NULL) memo_remove(p->ctx, p->memo);
   if (p->shared != NULL) p->shared->sharers--;
   lacc_program_release(p->shared);
+  free(p->consts);
   if (p->planned) {
     exec_release(ops_of(p->backend), &p->plan);
     kplan_free(&p->plan);
@@ -209,28 +221,55 @@ static void bind_inputs(lacc_program *p) {
   }
 }
 
+/* The shared plan's table of constants with p's own values (kc: p's constants the key
+ * left out) into p->consts, or NULL where every value is the plan's. */
+static int own_consts(lacc_program *p, const kplan *P, const memo_consts *kc) {
+  int differ = 0;
+  for (int s = 0; s < P->nconsts; s++) {
+    int k = P->ksrc[s].k;
+    if (k > kc->n)   /* (the key holds every place: never) */
+      return ctx_error(p->ctx, LACC_ERR_BACKEND, "internal error: a plan found again reads "
+                       "constants its program lacks (memo.c)");
+    if (k > 0 && kc->v[k - 1].u != P->consts[s].u) differ = 1;
+  }
+  if (!differ) return LACC_OK;
+  p->consts = malloc(sizeof *p->consts * (size_t)P->nconsts);
+  if (p->consts == NULL) return err_oom(p->ctx);
+  for (int s = 0; s < P->nconsts; s++)
+    p->consts[s] = P->ksrc[s].k > 0 ? kc->v[P->ksrc[s].k - 1] : P->consts[s];
+  return LACC_OK;
+}
+
 /* The phases after sharing recovery: simplification, the parameters found, and on a
  * compiled backend fusion, lowering and the backend's build of the kernels, unless a
- * live program of the same shape (memo.c) has done them: a program run, not compiled
- * (lacc.run's; a compiled function is built once by its owner) then runs that one's
- * plan and kernels over its own arrays. */
+ * live program of the same shape (memo.c) has done them: the program (a run's, or a
+ * compiled function's: lacc.mpi compiles one for each distributed program it meets)
+ * then runs that one's plan and kernels over its own arrays, and on a backend that
+ * reads the constants at each run, with its own constants (a time step, a coefficient,
+ * a rank's offset) where the plan did not depend on their values. */
 static int prepare(lacc_program *p) {
   simplify_ast(&p->ast);
   int rc = find_params(p->ctx, p->nparams, p->params, p->ast.root);
   if (rc == LACC_OK) rc = find_uses(p, p->ast.root);
   if (rc != LACC_OK || p->backend == B_INTERP) return rc;
   size_t len = 0;
-  char *key = p->nparams == 0 ? memo_key(p->ctx, &p->ast, p->uses, p->nuses, (int)p->backend,
-                                         p->device, &len) : NULL;
-  lacc_program *same = key != NULL ? memo_find(p->ctx, key, len) : NULL;
+  memo_consts kc = { 0 };
+  memo_consts *kcp = ops_of(p->backend)->consts_at_run ? &kc : NULL;
+  char *key = memo_key(p->ctx, &p->ast, p->nparams, p->uses, p->nuses, (int)p->backend,
+                       p->device, kcp, &len);
+  lacc_program *same = key != NULL ? memo_find(p->ctx, key, len, kcp) : NULL;
   if (same != NULL) {
     free(key);
+    rc = kcp != NULL ? own_consts(p, &same->plan, kcp) : LACC_OK;
+    free(kc.v);
+    if (rc != LACC_OK) return rc;
     same->refs++;
     same->sharers++;
     if (same->kept == 1) memo_touch(p->ctx, same);
     p->shared = same;
     return LACC_OK;
   }
+  free(kc.v);
   hfuse_mark(&p->ast, p->ctx->hfuse);
   fusion_mark(&p->ast, p->ctx->fusion);
   hfuse_maps(&p->ast, p->ctx->hfuse);
@@ -241,7 +280,7 @@ static int prepare(lacc_program *p) {
   if (rc == LACC_OK) rc = exec_compile(p->ctx, ops_of(p->backend), p->device, &p->plan);
   if (rc == LACC_OK) bind_inputs(p);
   if (rc == LACC_OK && key != NULL)
-    p->memo = memo_add(p->ctx, key, len, p);
+    p->memo = memo_add(p->ctx, key, len, p, &p->ast, &p->plan);
   else free(key);
   return rc;
 }

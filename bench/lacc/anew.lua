@@ -1,8 +1,11 @@
 -- What a program built anew costs, each call: lacc.run of a map, a dot product, a 3x3
 -- stencil and a scan of a few elements, each program traced and simplified again every
 -- call (its plan and kernels found: programs of one shape), as a loop that writes
--- `lacc.run(lacc.map(f, xs))` builds them. Prints each one's median over BENCH_REPS
--- samples (default 7, after a warm-up sample) of CALLS calls (default 5000), in us a call.
+-- `lacc.run(lacc.map(f, xs))` builds them; and two whose constants change every call
+-- (coef: a map of 64 elements by a coefficient t, a time step's; size: a generate of
+-- 60-315 elements), which find the plan of another value on the cpu backend. Prints
+-- each one's median over BENCH_REPS samples (default 7, after a warm-up sample) of CALLS
+-- calls (default 5000), in us a call.
 -- Usage: lua5.4 bench/lacc/anew.lua (or luajit), with bench/README.md's LUA_PATH.
 local lacc = require "lacc"
 local B = require "benchlib"
@@ -22,6 +25,16 @@ local cases = {
   end },
   { "scan", function() return lacc.run(lacc.scanl(function(a, b) return a + b end, 0, x)) end },
 }
+local k = 0
+cases[#cases + 1] = { "coef", function()
+  k = k + 1
+  local t = 0.5 + k / 1024
+  return lacc.run(lacc.map(function(v) return v * t + 7 end, x))
+end }
+cases[#cases + 1] = { "size", function()
+  k = k + 1
+  return lacc.run(lacc.generate({ 60 + k % 256 }, function(i) return lacc.cast(i, "f64") * 0.5 end))
+end }
 local out = {}
 for _, c in ipairs(cases) do
   local f, times = c[2], {}

@@ -200,7 +200,9 @@ static int may_raise(const lacc_node *e) {
   if (e->prim == P_TAPE_LIMIT) return 1;
   if (!(prim_has(e->prim, PF_DIV) || e->prim == P_IPOW)) return 0;
   const lacc_node *d = e->kids[1];   /* a division by a constant other than 0 cannot fail */
-  return !(prim_has(e->prim, PF_DIV) && d->kind == K_CONST && d->cval.u != 0);
+  if (!prim_has(e->prim, PF_DIV) || d->kind != K_CONST) return 1;
+  node_value_read(d);
+  return d->cval.u == 0;
 }
 
 /* Whether two terms of one scope are the same term: the same nodes, whatever their
@@ -210,9 +212,11 @@ static int same_term(const lacc_node *a, const lacc_node *b) {
   if (a == b) return 1;
   if (a->kind != b->kind || a->type != b->type || a->rank != b->rank || a->prim != b->prim ||
       a->field != b->field || a->nparams != b->nparams || a->nkids != b->nkids ||
-      a->array != b->array || memcmp(&a->cval, &b->cval, sizeof a->cval) != 0 ||
-      a->loop != NULL || b->loop != NULL)
+      a->array != b->array || a->loop != NULL || b->loop != NULL)
     return 0;
+  node_value_read(a);   /* (constants: the same term only for their values) */
+  node_value_read(b);
+  if (memcmp(&a->cval, &b->cval, sizeof a->cval) != 0) return 0;
   if (may_raise(a) && (a->where == NULL || b->where == NULL || strcmp(a->where, b->where) != 0))
     return 0;
   for (int i = 0; i < a->nkids; i++)

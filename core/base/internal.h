@@ -299,12 +299,26 @@ struct lacc_node {
   struct lacc_node *hscan;     /* a scan: the fold (a group's first) over the same rows
                                   whose row loop it may share; that fold: the scan
                                   (hfuse.c); read by lowering */
+  int kindex;                  /* K_CONST: 1 + its place among the constants whose values
+                                  memo.c's key leaves out (a plan found by that key reads
+                                  them from the program's own table), else 0: written by
+                                  memo.c; read by lowering */
+  int value_read;              /* K_CONST: a stage after the key decided something by its
+                                  value (hfuse.c, lowering: node_value_read), so a plan
+                                  runs only programs of that value: read by memo.c */
   /* Scratch of a walk over the graph, valid while mark equals the generation the walk
    * took from ctx->next_mark: sharing recovery (one conversion) and awhile_build
    * (awhile.c) use it; nothing keeps a value in it past its walk. */
   int tmp;
   uint64_t mark;
 };
+
+/* A stage after memo.c's key (hfuse, lowering) decides by constant n's value: marked so
+ * that the plan is shared only by programs whose constant there has that value. (Casts
+ * away the const of a stage that only reads the AST otherwise: the mark is memo.c's.) */
+static inline void node_value_read(const lacc_node *n) {
+  if (n->kind == K_CONST) ((lacc_node *)n)->value_read = 1;
+}
 
 /* ---- errors of runs, worded once (errors.c); each returns its code.
  * The error in ctx after node failed to allocate its result: a shape or size error gets

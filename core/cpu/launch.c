@@ -616,6 +616,7 @@ const backend_ops cpu_backend = {
   .caps = { .cpu_like = 1, .lane_segments = 1, .private_scatter = 1, .wide_tile_most = 8,
             .tile_group_bytes = 64, .tile_parts = 1,
             .sort_where = "on the host in parallel chunks on the cpu backend's threads" },
+  .consts_at_run = 1,
   .compile = cpu_compile,
   .release = cpu_release,
   .begin = cpu_begin,

@@ -33,6 +33,10 @@ typedef struct backend_ops {
   /* What its kernels can run (lowering asks this); cpu_like is also set for a device
    * that device_is_cpu says is a CPU. */
   kcaps caps;
+  /* 1: its runs read P->consts as they are at each run (the cpu backend's kernels take
+   * the table as an argument), so a plan may run with another program's constants
+   * (memo.c); 0: compile takes them in (an OpenCL buffer). */
+  int consts_at_run;
   /* Build P's kernels (P->code) for the device named by `device` (NULL: the default). */
   int (*compile)(lacc_ctx *ctx, const char *device, kplan *P);
   /* Let go of P->code. */

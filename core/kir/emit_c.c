@@ -22,6 +22,8 @@ typedef struct {
   text t;
   int cl;              /* printing OpenCL C (opencl/launch.c runs it), else C (cpu/launch.c) */
   signed char *counts; /* per variable of the function printed: its constant shift count */
+  int *kslot;          /* per variable: the plan's constant that defines it, or -1 */
+  const kplan *P;      /* the plan printed */
 } sbuf;
 
 static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -193,6 +195,15 @@ static const char *const cl_prelude =
   "  F[1] = key;\n  F[2] = check;\n  F[3] = n;\n"
   "  for (int i = 0; i < n && i < 16; i++) F[4 + i] = vals[i];\n}\n";
 
+/* Whether the shift by variable c of type k prints as a plain shift by a count the code
+ * then holds. Where c is a constant of the plan's table, the code depends on its value
+ * either way: no program of another value may run this plan (memo.c). */
+static int known_shift(const sbuf *b, int c, scalar_kind k) {
+  if (b->counts == NULL) return 0;
+  if (b->kslot[c] >= 0 && b->P->ksrc != NULL) b->P->ksrc[b->kslot[c]].read = 1;
+  return b->counts[c] >= 0 && b->counts[c] < scalar_bits(k);
+}
+
 /* Shifts by any count, negative counts shifting the other way (prim.c's shift). */
 static void shift_helpers(sbuf *b) {
   for (int k = S_I8; k <= S_U64; k++) {
@@ -344,12 +355,12 @@ static void prim_int(sbuf *b, prim_op p, scalar_kind k, int a, int c) {
   case P_BXOR: put(b, "(%s)(v%d ^ v%d)", t, a, c); return;
   case P_BNOT: put(b, "(%s)~v%d", t, a); return;
   case P_SHL:
-    if (b->counts != NULL && b->counts[c] >= 0 && b->counts[c] < scalar_bits(k))
+    if (known_shift(b, c, k))
       put(b, "(%s)((%s)v%d << %d)", t, utype(k), a, b->counts[c]);
     else put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 1)", (int)k, a, c);
     return;
   case P_SHR:
-    if (b->counts != NULL && b->counts[c] >= 0 && b->counts[c] < scalar_bits(k))
+    if (known_shift(b, c, k))
       put(b, "(%s)(v%d >> %d)", t, a, b->counts[c]);
     else put(b, "lacc_shift_%d(v%d, (int64_t)v%d, 0)", (int)k, a, c);
     return;
@@ -585,16 +596,20 @@ static void declare_vars(sbuf *b, const kfn *F, int from_params) {
  * kernel's code). A plain shift by a number the C compiler sees is one it vectorises;
  * the helper's tests for counts out of range are branches it does not. -1: unknown, or
  * outside 0..63. NULL when out of memory (every shift then takes the helper). */
-static signed char *shift_counts(const kplan *P, const kfn *F) {
+static signed char *shift_counts(const kplan *P, const kfn *F, int **kslot) {
   int n = F->nvars > 0 ? F->nvars : 1;
   signed char *c = malloc((size_t)n);
   unsigned char *defs = calloc((size_t)n, 1);
-  if (c == NULL || defs == NULL) {
+  *kslot = malloc(sizeof **kslot * (size_t)n);
+  if (c == NULL || defs == NULL || *kslot == NULL) {
     free(c);
     free(defs);
+    free(*kslot);
+    *kslot = NULL;
     return NULL;
   }
   memset(c, -1, (size_t)n);
+  for (int v = 0; v < n; v++) (*kslot)[v] = -1;
   const klist *lists[2] = { &F->pro, &F->body };
   for (int li = 0; li < 2; li++)
     for (int i = 0; i < lists[li]->n; i++) {
@@ -605,13 +620,17 @@ static signed char *shift_counts(const kplan *P, const kfn *F) {
       scalar_kind k = F->vt[d];
       if (in->op != KO_CONST && in->op != KO_KCONST) continue;
       if (k == S_BOOL || scalar_is_float(k)) continue;
+      if (in->op == KO_KCONST) (*kslot)[d] = (int)in->imm.i;
       lacc_val v = in->op == KO_CONST ? in->imm : P->consts[in->imm.i];
       int64_t x = scalar_is_signed(k) ? v.i : (int64_t)v.u;
       if (!scalar_is_signed(k) && v.u > 63) x = -1;
       c[d] = (signed char)(x >= 0 && x <= 63 ? x : -1);
     }
   for (int v = 0; v < n; v++)
-    if (defs[v] != 1) c[v] = -1;
+    if (defs[v] != 1) {
+      c[v] = -1;
+      (*kslot)[v] = -1;
+    }
   free(defs);
   return c;
 }
@@ -631,11 +650,14 @@ static void function(sbuf *b, const kplan *P, int k) {
           s, buf, written ? "" : "const ", t, s, buf);
     }
   int depth = 1;
-  b->counts = shift_counts(P, F);
+  b->P = P;
+  b->counts = shift_counts(P, F, &b->kslot);
   for (int i = 0; i < F->pro.n; i++) instr(b, F, &F->pro.v[i], &depth);
   for (int i = 0; i < F->body.n; i++) instr(b, F, &F->body.v[i], &depth);
   free(b->counts);
+  free(b->kslot);
   b->counts = NULL;
+  b->kslot = NULL;
   put(b, "}\n");
 }
 
@@ -698,11 +720,14 @@ static void cl_function(sbuf *b, const kplan *P, int k) {
   declare_vars(b, F, 0);
   cl_role(b, F);
   int depth = 1;
-  b->counts = shift_counts(P, F);
+  b->P = P;
+  b->counts = shift_counts(P, F, &b->kslot);
   for (int i = 0; i < F->pro.n; i++) instr(b, F, &F->pro.v[i], &depth);
   for (int i = 0; i < F->body.n; i++) instr(b, F, &F->body.v[i], &depth);
   free(b->counts);
+  free(b->kslot);
   b->counts = NULL;
+  b->kslot = NULL;
   put(b, "}\n");
 }
 

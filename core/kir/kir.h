@@ -332,6 +332,16 @@ typedef struct {
   int rank;
 } pcheck;
 
+/* A constant of the plan's table: the AST constant it is (its kindex: memo.c's key left
+ * its value out, so a program of another value there may run this plan with its own
+ * table), 0 for one made by lowering (of values the key holds, or that lowering read:
+ * node_value_read); read: the C printed for the plan depends on its value (a shift count
+ * written into the code: emit_c.c), so no other value may run it. */
+typedef struct {
+  int k;
+  int read;
+} kconst_src;
+
 typedef struct kplan {
   lacc_ctx *ctx;
   pslot *slots;
@@ -349,6 +359,8 @@ typedef struct kplan {
   lacc_val *consts;        /* constants of the program, passed at run time so that the
                               kernels' source (and the compile cache) does not vary */
   int nconsts, kcap;
+  kconst_src *ksrc;        /* where each constant came from (nconsts of them) */
+  int kscap;
   int nparams;
   kcaps caps;              /* of the backend it is for (awhile's nested plans too) */
   void *code;              /* the backend's kernels for it (backend.h: compile, release) */
@@ -356,6 +368,10 @@ typedef struct kplan {
   struct kblock *mem;      /* arena for IR arguments and lowering scratch */
   size_t mem_bytes;        /* its blocks' memory */
 } kplan;
+
+/* Whether lowering reads a user constant of type t and value v from the plan's table at
+ * run time (else it writes it into the code: 0, 1, -1, booleans). */
+int kir_const_lifted(const lacc_type *t, lacc_val v);
 
 int kplan_init(kplan *P, lacc_ctx *ctx);
 void kplan_free(kplan *P);

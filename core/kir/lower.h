@@ -104,7 +104,7 @@ void lw_fact(lower *L, int v, int hi, int off);
 kinst *lw_emit(lower *L, kop op);
 int lw_k_const(lower *L, scalar_kind k, lacc_val v);
 int lw_k_int(lower *L, scalar_kind k, int64_t i);
-int lw_k_user_const(lower *L, const lacc_type *t, lacc_val v);
+int lw_k_user_const(lower *L, const lacc_node *src, const lacc_type *t, lacc_val v);
 void lw_k_mov(lower *L, int dst, int src);
 int lw_k_prim(lower *L, prim_op p, int a, int b);
 /* 0 <= x < n (zero: the constant 0), and acc && x (acc < 0: none yet, x itself): the

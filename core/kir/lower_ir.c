@@ -63,8 +63,9 @@ int lw_k_int(lower *L, scalar_kind k, int64_t i) {
 }
 
 /* A user constant read from the run-time table: programs that differ only in their
- * constants (sizes, coefficients) share one compiled kernel. 0, 1 and -1 stay inline. */
-static int lifted(const lacc_type *t, lacc_val v) {
+ * constants (sizes, coefficients) share one compiled kernel, and on a backend that reads
+ * the table at each run one plan (memo.c). 0, 1 and -1 stay inline. */
+int kir_const_lifted(const lacc_type *t, lacc_val v) {
   scalar_kind k = t->scalar;
   if (k == S_BOOL) return 0;
   if (k == S_F32) return !(v.f == 0 && !signbit(v.f)) && v.f != 1;
@@ -72,12 +73,19 @@ static int lifted(const lacc_type *t, lacc_val v) {
   return !(v.i >= -1 && v.i <= 1);
 }
 
-int lw_k_user_const(lower *L, const lacc_type *t, lacc_val v) {
-  /* a grouped producer's elements inline theirs, so that their copies are alike */
-  if (!lifted(t, v) || L->grp != NULL) return lw_k_const(L, t->scalar, v);
+/* src: the AST constant (NULL for a value lowering computed from constants it read). */
+int lw_k_user_const(lower *L, const lacc_node *src, const lacc_type *t, lacc_val v) {
+  if (!kir_const_lifted(t, v)) return lw_k_const(L, t->scalar, v);
+  if (L->grp != NULL) {   /* a grouped producer's elements inline theirs, so that their copies are alike */
+    if (src != NULL) node_value_read(src);
+    return lw_k_const(L, t->scalar, v);
+  }
   kplan *P = L->P;
   lw_grow(L, (void **)&P->consts, &P->kcap, P->nconsts, sizeof *P->consts);
+  lw_grow(L, (void **)&P->ksrc, &P->kscap, P->nconsts, sizeof *P->ksrc);
   P->consts[P->nconsts] = v;
+  P->ksrc[P->nconsts].k = src != NULL ? src->kindex : 0;
+  P->ksrc[P->nconsts].read = 0;
   int pro = L->pro, d = lw_var(L, t->scalar);
   L->pro = 1;
   kinst *in = lw_emit(L, KO_KCONST);

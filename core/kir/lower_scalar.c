@@ -62,6 +62,7 @@ int *lw_copy(lower *L, const lacc_type *t, const int *src) {
 static int exact_reciprocal(const lacc_node *c, lacc_val *r) {
   int e;
   if (c->kind != K_CONST) return 0;
+  if (scalar_is_float(c->type->scalar)) node_value_read(c);   /* the code chosen by its value */
   if (c->type->scalar == S_F32) {   /* a power of two, and 1/c neither 0 nor inf */
     float q = 1.0f / c->cval.f;
     r->f = q;
@@ -102,7 +103,7 @@ static int *lower_prim(lower *L, const lacc_node *e, const senv *se, const aenv 
   int *out = ints(L, 1);
   lacc_val r;
   if (e->prim == P_DIV && e->nkids == 2 && exact_reciprocal(e->kids[1], &r)) {
-    out[0] = lw_k_prim(L, P_MUL, a, lw_k_user_const(L, e->kids[1]->type, r));
+    out[0] = lw_k_prim(L, P_MUL, a, lw_k_user_const(L, NULL, e->kids[1]->type, r));
     return out;
   }
   int b = e->nkids > 1 ? lw_lower_exp(L, e->kids[1], se, ae)[0] : -1;
@@ -321,7 +322,7 @@ int *lw_lower_exp(lower *L, const lacc_node *e, const senv *se, const aenv *ae) 
   switch (e->kind) {
   case K_CONST: {
     int *o = ints(L, 1);
-    o[0] = lw_k_user_const(L, e->type, e->cval);
+    o[0] = lw_k_user_const(L, e, e->type, e->cval);
     return o;
   }
   case K_EVAR: {

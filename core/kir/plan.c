@@ -66,6 +66,7 @@ void kplan_free(kplan *P) {
   free(P->results);
   free(P->guards);
   free(P->consts);
+  free(P->ksrc);
   while (P->mem != NULL) {
     kblock *n = P->mem->next;
     free(P->mem);

@@ -171,3 +171,153 @@ for _, backend in ipairs(compiled) do
     end)
   end)
 end
+
+-- Programs that differ only in their constants (a time step, a coefficient, a size, a
+-- rank's offset): on the cpu backend, which reads a plan's table of constants at each run,
+-- they share one plan, each run with its own values; a constant whose value the plan was
+-- made by (a float division by a power of two, a shift count written into the code, a
+-- division that cannot fail, two terms the same only for equal constants, a grouped
+-- producer's index algebra) gets a plan of its own for each value. Every result against
+-- plain Lua or the interpreter.
+local function interp(p)
+  local ok, r = pcall(function() return { lacc.run(p, { backend = "interp" }) } end)
+  return ok, r
+end
+local function same_as_interp(p, opts, what)
+  local ok, want = interp(p)
+  local ok2, got = pcall(function() return { lacc.run(p, opts) } end)
+  assert.are.equal(ok, ok2, what .. ": " .. tostring(ok and got or want))
+  if not ok then
+    assert.are.equal(tostring(want):gsub("^.-: ", ""), tostring(got):gsub("^.-: ", ""), what)
+    return
+  end
+  for i = 1, #want do
+    if #want[i]:shape() == 0 then
+      assert.is_true(H.same(want[i]:get(), got[i]:get()), what)
+    else
+      H.check_array(got[i], want[i]:totable())
+    end
+  end
+end
+
+for _, backend in ipairs(compiled) do
+  describe("programs that differ only in their constants on " .. backend, function()
+    local opts = { backend = backend }
+
+    it("a coefficient, a size and a fill value of each run: each run's own values", function()
+      local function made(c, n, v)   -- one place: one shape
+        local xs = lacc.generate({ n }, function(i) return lacc.cast(i, "f64") end)
+        local m = lacc.map(function(x) return x * c + 0.5 end, xs)
+        return { m, lacc.sum(m), lacc.fill({ n, 2 }, lacc.constant(v, "i64")) }
+      end
+      local cases = { { 2.5, 3, 7 }, { -0.0, 5, 2 ^ 62 }, { 0 / 0, 4, -7 }, { 1e308, 2, 0 },
+                      { 0, 3, 1 }, { 1, 1, -1 }, { -1, 0, 5 }, { 7.25, 6, -2 ^ 63 },
+                      { 1 / 0, 2, 2 ^ 62 + 2 ^ 10 }, { 2.5, 3, 7 } }
+      local keep = {}
+      for k, c in ipairs(cases) do
+        local p = made(c[1], c[2], c[3])
+        keep[k] = p   -- alive: each later one finds the plans of the earlier ones
+        local r = { lacc.run(p, opts) }
+        local m, s, f = {}, 0, {}
+        for i = 1, c[2] do
+          m[i] = i * c[1] + 0.5
+          s = s + m[i]
+          f[2 * i - 1], f[2 * i] = c[3], c[3]
+        end
+        H.check_array(r[1], m)
+        assert.is_true(H.same(r[2]:get(), s), ("case %d: sum %s, want %s"):format(k, tostring(r[2]:get()), s))
+        H.check_array(r[3], f)
+      end
+      H.check_array(lacc.run(keep[1], opts), { 3, 5.5, 8 })   -- the first's own values still
+    end)
+
+    it("a constant written into the code (0, 1, -1) and one read from the table are other shapes", function()
+      local xs = lacc.fromtable({ 3, -4, 5 }, "i64")
+      for _, c in ipairs { -1, 5, -1, 1, 7, 0, 2 } do
+        H.check_array(lacc.run(lacc.map(function(x) return x * c end, xs), opts), { 3 * c, -4 * c, 5 * c })
+      end
+    end)
+
+    it("a float division by a constant: by a power of two and by others", function()
+      local xs = lacc.fromtable({ 1, -3, 7.5, 1e-310, 0 / 0, 1 / 0 }, "f64")
+      for _, c in ipairs { 2, 3, 0.5, 0.1, -4, 3, 2, 1 / 0, 2 ^ -1074 } do
+        local r = lacc.run(lacc.map(function(x) return x / c end, xs), opts)
+        local want = {}
+        for i, x in ipairs(xs:totable()) do want[i] = x / c end
+        H.check_array(r, want)
+      end
+    end)
+
+    it("shifts by a constant count, in range and past it", function()
+      local xs = lacc.fromtable({ 7, -9, 100, 2 ^ 31 - 1, -2 ^ 31 }, "i32")
+      local ys = lacc.fromtable({ 7, -9, 2 ^ 62, -1 }, "i64")
+      for _, c in ipairs { 3, 5, 40, -2, 31, 63, 64, 3, 0, 1, -1 } do
+        same_as_interp(lacc.map(function(x) return lacc.shl(x, c) end, xs), opts, "shl " .. c)
+        same_as_interp(lacc.map(function(x) return lacc.shr(x, c) end, ys), opts, "shr " .. c)
+      end
+    end)
+
+    it("integer division by a constant that is 0 on some runs", function()
+      local xs = lacc.fromtable({ 7, -9, 100, -2 ^ 63 }, "i64")
+      for _, c in ipairs { 2, 0, 3, 0, 5, -1, 2 } do
+        -- sibling folds over the same rows (one loop where neither can fail)
+        local function q(x) return lacc.idiv(x, c) end
+        same_as_interp({ lacc.sum(lacc.map(q, xs)), lacc.maximum(lacc.map(function(x) return lacc.idiv(x, 7) + c end, xs)) },
+          opts, "idiv " .. c)
+      end
+    end)
+
+    it("sibling permutes whose targets are the same term only for equal constants", function()
+      local xs = lacc.fromtable({ 3, 8, 1, 6, 5, 2, 9 }, "i64")
+      for _, c in ipairs { { 2, 2 }, { 2, 3 }, { 3, 2 }, { 5, 5 }, { 2, 3 } } do
+        local function to(k) return function(i) return (xs[i] * k) % 4 + 1 end end
+        local zero = lacc.fill({ 4 }, lacc.constant(0, "i64"))
+        same_as_interp({ lacc.permute(function(a, b) return a + b end, zero, to(c[1]), xs),
+                         lacc.permute(function(a, b) return a + b end, zero, to(c[2]),
+                                      lacc.map(function(x) return x * 10 end, xs)) },
+          opts, ("permutes %d %d"):format(c[1], c[2]))
+      end
+    end)
+
+    it("a generate's index algebra by constant shifts and masks (grouped elements)", function()
+      for _, c in ipairs { { 2, 3 }, { 3, 7 }, { 2, 5 }, { 3, 3 }, { 1, 7 }, { 5, 15 }, { 2, 3 } } do
+        same_as_interp(lacc.generate({ 37 }, function(i)
+          return lacc.bxor(lacc.shr(i, c[1]) * 2654435761, lacc.band(i, c[2]))
+        end), opts, ("generate %d %d"):format(c[1], c[2]))
+      end
+    end)
+  end)
+end
+
+do
+  describe("programs that differ only in their constants, on the cpu backend", function()
+    it("share one plan where it does not depend on their values, and not otherwise", function()
+      -- a new plan prints "a program ... runs on the fast tier's kernels" (LACC_VERBOSE)
+      local out, status = H.child([[
+        local lacc = require "lacc"
+        local xs = lacc.fromtable({ 1, 2, 3 }, "f64")
+        local function run(p) return lacc.run(p, { backend = "cpu" }) end
+        io.stderr:write("-- coefficients\n")
+        for _, c in ipairs { 2.5, 3.5, 0 / 0, 1e300, 4.5 } do
+          assert(run(lacc.sum(lacc.map(function(x) return x * c + 0.25 end, xs))):get() == 6 * c + 0.75 or c ~= c)
+        end
+        io.stderr:write("-- divisions\n")
+        for _, c in ipairs { 2, 3, 2, 3, 5 } do
+          run(lacc.map(function(x) return x / c end, xs))
+        end
+        io.stderr:write("-- end\n")
+      ]], nil, "LACC_TIER=fast LACC_VERBOSE=1")
+      assert.are.equal(0, status, out)
+      local function plans(from, to)
+        local part = out:match(from .. "\n(.-)" .. to)
+        local n = 0
+        for _ in part:gmatch("runs on the fast tier's kernels") do n = n + 1 end
+        return n
+      end
+      assert.are.equal(1, plans("%-%- coefficients", "%-%- divisions"), out)
+      -- the plan depends on the divisor's value (a power of two is a multiplication by
+      -- its reciprocal): 2, 3 and 5 a plan each, 2 and 3 found again
+      assert.are.equal(3, plans("%-%- divisions", "%-%- end"), out)
+    end)
+  end)
+end
