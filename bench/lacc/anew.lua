@@ -3,9 +3,11 @@
 -- call (its plan and kernels found: programs of one shape), as a loop that writes
 -- `lacc.run(lacc.map(f, xs))` builds them; and two whose constants change every call
 -- (coef: a map of 64 elements by a coefficient t, a time step's; size: a generate of
--- 60-315 elements), which find the plan of another value on the cpu backend. Prints
--- each one's median over BENCH_REPS samples (default 7, after a warm-up sample) of CALLS
--- calls (default 5000), in us a call.
+-- 60-315 elements), which find the plan of another value on the cpu backend; and a
+-- filter of 64 (a composite combinator). Prints each one's median over BENCH_REPS
+-- samples (default 7, after a warm-up sample) of CALLS calls (default 5000), in us a
+-- call; with BENCH_COUNT=1, the Lua VM instructions a call runs instead (count hook, 20
+-- calls after 3: a measure a busy machine does not move).
 -- Usage: lua5.4 bench/lacc/anew.lua (or luajit), with bench/README.md's LUA_PATH.
 local lacc = require "lacc"
 local B = require "benchlib"
@@ -35,6 +37,22 @@ cases[#cases + 1] = { "size", function()
   k = k + 1
   return lacc.run(lacc.generate({ 60 + k % 256 }, function(i) return lacc.cast(i, "f64") * 0.5 end))
 end }
+cases[#cases + 1] = { "filter", function()
+  return lacc.run((lacc.filter(function(v) return lacc.gt(v, 3) end, x)))
+end }
+if os.getenv("BENCH_COUNT") == "1" then
+  local out = {}
+  for _, c in ipairs(cases) do
+    for _ = 1, 3 do c[2]() end
+    local n = 0
+    debug.sethook(function() n = n + 1 end, "", 1)
+    for _ = 1, 20 do c[2]() end
+    debug.sethook()
+    out[#out + 1] = ("%s %d"):format(c[1], math.floor(n / 20))
+  end
+  print((jit and jit.version or _VERSION) .. ", VM instructions a call built anew: " .. table.concat(out, ", "))
+  return
+end
 local out = {}
 for _, c in ipairs(cases) do
   local f, times = c[2], {}

@@ -79,6 +79,7 @@ local function install_arith(lacc)
     local f = lacc[name]
     if f and not NOT_ELEMENTWISE[name] then
       lacc[name] = function(...)
+        if not C.live then return f(...) end
         local n = select("#", ...)
         local args = { ... }
         if not any_dist(args, n) then
@@ -123,6 +124,7 @@ local function compiled(lacc, compile)
       for k, v in pairs(opts) do if k ~= "args" then runopts[k] = v end end
     end
     return function(...)
+      if not C.live then return cf(...) end
       local n = select("#", ...)
       local args = { ... }
       if not any_dist(args, n) then return cf(...) end
@@ -158,6 +160,7 @@ function M.install(lacc)
   local function element(name)
     local f = lacc[name]
     lacc[name] = function(...)
+      if not C.live then return f(...) end
       local n = select("#", ...)
       local args = { ... }
       if not any_dist(args, n) then return f(...) end
@@ -168,13 +171,14 @@ function M.install(lacc)
   for k = 3, 9 do element("zipWith" .. k) end
   local unzip = lacc.unzip
   lacc.unzip = function(xs, ...)
-    if not is_dist(xs) then return unzip(xs, ...) end
+    if not C.live or not is_dist(xs) then return unzip(xs, ...) end
     local k = #{ plain.unzip(stand(xs)) }
     return record("unzip", k, unzip, { xs }, 1)
   end
   for name, w in pairs(wrapped) do
     local f = lacc[name]
     local call = function(...)
+      if not C.live then return f(...) end
       local n = select("#", ...)
       local args = { ... }
       -- lists of arrays (concat's parts, acond's branches, awhile's arrays) count too
@@ -188,6 +192,7 @@ function M.install(lacc)
       local mt = getmetatable(f)
       local old = mt.__call
       mt.__call = function(self, ...)
+        if not C.live then return old(self, ...) end
         local n = select("#", ...)
         local args = { ... }
         if any_dist(args, n) then return w(args, n) end
@@ -200,7 +205,7 @@ function M.install(lacc)
   local function denying(name, f)
     local deny = not_yet(name)
     return function(...)
-      if C.dist_in({ ... }, select("#", ...)) then deny() end
+      if C.live and C.dist_in({ ... }, select("#", ...)) then deny() end
       return f(...)
     end
   end
@@ -215,6 +220,7 @@ function M.install(lacc)
       local g = f(fn, argnums)   -- (its checks)
       local ks = type(argnums) == "number" and { argnums } or argnums or { 1 }
       return function(...)
+        if not C.live then return g(...) end
         local n = select("#", ...)
         local args = { ... }
         if not any_dist(args, n) then return g(...) end
@@ -234,14 +240,14 @@ function M.install(lacc)
   lacc.compile = compiled(lacc, lacc.compile)
   local run, explain = lacc.run, lacc.explain
   lacc.run = function(p, opts)
-    if has_dist(p) then return run_dist(p, opts) end
+    if C.live and has_dist(p) then return run_dist(p, opts) end
     if type(opts) == "table" and opts.backend == "mpi" then
       return run(p, local_opts(opts))
     end
     return run(p, opts)
   end
   lacc.explain = function(p, opts)
-    if has_dist(p) then return explain_dist(p) end
+    if C.live and has_dist(p) then return explain_dist(p) end
     return explain(p, opts)
   end
 end

@@ -26,6 +26,11 @@ local plain = {}   -- lacc's functions before this module wrapped them
 local B            -- the binding, once init has run
 
 local C = {}
+-- Whether this Lua state has made a distributed array or program: until it has, lacc's
+-- combinators wrapped by lacc.mpi (and lacc.mpi.scalars) call lacc's own at once (their
+-- checks of arguments for distributed values cost a tenth to a fifth of building a
+-- small program); values of distributed programs come only from such arrays.
+C.live = false
 
 -- lacc itself, for the handlers: through C.L, which reads the module installed (install)
 function C.set_lacc(lacc) L = lacc end
@@ -201,6 +206,7 @@ local damethods, dnmethods = {}, {}
 
 local function new_da(block, counts, t, rank)
   -- (rows: the row counts; a field named counts would hide the method)
+  C.live = true
   return setmetatable({ block = block, rows = counts, t = t, rank = rank }, DA)
 end
 
@@ -338,6 +344,7 @@ local next_id = 0
 local function node(op, args, n, res_index, stand_res)
   next_id = next_id + 1
   local s = stand_res
+  C.live = true
   return setmetatable({ op = op, args = args, n = n, id = next_id, where = util.where(),
                         stand = s, t = s.t, rank = s.rank, res = res_index }, DN)
 end

@@ -196,7 +196,7 @@ SKIP.constant = nil
 local depth = 0
 local function deferring(name, f)
   return function(...)
-    if depth > 0 then return f(...) end
+    if depth > 0 or not C.live then return f(...) end
     local n = select("#", ...)
     local args = { ... }
     if C.dist_in(args, n) then return f(...) end
