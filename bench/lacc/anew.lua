@@ -3,11 +3,12 @@
 -- call (its plan and kernels found: programs of one shape), as a loop that writes
 -- `lacc.run(lacc.map(f, xs))` builds them; and two whose constants change every call
 -- (coef: a map of 64 elements by a coefficient t, a time step's; size: a generate of
--- 60-315 elements), which find the plan of another value on the cpu backend; and a
--- filter of 64 (a composite combinator). Prints each one's median over BENCH_REPS
--- samples (default 7, after a warm-up sample) of CALLS calls (default 5000), in us a
--- call; with BENCH_COUNT=1, the Lua VM instructions a call runs instead (count hook, 20
--- calls after 3: a measure a busy machine does not move).
+-- 60-315 elements), which find the plan of another value on the cpu backend; and
+-- composite combinators (built of others): a filter of 64, a matmul of 8 x 8, a take of a
+-- reverse of a transpose of 8 x 8. Prints each one's median over BENCH_REPS samples
+-- (default 7, after a warm-up sample) of CALLS calls (default 5000), in us a call; with
+-- BENCH_COUNT=1, the Lua VM instructions a call runs instead (count hook, 20 calls after
+-- 3: a measure a busy machine does not move).
 -- Usage: lua5.4 bench/lacc/anew.lua (or luajit), with bench/README.md's LUA_PATH.
 local lacc = require "lacc"
 local B = require "benchlib"
@@ -39,6 +40,10 @@ cases[#cases + 1] = { "size", function()
 end }
 cases[#cases + 1] = { "filter", function()
   return lacc.run((lacc.filter(function(v) return lacc.gt(v, 3) end, x)))
+end }
+cases[#cases + 1] = { "matmul", function() return lacc.run(lacc.matmul(img, img)) end }
+cases[#cases + 1] = { "rearrange", function()
+  return lacc.run(lacc.take(5, lacc.reverse(lacc.transpose(img))))
 end }
 if os.getenv("BENCH_COUNT") == "1" then
   local out = {}

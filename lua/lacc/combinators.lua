@@ -550,7 +550,7 @@ end
 -- either formulation written by hand. Extents that should agree and do not are an error:
 -- at once for host arrays, else when the program runs (an index out of bounds in matmul).
 local MATMUL_RANKS = { ["2,2"] = true, ["3,3"] = true, ["2,1"] = true, ["1,2"] = true }
-function F.matmul(a, b)
+F.matmul = util.composite(function(a, b)
   local ha, hb = array.is_array(a) and a:shape(), array.is_array(b) and b:shape()
   a, b = to_acc(a, "matmul"), to_acc(b, "matmul")
   for _, x in ipairs({ a, b }) do
@@ -580,21 +580,21 @@ function F.matmul(a, b)
   -- k runs to the larger of the two extents, so that a mismatch reads out of bounds
   if ra == 2 and rb == 2 then
     prod = lacc.generate({ sa[1], sb[2], exp.max(sa[2], sb[1]) },
-                         function(i, j, k) return a:at(i, k) * b:at(k, j) end)
+                         exp.own(function(i, j, k) return a:at(i, k) * b:at(k, j) end))
   elseif ra == 3 then
     prod = lacc.generate({ exp.max(sa[1], sb[1]), sa[2], sb[3], exp.max(sa[3], sb[2]) },
-                         function(t, i, j, k) return a:at(t, i, k) * b:at(t, k, j) end)
+                         exp.own(function(t, i, j, k) return a:at(t, i, k) * b:at(t, k, j) end))
   elseif ra == 2 then
     prod = lacc.generate({ sa[1], exp.max(sa[2], sb[1]) },
-                         function(i, k) return a:at(i, k) * b:at(k) end)
+                         exp.own(function(i, k) return a:at(i, k) * b:at(k) end))
   else
     prod = lacc.generate({ sb[2], exp.max(sa[1], sb[1]) },
-                         function(j, k) return a:at(k) * b:at(k, j) end)
+                         exp.own(function(j, k) return a:at(k) * b:at(k, j) end))
   end
   local r = lacc.fold(exp.add, 0, prod)
   accs.products[r] = { a, b }
   return r
-end
+end)
 
 -- all(p, xs) / any(p, xs): whether p holds for every / some element (rank 0; all of an
 -- empty array is true); and_ / or_ of an array of bools.
@@ -624,14 +624,14 @@ F.all = setmetatable({}, { __tostring = function() return "lacc.all" end,
 -- `out_rank` 1-based indices; the core sees 0-based shapes on both sides.
 local function index_fn(what, f, sh, rank, out_rank)
   if type(f) ~= "function" then fail("%s: expected a function, got %s", what, type(f)) end
-  return exp.lambda(function(...)
+  return exp.lambda(exp.own_as(f, function(...)
     local res = { f(...) }
     if #res ~= out_rank then
       fail("%s: the index function must return %d indices, got %d", what, out_rank, #res)
     end
     if out_rank == 0 then return exp.wrap(core.node_op("tuple", where())) end
     return exp.index_exp(res, what)
-  end, { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end, what)
+  end), { sh.t }, nil, function(v) return exp.index_args(v[1], rank) end, what)
 end
 
 local function shape_rank(shape)
@@ -660,13 +660,13 @@ function F.permute(combine, defaults, f, xs)
   xs = to_acc(xs, "permute")
   if type(f) ~= "function" then fail("permute: expected a function, got %s", type(f)) end
   local r = defaults.rank
-  local g = function(...)
+  local g = exp.own_as(f, function(...)
     local res = { f(...) }
     if #res == 1 and rawequal(res[1], lacc.ignore) and r > 1 then
       for d = 2, r do res[d] = lacc.ignore end
     end
     return unpack(res, 1, #res)
-  end
+  end)
   local lam = index_fn("permute", g, { t = exp.shape_type(xs.rank) }, xs.rank, r)
   local comb = exp.lambda(combine, { defaults.t, defaults.t }, defaults.t, nil, "permute")
   return acc("permute", comb, defaults.node, lam, xs.node)

@@ -155,6 +155,20 @@ end
 -- trace found for the combinator (trace, combining_op), not a walk of the stack each.
 local primitive = setmetatable({}, { __mode = "k" })
 
+-- f, a function of lacc's own that a composite combinator (filter, matmul, ...) gives to
+-- the combinators it is built of, marked as the operators are: traced, its nodes take
+-- the place of the combinator's caller, found once (util.at_place), not a walk each.
+-- The user's functions it passes on are traced as theirs (their own lines).
+function M.own(f)
+  primitive[f] = true
+  return f
+end
+-- g, which wraps f (adapting its arguments or results), marked as f is.
+function M.own_as(f, g)
+  if primitive[f] then primitive[g] = true end
+  return g
+end
+
 -- (the operators below find their caller's place once: `where()` right in them sees the
 -- same first frame outside lacc as it would from op or constant_at)
 local function binop(name)

@@ -10,6 +10,7 @@ local accs = require "lacc.acc"
 local fail = util.fail
 local to_acc, acc = accs.to_acc, accs.acc
 local unpack = table.unpack or unpack
+local own, composite = exp.own, util.composite
 
 local M = {}
 local F = {}   -- what this module adds to lacc
@@ -30,7 +31,7 @@ local function push(name)
 end
 F.append, F.interleave = push("append"), push("interleave")
 
-function F.concat(list)
+F.concat = composite(function(list)
   if type(list) ~= "table" or getmetatable(list) ~= nil or #list == 0 then
     fail("concat: expected a non-empty table of arrays")
   end
@@ -40,16 +41,16 @@ function F.concat(list)
     return lacc.append(build(lo, mid), build(mid + 1, hi))
   end
   return build(1, #list)
-end
+end)
 
-function F.transpose(xs)
+F.transpose = composite(function(xs)
   xs = to_acc(xs, "transpose")
   if xs.rank ~= 2 then fail("transpose: expected an array of rank 2, got rank %d", xs.rank) end
   local s = lacc.shape(xs)
-  local r = lacc.backpermute({ s[2], s[1] }, function(i, j) return j, i end, xs)
+  local r = lacc.backpermute({ s[2], s[1] }, own(function(i, j) return j, i end), xs)
   accs.transposed[r] = true
   return r
-end
+end)
 
 -- reverse and rotate act on the innermost dimension.
 local function along_inner(what, xs, g)
@@ -57,11 +58,11 @@ local function along_inner(what, xs, g)
   if xs.rank < 1 then fail("%s: expected an array of rank 1 or more, got rank 0", what) end
   local s = lacc.shape(xs)
   local n = s[xs.rank]
-  return lacc.backpermute(s, function(...)
+  return lacc.backpermute(s, own(function(...)
     local ix = { ... }
     ix[xs.rank] = g(ix[xs.rank], n)
     return unpack(ix, 1, xs.rank)
-  end, xs)
+  end), xs)
 end
 
 -- Elements lo + 1 .. lo + len of each row (innermost dimension) of xs.
@@ -69,11 +70,11 @@ local function inner_slice(xs, lo, len)
   local s = lacc.shape(xs)
   local r = xs.rank
   s[r] = len
-  return lacc.backpermute(s, function(...)
+  return lacc.backpermute(s, own(function(...)
     local ix = { ... }
     ix[r] = ix[r] + lo
     return unpack(ix, 1, r)
-  end, xs)
+  end), xs)
 end
 
 local function inner_extent(xs) return lacc.shape(xs)[xs.rank] end
@@ -81,7 +82,7 @@ local function inner_extent(xs) return lacc.shape(xs)[xs.rank] end
 -- reverse and rotate of a push array stay push arrays ("Defunctionalizing Push Arrays"): the parts reversed or
 -- cut and reordered, so that materialising the result still writes each part in a loop
 -- of its own, with no test per element.
-function F.reverse(xs)
+F.reverse = composite(function(xs)
   xs = to_acc(xs, "reverse")
   local p = xs._push
   if p and p[1] == "append" then return lacc.append(lacc.reverse(p[3]), lacc.reverse(p[2])) end
@@ -90,10 +91,10 @@ function F.reverse(xs)
     return lacc.interleave(lacc.reverse(inner_slice(p[3], 0, m)), lacc.reverse(inner_slice(p[2], 0, m)))
   end
   return along_inner("reverse", xs, function(i, n) return n - i + 1 end)
-end
+end)
 
 -- rotate(k, xs): result[i] = xs[(i - 1 + k) mod n + 1], so rotate(1, {1,2,3}) = {2,3,1}.
-function F.rotate(k, xs)
+F.rotate = composite(function(k, xs)
   xs = to_acc(xs, "rotate")
   if not exp.is_exp(k) and not util.is_integer(k) then
     fail("rotate: expected an integer amount (a number or an expression), got %s", util.show(k))
@@ -118,11 +119,11 @@ function F.rotate(k, xs)
     return lacc.interleave(lacc.rotate((k - 1) / 2, b), lacc.rotate((k + 1) / 2, a))
   end
   return along_inner("rotate", xs, function(i, n) return exp.imod(i - 1 + kk, n) + 1 end)
-end
+end)
 
 -- replicate(spec, xs): spec lists the result's dimensions, outermost first: lacc.all
 -- takes the next dimension of xs, an extent adds a new dimension.
-function F.replicate(spec, xs)
+F.replicate = composite(function(spec, xs)
   xs = to_acc(xs, "replicate")
   if type(spec) ~= "table" then fail("replicate: expected a table spec, got %s", type(spec)) end
   for d, e in ipairs(spec) do
@@ -144,14 +145,14 @@ function F.replicate(spec, xs)
   if alls ~= xs.rank then
     fail("replicate: the spec has %d lacc.all entries, the array has rank %d", alls, xs.rank)
   end
-  return lacc.backpermute(shape, function(...)
+  return lacc.backpermute(shape, own(function(...)
     local ix, src = { ... }, {}
     for d, e in ipairs(spec) do
       if rawequal(e, lacc.all) then src[#src + 1] = ix[d] end
     end
     return unpack(src, 1, #src)
-  end, xs)
-end
+  end), xs)
+end)
 
 -- slice(xs, spec): one entry per dimension of xs: lacc.all keeps it, an index fixes it
 -- (the dimension goes), a range {from, to [, step]} keeps the elements from, from + step,
@@ -175,7 +176,7 @@ local function range_of(d, e)
   return f, st, exp.max(exp.idiv(t - f, st) + 1, 0)
 end
 
-function F.slice(xs, spec)
+F.slice = composite(function(xs, spec)
   xs = to_acc(xs, "slice")
   if type(spec) ~= "table" or #spec ~= xs.rank then
     fail("slice: expected a spec of %d entries", xs.rank)
@@ -196,7 +197,7 @@ function F.slice(xs, spec)
     if rawequal(e, lacc.all) then shape[#shape + 1] = s[d]
     elseif ranges[d] then shape[#shape + 1] = ranges[d][3] end
   end
-  return lacc.backpermute(shape, function(...)
+  return lacc.backpermute(shape, own(function(...)
     local ix, src, k = { ... }, {}, 0
     for d, e in ipairs(spec) do
       if rawequal(e, lacc.all) then
@@ -210,8 +211,8 @@ function F.slice(xs, spec)
       end
     end
     return unpack(src, 1, xs.rank)
-  end, xs)
-end
+  end), xs)
+end)
 
 -- take(n, xs) / drop(n, xs): the first n elements of each row (innermost dimension), or
 -- all but them; n is clamped to 0 .. the row's length.
@@ -224,8 +225,8 @@ local function take_drop(what, n, xs, drop)
   if drop then return inner_slice(xs, k, len - k) end
   return inner_slice(xs, 0, k)
 end
-function F.take(n, xs) return take_drop("take", n, xs, false) end
-function F.drop(n, xs) return take_drop("drop", n, xs, true) end
+F.take = composite(function(n, xs) return take_drop("take", n, xs, false) end)
+F.drop = composite(function(n, xs) return take_drop("drop", n, xs, true) end)
 
 -- The element of xs that idx names: an integer for xs of rank 1, else a tuple of xs.rank
 -- integers (1-based).

@@ -79,7 +79,7 @@ function F.fold1Seg(f, xs, segs) return fold_seg("fold1Seg", f, nil, xs, segs) e
 -- which p holds, and their count (rank 0), or with per_row the count of each row (xs's
 -- outer shape, Accelerate's filter): a scan of the kept flags gives each kept element its
 -- place, a permute puts it there, and differences of the scan count the rows.
-function F.filter(p, xs, opts)
+local function filter(p, xs, opts)
   xs = to_acc(xs, "filter")
   if type(p) ~= "function" then fail("filter: expected a function, got %s", type(p)) end
   local per_row = false
@@ -97,28 +97,30 @@ function F.filter(p, xs, opts)
   local flat = lacc.flatten(xs)
   local keep = zipwith("filter", exp.predicate(p, "filter"), { flat }, 1)
   if keep.t ~= "bool" then fail("filter: the predicate must return bool, got %s", keep.t) end
-  local places = lacc.scanl(exp.add, 0, lacc.map(function(k)
+  local own = exp.own
+  local places = lacc.scanl(exp.add, 0, lacc.map(own(function(k)
     return lacc.cond(k, exp.lift(1, "i64", "filter"), exp.lift(0, "i64", "filter"))
-  end, keep))
+  end), keep))
   local n = lacc.size(flat)
-  local count = lacc.generate({}, function() return places[n + 1] end)
+  local count = lacc.generate({}, own(function() return places[n + 1] end))
   local m = count:at()
-  local defaults = lacc.backpermute({ m }, function() return 1 end, flat)
-  local values = lacc.permute(function(new) return new end, defaults, function(i)
+  local defaults = lacc.backpermute({ m }, own(function() return 1 end), flat)
+  local values = lacc.permute(own(function(new) return new end), defaults, own(function(i)
     return lacc.cond(keep[i], places[i] + 1, lacc.ignore)
-  end, flat)
+  end), flat)
   if per_row then   -- Accelerate's counts: one per row, the rows' kept elements in turn
     local r = xs.rank
-    count = lacc.generate({ unpack(lacc.shape(xs), 1, r - 1) }, function(...)
+    count = lacc.generate({ unpack(lacc.shape(xs), 1, r - 1) }, own(function(...)
       local ix = { ... }
       local row = lacc.shape(xs)[r]
       local lin = exp.lift(0, "i64", "filter")
       for d = 1, r - 1 do lin = lin * lacc.shape(xs)[d] + (ix[d] - 1) end
       return places[(lin + 1) * row + 1] - places[lin * row + 1]
-    end)
+    end))
   end
   return values, count
 end
+F.filter = util.composite(filter)
 
 -- Segmented scans along the innermost dimension (segment lengths in segs, rank 1,
 -- integers, summing to the dimension): scanl1Seg / scanr1Seg scan each segment on its

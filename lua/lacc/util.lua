@@ -67,6 +67,14 @@ function M.at_place(place, f, ...)
   return restored(saved, pcall(f, ...))
 end
 
+-- A composite combinator (one built of others: filter, matmul, transpose, ...) that
+-- finds its caller's place once: f runs at it, so that the combinators it calls and the
+-- functions of its own it gives them (exp.own) make their nodes there without a walk of
+-- the stack each.
+function M.composite(f)
+  return function(...) return M.at_place(M.where(), f, ...) end
+end
+
 -- The first stack frame outside lacc's own Lua files: "file.lua:12".
 function M.where()
   if M.place then return M.place end

@@ -266,6 +266,16 @@ catalogue("at the user's line", {
     end)
     return p
   end, "out of bounds", "(4)", line = "oobgen", every_backend = ALL },
+  { "out-of-bounds xs[i] on a later line of a filter's predicate", function()
+    local p = lacc.filter(function(x)
+      local j = lacc.cast(x, "i64") + 10
+      return lacc.gt(fs[j], 0) --@oobfilter
+    end, xs)
+    return p
+  end, "out of bounds", line = "oobfilter", every_backend = ALL },
+  { "idiv by zero in a filter's predicate", function()
+    return lacc.filter(function(x) return lacc.gt(lacc.idiv(10, x - 2), 0) end, xs) --@idivfilter
+  end, "division by zero", "idiv", line = "idivfilter", every_backend = ALL },
   { "out-of-bounds xs[i] below the start", function()
     local p = lacc.generate({ 3 }, function(i) return fs[i - 3] end) --@oobneg
     return p
