@@ -9,6 +9,8 @@
 # machine's own bound on that ratio) and 2 ranks over the two lone processes (what the
 # exchanges add to it). cg: ten conjugate-gradient turns in one awhile
 # (examples/mpi_cg.lua's iteration).
+# Each way makes BENCH_WARM (10) runs of each program before the BENCH_REPS (11) it times
+# (the first runs over tens of MB measure the shared cache taking the input in).
 # The four ways run in rounds (BENCH_ROUNDS, 3): cpu, the pair, 1 rank, 2 ranks, then
 # again, so that each ratio is taken within one round, seconds apart, and a busy spell of
 # the machine falls on both its sides; the table gives each time's median over the
@@ -38,7 +40,7 @@ while [ "$k" -le "$ROUNDS" ]; do
   run 2 > "$out/2.$k" || exit 1
   k=$((k + 1))
 done
-echo "lacc.mpi (bench/mpi): medians of ${BENCH_REPS:-11} runs in ms, one thread per process, BENCH_SCALE=${BENCH_SCALE:-1}; $ROUNDS rounds (times and ratios: medians over the rounds)"
+echo "lacc.mpi (bench/mpi): medians of ${BENCH_REPS:-11} runs (after ${BENCH_WARM:-10} others) in ms, one thread per process, BENCH_SCALE=${BENCH_SCALE:-1}; $ROUNDS rounds (times and ratios: medians over the rounds)"
 printf '%-10s %9s %9s %9s %9s %11s %10s %10s %12s\n' program cpu "2 alone" "1 rank" "2 ranks" \
   "1 rank/cpu" "2/1 ranks" "alone 2/1" "2 ranks/alone"
 for p in dot blur histogram cg; do

@@ -10,13 +10,19 @@
 --   histogram  n i64 keys into 256 bins by permute(+) (n per rank)
 --   cg         ten conjugate-gradient turns of a (rows x 1024) f64 grid in one awhile
 -- Weak scaling: the size grows with the rank count. Prints, on rank 1, one line per
--- program: "<program> <median ms> <checksum>", medians of REPS runs after one warm-up
+-- program: "<program> <median ms> <checksum>", medians of REPS runs after WARM others
 -- (barriers before and after each run, the second inside the time: each run takes the
 -- slower rank's time, or the pair's slower one's).
 local lacc = require "lacc"
 local mode = arg[1] or "mpi"
 local scale = tonumber(os.getenv("BENCH_SCALE") or "1") or 1
 local REPS = tonumber(os.getenv("BENCH_REPS") or "11") or 11
+-- runs before the timed ones, the same number in every process (the ranks' and the
+-- pair's barriers count them): the first runs over an input of tens of MB take up to
+-- twice the later ones' time on this kind of machine while the shared cache takes the
+-- input in, a few passes at a time (the histogram's permute: 5-7 ms for 5-20 runs, then
+-- 3.0-3.2), and a median of the first eleven measured that, not the program
+local WARM = tonumber(os.getenv("BENCH_WARM") or "10") or 10
 local P, rank = 1, 1
 local lone = mode == "cpu" or mode == "pair"
 if not lone then rank, P = lacc.mpi.init() end
@@ -57,7 +63,7 @@ end
 local function timed(name, program, checksum)
   local times = {}
   local result
-  for k = 0, REPS do
+  for k = 1 - WARM, REPS do
     -- the last result freed first, in both modes: its memory is recycled for the next
     -- (a new array each run would pay its pages' first touch, costly on some machines)
     if result and result.free then result:free() end
