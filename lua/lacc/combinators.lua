@@ -509,7 +509,8 @@ local function arg_extreme(what, larger)
     return lacc.map(function(p) return p[2] end, best)
   end
 end
-F.argmax, F.argmin = arg_extreme("argmax", true), arg_extreme("argmin", false)
+F.argmax = util.composite(arg_extreme("argmax", true))
+F.argmin = util.composite(arg_extreme("argmin", false))
 
 -- where(mask, a, b): a where mask holds, else b, element by element (arrays of one rank
 -- whose shapes intersect, as zipWith's; a or b may be a scalar, taking the other's type).

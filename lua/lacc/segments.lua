@@ -44,7 +44,7 @@ local function fold_seg(name, f, z, xs, segs)
   xs, segs = segmented(name, xs, segs)
   f = combining(name, f, xs.t)
   local zz = z ~= nil and exp.lift(z, xs.t, name) or nil
-  local offs = lacc.scanl(exp.add, 0, lacc.map(function(v) return v:cast("i64") end, segs))
+  local offs = lacc.scanl(exp.add, 0, lacc.map(exp.own(function(v) return v:cast("i64") end), segs))
   local sh, r = lacc.shape(xs), xs.rank
   local out = {}
   for d = 1, r - 1 do out[d] = sh[d] end
@@ -72,8 +72,8 @@ local function fold_seg(name, f, z, xs, segs)
     return res[2]
   end)
 end
-function F.foldSeg(f, z, xs, segs) return fold_seg("foldSeg", f, z, xs, segs) end
-function F.fold1Seg(f, xs, segs) return fold_seg("fold1Seg", f, nil, xs, segs) end
+F.foldSeg = util.composite(function(f, z, xs, segs) return fold_seg("foldSeg", f, z, xs, segs) end)
+F.fold1Seg = util.composite(function(f, xs, segs) return fold_seg("fold1Seg", f, nil, xs, segs) end)
 
 -- filter(p, xs [, {per_row = true}]) -> the elements of xs (flattened, in order) for
 -- which p holds, and their count (rank 0), or with per_row the count of each row (xs's
@@ -129,16 +129,16 @@ F.filter = util.composite(filter)
 -- (segment start, value) pairs with f lifted to restart at segment starts.
 local function seg_heads(name, xs, segs, right)
   xs, segs = segmented(name, xs, segs)
-  local lens = lacc.map(function(v) return v:cast("i64") end, segs)
+  local lens = lacc.map(exp.own(function(v) return v:cast("i64") end), segs)
   local offs = lacc.scanl(exp.add, 0, lens)
   local n = lacc.shape(xs)[xs.rank]
   local no = exp.lift(false, "bool", name)
   -- heads[j]: a segment starts (left) or ends (right) at 0-based element j
-  local heads = lacc.permute(function(a, b) return lacc.lor(a, b) end, lacc.fill({ n }, no),
-    function(s)
+  local heads = lacc.permute(exp.own(function(a, b) return lacc.lor(a, b) end), lacc.fill({ n }, no),
+    exp.own(function(s)
       local at = right and offs[s + 1] - 1 or offs[s]
       return lacc.cond(lacc.lt(offs[s], offs[s + 1]), at + 1, lacc.ignore)
-    end, lacc.map(function() return exp.lift(true, "bool", name) end, lens))
+    end), lacc.map(exp.own(function() return exp.lift(true, "bool", name) end), lens))
   return xs, lens, offs, heads
 end
 
@@ -159,7 +159,7 @@ local function seg_scan1_of(f, xs, heads, right)
       return lacc.tuple(lacc.lor(acc[1], x[1]), lacc.cond(x[1], x[2], f(acc[2], x[2])))
     end, tagged)
   end
-  return lacc.map(function(p) return p[2] end, scan)
+  return lacc.map(exp.own(function(p) return p[2] end), scan)
 end
 
 local function seg_scan1(name, f, xs, segs, right)
@@ -168,8 +168,8 @@ local function seg_scan1(name, f, xs, segs, right)
   return seg_scan1_of(f, xa, heads, right)
 end
 
-function F.scanl1Seg(f, xs, segs) return seg_scan1("scanl1Seg", f, xs, segs, false) end
-function F.scanr1Seg(f, xs, segs) return seg_scan1("scanr1Seg", f, xs, segs, true) end
+F.scanl1Seg = util.composite(function(f, xs, segs) return seg_scan1("scanl1Seg", f, xs, segs, false) end)
+F.scanr1Seg = util.composite(function(f, xs, segs) return seg_scan1("scanr1Seg", f, xs, segs, true) end)
 
 -- Each segment's inclusive scan with z folded into its first element in scan order:
 -- what the scans with a start value are read from.
@@ -202,8 +202,8 @@ local function seg_scan_z(name, f, z, xs, segs, right)
   out[r] = sh[r] + lacc.shape(lens)[1]
   -- the segment of each output position: how many segment blocks start at or before it
   local starts = lacc.permute(exp.add, lacc.fill({ out[r] }, exp.lift(0, "i64", name)),
-    function(s) return offs[s] + s end,
-    lacc.map(function() return exp.lift(1, "i64", name) end, lens))
+    exp.own(function(s) return offs[s] + s end),
+    lacc.map(exp.own(function() return exp.lift(1, "i64", name) end), lens))
   local seg_of = lacc.scanl1(exp.add, starts)
   return lacc.generate(out, function(...)
     local ix = { ... }
@@ -219,8 +219,8 @@ local function seg_scan_z(name, f, z, xs, segs, right)
   end)
 end
 
-function F.scanlSeg(f, z, xs, segs) return seg_scan_z("scanlSeg", f, z, xs, segs, false) end
-function F.scanrSeg(f, z, xs, segs) return seg_scan_z("scanrSeg", f, z, xs, segs, true) end
+F.scanlSeg = util.composite(function(f, z, xs, segs) return seg_scan_z("scanlSeg", f, z, xs, segs, false) end)
+F.scanrSeg = util.composite(function(f, z, xs, segs) return seg_scan_z("scanrSeg", f, z, xs, segs, true) end)
 
 -- scanlSeg_ / scanrSeg_ (Accelerate's scanl'Seg / scanr'Seg): each segment's exclusive
 -- scan (xs's shape) and each segment's total (one per segment, z for an empty one).
@@ -247,8 +247,8 @@ local function seg_scan_split(name, f, z, xs, segs, right)
   return values, totals
 end
 
-function F.scanlSeg_(f, z, xs, segs) return seg_scan_split("scanlSeg_", f, z, xs, segs, false) end
-function F.scanrSeg_(f, z, xs, segs) return seg_scan_split("scanrSeg_", f, z, xs, segs, true) end
+F.scanlSeg_ = util.composite(function(f, z, xs, segs) return seg_scan_split("scanlSeg_", f, z, xs, segs, false) end)
+F.scanrSeg_ = util.composite(function(f, z, xs, segs) return seg_scan_split("scanrSeg_", f, z, xs, segs, true) end)
 
 M.install = util.installer(F, function(l) lacc = l end)
 

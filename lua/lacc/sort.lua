@@ -96,11 +96,11 @@ end
 -- shape): a backpermute, so it fuses into what reads it.
 local function in_order(xs, perm)
   local r = xs.rank
-  return lacc.backpermute(lacc.shape(xs), function(...)
+  return lacc.backpermute(lacc.shape(xs), exp.own(function(...)
     local ix = { ... }
     ix[r] = perm:at(...)
     return unpack(ix, 1, r)
-  end, xs)
+  end), xs)
 end
 
 local function options(what, opts)
@@ -132,7 +132,7 @@ local function order(what, xs, opts)
   local fields = key_fields(what, kt)
   local desc = opts.descending == true
   local function key_array(j, src)
-    return lacc.map(function(k) return radix_key(field(k, kt, j), fields[j], desc) end, src)
+    return lacc.map(exp.own(function(k) return radix_key(field(k, kt, j), fields[j], desc) end), src)
   end
   -- the last field first; each earlier one sorts stably what the later ones ordered
   local perm = acc("sortperm", key_array(#fields, keys).node)
@@ -144,24 +144,24 @@ local function order(what, xs, opts)
 end
 
 -- argsort(xs [, opts]): each row's positions (1-based, i64) in sorted order.
-function F.argsort(xs, opts) return (order("argsort", xs, opts)) end
+F.argsort = util.composite(function(xs, opts) return (order("argsort", xs, opts)) end)
 
 -- sort(xs [, opts]): each row in order. Numbers sorted by themselves move only their keys
 -- (sortkeys), turned back into values; other sorts gather the elements by their order.
-function F.sort(xs, opts)
+F.sort = util.composite(function(xs, opts)
   local a = to_acc(xs, "sort")
   local o = options("sort", opts)
   if o.by == nil and types.is_scalar[a.t] and a.rank >= 1 then
     local desc = o.descending == true
-    local keys = lacc.map(function(x) return radix_key(x, a.t, desc) end, a)
-    return lacc.map(function(k) return from_key(k, a.t, desc) end, acc("sortkeys", keys.node))
+    local keys = lacc.map(exp.own(function(x) return radix_key(x, a.t, desc) end), a)
+    return lacc.map(exp.own(function(k) return from_key(k, a.t, desc) end), acc("sortkeys", keys.node))
   end
   local perm = order("sort", a, opts)
   return in_order(a, perm)
-end
+end)
 
 -- sort_by_key(keys, values): both arrays (of one shape) with each row in the keys' order.
-function F.sort_by_key(keys, values, opts)
+F.sort_by_key = util.composite(function(keys, values, opts)
   keys, values = to_acc(keys, "sort_by_key"), to_acc(values, "sort_by_key")
   if keys.rank ~= values.rank then
     fail("sort_by_key: the keys (rank %d) and the values (rank %d) differ in rank", keys.rank,
@@ -169,7 +169,7 @@ function F.sort_by_key(keys, values, opts)
   end
   local perm = order("sort_by_key", keys, opts)
   return in_order(keys, perm), in_order(values, perm)
-end
+end)
 
 -- (lacc.mpi splits a distributed sort by the same keys: each field's radix keys, an array
 -- of u32 or u64 each, compared field by field)
