@@ -31,9 +31,9 @@ struct memo_entry {
   char *key;
   size_t len;
   void *value;
-  int nbound;              /* the constants the key left out whose values its plan read: */
-  int *bk;                 /* each one's kindex */
-  lacc_val *bv;            /* and value */
+  struct { int k; lacc_val v; } *bound;   /* the constants the key left out whose values
+                                             its plan read: each one's kindex and value */
+  int nbound, bcap;
   memo_entry *next;
 };
 
@@ -132,8 +132,8 @@ static uint64_t hash_of(const char *key, size_t len) {
  * was made for. */
 static int bound_match(const memo_entry *e, const memo_consts *kc) {
   for (int i = 0; i < e->nbound; i++) {
-    int k = e->bk[i];
-    if (kc == NULL || k > kc->n || kc->v[k - 1].u != e->bv[i].u) return 0;
+    int k = e->bound[i].k;
+    if (kc == NULL || k > kc->n || kc->v[k - 1].u != e->bound[i].v.u) return 0;
   }
   return 1;
 }
@@ -150,15 +150,10 @@ void *memo_find(const lacc_ctx *ctx, const char *key, size_t len, const memo_con
 /* Adds constant k (its value v) to e's bound ones, once. 0: out of memory. */
 static int bind(memo_entry *e, int k, lacc_val v) {
   for (int i = 0; i < e->nbound; i++)
-    if (e->bk[i] == k) return 1;
-  int *bk = realloc(e->bk, sizeof *bk * (size_t)(e->nbound + 1));
-  if (bk == NULL) return 0;
-  e->bk = bk;
-  lacc_val *bv = realloc(e->bv, sizeof *bv * (size_t)(e->nbound + 1));
-  if (bv == NULL) return 0;
-  e->bv = bv;
-  e->bk[e->nbound] = k;
-  e->bv[e->nbound++] = v;
+    if (e->bound[i].k == k) return 1;
+  if (vec_reserve(&e->bound, &e->bcap, e->nbound + 1, 4, sizeof *e->bound) != 0) return 0;
+  e->bound[e->nbound].k = k;
+  e->bound[e->nbound++].v = v;
   return 1;
 }
 
@@ -179,11 +174,8 @@ memo_entry *memo_add(lacc_ctx *ctx, char *key, size_t len, void *value, const as
   for (int s = 0; ok && s < P->nconsts; s++)   /* those the C printed holds */
     if (P->ksrc[s].k > 0 && P->ksrc[s].read) ok = bind(e, P->ksrc[s].k, P->consts[s]);
   if (!ok) {
-    if (e != NULL) {
-      free(e->bk);
-      free(e->bv);
-      free(e);
-    }
+    if (e != NULL) free(e->bound);
+    free(e);
     free(key);
     return NULL;
   }
@@ -205,8 +197,7 @@ void memo_remove(lacc_ctx *ctx, memo_entry *e) {
     }
   }
   free(e->key);
-  free(e->bk);
-  free(e->bv);
+  free(e->bound);
   free(e);
 }
 

@@ -76,7 +76,8 @@ int kir_const_lifted(const lacc_type *t, lacc_val v) {
 /* src: the AST constant (NULL for a value lowering computed from constants it read). */
 int lw_k_user_const(lower *L, const lacc_node *src, const lacc_type *t, lacc_val v) {
   if (!kir_const_lifted(t, v)) return lw_k_const(L, t->scalar, v);
-  if (L->grp != NULL) {   /* a grouped producer's elements inline theirs, so that their copies are alike */
+  /* a grouped producer's elements inline theirs, so that their copies are alike */
+  if (L->grp != NULL) {
     if (src != NULL) node_value_read(src);
     return lw_k_const(L, t->scalar, v);
   }
