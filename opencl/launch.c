@@ -657,7 +657,7 @@ static int cl_step(void *R, int k) {
   if (rc == LACC_OK) rc = alloc_out(X, st, st->out, ext);
   for (int i = 0; i < st->nsib && rc == LACC_OK; i++)
     rc = alloc_out(X, st, st->sib_out[i], step_sib_ext(st, ext, i));
-  if (rc == LACC_OK && st->wout >= 0) rc = alloc_out(X, st, st->wout, ext);
+  if (rc == LACC_OK && st->wout >= 0) rc = alloc_out(X, st, st->wout, ext + st->wext);
   if (rc != LACC_OK) return rc;
   X->st = st;
   rc = step_kernels(X, st, ext);

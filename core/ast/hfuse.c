@@ -107,6 +107,27 @@ static int same_rows(const rows_of *a, const rows_of *b) {
   return 1;
 }
 
+/* Whether an expression reads an array through an index (`xs[i]`, `xs:at(i, j)`; not the
+ * one value of a rank-0 array, `the(s)`, the same at every element). */
+static int indexes(const lacc_node *e) {
+  if (e->kind == K_INDEX && e->kids[0]->rank > 0) return 1;
+  for (int i = 0; i < e->nkids; i++)
+    if (node_level_of(e->kids[i]->kind) != L_ACC && indexes(e->kids[i])) return 1;
+  return 0;
+}
+
+/* The array a flatten reads, or NULL: `let v = x in reshape(size(v), v)` (lacc.flatten,
+ * and so a sum of every element of an array of rank 2 or more), whose elements are x's
+ * in x's order (its extents only in the shape: no element read there). */
+static const lacc_node *flattened(const lacc_node *t) {
+  if (t->kind != K_ALET) return NULL;
+  const lacc_node *b = t->kids[1];
+  if (b->kind != K_RESHAPE || b->rank != 1 || b->kids[1]->kind != K_AVAR ||
+      b->kids[1]->field != 0 || indexes(b->kids[0]))
+    return NULL;
+  return t->kids[0];
+}
+
 static void rows_add(rows_of *r, const lacc_node *t, int count_only) {
   if (r->n < 0) return;
   switch (t->kind) {
@@ -120,6 +141,10 @@ static void rows_add(rows_of *r, const lacc_node *t, int count_only) {
     return;
   case K_RESHAPE:
     if (count_only) rows_add(r, t->kids[1], count_only);
+    else r->n = -1;
+    return;
+  case K_ALET:   /* a flatten (its x is read in the let's scope, this one) */
+    if (count_only && flattened(t) != NULL) rows_add(r, flattened(t), count_only);
     else r->n = -1;
     return;
   case K_MAP:
@@ -450,43 +475,60 @@ static int closed(const lacc_node *e) {
   return 1;
 }
 
-int reads_at_element(const lacc_node *t, int idx) {
+/* How many times array t reads variable idx, each read element for element through maps
+ * (the same element: a map's arrays are read at its own index), or -1 where one read is
+ * not. */
+static int element_reads(const lacc_node *t, int idx) {
   if (t->kind == K_AVAR) return t->field == idx;
-  if (t->kind != K_MAP || reads_var(t->kids[0], idx)) return 0;
+  if (flattened(t) != NULL) return element_reads(flattened(t), idx);
+  if (t->kind != K_MAP || reads_var(t->kids[0], idx)) return -1;
   int n = 0;
   for (int i = 1; i < t->nkids; i++) {
     if (!reads_var(t->kids[i], idx)) continue;
-    if (!reads_at_element(t->kids[i], idx)) return 0;
-    n++;
+    int k = element_reads(t->kids[i], idx);
+    if (k < 0) return -1;
+    n += k;
   }
-  return n == 1;
+  return n;
 }
+
+int reads_at_element(const lacc_node *t, int idx) { return element_reads(t, idx) == 1; }
 
 /* A fold whose loop can also write the let-bound map it reads (variable 0 of its scope):
  * it folds an array of the map's extents (maps of it alone, not of a shorter array
  * beside it: every element visited exactly once, in every path but tiles, which lowering
- * leaves out for it), and its function and start value read no array (the fold is
- * planned where the let is). Its function and start value raise no error (no integer
- * division), since where the let is it runs before the steps of the let's body that come
- * before it (a fold1's error on empty rows is reported at its own place: lower_fold.c's
+ * leaves out for it; read there once or more, as a dot product of the map with itself
+ * reads it twice, each read the element just stored; flattened where the fold folds
+ * every element), and its function and start value read no array (the fold is planned
+ * where the let is). Its function, start value and rows raise no error (no integer
+ * division; the map's own errors aside), since where the let is it runs before the steps
+ * of the let's body that come before it (a fold1's error on empty rows is reported at its own place: lower_fold.c's
  * lw_fold_reached). */
-static int can_write(const lacc_node *a) {
-  rows_of r = rows(fold_input(a), 0);   /* the map's extents alone: all of it is written */
-  return reads_at_element(fold_input(a), 0) && r.n == 1 &&
+/* Whether reading t, a writing fold's rows, raises no error before the fold's place:
+ * maps with quiet functions of the map (variable 0, whose own errors come where the let
+ * is in any case), flattened or not, and of quiet arrays. */
+static int quiet_input(const lacc_node *t, const scope *S) {
+  if (t->kind == K_AVAR && t->field == 0) return 1;
+  if (flattened(t) != NULL) return quiet_input(flattened(t), S);
+  if (t->kind != K_MAP) return quiet(t, S);
+  if (!quiet_exp(t->kids[0])) return 0;
+  for (int i = 1; i < t->nkids; i++)
+    if (!quiet_input(t->kids[i], S)) return 0;
+  return 1;
+}
+
+static int can_write(const lacc_node *a, const scope *S) {
+  /* the map's extents alone (or, folded to one value, its element count: a flatten of
+   * it): all of it is written */
+  rows_of r = rows(fold_input(a), a->rank == 0);
+  return element_reads(fold_input(a), 0) >= 1 && r.n == 1 &&
          r.node[0]->kind == K_AVAR && r.node[0]->field == 0 && closed(a->kids[0]) &&
-         (a->kind == K_FOLD1 || closed(a->kids[1])) && quiet_fn(a);
+         (a->kind == K_FOLD1 || closed(a->kids[1])) && quiet_fn(a) &&
+         quiet_input(fold_input(a), S);
 }
 
 /* The let's bound map b (or the map its own lets end in) and the folds of its body's
  * scope: the first fold (or group) that reads b element for element and can write it. */
-/* Whether an expression reads an array through an index (`xs[i]`, `xs:at(i, j)`). */
-static int indexes(const lacc_node *e) {
-  if (e->kind == K_INDEX) return 1;
-  for (int i = 0; i < e->nkids; i++)
-    if (node_level_of(e->kids[i]->kind) != L_ACC && indexes(e->kids[i])) return 1;
-  return 0;
-}
-
 static void writer(lacc_node *b, const scope *body) {
   while (b->kind == K_ALET) b = b->kids[1];   /* the term its own lets make (lower.c) */
   if (b->kind != K_MAP && b->kind != K_GENERATE) return;
@@ -499,7 +541,7 @@ static void writer(lacc_node *b, const scope *body) {
     lacc_node *a = body->v[i];
     if (!is_fold(a) || (a->hlead != NULL && a->hlead != a)) continue;
     int ok = 1;
-    for (lacc_node *m = a; ok && m != NULL; m = m->hnext) ok = can_write(m);
+    for (lacc_node *m = a; ok && m != NULL; m = m->hnext) ok = can_write(m, body);
     if (!ok) continue;
     b->hwrite = a;
     a->hwrite = b;

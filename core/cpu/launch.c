@@ -394,7 +394,7 @@ static int cpu_step(void *R, int k) {
   if (rc == LACC_OK) rc = alloc_out(E, st, st->out, ext);
   for (int i = 0; i < st->nsib && rc == LACC_OK; i++)
     rc = alloc_out(E, st, st->sib_out[i], step_sib_ext(st, ext, i));
-  if (rc == LACC_OK && st->wout >= 0) rc = alloc_out(E, st, st->wout, ext);
+  if (rc == LACC_OK && st->wout >= 0) rc = alloc_out(E, st, st->wout, ext + st->wext);
   if (rc != LACC_OK) return rc;
   if (st->kind == SK_FOLD) return run_fold(E, st, ext[st->rank]);
   if (st->kind == SK_SCAN) return run_scan(E, st, ext[st->rank]);

@@ -20,7 +20,7 @@
 
 /* MAXLEAVES: comparisons tested before one loop; a k-means assignment's 16 centres read
  * through `at` are 32 checks of 4 (docs/design.md, Measurements). */
-enum { MAXV = 2, MAXLEAVES = 512 };
+enum { MAXV = 2, MAXLEAVES = 512, MAXASSUMED = 64 };
 static const int64_t RANGE = (int64_t)1 << 61;
 
 typedef struct {
@@ -30,6 +30,8 @@ typedef struct {
   int vars[MAXV], nvars;       /* loop variables of the side being read */
   const int *leaf;             /* the comparisons the checks are made of (loop_checks) */
   int nleaf;
+  int assumed[MAXASSUMED];     /* bools the copy takes as false (a stretch not taken) */
+  int nassumed;
 } loopview;
 
 static int inside(const loopview *L, int pos) { return pos >= L->lo && pos <= L->hi; }
@@ -64,6 +66,44 @@ static int selected(const loopview *L, int v) {
   return B->code[B->defpos[v] + 1]->a;
 }
 
+/* Whether v, read at instruction `use`, has one value all through the loop: an invariant,
+ * or computed in it from invariants by comparisons and arithmetic that cannot trap (the
+ * test computes it again before the loop). */
+static int same_throughout(const loopview *L, int v, int use, int depth) {
+  const bctx *B = L->B;
+  if (invariant(L, v)) return 1;
+  if (depth == 0 || v < 0 || B->dk[v] != D_ONE || !bx_usable(B, v, use)) return 0;
+  const kinst *in = B->code[B->defpos[v]];
+  int at = B->defpos[v];
+  if (in->op == KO_MOV) return same_throughout(L, in->a, at, depth - 1);
+  if (in->op != KO_PRIM) return 0;
+  switch (in->prim) {
+  case P_ADD: case P_SUB: case P_MIN: case P_MAX: case P_LAND: case P_LOR: break;
+  default:
+    if (!prim_has(in->prim, PF_CMP)) return 0;
+  }
+  return same_throughout(L, in->a, at, depth - 1) && same_throughout(L, in->b, at, depth - 1);
+}
+
+/* A select whose condition has one value all through the loop (NumPy-style broadcasting
+ * of extents known when the program runs reads an array at `cond(extent == 1, 1, i)`):
+ * the copy takes the condition as false (the extent stretches not: arrays of one shape,
+ * the case worth a fast loop) and the test checks that it is; the value the copy reads is
+ * the ELSE side's, or -1. */
+static int stretch_not_taken(loopview *L, int v) {
+  const bctx *B = L->B;
+  if (v < 0 || B->dk[v] != D_SEL) return -1;
+  int pos = B->defpos[v], c = B->code[pos]->a;
+  if (!same_throughout(L, c, pos, 16)) return -1;
+  int k = 0;
+  while (k < L->nassumed && L->assumed[k] != c) k++;
+  if (k == L->nassumed) {
+    if (L->nassumed == MAXASSUMED) return -1;
+    L->assumed[L->nassumed++] = c;
+  }
+  return B->code[pos + 3]->a;
+}
+
 /* Whether v, read at instruction `use`, is an invariant plus distinct loop variables of L
  * or of loops inside it whose bounds are invariant, each counted once (L->vars). What is
  * set inside the loop must be read where its one definition still holds (a loop's
@@ -82,6 +122,8 @@ static int affine(loopview *L, int v, int use, int depth) {
   }
   int sel = selected(L, v);
   if (sel >= 0) return affine(L, sel, B->defpos[v], depth - 1);
+  int side = stretch_not_taken(L, v);
+  if (side >= 0) return affine(L, side, B->defpos[v] + 3, depth - 1);
   if (B->dk[v] != D_ONE || B->F->vt[v] != S_I64) return 0;
   int at = B->defpos[v];
   if (in->op == KO_MOV) return affine(L, in->a, at, depth - 1);
@@ -142,6 +184,7 @@ static int at_corner(writer *W, const loopview *L, int v, int hi) {
   if (bx_int_const(B, v, &k)) return put_op(W, KO_CONST, P_ADD, S_I64, -1, -1, k);
   int sel = selected(L, v);
   if (sel >= 0) return at_corner(W, L, sel, hi);
+  if (B->dk[v] == D_SEL) return at_corner(W, L, B->code[B->defpos[v] + 3]->a, hi);   /* assumed */
   const kinst *in = B->code[B->defpos[v]];
   if (B->dk[v] == D_FOR) {
     if (!hi) return at_corner(W, L, in->a, 0);
@@ -151,6 +194,18 @@ static int at_corner(writer *W, const loopview *L, int v, int hi) {
   if (in->op == KO_MOV) return at_corner(W, L, in->a, hi);
   return put_op(W, KO_PRIM, in->prim, S_I64, at_corner(W, L, in->a, hi),
                 at_corner(W, L, in->b, hi), 0);
+}
+
+/* Bool (or integer) v, one value all through the loop (same_throughout), computed before
+ * it. */
+static int before_loop(writer *W, const loopview *L, int v) {
+  const bctx *B = L->B;
+  if (v >= 0 && !L->set[v]) return v;
+  const kinst *in = B->code[B->defpos[v]];
+  if (in->op == KO_CONST) return put_op(W, KO_CONST, in->prim, W->F->vt[v], -1, -1, in->imm.i);
+  if (in->op == KO_MOV) return before_loop(W, L, in->a);
+  return put_op(W, KO_PRIM, in->prim, W->F->vt[v], before_loop(W, L, in->a),
+                before_loop(W, L, in->b), 0);
 }
 
 /* Each loop variable's bounds within 2^61 of zero, so that the moving side's range (at
@@ -275,6 +330,13 @@ static void copy_loop(writer *W, const loopview *L, const int *leaf, int nleaf, 
     if ((B->dk[v] == D_ONE || B->dk[v] == D_FOR) && inside(L, B->defpos[v]) && !used[v])
       map[v] = new_var(W, W->F->vt[v]);
   free(used);
+  for (int k = 0; k < L->nassumed && !W->oom; k++) {   /* set before the loop: false in it */
+    int c = L->assumed[k];
+    if (L->set[c]) continue;
+    map[c] = new_var(W, S_BOOL);
+    kinst *z = put(W, KO_CONST);
+    if (z != NULL) z->dst = map[c];
+  }
   for (int i = L->lo; i <= L->hi && !W->oom; i++) {
     const kinst *src = B->code[i];
     kinst *in = put(W, src->op);
@@ -288,15 +350,18 @@ static void copy_loop(writer *W, const loopview *L, const int *leaf, int nleaf, 
       if (in->args == NULL) { W->oom = 1; return; }
       for (int k = 0; k < src->nargs; k++) in->args[k] = mapped(map, nold, src->args[k]);
     }
-    for (int k = 0; k < nleaf; k++)
-      if (src->dst == leaf[k] && src->op == KO_PRIM) {
-        int dst = in->dst;
-        memset(in, 0, sizeof *in);
-        in->op = KO_CONST;
-        in->dst = dst;
-        in->a = in->b = -1;
-        in->imm.i = 1;
-      }
+    for (int k = 0; k < nleaf + L->nassumed; k++) {
+      int assumed = k >= nleaf;
+      if (src->dst != (assumed ? L->assumed[k - nleaf] : leaf[k]) ||
+          (src->op != KO_PRIM && !(assumed && src->op == KO_MOV)))
+        continue;
+      int dst = in->dst;
+      memset(in, 0, sizeof *in);
+      in->op = KO_CONST;
+      in->dst = dst;
+      in->a = in->b = -1;
+      in->imm.i = !assumed;
+    }
   }
 }
 
@@ -318,7 +383,7 @@ static void untiled(writer *W) {
 /* The loop at body position `at` versioned: returns the body position after it, or -1
  * (nothing done: it does not qualify), or -2 out of memory. */
 static int version(kplan *P, kfn *F, bctx *B, int at) {
-  loopview L = { B, B->npro + at, end_of(B, B->npro + at), NULL, { 0 }, 0, NULL, 0 };
+  loopview L = { B, B->npro + at, end_of(B, B->npro + at), NULL, { 0 }, 0, NULL, 0, { 0 }, 0 };
   unsigned char *set = calloc((size_t)F->nvars + 1, 1);
   if (set == NULL) return -2;
   for (int i = L.lo; i <= L.hi; i++)
@@ -350,6 +415,10 @@ static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
       return -1;
     }
     test = test < 0 ? t : put_op(&W, KO_PRIM, P_LAND, S_BOOL, test, t, 0);
+  }
+  for (int k = 0; k < L.nassumed; k++) {   /* and the stretches the copy leaves out */
+    int c = put_op(&W, KO_PRIM, P_LNOT, S_BOOL, before_loop(&W, &L, L.assumed[k]), -1, 0);
+    test = put_op(&W, KO_PRIM, P_LAND, S_BOOL, test, c, 0);
   }
   kinst *in = put(&W, KO_IF);
   if (in != NULL) in->a = test;

@@ -290,7 +290,9 @@ typedef struct {
   int *sib_out, *sib_partial;  /* their outputs and partials (plan arena), each as out's */
   node_kind *sib_kind;     /* fold: and their kinds (explain; maps: NULL, all maps) */
   int wout;                /* fold: a map the loop also writes, element by element, of its
-                              input's shape (hfuse.c: hwrite), else -1 */
+                              input's shape (hfuse.c: hwrite), else -1; */
+  int wext;                /* where the shape function gives that map's extents: 0, its
+                              input's, or past them (a flattened map of its own rank) */
   char *desc;              /* what the kernel pulls, as a term (explain) */
   const char *hwhy;        /* fold: why lowering kept it apart from its group (explain;
                               else node->hwhy, hfuse.c's reason, if any) */

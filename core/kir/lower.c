@@ -33,6 +33,7 @@ static int placed(lower *L, const lacc_node *t, int s) {
 static int pulls_from(const lacc_node *t) {
   if (t->kind == K_AVAR || t->kind == K_USE || t->kind == K_PARAM) return 1;
   if (t->manifest) return 0;
+  if (t->kind == K_ALET) return pulls_from(t->kids[0]) && pulls_from(t->kids[1]);
   for (int i = 1; i < t->nkids; i++)
     if (node_level_of(t->kids[i]->kind) == L_ACC && !pulls_from(t->kids[i])) return 0;
   return 1;

@@ -525,7 +525,7 @@ static int **folds_elem(lower *L, const folds *F, const int *oix, int o, int j) 
     return x;
   }
   /* the map's element j, stored, and then the folds' elements from it: the folds read the
-   * map (variable 0) only there (hfuse.c: reads_at_element), so its entry holds the
+   * map (variable 0) only there, once or more (hfuse.c: can_write), so its entry holds the
    * element rather than the term (a C compiler need not merge two calls of expf) */
   int r = xs_of(F, 0)->rank;
   kindex k;
@@ -533,7 +533,10 @@ static int **folds_elem(lower *L, const folds *F, const int *oix, int o, int j) 
   k.ix[r - 1] = j;
   k.lin = lw_k_prim(L, P_ADD, lw_k_prim(L, P_MUL, o, F->sx[0][r - 1]), j);
   lw_fact(L, j, F->sx[0][r - 1], -1);
-  int *w = lw_copy(L, F->wnode->type, lw_elem(L, F->wnode, F->wenv, &k));
+  const lacc_node *b = F->wnode;
+  kindex kb = k;   /* a flattened map's index: its own, from the linear one */
+  if (b->rank != r) lw_unravel(L, b->rank, lw_shape_of(L, b, F->wenv), k.lin, kb.ix);
+  int *w = lw_copy(L, b->type, lw_elem_by_division(L, b, F->wenv, &kb, b->rank != r));
   lw_store_elem(L, F->write, k.lin, w);
   aenv *at = lw_alloc(L, sizeof *at);
   *at = *lw_a_lookup(F->env, 0);
@@ -1114,6 +1117,15 @@ static int step_fold(lower *L, folds *F) {
     kinst *in = lw_emit(L, KO_OUT);
     in->a = sx[d];
     in->imm.i = d;
+  }
+  if (F->write >= 0 && F->wnode->rank != r) {   /* a flattened map: its own extents after */
+    int *wx = lw_shape_of(L, F->wnode, F->wenv);
+    for (int d = 0; d < F->wnode->rank; d++) {
+      kinst *in = lw_emit(L, KO_OUT);
+      in->a = wx[d];
+      in->imm.i = r + d;
+    }
+    L->P->steps[st].wext = r;
   }
 
   /* segments in order, each sequential: the interpreter's order exactly */

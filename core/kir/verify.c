@@ -136,6 +136,8 @@ int kir_verify(const kplan *P, char *why, size_t cap) {
       return bad(&V, "step %d writes slot %d or %d of %d", s, st->out, st->partial, P->nslots);
     if (st->wout >= P->nslots || (st->wout >= 0 && st->kind != SK_FOLD))
       return bad(&V, "step %d writes slot %d of %d", s, st->wout, P->nslots);
+    if (st->wext < 0 || st->wext > LACC_MAX_RANK)
+      return bad(&V, "step %d's written map's extents at %d", s, st->wext);
     for (int i = 0; i < st->nsib; i++)
       if ((st->kind != SK_FOLD && st->kind != SK_MAP && st->kind != SK_PERMUTE) ||
           st->sib_out[i] >= P->nslots ||

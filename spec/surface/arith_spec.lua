@@ -143,6 +143,35 @@ for _, b in ipairs(H.backends) do
       end
     end)
 
+    it("compiled, arrays of one shape run a loop without the stretch tests and their checks " ..
+       "tested once before it; stretched ones the loop with both, as a Lua loop", function()
+      H.seed(77)
+      local f = lacc.compile(function(x, y, k) return x - y * k end, opts)
+      for _, case in ipairs { { { 37, 129 }, { 37, 129 } }, { { 1, 7 }, { 1, 7 } },
+                              { { 37, 1 }, { 37, 129 } }, { { 129 }, { 37, 129 } },
+                              { { 3, 1 }, { 1, 5 } }, { { 0, 4 }, { 0, 4 } }, { { 300001 }, { 300001 } } } do
+        local sa, sb = case[1], case[2]
+        local a, fa = H.random_array("f64", sa)
+        local c, fc = H.random_array("f64", sb)
+        local r = f(a, c, 3)
+        local S = r:shape()
+        local got = flat(r)
+        for lin = 0, H.size(S) - 1 do
+          local ix = H.unravel(S, lin)
+          assert.are.equal(read_broadcast(fa, sa, ix) - read_broadcast(fc, sb, ix) * 3, got[lin + 1])
+        end
+      end
+      -- an awhile's body reads its arrays' extents when it runs, as a compiled function
+      local p = lacc.awhile(function(_, _, i) return lacc.lt(i, 2) end,
+        function(x, y, i) return x - y * 0.5, y, lacc.map(function(v) return v + 1 end, i) end,
+        { lacc.fromtable({ { 1, 2 }, { 3, 4 } }, "f64"), lacc.fromtable({ { 2, 4 }, { 6, 8 } }, "f64"),
+          lacc.unit(lacc.constant(0, "i64")) })
+      local text = lacc.explain(p, { backend = b == "interp" and "cpu" or b })
+      assert.truthy(text:find("generate, rank 2 f64", 1, true), text)
+      assert.truthy(text:find("checks per element: 0 of 2 left, 2 tested once before their loop", 1, true), text)
+      assert.are.same({ { -1, -2 }, { -3, -4 } }, (run(p)):totable())
+    end)
+
     it("knows the shapes of maps, folds, reshapes and generates of known shapes: a zipWith, " ..
        "and a mismatch named at the line", function()
       local X, y = H.random_array("f64", { 5, 3 }), H.random_array("f64", { 5 })
