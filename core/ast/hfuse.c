@@ -494,16 +494,6 @@ static int element_reads(const lacc_node *t, int idx) {
 
 int reads_at_element(const lacc_node *t, int idx) { return element_reads(t, idx) == 1; }
 
-/* A fold whose loop can also write the let-bound map it reads (variable 0 of its scope):
- * it folds an array of the map's extents (maps of it alone, not of a shorter array
- * beside it: every element visited exactly once, in every path but tiles, which lowering
- * leaves out for it; read there once or more, as a dot product of the map with itself
- * reads it twice, each read the element just stored; flattened where the fold folds
- * every element), and its function and start value read no array (the fold is planned
- * where the let is). Its function, start value and rows raise no error (no integer
- * division; the map's own errors aside), since where the let is it runs before the steps
- * of the let's body that come before it (a fold1's error on empty rows is reported at its own place: lower_fold.c's
- * lw_fold_reached). */
 /* Whether reading t, a writing fold's rows, raises no error before the fold's place:
  * maps with quiet functions of the map (variable 0, whose own errors come where the let
  * is in any case), flattened or not, and of quiet arrays. */
@@ -517,6 +507,16 @@ static int quiet_input(const lacc_node *t, const scope *S) {
   return 1;
 }
 
+/* A fold whose loop can also write the let-bound map it reads (variable 0 of its scope):
+ * it folds an array of the map's extents (maps of it alone, not of a shorter array
+ * beside it: every element visited exactly once, in every path but tiles, which lowering
+ * leaves out for it; read there once or more, as a dot product of the map with itself
+ * reads it twice, each read the element just stored; flattened where the fold folds
+ * every element), and its function and start value read no array (the fold is planned
+ * where the let is). Its function, start value and rows raise no error (no integer
+ * division; the map's own errors aside), since where the let is it runs before the steps
+ * of the let's body that come before it (a fold1's error on empty rows is reported at its
+ * own place: lower_fold.c's lw_fold_reached). */
 static int can_write(const lacc_node *a, const scope *S) {
   /* the map's extents alone (or, folded to one value, its element count: a flatten of
    * it): all of it is written */

@@ -7,7 +7,10 @@
  * copy of the loop runs in which those comparisons are known true (bounds.c's folding
  * then removes its checks and their branches); else the loop as it was runs, and fails
  * as before. A matrix product written with `at` reads through checks that depend on the
- * inputs' shapes; after this they cost a few comparisons per tile or row.
+ * inputs' shapes; after this they cost a few comparisons per tile or row. On the cpu
+ * backend an index may also go through a select on a condition of one value all through
+ * the loop (broadcasting's "this extent is 1, read index 1"): the copy takes it as false
+ * and the test checks that it is, so arrays of one shape run without the selects.
  * Must not: change what runs when a test fails: the original loop, its checks and the
  * order of their reports stay. Its FAILs are marked (b = 1) so that explain can tell
  * checks hoisted from checks left.
@@ -32,6 +35,7 @@ typedef struct {
   int nleaf;
   int assumed[MAXASSUMED];     /* bools the copy takes as false (a stretch not taken) */
   int nassumed;
+  int stretch;                 /* such bools are looked for (the cpu backend) */
 } loopview;
 
 static int inside(const loopview *L, int pos) { return pos >= L->lo && pos <= L->hi; }
@@ -92,7 +96,7 @@ static int same_throughout(const loopview *L, int v, int use, int depth) {
  * the ELSE side's, or -1. */
 static int stretch_not_taken(loopview *L, int v) {
   const bctx *B = L->B;
-  if (v < 0 || B->dk[v] != D_SEL) return -1;
+  if (!L->stretch || v < 0 || B->dk[v] != D_SEL) return -1;
   int pos = B->defpos[v], c = B->code[pos]->a;
   if (!same_throughout(L, c, pos, 16)) return -1;
   int k = 0;
@@ -383,7 +387,7 @@ static void untiled(writer *W) {
 /* The loop at body position `at` versioned: returns the body position after it, or -1
  * (nothing done: it does not qualify), or -2 out of memory. */
 static int version(kplan *P, kfn *F, bctx *B, int at) {
-  loopview L = { B, B->npro + at, end_of(B, B->npro + at), NULL, { 0 }, 0, NULL, 0, { 0 }, 0 };
+  loopview L = { B, B->npro + at, end_of(B, B->npro + at), NULL, { 0 }, 0, NULL, 0, { 0 }, 0, 0 };
   unsigned char *set = calloc((size_t)F->nvars + 1, 1);
   if (set == NULL) return -2;
   for (int i = L.lo; i <= L.hi; i++)
@@ -405,6 +409,7 @@ static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
    * there went 5.3 -> 28 s */
   L.leaf = leaf;
   L.nleaf = P->caps.lane_segments ? n : 0;
+  L.stretch = P->caps.lane_segments;   /* (as through a select, for the same reason) */
   writer W = { P, F, { NULL, 0, 0 }, 0 };
   int nold = F->nvars, test = -1;
   for (int k = 0; k < n; k++) {
