@@ -409,7 +409,10 @@ static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
    * there went 5.3 -> 28 s */
   L.leaf = leaf;
   L.nleaf = P->caps.lane_segments ? n : 0;
-  L.stretch = P->caps.lane_segments;   /* (as through a select, for the same reason) */
+  /* (as through a select, for the same reason; not in a tile, whose loop where the test
+   * fails is not the same loop but the plain one of its rows: a condition true there, one
+   * that is no stretch, sent a GMM gradient's tiles there, 6x slower) */
+  L.stretch = P->caps.lane_segments && F->role != FN_TILE;
   writer W = { P, F, { NULL, 0, 0 }, 0 };
   int nold = F->nvars, test = -1;
   for (int k = 0; k < n; k++) {
