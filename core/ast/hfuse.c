@@ -273,6 +273,8 @@ static int quiet(const lacc_node *t, const scope *S) {
     return 0;
   }
   case K_GENERATE: return quiet_exp(t->kids[0]) && quiet_exp(t->kids[1]);
+  case K_ALET:   /* a flatten, whose count is its array's: its reshape cannot fail */
+    return flattened(t) != NULL && quiet(flattened(t), S);
   case K_MAP:
     for (int i = 0; i < t->nkids; i++)
       if (i == 0 ? !quiet_exp(t->kids[0]) : !quiet(t->kids[i], S)) return 0;

@@ -230,6 +230,40 @@ for _, b in ipairs(H.backends) do
         return { lacc.sum(xs), lacc.sum(lacc.map(function(x) return ys[x] end, xs)) }
       end)
     end)
+
+    it("folds of every element of maps of one rank-2 array, flattened where its shape is " ..
+       "known when it runs: one pass, each result as apart and as a Lua loop", function()
+      H.seed(53)
+      local function folds(xs)
+        return lacc.sum(lacc.flatten(xs)),
+               lacc.maximum(lacc.flatten(lacc.map(function(x) return x * x end, xs))),
+               lacc.sum(lacc.flatten(lacc.map(function(x) return x * 2 end, xs)))
+      end
+      local on_f = lacc.compile(folds, { backend = b })
+      local off_f = lacc.compile(folds, { backend = b, hfuse = false })
+      for _, sh in ipairs { { 1, 1 }, { 7, 13 }, { 301, 233 } } do
+        local n = sh[1] * sh[2]
+        local t = data(n, "int")
+        local xs = lacc.run(lacc.reshape(sh, lacc.fromtable(t, "f64")))
+        local on, off = { on_f(xs) }, { off_f(xs) }
+        local s, mx = 0, -math.huge
+        for i = 1, n do s, mx = s + t[i], math.max(mx, t[i] * t[i]) end
+        assert.are.equal(s, on[1]:get())
+        assert.are.equal(mx, on[2]:get())
+        assert.are.equal(2 * s, on[3]:get())
+        for i = 1, 3 do assert.are.equal(bits(off[i]:get()), bits(on[i]:get())) end
+      end
+      -- an awhile's body, as a compiled function, reads its arrays' extents when it runs
+      local zero = lacc.unit(lacc.constant(0, "f64"))
+      local p = lacc.awhile(function(_, _, _, _, i) return lacc.lt(i, 1) end,
+        function(x, _, _, _, i)
+          local a, c, d = folds(x)
+          return x, a, c, d, lacc.map(function(v) return v + 1 end, i)
+        end, { lacc.fromtable({ { 1, 2 }, { 3, -4 } }, "f64"), zero, zero, zero,
+               lacc.unit(lacc.constant(0, "i64")) })
+      local text = lacc.explain(p, { backend = b == "interp" and "cpu" or b })
+      assert.truthy(text:find("= fold, fold1, fold (one pass over the same rows), rank 0 f64", 1, true), text)
+    end)
   end)
 end
 
