@@ -17,7 +17,8 @@
  * and lowering lowers a group of folds along rows apart where a fold alone could take
  * another path (tiles: lower_fold.c). Maps: several results of one shape, written by one
  * loop. A let-bound map that a fold (or group) of the let's body reads element for
- * element (hwrite): the fold's loop can write it as it folds it. Permutes: the same index
+ * element, once or more, whole or flattened (hwrite): the fold's loop can write it as it
+ * folds it. Permutes: the same index
  * function (same_term), each scattering as it would alone (permute_joins). A member
  * planned where an earlier one is raises no error of its own before its place: quiet
  * rows and functions, or the same reads as an earlier member's (a fold1's error on
