@@ -21,10 +21,10 @@ typedef struct {
  * arrays, each once) with its type, rank and layout, and the settings of the context and
  * process that lowering reads, and the number of parameters (a compiled function's:
  * each K_PARAM node its index, type and layout). Two ASTs of one key lower to the same
- * plan, whichever arrays they use. With kc (a backend that reads the plan's constants at each run), the
- * constants lowering reads from that table are written as their places, not their
- * values: kc gets the values, each node its kindex, and programs that differ only there
- * share a key (memo_find tells apart those whose values the plan depends on). NULL
+ * plan, whichever arrays they use. With kc (a backend that reads the plan's constants at
+ * each run), the constants lowering reads from that table are written as their places,
+ * not their values: kc gets the values, each node its kindex, and programs that differ
+ * only there share a key (memo_find tells apart those whose values the plan depends on). NULL
  * (nothing set in ctx) where the AST has loops (their nested plans bind their own
  * arrays) or memory ran out. */
 char *memo_key(const lacc_ctx *ctx, ast_arena *ast, int nparams, const lacc_node *const *uses,

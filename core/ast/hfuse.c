@@ -483,7 +483,8 @@ static int closed(const lacc_node *e) {
  * not. */
 static int element_reads(const lacc_node *t, int idx) {
   if (t->kind == K_AVAR) return t->field == idx;
-  if (flattened(t) != NULL) return element_reads(flattened(t), idx);
+  const lacc_node *x = flattened(t);
+  if (x != NULL) return element_reads(x, idx);
   if (t->kind != K_MAP || reads_var(t->kids[0], idx)) return -1;
   int n = 0;
   for (int i = 1; i < t->nkids; i++) {
@@ -502,7 +503,8 @@ int reads_at_element(const lacc_node *t, int idx) { return element_reads(t, idx)
  * is in any case), flattened or not, and of quiet arrays. */
 static int quiet_input(const lacc_node *t, const scope *S) {
   if (t->kind == K_AVAR && t->field == 0) return 1;
-  if (flattened(t) != NULL) return quiet_input(flattened(t), S);
+  const lacc_node *x = flattened(t);
+  if (x != NULL) return quiet_input(x, S);
   if (t->kind != K_MAP) return quiet(t, S);
   if (!quiet_exp(t->kids[0])) return 0;
   for (int i = 1; i < t->nkids; i++)

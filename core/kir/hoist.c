@@ -180,7 +180,9 @@ static int put_op(writer *W, kop op, prim_op p, scalar_kind k, int a, int b, int
   return d;
 }
 
-/* v with each loop variable at its first value (hi = 0) or past its last less one. */
+/* v with each loop variable at its first value (hi = 0) or past its last less one (a value
+ * the same all through the loop, same_throughout: that value; a select: the side
+ * affine took). */
 static int at_corner(writer *W, const loopview *L, int v, int hi) {
   const bctx *B = L->B;
   int64_t k;
@@ -188,28 +190,17 @@ static int at_corner(writer *W, const loopview *L, int v, int hi) {
   if (bx_int_const(B, v, &k)) return put_op(W, KO_CONST, P_ADD, S_I64, -1, -1, k);
   int sel = selected(L, v);
   if (sel >= 0) return at_corner(W, L, sel, hi);
-  if (B->dk[v] == D_SEL) return at_corner(W, L, B->code[B->defpos[v] + 3]->a, hi);   /* assumed */
+  if (B->dk[v] == D_SEL) return at_corner(W, L, B->code[B->defpos[v] + 3]->a, hi);
   const kinst *in = B->code[B->defpos[v]];
+  if (in->op == KO_CONST) return put_op(W, KO_CONST, in->prim, W->F->vt[v], -1, -1, in->imm.i);
   if (B->dk[v] == D_FOR) {
     if (!hi) return at_corner(W, L, in->a, 0);
     int one = put_op(W, KO_CONST, P_ADD, S_I64, -1, -1, 1);
     return put_op(W, KO_PRIM, P_SUB, S_I64, at_corner(W, L, in->b, 0), one, 0);
   }
   if (in->op == KO_MOV) return at_corner(W, L, in->a, hi);
-  return put_op(W, KO_PRIM, in->prim, S_I64, at_corner(W, L, in->a, hi),
+  return put_op(W, KO_PRIM, in->prim, W->F->vt[v], at_corner(W, L, in->a, hi),
                 at_corner(W, L, in->b, hi), 0);
-}
-
-/* Bool (or integer) v, one value all through the loop (same_throughout), computed before
- * it. */
-static int before_loop(writer *W, const loopview *L, int v) {
-  const bctx *B = L->B;
-  if (v >= 0 && !L->set[v]) return v;
-  const kinst *in = B->code[B->defpos[v]];
-  if (in->op == KO_CONST) return put_op(W, KO_CONST, in->prim, W->F->vt[v], -1, -1, in->imm.i);
-  if (in->op == KO_MOV) return before_loop(W, L, in->a);
-  return put_op(W, KO_PRIM, in->prim, W->F->vt[v], before_loop(W, L, in->a),
-                before_loop(W, L, in->b), 0);
 }
 
 /* Each loop variable's bounds within 2^61 of zero, so that the moving side's range (at
@@ -314,10 +305,20 @@ static void mark_uses(const kinst *in, unsigned char *used, int nold) {
     if (in->args[k] >= 0 && in->args[k] < nold) used[in->args[k]] = 1;
 }
 
-/* Instructions [lo, hi] of B copied, and the leaves known true. What the copy defines
- * gets a name of its own where it is defined once, inside the loop, and read only there;
- * anything else (accumulators and lane arrays among them) both copies share: only one
- * of them runs. */
+/* What the copy takes the result of instruction src as: 1 (a check's comparison), 0 (a
+ * stretch not taken), or -1 (what it computes). */
+static int taken_as(const loopview *L, const int *leaf, int nleaf, const kinst *src) {
+  for (int k = 0; k < nleaf; k++)
+    if (src->dst == leaf[k] && src->op == KO_PRIM) return 1;
+  for (int k = 0; k < L->nassumed; k++)
+    if (src->dst == L->assumed[k] && (src->op == KO_PRIM || src->op == KO_MOV)) return 0;
+  return -1;
+}
+
+/* Instructions [lo, hi] of B copied, what taken_as knows written as constants. What the
+ * copy defines gets a name of its own where it is defined once, inside the loop, and read
+ * only there; anything else (accumulators and lane arrays among them) both copies share:
+ * only one of them runs. */
 static void copy_loop(writer *W, const loopview *L, const int *leaf, int nleaf, int nold,
                       int *map) {
   const bctx *B = L->B;
@@ -354,17 +355,14 @@ static void copy_loop(writer *W, const loopview *L, const int *leaf, int nleaf, 
       if (in->args == NULL) { W->oom = 1; return; }
       for (int k = 0; k < src->nargs; k++) in->args[k] = mapped(map, nold, src->args[k]);
     }
-    for (int k = 0; k < nleaf + L->nassumed; k++) {
-      int assumed = k >= nleaf;
-      if (src->dst != (assumed ? L->assumed[k - nleaf] : leaf[k]) ||
-          (src->op != KO_PRIM && !(assumed && src->op == KO_MOV)))
-        continue;
+    int known = taken_as(L, leaf, nleaf, src);
+    if (known >= 0) {
       int dst = in->dst;
       memset(in, 0, sizeof *in);
       in->op = KO_CONST;
       in->dst = dst;
       in->a = in->b = -1;
-      in->imm.i = !assumed;
+      in->imm.i = known;
     }
   }
 }
@@ -387,7 +385,8 @@ static void untiled(writer *W) {
 /* The loop at body position `at` versioned: returns the body position after it, or -1
  * (nothing done: it does not qualify), or -2 out of memory. */
 static int version(kplan *P, kfn *F, bctx *B, int at) {
-  loopview L = { B, B->npro + at, end_of(B, B->npro + at), NULL, { 0 }, 0, NULL, 0, { 0 }, 0, 0 };
+  loopview L = { B, B->npro + at, end_of(B, B->npro + at), NULL, { 0 }, 0, NULL, 0, { 0 },
+                 0, 0 };
   unsigned char *set = calloc((size_t)F->nvars + 1, 1);
   if (set == NULL) return -2;
   for (int i = L.lo; i <= L.hi; i++)
@@ -425,7 +424,7 @@ static int version_loop(kplan *P, kfn *F, bctx *B, loopview *Lp) {
     test = test < 0 ? t : put_op(&W, KO_PRIM, P_LAND, S_BOOL, test, t, 0);
   }
   for (int k = 0; k < L.nassumed; k++) {   /* and the stretches the copy leaves out */
-    int c = put_op(&W, KO_PRIM, P_LNOT, S_BOOL, before_loop(&W, &L, L.assumed[k]), -1, 0);
+    int c = put_op(&W, KO_PRIM, P_LNOT, S_BOOL, at_corner(&W, &L, L.assumed[k], 0), -1, 0);
     test = put_op(&W, KO_PRIM, P_LAND, S_BOOL, test, c, 0);
   }
   kinst *in = put(&W, KO_IF);
